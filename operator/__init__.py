@@ -1,0 +1,1 @@
+"""dynamo-operator: a Kubernetes operator for NVIDIA Dynamo inference graphs."""
