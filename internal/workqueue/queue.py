@@ -1,0 +1,129 @@
+"""The base work queue: deduplication and in-flight tracking (client-go's `queue.go` semantics).
+
+Three sets of state, one invariant (kept by `add`, `get` and `done`, each a few lines):
+
+* `_queue`  - FIFO of keys ready to hand out; no duplicates.
+* `_dirty`  - keys that need processing. Every key in `_queue` is dirty.
+* `_processing` - keys handed to a worker and not yet `done()`. No key in `_queue` is processing.
+
+A key that is both dirty and processing is *parked*: it was added while a worker held it, and it
+enters `_queue` when that worker calls `done()`. Hence a key never reaches two workers at once, and
+any number of adds during one reconcile cause exactly one more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Hashable
+from contextlib import suppress
+from typing import Generic, TypeVar
+
+from dynamo_operator.internal.workqueue.clock import Clock, RealClock
+from dynamo_operator.internal.workqueue.metrics import QueueMetrics, queue_metrics
+
+K = TypeVar("K", bound=Hashable)
+
+
+class Queue(Generic[K]):
+    """Deduplicating FIFO whose `get()` waits; `name` turns on the Prometheus metrics."""
+
+    def __init__(self, *, name: str | None = None, clock: Clock | None = None) -> None:
+        self.name = name
+        self._clock: Clock = clock or RealClock()
+        self._metrics: QueueMetrics = queue_metrics(name, clock=self._clock)
+        self._queue: deque[K] = deque()
+        self._dirty: set[K] = set()
+        self._processing: set[K] = set()
+        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._shutting_down = False
+        # Set when a drain is finished (processing became empty) or aborted by a plain shut_down().
+        self._drained: asyncio.Event | None = None
+
+    def add(self, key: K) -> None:
+        """Mark `key` as needing work. No-op if already queued or after shutdown."""
+        if self._shutting_down or key in self._dirty:
+            return
+        self._metrics.add(key)
+        self._dirty.add(key)
+        if key in self._processing:
+            return  # parked: done() queues it
+        self._queue.append(key)
+        self._wake_one()
+
+    async def get(self) -> K | None:
+        """Wait for a key and mark it processing; None once shut down and empty.
+
+        The caller owns the key until it calls `done(key)`, which it must do exactly once.
+        Queued keys are still handed out after `shut_down()`, so workers can drain them.
+        """
+        while not self._queue:
+            if self._shutting_down:
+                return None
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():
+                    self._wake_one()  # we were woken but will not take the key: pass it on
+                with suppress(ValueError):
+                    self._waiters.remove(waiter)
+                raise
+        key = self._queue.popleft()
+        self._metrics.get(key)
+        self._processing.add(key)
+        self._dirty.discard(key)
+        return key
+
+    def done(self, key: K) -> None:
+        """Release `key`; if it was added meanwhile it is queued again now."""
+        self._metrics.done(key)
+        self._processing.discard(key)
+        if key in self._dirty:
+            self._queue.append(key)
+            self._wake_one()
+        elif not self._processing and self._drained is not None:
+            self._drained.set()
+
+    def shut_down(self) -> None:
+        """Refuse further adds and wake every waiting `get()`; an ongoing drain wait is aborted."""
+        self._shutting_down = True
+        if self._drained is not None:
+            self._drained.set()
+        self._wake_all()
+
+    async def shut_down_with_drain(self) -> None:
+        """Shut down, then wait until every handed-out key is `done()` (workers must keep calling it)."""
+        self._shutting_down = True
+        self._wake_all()
+        if not self._processing:
+            return
+        self._drained = asyncio.Event()
+        await self._drained.wait()
+
+    @property
+    def shutting_down(self) -> bool:
+        return self._shutting_down
+
+    def __len__(self) -> int:
+        """Keys waiting to be handed out; informational only, gate nothing on it."""
+        return len(self._queue)
+
+    @property
+    def processing_count(self) -> int:
+        """Keys handed out and not yet `done()`."""
+        return len(self._processing)
+
+    def _wake_one(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    def _wake_all(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)

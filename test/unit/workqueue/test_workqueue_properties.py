@@ -1,0 +1,57 @@
+"""Property tests: any interleaving of add/get/done keeps the queue's invariant."""
+
+from __future__ import annotations
+
+import asyncio
+
+from dynamo_operator.internal.workqueue import Queue
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+KEYS = st.sampled_from(["a", "b", "c", "d"])
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), KEYS),
+        st.tuples(st.just("get"), st.integers(0, 3)),
+        st.tuples(st.just("done"), st.integers(0, 3)),
+    ),
+    max_size=60,
+)
+
+
+def run_ops(ops: list[tuple[str, object]]) -> None:
+    """Four simulated holders; get() only when something is queued, so nothing blocks."""
+
+    async def scenario() -> None:
+        q: Queue[str] = Queue()
+        held: dict[int, str] = {}
+        wanted: set[str] = set()  # keys added since their last hand-out
+        for op, arg in ops:
+            if op == "add":
+                assert isinstance(arg, str)
+                q.add(arg)
+                wanted.add(arg)
+            elif op == "get" and len(q) and arg not in held:
+                assert isinstance(arg, int)
+                key = await q.get()
+                assert key is not None
+                assert key not in held.values(), "a key reached two holders"
+                held[arg] = key
+                wanted.discard(key)
+            elif op == "done" and arg in held:
+                assert isinstance(arg, int)
+                q.done(held.pop(arg))
+            # Invariant: queued keys are exactly the wanted keys nobody holds.
+            assert len(q) == len(wanted - set(held.values()))
+        for key in held.values():
+            q.done(key)
+        assert len(q) == len(wanted), "every wanted key is handed out after done()"
+
+    asyncio.run(scenario())
+
+
+@settings(max_examples=300, deadline=None)
+@given(OPS)
+def test_no_key_is_ever_held_twice_and_no_add_is_lost(ops: list[tuple[str, object]]) -> None:
+    """A random add/get/done sequence never yields a key to two holders and loses no add."""
+    run_ops(ops)
