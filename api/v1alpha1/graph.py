@@ -1,0 +1,278 @@
+"""DynamoGraphDeployment: a graph of Dynamo components (frontend, workers, planner, ...) deployed together."""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field
+
+from .base import ApiModel, Condition, EnvVar, Time
+from .common import PVC
+from .groupversion import (
+    API_VERSION,
+    DYNAMO_GRAPH_DEPLOYMENT_KIND,
+    DYNAMO_GRAPH_DEPLOYMENT_PLURAL,
+    MAX_GRAPH_AND_MULTINODE_SERVICE_NAME_CHARS,
+    MAX_GRAPH_AND_SERVICE_NAME_CHARS,
+    MAX_PVCS,
+    MAX_SERVICES,
+)
+from .markers import Cel, CrdInfo, ListType, PrinterColumn, Schema
+from .shared import DynamoComponentDeploymentSharedSpec
+
+
+class BackendFramework(enum.StrEnum):
+    """Inference backends the operator knows how to wire."""
+
+    SGLANG = "sglang"
+    VLLM = "vllm"
+    TRTLLM = "trtllm"
+
+
+class RestartStrategyType(enum.StrEnum):
+    """Restart the services one after the other, or all at once."""
+
+    SEQUENTIAL = "Sequential"
+    PARALLEL = "Parallel"
+
+
+class RestartPhase(enum.StrEnum):
+    """Progress of a graph restart."""
+
+    PENDING = "Pending"
+    RESTARTING = "Restarting"
+    COMPLETED = "Completed"
+    FAILED = "Failed"
+    SUPERSEDED = "Superseded"
+
+
+class ComponentKind(enum.StrEnum):
+    """The Kubernetes workload kind behind a service."""
+
+    POD_CLIQUE = "PodClique"
+    POD_CLIQUE_SCALING_GROUP = "PodCliqueScalingGroup"
+    DEPLOYMENT = "Deployment"
+    LEADER_WORKER_SET = "LeaderWorkerSet"
+
+
+class RollingUpdatePhase(enum.StrEnum):
+    """Progress of a managed worker rolling update."""
+
+    NONE = ""
+    PENDING = "Pending"
+    IN_PROGRESS = "InProgress"
+    COMPLETED = "Completed"
+    FAILED = "Failed"
+
+
+ServiceName = Annotated[str, Schema({"maxLength": 63})]
+
+
+class RestartStrategy(ApiModel):
+    """How a restart proceeds through the services."""
+
+    __cel__ = (
+        Cel(
+            rule="self.type != 'Parallel' || !has(self.order) || size(self.order) == 0",
+            message="order must not be set when type is Parallel",
+            field_path=".order",
+            reason="FieldValueForbidden",
+        ),
+    )
+
+    type: RestartStrategyType = Field(RestartStrategyType.SEQUENTIAL, description="Sequential or Parallel.")
+    order: Annotated[list[ServiceName], ListType("set"), Schema({"maxItems": MAX_SERVICES})] | None = Field(
+        None,
+        description="Order in which services restart (Sequential only): every service exactly once. "
+        "Default: service names sorted.",
+    )
+
+
+class Restart(ApiModel):
+    """Restarts every service of the graph whenever `id` changes."""
+
+    id: Annotated[str, Schema({"minLength": 1, "maxLength": 253})] = Field(
+        description="Any string; changing it restarts the graph according to the strategy."
+    )
+    strategy: RestartStrategy | None = Field(None, description="How the restart proceeds.")
+
+
+_ORDER = "self.restart.strategy.order"
+_NO_ORDER = f"!has(self.restart) || !has(self.restart.strategy) || !has({_ORDER}) || size({_ORDER}) == 0"
+_BAD_MOUNTS = (
+    "self.services.filter(k, has(self.services[k].volumeMounts) && self.services[k].volumeMounts.exists(m,"
+    " !has(self.pvcs) || !self.pvcs.exists(p, p.name == m.name)))"
+)
+_MULTINODE_SWITCHED = (
+    "self.services.filter(k, k in oldSelf.services"
+    " && has(self.services[k].multinode) != has(oldSelf.services[k].multinode))"
+)
+
+
+class DynamoGraphDeploymentSpec(ApiModel):
+    """Desired state of a graph: its services, shared PVCs and environment, backend and restarts."""
+
+    __cel__ = (
+        Cel(
+            rule="has(self.services) && size(self.services) > 0",
+            message="at least one service is required",
+            field_path=".services",
+            reason="FieldValueRequired",
+        ),
+        Cel(
+            rule=f"!has(self.services) || size({_BAD_MOUNTS}) == 0",
+            message_expression="'volumeMounts must name a PVC declared in spec.pvcs; services with an "
+            f"undeclared PVC: ' + {_BAD_MOUNTS}.join(', ')",
+            field_path=".services",
+            reason="FieldValueInvalid",
+        ),
+        Cel(
+            rule=f"{_NO_ORDER} || (has(self.services) && size({_ORDER}) == size(self.services)"
+            f" && {_ORDER}.all(s, s in self.services))",
+            message="restart order must name every service exactly once and nothing else",
+            field_path=".restart.strategy.order",
+            reason="FieldValueInvalid",
+        ),
+        Cel(
+            rule="has(self.backendFramework) == has(oldSelf.backendFramework)"
+            " && (!has(self.backendFramework) || self.backendFramework == oldSelf.backendFramework)",
+            message="backendFramework is immutable",
+            field_path=".backendFramework",
+            reason="FieldValueForbidden",
+        ),
+        Cel(
+            rule=f"!has(self.services) || !has(oldSelf.services) || size({_MULTINODE_SWITCHED}) == 0",
+            message_expression="'a service cannot switch between single-node and multinode"
+            f" (delete and re-add it instead): ' + {_MULTINODE_SWITCHED}.join(', ')",
+            field_path=".services",
+            reason="FieldValueForbidden",
+        ),
+    )
+
+    annotations: dict[str, str] | None = Field(
+        None, description="Annotations every service inherits unless it sets the same key."
+    )
+    labels: dict[str, str] | None = Field(
+        None, description="Labels every service inherits unless it sets the same key."
+    )
+    pvcs: Annotated[list[PVC], ListType("map", ("name",)), Schema({"maxItems": MAX_PVCS})] | None = Field(
+        None, description="PVCs the services may mount, each with a unique name."
+    )
+    services: (
+        Annotated[
+            dict[str, DynamoComponentDeploymentSharedSpec],
+            Schema({"maxProperties": MAX_SERVICES}),
+            Cel(
+                rule="self.all(k, size(k) <= 63 && k.matches('^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?$'))",
+                message="service names must be at most 63 characters of letters, digits, '-' and '.', "
+                "starting and ending with a letter or digit",
+                reason="FieldValueInvalid",
+            ),
+        ]
+        | None
+    ) = Field(None, description="The services of the graph, keyed by service name.")
+    envs: list[EnvVar] | None = Field(
+        None, description="Environment variables for all services; a service's own envs win by name."
+    )
+    backend_framework: BackendFramework | None = Field(
+        None, description="Inference backend of the graph's workers (sglang, vllm, trtllm). Immutable."
+    )
+    restart: Restart | None = Field(None, description="Restart the graph by changing restart.id.")
+
+
+class ServiceReplicaStatus(ApiModel):
+    """Replica counts of one service's workload."""
+
+    component_kind: ComponentKind = Field(description="Kind of the workload behind the service.")
+    component_name: str = Field(description="Name of the workload.")
+    component_names: list[str] | None = Field(
+        None, description="Names of all workloads of the service (several LeaderWorkerSets for multinode)."
+    )
+    replicas: Annotated[int, Schema({"format": "int32"})] = Field(
+        ge=0, description="Non-terminated replicas."
+    )
+    updated_replicas: Annotated[int, Schema({"format": "int32"})] = Field(
+        ge=0, description="Replicas at the desired revision."
+    )
+    ready_replicas: Annotated[int, Schema({"format": "int32"})] | None = Field(
+        None, ge=0, description="Ready replicas (Deployment, LeaderWorkerSet, PodClique)."
+    )
+    available_replicas: Annotated[int, Schema({"format": "int32"})] | None = Field(
+        None, ge=0, description="Available replicas (Deployment, PodCliqueScalingGroup)."
+    )
+
+
+class RestartStatus(ApiModel):
+    """Progress of the latest restart."""
+
+    observed_id: str | None = Field(None, alias="observedID", description="Restart id being processed.")
+    phase: RestartPhase | None = Field(None, description="Phase of the restart.")
+    in_progress: list[str] | None = Field(None, description="Services restarting right now.")
+
+
+class RollingUpdateStatus(ApiModel):
+    """Progress of a managed rolling update of the worker services."""
+
+    phase: RollingUpdatePhase | None = Field(None, description="Phase of the rolling update.")
+    start_time: Time | None = Field(None, description="When the rolling update started.")
+    end_time: Time | None = Field(None, description="When the rolling update ended.")
+    updated_services: list[str] | None = Field(None, description="Services already rolled.")
+
+
+class DynamoGraphDeploymentStatus(ApiModel):
+    """Observed state of a graph."""
+
+    observed_generation: Annotated[int, Schema({"format": "int64"})] | None = Field(
+        None, description="Generation last reconciled without error."
+    )
+    state: str | None = Field(None, description="High-level state: pending, successful or failed.")
+    conditions: Annotated[list[Condition], ListType("map", ("type",))] | None = Field(
+        None, description="Latest observations (Ready), one per type."
+    )
+    services: dict[str, ServiceReplicaStatus] | None = Field(
+        None, description="Replica status per service, keyed by service name."
+    )
+    restart: RestartStatus | None = Field(None, description="Status of the latest restart.")
+    rolling_update: RollingUpdateStatus | None = Field(None, description="Status of a worker rolling update.")
+
+
+_NAME_BUDGET = (
+    "size(self.metadata.name) + size(k) <= (has(self.spec.services[k].multinode)"
+    f" ? {MAX_GRAPH_AND_MULTINODE_SERVICE_NAME_CHARS} : {MAX_GRAPH_AND_SERVICE_NAME_CHARS})"
+)
+
+
+class DynamoGraphDeployment(ApiModel):
+    """A Dynamo inference graph: its services become DynamoComponentDeployments."""
+
+    __crd__: ClassVar[CrdInfo] = CrdInfo(
+        plural=DYNAMO_GRAPH_DEPLOYMENT_PLURAL,
+        singular="dynamographdeployment",
+        short_names=("dgd",),
+        printer_columns=(
+            PrinterColumn(
+                "Ready", '.status.conditions[?(@.type=="Ready")].status', description="Ready condition"
+            ),
+            PrinterColumn("Backend", ".spec.backendFramework", description="Backend framework"),
+            PrinterColumn("Age", ".metadata.creationTimestamp", type="date"),
+        ),
+    )
+    __cel__ = (
+        Cel(
+            rule=f"!has(self.spec.services) || self.spec.services.all(k, {_NAME_BUDGET})",
+            message_expression="'graph name + service name too long for generated object names (at most "
+            f"{MAX_GRAPH_AND_SERVICE_NAME_CHARS} characters together, "
+            f"{MAX_GRAPH_AND_MULTINODE_SERVICE_NAME_CHARS} for multinode services): '"
+            f" + self.spec.services.filter(k, !({_NAME_BUDGET}))"
+            ".map(k, self.metadata.name + ' + ' + k).join(', ')",
+            field_path=".spec.services",
+            reason="FieldValueTooLong",
+        ),
+    )
+
+    api_version: str = Field(API_VERSION, description="nvidia.com/v1alpha1")
+    kind: str = Field(DYNAMO_GRAPH_DEPLOYMENT_KIND, description="DynamoGraphDeployment")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    spec: DynamoGraphDeploymentSpec = Field(description="Desired state of the graph.")
+    status: DynamoGraphDeploymentStatus | None = Field(None, description="Observed state of the graph.")

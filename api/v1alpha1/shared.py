@@ -1,0 +1,140 @@
+"""The component spec shared by every `spec.services[x]` of a graph and by a DynamoComponentDeployment."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar
+
+from pydantic import ConfigDict, Field
+
+from .base import ApiModel, Container, EnvVar, Probe
+from .common import (
+    Autoscaling,
+    EPPConfig,
+    ExtraPodMetadata,
+    IngressSpec,
+    ModelReference,
+    MultinodeSpec,
+    Resources,
+    ScalingAdapter,
+    SharedMemorySpec,
+    StringMap,
+    VolumeMount,
+)
+from .markers import Cel, K8sType, Schema
+
+
+class ExtraPodSpec(ApiModel):
+    """A PodSpec merged over the generated one, plus `mainContainer` merged over the main container.
+
+    PodSpec fields stay in the model's extras (`model_extra`), as plain dicts.
+    """
+
+    # PodSpec fields are kept verbatim; only mainContainer is typed here.
+    model_config = ConfigDict(extra="allow")
+
+    main_container: Container | None = Field(
+        None, description="Container fields merged over the generated main container (image, args, env, ...)."
+    )
+
+    def pod_spec(self) -> dict[str, Any]:
+        """The PodSpec part (everything except mainContainer), camelCase keys as written by the user."""
+        return dict(self.model_extra or {})
+
+
+# The CRD schema of ExtraPodSpec is PodSpec (containers optional) plus mainContainer.
+EXTRA_POD_SPEC_BASE = K8sType("io.k8s.api.core.v1.PodSpec", drop_required=("containers",))
+
+_EPP = "has(self.componentType) && self.componentType == 'epp'"
+
+
+class DynamoComponentDeploymentSharedSpec(ApiModel):
+    """Desired state of one component (a graph service or a standalone component deployment)."""
+
+    __cel__: ClassVar[tuple[Cel, ...]] = (
+        Cel(
+            rule=f"!({_EPP}) || has(self.eppConfig)",
+            message="eppConfig is required for an epp component",
+            field_path=".eppConfig",
+            reason="FieldValueRequired",
+        ),
+        Cel(
+            rule=f"!({_EPP}) || !has(self.multinode)",
+            message="an epp component cannot be multinode",
+            field_path=".multinode",
+            reason="FieldValueForbidden",
+        ),
+        Cel(
+            rule=f"!({_EPP}) || !has(self.replicas) || self.replicas == 1",
+            message="an epp component must have exactly 1 replica",
+            field_path=".replicas",
+            reason="FieldValueInvalid",
+        ),
+    )
+
+    annotations: StringMap | None = Field(
+        None,
+        description="Annotations for the generated resources (Pod, Service, Ingress); some tune behaviour.",
+    )
+    labels: StringMap | None = Field(None, description="Labels for the generated resources.")
+    service_name: str | None = Field(
+        None, description="Name of the component (set from the graph's services key)."
+    )
+    component_type: str | None = Field(
+        None, description="Role of the component: frontend, worker, prefill, decode, planner, epp, main."
+    )
+    sub_component_type: str | None = Field(None, description='Sub-role of the component, e.g. "prefill".')
+    dynamo_namespace: str | None = Field(
+        None,
+        description="Deprecated, ignored: the Dynamo namespace derives from the namespace and graph name.",
+    )
+    global_dynamo_namespace: bool | None = Field(
+        None, description="Place the component in the global Dynamo namespace."
+    )
+    resources: Resources | None = Field(
+        None, description="CPU, memory, GPU and custom resource requests and limits of the component."
+    )
+    autoscaling: Autoscaling | None = Field(
+        None, description="Deprecated and ignored: use a DynamoGraphDeploymentScalingAdapter instead."
+    )
+    envs: list[EnvVar] | None = Field(
+        None, description="Extra environment variables for the component's containers."
+    )
+    env_from_secret: str | None = Field(
+        None, description="Secret whose keys become environment variables of the main container."
+    )
+    volume_mounts: Annotated[list[VolumeMount], Schema({"maxItems": 100})] | None = Field(
+        None, description="Graph PVCs (spec.pvcs) mounted into the component."
+    )
+    ingress: IngressSpec | None = Field(
+        None, description="Exposure outside the cluster (Ingress or VirtualService)."
+    )
+    model_ref: ModelReference | None = Field(
+        None, description="Model this component serves; a headless Service is created for endpoint discovery."
+    )
+    shared_memory: SharedMemorySpec | None = Field(
+        None, description="The /dev/shm tmpfs: disable it or set its size."
+    )
+    extra_pod_metadata: ExtraPodMetadata | None = Field(
+        None, description="Labels and annotations for the Pods."
+    )
+    extra_pod_spec: ExtraPodSpec | None = Field(
+        None,
+        description="A Kubernetes PodSpec merged over the generated pod spec, plus mainContainer "
+        "(a Kubernetes Container) merged over the main container.",
+    )
+    liveness_probe: Probe | None = Field(None, description="Liveness probe; replaces the default one.")
+    readiness_probe: Probe | None = Field(None, description="Readiness probe; replaces the default one.")
+    replicas: Annotated[int, Schema({"format": "int32"})] | None = Field(
+        None,
+        ge=0,
+        description="Desired number of Pods (of leader/worker groups for multinode). "
+        "Owned by the scaling adapter when scalingAdapter.enabled is true.",
+    )
+    multinode: MultinodeSpec | None = Field(None, description="Multinode settings; absent means single-node.")
+    scaling_adapter: ScalingAdapter | None = Field(
+        None,
+        description="Let a DynamoGraphDeploymentScalingAdapter own the replicas (for HPA, KEDA, Planner).",
+    )
+    epp_config: EPPConfig | None = Field(
+        None, description='Endpoint Picker Plugin configuration; only for componentType "epp".'
+    )
