@@ -7,6 +7,7 @@ Handlers run on the event loop, synchronously, in watch order; they must not blo
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -27,10 +28,10 @@ class StoreReader(Protocol):
     """Read side of an informer's store. Results may lag the API server: the cache is eventually
     consistent, so a reconciler acts on what it sees and is re-triggered when that changes."""
 
-    def get(self, key: str) -> Obj | None: ...          # key: "namespace/name" or "name"
-    def list(self) -> list[Obj]: ...
-    def keys(self) -> list[str]: ...
-    def by_index(self, index: str, value: str) -> list[Obj]: ...
+    def get(self, key: str) -> Obj | None: ...  # key: "namespace/name" or "name"
+    def list(self) -> builtins.list[Obj]: ...
+    def keys(self) -> builtins.list[str]: ...
+    def by_index(self, index: str, value: str) -> builtins.list[Obj]: ...
 
 
 class Informer(Protocol):

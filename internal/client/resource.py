@@ -69,6 +69,8 @@ ROLE_BINDING = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "Role
 CUSTOM_RESOURCE_DEFINITION = Resource(
     "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False
 )
-HORIZONTAL_POD_AUTOSCALER = Resource("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler")
+HORIZONTAL_POD_AUTOSCALER = Resource(
+    "autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler"
+)
 LEADER_WORKER_SET = Resource("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet")
 VIRTUAL_SERVICE = Resource("networking.istio.io", "v1beta1", "virtualservices", "VirtualService")

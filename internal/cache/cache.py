@@ -1,0 +1,143 @@
+"""The shared-informer factory and the read façade controllers use.
+
+One informer per (resource, namespace, label selector, field selector): every controller asking
+for the same scope shares its watch and its memory. Reads by resource go to the unfiltered
+informer of that resource, so a reconciler reads what it was triggered by.
+
+Lifecycle: register informers → `start()` runs each as a task (informers registered later start at
+once) → `wait_for_sync()` → ... → `stop()` cancels them all and waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import random
+from collections.abc import Mapping
+
+from dynamo_operator.internal.cache.clock import Clock, MonotonicClock
+from dynamo_operator.internal.cache.informer import SharedInformer
+from dynamo_operator.internal.cache.interface import Obj
+from dynamo_operator.internal.cache.reflector import ListWatcher, Scope
+from dynamo_operator.internal.cache.store import NAMESPACE_INDEX
+from dynamo_operator.internal.cache.transform import Transform
+from dynamo_operator.internal.client.resource import Resource
+
+
+class InformerNotRegistered(LookupError):
+    """A read for a resource nobody registered an informer for (we never start one implicitly:
+    a silent cluster-wide watch is how operators run out of memory)."""
+
+
+def _labels_match(obj: Obj, labels: Mapping[str, str]) -> bool:
+    have = obj.get("metadata", {}).get("labels") or {}
+    return all(have.get(k) == v for k, v in labels.items())
+
+
+class Cache:
+    """Shared informers for one client, plus reads by resource."""
+
+    def __init__(
+        self, client: ListWatcher, *, clock: Clock | None = None, rng: random.Random | None = None
+    ) -> None:
+        self._client = client
+        self._clock = clock or MonotonicClock()
+        self._rng = rng
+        self._informers: dict[Scope, SharedInformer] = {}
+        self._tasks: dict[Scope, asyncio.Task[None]] = {}
+        self._started = False
+
+    def informer(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        transform: Transform | None = None,
+    ) -> SharedInformer:
+        """The informer for this scope, created on first request (and started if the cache runs).
+
+        The first caller's `transform` wins; asking again with a different one is an error, since
+        the store can only hold one shape of object.
+        """
+        scope = Scope(resource, namespace or None, label_selector or None, field_selector or None)
+        existing = self._informers.get(scope)
+        if existing is not None:
+            if transform is not None and existing.transform is not transform:
+                raise ValueError(f"informer for {scope} already exists with another transform")
+            return existing
+        informer = SharedInformer(self._client, scope, transform=transform, clock=self._clock, rng=self._rng)
+        self._informers[scope] = informer
+        if self._started:
+            self._run(scope, informer)
+        return informer
+
+    def informers(self) -> builtins.list[SharedInformer]:
+        return list(self._informers.values())
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    def reader(self, resource: Resource) -> SharedInformer:
+        """The informer reads of `resource` go to: the one without selectors (cluster-wide preferred),
+        else the first registered."""
+        candidates = [i for s, i in self._informers.items() if s.resource == resource]
+        if not candidates:
+            raise InformerNotRegistered(f"no informer registered for {resource.plural}.{resource.group}")
+        unfiltered = [i for i in candidates if not (i.scope.label_selector or i.scope.field_selector)]
+        cluster_wide = [i for i in unfiltered if i.scope.namespace is None]
+        return (cluster_wide or unfiltered or candidates)[0]
+
+    def get(self, resource: Resource, key: str) -> Obj | None:
+        """The cached object under `namespace/name` (or `name`), None when absent."""
+        return self.reader(resource).store.get(key)
+
+    def list(
+        self, resource: Resource, *, namespace: str | None = None, labels: Mapping[str, str] | None = None
+    ) -> builtins.list[Obj]:
+        """Cached objects, optionally of one namespace and carrying all of `labels`."""
+        store = self.reader(resource).store
+        objects = store.by_index(NAMESPACE_INDEX, namespace) if namespace else store.list()
+        if labels:
+            objects = [o for o in objects if _labels_match(o, labels)]
+        return objects
+
+    def by_index(self, resource: Resource, index: str, value: str) -> builtins.list[Obj]:
+        return self.reader(resource).store.by_index(index, value)
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start every registered informer (and, from now on, each one registered later)."""
+        self._started = True
+        for scope, informer in self._informers.items():
+            if scope not in self._tasks:
+                self._run(scope, informer)
+
+    def _run(self, scope: Scope, informer: SharedInformer) -> None:
+        name = f"informer:{scope.resource.plural}:{scope.namespace or '*'}"
+        self._tasks[scope] = asyncio.create_task(informer.run(), name=name)
+
+    def has_synced(self) -> bool:
+        return all(i.has_synced() for i in self._informers.values())
+
+    async def wait_for_sync(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
+        """Wait until every informer registered so far has synced; False on timeout."""
+        pending = [i.wait_for_sync() for i in self._informers.values() if not i.has_synced()]
+        if not pending:
+            return True
+        try:
+            async with asyncio.timeout(timeout):
+                await asyncio.gather(*pending)
+        except TimeoutError:
+            return False
+        return True
+
+    async def stop(self) -> None:
+        """Cancel every informer task and wait for them; idempotent."""
+        self._started = False
+        tasks, self._tasks = list(self._tasks.values()), {}
+        for task in tasks:
+            task.cancel()
+        # return_exceptions: the tasks' own CancelledErrors are expected; ours would still propagate.
+        await asyncio.gather(*tasks, return_exceptions=True)

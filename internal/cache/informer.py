@@ -1,0 +1,151 @@
+"""A shared informer: one reflector filling one store, fanning changes out to event handlers.
+
+Delivery contract (what handlers may rely on):
+- The store is updated first, then every handler is called, synchronously and in registration
+  order, so a handler that reads the store sees the change it is told about.
+- Events for one object arrive in the order the API server produced them.
+- An update whose resourceVersion did not change is not delivered (relists and re-watches replay
+  objects we already have; nothing changed).
+- A relist diffs against the previous content: new keys are adds, changed ones updates, and keys
+  that vanished (deleted while we were not watching) are deletes carrying their last known state.
+- A handler added after objects arrived first receives each current object as an add.
+- A handler that raises is logged and skipped; it cannot break delivery to others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable, Iterable, Mapping
+
+import structlog
+from dynamo_operator.internal.cache.clock import Clock, MonotonicClock
+from dynamo_operator.internal.cache.interface import EventHandler, IndexFunc, Obj
+from dynamo_operator.internal.cache.reflector import ListWatcher, Reflector, Scope
+from dynamo_operator.internal.cache.store import Store
+from dynamo_operator.internal.cache.transform import Transform, strip_managed_fields
+from dynamo_operator.internal.client.resource import object_key
+
+log = structlog.get_logger(__name__)
+
+
+def _rv(obj: Obj) -> str | None:
+    rv = obj.get("metadata", {}).get("resourceVersion")
+    return str(rv) if rv is not None else None
+
+
+class SharedInformer:
+    """Implements `interface.Informer`; run it with `run()` (the `Cache` does that)."""
+
+    def __init__(
+        self,
+        source: ListWatcher,
+        scope: Scope,
+        *,
+        transform: Transform | None = None,
+        clock: Clock | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.scope = scope
+        self.transform = transform
+        self._store = Store()
+        self._handlers: list[EventHandler] = []
+        self._sync_callbacks: list[Callable[[], None]] = []
+        self._synced = asyncio.Event()
+        self.reflector = Reflector(source, scope, self, clock=clock or MonotonicClock(), rng=rng)
+
+    # -- Informer protocol -----------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    def add_event_handler(self, handler: EventHandler) -> None:
+        """Register `handler`; it is first replayed every object already in the store as an add."""
+        self._handlers.append(handler)
+        for obj in self._store.list():
+            self._call(handler.on_add, obj)
+
+    def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
+        self._store.add_indexers(indexers)
+
+    def has_synced(self) -> bool:
+        """True once the first complete LIST is in the store (stays true across relists)."""
+        return self._synced.is_set()
+
+    # -- extras ----------------------------------------------------------------------------------
+
+    def on_synced(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once the first LIST is in the store (at once if it already is)."""
+        if self.has_synced():
+            callback()
+        else:
+            self._sync_callbacks.append(callback)
+
+    async def wait_for_sync(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
+        """Wait until synced; False when `timeout` seconds passed first."""
+        try:
+            await asyncio.wait_for(self._synced.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    async def run(self) -> None:
+        """List and watch until cancelled."""
+        await self.reflector.run()
+
+    # -- Sink: called by the reflector -----------------------------------------------------------
+
+    def _admit(self, obj: Obj) -> Obj:
+        obj = strip_managed_fields(obj)
+        return self.transform(obj) if self.transform is not None else obj
+
+    def replace(self, objects: Iterable[Obj]) -> None:
+        fresh = [self._admit(obj) for obj in objects]
+        previous = self._store.replace(fresh)
+        for obj in fresh:
+            old = previous.pop(object_key(obj), None)
+            if old is None:
+                self._emit_add(obj)
+            elif _rv(old) != _rv(obj):
+                self._emit_update(old, obj)
+        for gone in previous.values():  # deleted while we were not watching
+            self._emit_delete(gone)
+        if not self._synced.is_set():
+            self._synced.set()
+            callbacks, self._sync_callbacks = self._sync_callbacks, []
+            for callback in callbacks:
+                self._call(callback)
+
+    def upsert(self, obj: Obj) -> None:
+        obj = self._admit(obj)
+        old = self._store.upsert(obj)
+        if old is None:
+            self._emit_add(obj)
+        elif _rv(old) != _rv(obj):
+            self._emit_update(old, obj)
+
+    def delete(self, obj: Obj) -> None:
+        obj = self._admit(obj)
+        self._store.remove(object_key(obj))
+        self._emit_delete(obj)
+
+    # -- delivery --------------------------------------------------------------------------------
+
+    def _emit_add(self, obj: Obj) -> None:
+        for handler in self._handlers:
+            self._call(handler.on_add, obj)
+
+    def _emit_update(self, old: Obj, new: Obj) -> None:
+        for handler in self._handlers:
+            self._call(handler.on_update, old, new)
+
+    def _emit_delete(self, obj: Obj) -> None:
+        for handler in self._handlers:
+            self._call(handler.on_delete, obj)
+
+    def _call(self, func: Callable[..., None], *args: Obj) -> None:
+        try:
+            func(*args)
+        except Exception:
+            log.exception("informer event handler failed", resource=self.scope.resource.plural)

@@ -1,0 +1,538 @@
+"""Async Kubernetes REST client over one aiohttp session: raw JSON in, plain dicts out.
+
+Every request goes through `_send`, the single place that adds credentials, records metrics, turns
+HTTP failures into typed errors (`errors.py`) and applies the retry policy (`retry.py`). Watches are
+streamed as JSON lines and parsed with orjson, one event per line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import random
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager, suppress
+from types import TracebackType
+from typing import Any
+
+import aiohttp
+import orjson
+from dynamo_operator.internal.client import config as cfg
+from dynamo_operator.internal.client import metrics
+from dynamo_operator.internal.client.errors import ApiError, NotFound, TransportError, error_from_status
+from dynamo_operator.internal.client.model import ListPage, Obj, PatchType, WatchEvent, WatchEventType
+from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.client.retry import DEFAULT_RETRY, NO_RETRY, RetryPolicy, retrying
+
+FIELD_MANAGER = "dynamo-operator"
+PAGE_SIZE = 500
+USER_AGENT = "dynamo-operator/0.1"
+
+# Server-side watch timeouts are spread over [300, 600) s so a fleet of watches does not reconnect
+# in lock-step; the client gives up reading a little later, which catches half-open connections
+# (apiserver gone without a FIN) that would otherwise hang forever.
+WATCH_TIMEOUT_RANGE = (300, 600)
+WATCH_READ_MARGIN = 15.0
+CONNECT_TIMEOUT = 10.0
+REQUEST_TIMEOUT = 60.0
+
+_WATCH_TYPES: frozenset[str] = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"})
+
+
+def _resource_label(resource: Resource) -> str:
+    return f"{resource.plural}.{resource.group}" if resource.group else resource.plural
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping) or not meta.get("name"):
+        raise ValueError("object has no metadata.name")
+    return meta
+
+
+def _with_type(resource: Resource, obj: Obj) -> Obj:
+    """Fill apiVersion/kind (list items come without them); a shallow copy when changed."""
+    if "apiVersion" in obj and "kind" in obj:
+        return obj
+    return {"apiVersion": resource.api_version, "kind": resource.kind, **obj}
+
+
+def _map_transport(err: BaseException) -> TransportError:
+    # Connect-phase failures (refused, unresolvable, TLS handshake) never delivered a byte of the
+    # request; everything after that may have reached the server.
+    if isinstance(err, aiohttp.ClientConnectorError):
+        return TransportError(f"cannot connect: {err}", sent=False)
+    if isinstance(err, TimeoutError):
+        return TransportError("timed out waiting for the API server", sent=True)
+    return TransportError(f"{type(err).__name__}: {err}", sent=True)
+
+
+_TRANSPORT_ERRORS = (aiohttp.ClientError, TimeoutError, ConnectionError)
+
+
+class Client:
+    """One connection pool to one API server. Use `async with` or call `close()`."""
+
+    def __init__(
+        self,
+        config: cfg.ClusterConfig,
+        *,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rng: random.Random | None = None,
+        max_connections: int = 256,
+    ) -> None:
+        self.config = config
+        self._retry = retry
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._max_connections = max_connections
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    @classmethod
+    async def from_kubeconfig(cls, path: str | None = None, *, context: str | None = None) -> Client:
+        """A client for a kubeconfig (default $KUBECONFIG / ~/.kube/config), else in-cluster."""
+        return cls(await cfg.load_default(path, context=context))
+
+    @classmethod
+    async def from_env(cls) -> Client:
+        """KUBECONFIG when set (or ~/.kube/config exists), otherwise the pod's service account."""
+        return cls(await cfg.load_default())
+
+    def _http(self) -> aiohttp.ClientSession:
+        if self._closed:
+            raise RuntimeError("client is closed")
+        if self._session is None:
+            # Created lazily: aiohttp wants a running loop. Watches each hold one connection,
+            # so the pool is sized for many informers plus request traffic.
+            connector = aiohttp.TCPConnector(
+                ssl=self.config.ssl_context, limit=self._max_connections, enable_cleanup_closed=True
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+                json_serialize=lambda o: orjson.dumps(o).decode(),
+                # The watch reader splits lines itself; a large buffer keeps chunk reads cheap.
+                read_bufsize=2**21,
+            )
+        return self._session
+
+    async def close(self) -> None:
+        """Close the connection pool; idempotent."""
+        self._closed = True
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    # -- the one request path --------------------------------------------------------------------
+
+    async def _headers(self, content_type: str | None, *, refresh: bool = False) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        auth = await self.config.credentials.authorization(refresh=refresh)
+        if auth:
+            headers["Authorization"] = auth
+        if content_type:
+            headers["Content-Type"] = content_type
+        return headers
+
+    async def _open(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None,
+        body: bytes | None,
+        content_type: str | None,
+        client_timeout: aiohttp.ClientTimeout,
+        label: str,
+        verb: str,
+    ) -> aiohttp.ClientResponse:
+        """Send once and return a successful response (caller releases it); failures are typed."""
+        refreshed = False
+        while True:
+            started = time.perf_counter()
+            try:
+                resp = await self._http().request(
+                    method,
+                    self.config.server + path,
+                    params=params,
+                    data=body,
+                    headers=await self._headers(content_type, refresh=refreshed),
+                    timeout=client_timeout,
+                    server_hostname=self.config.tls_server_name,
+                )
+            except _TRANSPORT_ERRORS as err:
+                metrics.REQUESTS.labels(metrics.NO_RESPONSE, method, label).inc()
+                raise _map_transport(err) from err
+            finally:
+                metrics.REQUEST_DURATION.labels(verb, label).observe(time.perf_counter() - started)
+            metrics.REQUESTS.labels(str(resp.status), method, label).inc()
+            if resp.status < 400:
+                return resp
+            error = await self._error(resp)
+            # A rotated token (exec plugin, projected SA token) shows up as a 401: re-read it once.
+            if resp.status == 401 and not refreshed:
+                refreshed = True
+                continue
+            raise error
+
+    async def _error(self, resp: aiohttp.ClientResponse) -> ApiError:
+        try:
+            raw = await resp.read()
+        except _TRANSPORT_ERRORS:
+            raw = b""
+        finally:
+            resp.release()
+        status: Any = None
+        with suppress(orjson.JSONDecodeError):
+            status = orjson.loads(raw) if raw else None
+        if not isinstance(status, dict) or status.get("kind") != "Status":
+            status = None
+        return error_from_status(
+            resp.status,
+            status,
+            retry_after=resp.headers.get("Retry-After"),
+            fallback_message=raw[:512].decode(errors="replace") or resp.reason or "",
+        )
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+        label: str = "",
+        verb: str | None = None,
+        idempotent: bool = True,
+        retry: RetryPolicy | None = None,
+    ) -> Obj:
+        """A request with retries; returns the decoded JSON body ({} when empty)."""
+        data = orjson.dumps(body) if body is not None else None
+        if data is not None and content_type is None:
+            content_type = "application/json"
+        timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT, sock_connect=CONNECT_TIMEOUT)
+        policy = retry or self._retry
+        async for attempt in retrying(idempotent=idempotent, policy=policy, sleep=self._sleep, rng=self._rng):
+            with attempt:
+                resp = await self._open(
+                    method,
+                    path,
+                    params=params,
+                    body=data,
+                    content_type=content_type,
+                    client_timeout=timeout,
+                    label=label,
+                    verb=verb or method,
+                )
+                try:
+                    raw = await resp.read()
+                except _TRANSPORT_ERRORS as err:
+                    raise _map_transport(err) from err
+                finally:
+                    resp.release()
+                decoded: Obj = orjson.loads(raw) if raw else {}
+                return decoded
+        raise AssertionError("unreachable: tenacity re-raises the last error")
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+    ) -> Obj:
+        """Escape hatch for paths without a `Resource` (discovery, `/version`, non-resource URLs)."""
+        return await self._send(
+            method.upper(),
+            path,
+            params=params,
+            body=body,
+            content_type=content_type,
+            label="other",
+            idempotent=method.upper() != "POST",
+        )
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    async def get(
+        self, resource: Resource, name: str, *, namespace: str | None = None, subresource: str | None = None
+    ) -> Obj:
+        """GET one object (or its `status`/`scale` subresource); raises NotFound."""
+        obj = await self._send(
+            "GET",
+            resource.object_path(name, namespace, subresource),
+            label=_resource_label(resource),
+        )
+        return obj if subresource else _with_type(resource, obj)
+
+    async def list_page(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int = PAGE_SIZE,
+        continue_token: str | None = None,
+        resource_version: str | None = None,
+    ) -> ListPage:
+        """One page of a LIST. `resource_version` None/"" is a consistent read from etcd."""
+        params: dict[str, str] = {"limit": str(limit)}
+        if label_selector:
+            params["labelSelector"] = label_selector
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        if continue_token:
+            params["continue"] = continue_token
+        elif resource_version:
+            params["resourceVersion"] = resource_version
+        body = await self._send(
+            "GET",
+            resource.collection_path(namespace),
+            params=params,
+            label=_resource_label(resource),
+            verb="LIST",
+        )
+        meta = body.get("metadata") or {}
+        items = [_with_type(resource, item) for item in body.get("items") or []]
+        return ListPage(
+            items=items,
+            resource_version=str(meta.get("resourceVersion", "")),
+            continue_token=meta.get("continue") or None,
+        )
+
+    async def list(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> builtins.list[Obj]:
+        """Every object, following `continue` tokens page by page (consistent snapshot)."""
+        items: builtins.list[Obj] = []
+        token: str | None = None
+        while True:
+            page = await self.list_page(
+                resource,
+                namespace=namespace,
+                label_selector=label_selector,
+                field_selector=field_selector,
+                continue_token=token,
+            )
+            items.extend(page.items)
+            if not (token := page.continue_token):
+                return items
+
+    @asynccontextmanager
+    async def watch(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        resource_version: str,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int | None = None,
+    ) -> AsyncIterator[AsyncIterator[WatchEvent]]:
+        """Open a watch from `resource_version` with bookmarks; iterate events until the server closes.
+
+        Opening is not retried: the reflector owns backoff. Errors while opening or streaming are
+        the same typed errors as elsewhere; an `ERROR` event is yielded as is (a Status object).
+        """
+        if timeout_seconds is None:
+            timeout_seconds = self._rng.randrange(*WATCH_TIMEOUT_RANGE)
+        params: dict[str, str] = {
+            "watch": "true",
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(timeout_seconds),
+        }
+        if resource_version:
+            params["resourceVersion"] = resource_version
+        if label_selector:
+            params["labelSelector"] = label_selector
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=CONNECT_TIMEOUT, sock_read=timeout_seconds + WATCH_READ_MARGIN
+        )
+        resp = await self._open(
+            "GET",
+            resource.collection_path(namespace),
+            params=params,
+            body=None,
+            content_type=None,
+            client_timeout=timeout,
+            label=_resource_label(resource),
+            verb="WATCH",
+        )
+        events = _events(resp, resource)
+        try:
+            yield events
+        finally:
+            await events.aclose()
+            resp.close()  # an unfinished stream cannot go back to the pool
+
+    async def api_resources(self, group_version: str) -> builtins.list[dict[str, Any]] | None:
+        """Discovery for one group/version ("v1", "apps/v1"); None when the server does not serve it."""
+        path = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
+        try:
+            body = await self._send("GET", path, label="discovery")
+        except NotFound:
+            return None
+        return list(body.get("resources") or [])
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    async def create(self, resource: Resource, obj: Obj) -> Obj:
+        """POST a new object into `metadata.namespace`; raises AlreadyExists, Invalid, ..."""
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        return await self._send(
+            "POST",
+            resource.collection_path(namespace),
+            body=_with_type(resource, obj),
+            label=_resource_label(resource),
+            idempotent=False,
+        )
+
+    async def apply(
+        self,
+        resource: Resource,
+        obj: Obj,
+        *,
+        field_manager: str = FIELD_MANAGER,
+        force: bool = True,
+        subresource: str | None = None,
+    ) -> Obj:
+        """Server-side apply `obj` (the fields we own) under `field_manager`; creates when absent."""
+        meta = _meta(obj)
+        body = _with_type(resource, obj)
+        if "managedFields" in meta:  # the server rejects an apply that carries managedFields
+            body = {**body, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+        params = {"fieldManager": field_manager}
+        if force:
+            params["force"] = "true"
+        return await self._send(
+            "PATCH",
+            resource.object_path(meta["name"], meta.get("namespace"), subresource),
+            params=params,
+            body=body,
+            content_type=PatchType.APPLY.value,
+            label=_resource_label(resource),
+            verb="APPLY",
+        )
+
+    async def patch(
+        self,
+        resource: Resource,
+        name: str,
+        body: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = PatchType.MERGE,
+        subresource: str | None = None,
+        field_manager: str | None = FIELD_MANAGER,
+    ) -> Obj:
+        """PATCH with merge (default), JSON or strategic-merge semantics."""
+        params = {"fieldManager": field_manager} if field_manager else None
+        return await self._send(
+            "PATCH",
+            resource.object_path(name, namespace, subresource),
+            params=params,
+            body=body,
+            content_type=patch_type.value,
+            label=_resource_label(resource),
+            idempotent=patch_type is not PatchType.JSON,
+        )
+
+    async def replace(
+        self,
+        resource: Resource,
+        obj: Obj,
+        *,
+        subresource: str | None = None,
+        field_manager: str | None = FIELD_MANAGER,
+    ) -> Obj:
+        """PUT the whole object; `metadata.resourceVersion` makes it conditional (else Conflict)."""
+        meta = _meta(obj)
+        params = {"fieldManager": field_manager} if field_manager else None
+        return await self._send(
+            "PUT",
+            resource.object_path(meta["name"], meta.get("namespace"), subresource),
+            params=params,
+            body=_with_type(resource, obj) if subresource != "scale" else obj,
+            label=_resource_label(resource),
+        )
+
+    async def delete(
+        self,
+        resource: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        propagation_policy: str | None = "Background",
+        preconditions: Mapping[str, str] | None = None,
+    ) -> None:
+        """DELETE one object; raises NotFound when it is already gone, Conflict on a failed precondition."""
+        options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if propagation_policy:
+            options["propagationPolicy"] = propagation_policy
+        if preconditions:
+            options["preconditions"] = dict(preconditions)
+        await self._send(
+            "DELETE",
+            resource.object_path(name, namespace),
+            body=options,
+            label=_resource_label(resource),
+        )
+
+
+async def _events(resp: aiohttp.ClientResponse, resource: Resource) -> AsyncGenerator[WatchEvent, None]:
+    """Split the chunked body into lines ourselves (no line-length cap) and decode each one."""
+    buffer = bytearray()
+    try:
+        async for chunk in resp.content.iter_any():
+            if b"\n" not in chunk:
+                buffer += chunk
+                continue
+            *lines, rest = chunk.split(b"\n")
+            lines[0] = bytes(buffer) + lines[0]
+            buffer = bytearray(rest)
+            for line in lines:
+                if line.strip():
+                    yield _decode(line, resource)
+    except _TRANSPORT_ERRORS as err:
+        raise _map_transport(err) from err
+    if buffer.strip():
+        yield _decode(buffer, resource)
+
+
+def _decode(line: bytes | bytearray, resource: Resource) -> WatchEvent:
+    raw = orjson.loads(line)
+    kind = raw.get("type")
+    if kind not in _WATCH_TYPES:
+        raise TransportError(f"unexpected watch event type {kind!r}", sent=True)
+    event_type: WatchEventType = kind
+    obj = raw.get("object") or {}
+    if event_type in ("ADDED", "MODIFIED", "DELETED"):
+        obj = _with_type(resource, obj)
+    return WatchEvent(event_type, obj)
+
+
+__all__ = ["FIELD_MANAGER", "NO_RETRY", "Client", "ListPage", "PatchType", "WatchEvent"]

@@ -1,0 +1,167 @@
+"""Typed errors of the API client, classified once at the HTTP boundary.
+
+    Exception
+    ├── TransportError            the request got no HTTP answer (refused, reset, timed out)
+    └── ApiError                  the API server answered with a failure Status
+        ├── BadRequest            400
+        ├── Unauthorized          401
+        ├── Forbidden             403
+        ├── NotFound              404
+        ├── AlreadyExists         409, reason AlreadyExists
+        ├── Conflict              409 otherwise (stale resourceVersion, SSA field conflict)
+        ├── Gone                  410, or reason Expired/Gone, or "too old resource version"
+        ├── Invalid               422, with `causes` naming the fields
+        ├── TooManyRequests       429, with `retry_after` seconds when the server said so
+        └── ServerError           5xx
+
+Callers decide by type (`except NotFound`, `match err: case Gone():`), never by message text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+# Bodies can be large (a whole rejected object) and may echo user data; keep log lines bounded.
+MAX_MESSAGE_CHARS = 256
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 1] + "…"
+
+
+class TransportError(Exception):
+    """No HTTP answer. `sent` is False only when the request surely never reached the server
+    (connection refused / DNS / TLS handshake), which makes even a POST safe to retry."""
+
+    def __init__(self, message: str, *, sent: bool) -> None:
+        super().__init__(_cut(message))
+        self.sent = sent
+
+
+class ApiError(Exception):
+    """A failure `Status` from the API server."""
+
+    def __init__(
+        self,
+        code: int,
+        reason: str = "",
+        message: str = "",
+        details: Mapping[str, Any] | None = None,
+        *,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(code, reason, message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details: dict[str, Any] = dict(details or {})
+        # Seconds the server asked us to wait (Retry-After); set on 429 and sometimes on 5xx.
+        self.retry_after = retry_after
+
+    @property
+    def causes(self) -> list[dict[str, Any]]:
+        """Field-level causes from `details.causes` (empty when the server gave none)."""
+        causes = self.details.get("causes")
+        return list(causes) if isinstance(causes, list) else []
+
+    def __str__(self) -> str:
+        return _cut(f"{self.code} {self.reason}: {self.message}")
+
+
+class BadRequest(ApiError):
+    """400: malformed request (bad patch, wrong content type, undecodable body)."""
+
+
+class Unauthorized(ApiError):
+    """401: the credentials were not accepted."""
+
+
+class Forbidden(ApiError):
+    """403: authenticated but not allowed (RBAC), or the namespace is terminating."""
+
+
+class NotFound(ApiError):
+    """404: the object (or the resource type) does not exist."""
+
+
+class AlreadyExists(ApiError):
+    """409 AlreadyExists: create of a name that is taken."""
+
+
+class Conflict(ApiError):
+    """409: optimistic-concurrency failure or a server-side apply field conflict."""
+
+
+class Gone(ApiError):
+    """410: the requested resourceVersion was compacted away; relist from scratch."""
+
+
+class Invalid(ApiError):
+    """422: the object failed validation; `causes` name the offending fields."""
+
+
+class TooManyRequests(ApiError):
+    """429: throttled by API Priority and Fairness; wait `retry_after` seconds if given."""
+
+
+class ServerError(ApiError):
+    """5xx: the server (or something in front of it) failed; usually transient."""
+
+
+_BY_CODE: dict[int, type[ApiError]] = {
+    400: BadRequest,
+    401: Unauthorized,
+    403: Forbidden,
+    404: NotFound,
+    410: Gone,
+    422: Invalid,
+}
+
+_TOO_OLD = "too old resource version"
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None  # HTTP-date form: the API server never sends it; fall back to our backoff
+    return max(0.0, seconds)
+
+
+def error_from_status(
+    code: int,
+    status: Mapping[str, Any] | None,
+    *,
+    retry_after: str | None = None,
+    fallback_message: str = "",
+) -> ApiError:
+    """Build the most specific `ApiError` for an HTTP code and its (optional) `Status` body.
+
+    Also used for watch `ERROR` events, whose object is a `Status` with the code inside.
+    """
+    status = status or {}
+    reason = str(status.get("reason") or "")
+    message = str(status.get("message") or fallback_message)
+    details = status.get("details") if isinstance(status.get("details"), Mapping) else None
+    code = int(status.get("code") or code)
+
+    # Retry-After may sit in the header or in details.retryAfterSeconds.
+    wait = _parse_retry_after(retry_after)
+    if wait is None and details and details.get("retryAfterSeconds") is not None:
+        wait = float(details["retryAfterSeconds"])
+
+    cls: type[ApiError]
+    if code == 410 or reason in ("Expired", "Gone") or _TOO_OLD in message:
+        cls = Gone
+    elif code == 409:
+        cls = AlreadyExists if reason == "AlreadyExists" else Conflict
+    elif code == 429:
+        cls = TooManyRequests
+    elif code >= 500:
+        cls = ServerError
+    else:
+        cls = _BY_CODE.get(code, ApiError)
+    return cls(code, reason, message, details, retry_after=wait)
