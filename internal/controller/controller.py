@@ -1,0 +1,135 @@
+"""A controller: one rate-limited queue and N workers that each loop over `_process_next`.
+
+Lifecycle (written down because the manager relies on it):
+  `run()` starts `max_concurrent_reconciles` workers and returns when they have all exited.
+  `stop()` stops taking work: the queue is shut down, each worker finishes the reconcile it is in and
+  exits before taking another key. The manager bounds that wait and cancels `run()` past it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+import uuid
+
+import structlog
+from dynamo_operator.internal.client.resource import split_key
+from dynamo_operator.internal.controller import metrics
+from dynamo_operator.internal.controller.reconciler import Reconciler
+from dynamo_operator.internal.controller.result import ReconcilePanic, Result, TerminalError
+from dynamo_operator.internal.controller.settle import Outcome, settle
+from dynamo_operator.internal.workqueue.interface import WorkQueue
+from opentelemetry import trace
+from opentelemetry.trace import Status, StatusCode
+
+log = structlog.get_logger(__name__)
+_tracer = trace.get_tracer(__name__)
+
+
+class Controller:
+    """Runs `reconciler` for keys from `queue`, with metrics, spans and log context per reconcile."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        reconciler: Reconciler,
+        queue: WorkQueue[str],
+        max_concurrent_reconciles: int = 1,
+    ) -> None:
+        if max_concurrent_reconciles < 1:
+            raise ValueError(f"max_concurrent_reconciles must be >= 1, got {max_concurrent_reconciles}")
+        self.name = name
+        self.queue = queue
+        self.max_concurrent_reconciles = max_concurrent_reconciles
+        self._reconciler = reconciler
+        self._stopping = False
+        self._started = False
+        metrics.init_metrics(name, max_concurrent_reconciles=max_concurrent_reconciles)
+        self._active = metrics.ACTIVE_WORKERS.labels(name)
+        self._time = metrics.RECONCILE_TIME.labels(name)
+        self._totals = {o: metrics.RECONCILE_TOTAL.labels(name, o.value) for o in Outcome}
+        self._errors = metrics.RECONCILE_ERRORS.labels(name)
+        self._terminal = metrics.TERMINAL_RECONCILE_ERRORS.labels(name)
+        self._panics = metrics.RECONCILE_PANICS.labels(name)
+
+    async def run(self) -> None:
+        """Run the workers until `stop()`; a controller runs once."""
+        if self._started:
+            raise RuntimeError(f"controller {self.name!r} was already started")
+        self._started = True
+        log.info("Starting workers", controller=self.name, worker_count=self.max_concurrent_reconciles)
+        try:
+            async with asyncio.TaskGroup() as group:
+                for i in range(self.max_concurrent_reconciles):
+                    group.create_task(self._worker(), name=f"{self.name}-worker-{i}")
+        finally:
+            self.queue.shut_down()
+        log.info("All workers finished", controller=self.name)
+
+    def stop(self) -> None:
+        """Stop handing out keys; in-flight reconciles finish, then `run()` returns."""
+        self._stopping = True
+        self.queue.shut_down()
+
+    async def _worker(self) -> None:
+        while not self._stopping:
+            key = await self.queue.get()
+            if key is None:
+                return
+            try:
+                if not self._stopping:
+                    await self._process(key)
+            finally:
+                # done() releases the key (a parked add is replayed now); it is not forget().
+                self.queue.done(key)
+
+    async def _process(self, key: str) -> None:
+        namespace, name = split_key(key)
+        reconcile_id = str(uuid.uuid4())
+        context = {
+            "controller": self.name,
+            "namespace": namespace,
+            "name": name,
+            "reconcile_id": reconcile_id,
+        }
+        outcome: Result | BaseException
+        with (
+            structlog.contextvars.bound_contextvars(**context),
+            _tracer.start_as_current_span(
+                "reconcile", attributes={f"k8s.{k}": str(v) for k, v in context.items() if v}
+            ) as span,
+        ):
+            self._active.inc()
+            started = time.perf_counter()
+            try:
+                outcome = await self._reconciler.reconcile(key)
+            except asyncio.CancelledError:
+                raise
+            except TerminalError as err:
+                outcome = err
+                self._terminal.inc()
+                log.error("Reconciler error (terminal, not retried)", exc_info=err)
+            except Exception as err:
+                outcome = err
+                log.error("Reconciler error", exc_info=err)
+            except BaseException as err:
+                # The equivalent of a recovered panic: never let one object kill a worker.
+                outcome = ReconcilePanic(f"{type(err).__name__}: {err}")
+                outcome.__cause__ = err
+                self._panics.inc()
+                log.error("Observed a panic in reconciler", panic="".join(traceback.format_exception(err)))
+            finally:
+                self._time.observe(time.perf_counter() - started)
+                self._active.dec()
+            if isinstance(outcome, BaseException):
+                span.record_exception(outcome)
+                span.set_status(Status(StatusCode.ERROR, str(outcome)))
+            elif outcome is None:  # a reconciler that forgot to return: treat as success
+                outcome = Result()
+            label = settle(self.queue, key, outcome)
+            span.set_attribute("reconcile.result", label.value)
+        self._totals[label].inc()
+        if label is Outcome.ERROR:
+            self._errors.inc()

@@ -1,0 +1,279 @@
+"""The worker loop: results become queue actions, failures are counted and retried, workers survive."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+import pytest
+from dynamo_operator.internal.client.resource import CONFIG_MAP, DEPLOYMENT
+from dynamo_operator.internal.controller import Builder, Controller, Result, TerminalError
+from dynamo_operator.internal.observability.metrics import REGISTRY
+from dynamo_operator.internal.workqueue import FakeClock, RateLimitingQueue
+
+
+def total(controller: str, result: str) -> float:
+    value = REGISTRY.get_sample_value(
+        "controller_runtime_reconcile_total", {"controller": controller, "result": result}
+    )
+    return value or 0.0
+
+
+def sample(metric: str, controller: str) -> float:
+    return REGISTRY.get_sample_value(metric, {"controller": controller}) or 0.0
+
+
+class ScriptedReconciler:
+    """Returns/raises the next scripted outcome per key; records concurrency."""
+
+    def __init__(self, script: dict[str, list[Any]] | None = None, delay: float = 0.0) -> None:
+        self.script = script or {}
+        self.calls: Counter[str] = Counter()
+        self.delay = delay
+        self.running: set[str] = set()
+        self.max_parallel = 0
+
+    async def reconcile(self, key: str) -> Result:
+        assert key not in self.running, "a key ran on two workers at once"
+        self.running.add(key)
+        self.max_parallel = max(self.max_parallel, len(self.running))
+        try:
+            self.calls[key] += 1
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            steps = self.script.get(key, [])
+            step = steps.pop(0) if steps else Result()
+            if isinstance(step, BaseException):
+                raise step
+            assert isinstance(step, Result)
+            return step
+        finally:
+            self.running.discard(key)
+
+
+async def run_until(controller: Controller, predicate: Any, *, rounds: int = 500) -> None:
+    """Run the controller until predicate() holds (bounded), then stop it."""
+    task = asyncio.create_task(controller.run())
+    try:
+        for _ in range(rounds):
+            if predicate():
+                break
+            await asyncio.sleep(0.002)
+        assert predicate(), "condition not reached"
+    finally:
+        controller.stop()
+        await asyncio.wait_for(task, 5)
+
+
+def make(name: str, reconciler: ScriptedReconciler, workers: int = 1) -> tuple[Controller, FakeClock]:
+    clock = FakeClock()
+    queue: RateLimitingQueue[str] = RateLimitingQueue(name=name, clock=clock)
+    return Controller(name=name, reconciler=reconciler, queue=queue, max_concurrent_reconciles=workers), clock
+
+
+async def test_metrics_are_preinitialised_per_result_label() -> None:
+    """Every result label exists at 0 before the first reconcile; gauges show the worker budget."""
+    make("ctl-preinit", ScriptedReconciler(), workers=3)
+    for result in ("success", "error", "requeue", "requeue_after"):
+        assert (
+            REGISTRY.get_sample_value(
+                "controller_runtime_reconcile_total", {"controller": "ctl-preinit", "result": result}
+            )
+            == 0
+        )
+    assert sample("controller_runtime_max_concurrent_reconciles", "ctl-preinit") == 3
+    assert sample("controller_runtime_active_workers", "ctl-preinit") == 0
+
+
+async def test_error_is_counted_and_retried_with_backoff() -> None:
+    """An exception → error counted, key re-added after the limiter's delay, then success."""
+    rec = ScriptedReconciler({"ns/a": [RuntimeError("boom")]})
+    ctl, clock = make("ctl-error", rec)
+    ctl.queue.add("ns/a")
+
+    async def scenario() -> None:
+        for _ in range(200):
+            if rec.calls["ns/a"] == 1 and ctl.queue.processing_count == 0:  # type: ignore[attr-defined]
+                break
+            await asyncio.sleep(0.002)
+        assert len(ctl.queue) == 0, "retry must wait for the backoff"
+        clock.advance(0.005)
+
+    task = asyncio.create_task(ctl.run())
+    try:
+        await scenario()
+        for _ in range(200):
+            if rec.calls["ns/a"] == 2:
+                break
+            await asyncio.sleep(0.002)
+    finally:
+        ctl.stop()
+        await asyncio.wait_for(task, 5)
+    assert rec.calls["ns/a"] == 2
+    assert total("ctl-error", "error") == 1
+    assert total("ctl-error", "success") == 1
+    assert sample("controller_runtime_reconcile_errors_total", "ctl-error") == 1
+    assert ctl.queue.num_requeues("ns/a") == 0, "success forgets the backoff"
+
+
+async def test_terminal_error_is_not_retried() -> None:
+    """TerminalError counts as an error and terminal error, without requeue."""
+    rec = ScriptedReconciler({"ns/t": [TerminalError("bad")]})
+    ctl, clock = make("ctl-terminal", rec)
+    ctl.queue.add("ns/t")
+    await run_until(ctl, lambda: total("ctl-terminal", "error") == 1)
+    clock.advance(10_000)
+    assert rec.calls["ns/t"] == 1
+    assert sample("controller_runtime_terminal_reconcile_errors_total", "ctl-terminal") == 1
+
+
+async def test_requeue_after_schedules_the_next_run() -> None:
+    """Result(requeue_after=d) → the key comes back after d on the clock, not before."""
+    rec = ScriptedReconciler({"ns/r": [Result(requeue_after=30)]})
+    ctl, clock = make("ctl-requeue-after", rec)
+    ctl.queue.add("ns/r")
+    task = asyncio.create_task(ctl.run())
+    try:
+        for _ in range(200):
+            if total("ctl-requeue-after", "requeue_after") == 1:
+                break
+            await asyncio.sleep(0.002)
+        clock.advance(29)
+        await asyncio.sleep(0.01)
+        assert rec.calls["ns/r"] == 1
+        clock.advance(1)
+        for _ in range(200):
+            if rec.calls["ns/r"] == 2:
+                break
+            await asyncio.sleep(0.002)
+    finally:
+        ctl.stop()
+        await asyncio.wait_for(task, 5)
+    assert rec.calls["ns/r"] == 2
+
+
+@pytest.mark.parametrize(
+    "panic",
+    [
+        pytest.param(KeyboardInterrupt(), id="keyboard-interrupt"),
+        pytest.param(SystemExit(3), id="system-exit"),
+    ],
+)
+async def test_panic_does_not_kill_the_worker(panic: BaseException) -> None:
+    """A BaseException from one reconcile is recovered: counted, retried, the worker goes on."""
+    name = f"ctl-panic-{type(panic).__name__}"
+    rec = ScriptedReconciler({"ns/p": [panic]})
+    ctl, _ = make(name, rec)
+    ctl.queue.add("ns/p")
+    ctl.queue.add("ns/other")
+    await run_until(ctl, lambda: rec.calls["ns/other"] == 1 and total(name, "error") == 1)
+    assert sample("controller_runtime_reconcile_panics_total", name) == 1
+
+
+async def test_workers_run_distinct_keys_in_parallel_never_the_same_key() -> None:
+    """4 workers: keys run concurrently, one key never on two workers, re-adds replay once."""
+    rec = ScriptedReconciler(delay=0.01)
+    ctl, _ = make("ctl-parallel", rec, workers=4)
+    for i in range(8):
+        ctl.queue.add(f"ns/k{i}")
+
+    async def readd() -> None:
+        await asyncio.sleep(0.005)
+        for _ in range(5):
+            ctl.queue.add("ns/k0")  # while k0 is in flight
+
+    adder = asyncio.create_task(readd())
+    await run_until(
+        ctl,
+        lambda: (
+            sum(rec.calls.values()) >= 9
+            and adder.done()
+            and len(ctl.queue) == 0
+            and ctl.queue.processing_count == 0
+        ),
+    )  # type: ignore[attr-defined]
+    assert rec.max_parallel == 4
+    assert rec.calls["ns/k0"] == 2
+
+
+async def test_stop_lets_in_flight_reconcile_finish_and_takes_no_new_work() -> None:
+    """stop() during a reconcile: it completes; queued keys are not started."""
+    rec = ScriptedReconciler(delay=0.05)
+    ctl, _ = make("ctl-stop", rec)
+    ctl.queue.add("ns/a")
+    ctl.queue.add("ns/b")
+    task = asyncio.create_task(ctl.run())
+    for _ in range(100):
+        if rec.running:
+            break
+        await asyncio.sleep(0.001)
+    ctl.stop()
+    await asyncio.wait_for(task, 5)
+    assert rec.calls == Counter({"ns/a": 1})
+    assert total("ctl-stop", "success") == 1
+
+
+class FakeInformer:
+    def __init__(self) -> None:
+        self.handlers: list[Any] = []
+
+    @property
+    def store(self) -> Any:
+        raise NotImplementedError
+
+    def add_event_handler(self, handler: Any) -> None:
+        self.handlers.append(handler)
+
+    def add_indexers(self, indexers: Any) -> None:
+        pass
+
+    def has_synced(self) -> bool:
+        return True
+
+
+class FakeCache:
+    def __init__(self) -> None:
+        self.informers: dict[tuple[str, str | None], FakeInformer] = {}
+
+    def informer(self, resource: Any, *, namespace: str | None = None) -> FakeInformer:
+        return self.informers.setdefault((resource.plural, namespace), FakeInformer())
+
+
+def test_builder_wires_for_owns_and_watches_and_registers() -> None:
+    """complete(): one handler per watch on the shared informer; owns maps children to the owner."""
+    cache = FakeCache()
+    registered: list[Controller] = []
+    ctl = (
+        Builder("deployment", cache=cache, register=registered.append, namespace="team")
+        .for_(DEPLOYMENT)
+        .owns(CONFIG_MAP)
+        .watches(CONFIG_MAP, lambda o: ["team/from-map"])
+        .with_options(max_concurrent_reconciles=2)
+        .complete(ScriptedReconciler())
+    )
+    assert registered == [ctl] and ctl.max_concurrent_reconciles == 2
+    assert len(cache.informers[("deployments", "team")].handlers) == 1
+    assert len(cache.informers[("configmaps", "team")].handlers) == 2
+    child = {
+        "metadata": {
+            "name": "cm",
+            "namespace": "team",
+            "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "controller": True}
+            ],
+        }
+    }
+    for handler in cache.informers[("configmaps", "team")].handlers:
+        handler.on_add(child)
+    assert len(ctl.queue) == 2  # team/web and team/from-map
+
+
+@pytest.mark.parametrize("for_calls", [pytest.param(0, id="no-for"), pytest.param(2, id="two-for")])
+def test_builder_reports_for_mistakes_at_complete(for_calls: int) -> None:
+    """for_() must be called exactly once; complete() says so."""
+    builder = Builder(f"bad-{for_calls}", cache=FakeCache(), register=lambda c: None)
+    for _ in range(for_calls):
+        builder.for_(DEPLOYMENT)
+    with pytest.raises(ValueError, match="exactly once"):
+        builder.complete(ScriptedReconciler())
