@@ -1,0 +1,209 @@
+"""The profiling Job of a DGDR, and how to read its outcome back (Job conditions + failed pod)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dynamo_operator.internal.dynamo.dgdr import names, profiler_config
+
+# The sidecar waits for the profiler container to end, then publishes the result files as the output
+# ConfigMap. A profiler that exits without a "success" status file fails the pod, hence the Job.
+_COPIER_SCRIPT = r"""set -eu
+out=/data
+echo "output-copier: waiting for the profiler container to terminate"
+waited=0
+until kubectl get pod "$HOSTNAME" -n "$DGDR_NAMESPACE" \
+    -o jsonpath='{.status.containerStatuses[?(@.name=="profiler")].state.terminated.exitCode}' \
+    | grep -q '[0-9]'; do
+  sleep 5; waited=$((waited + 5))
+  if [ $((waited % 300)) -eq 0 ]; then echo "output-copier: still waiting after ${waited}s"; fi
+done
+i=0
+while [ ! -f "$out/profiler_status.yaml" ] && [ "$i" -lt 120 ]; do sleep 1; i=$((i + 1)); done
+status=$(sed -n 's/^status:[[:space:]]*//p' "$out/profiler_status.yaml" 2>/dev/null | tr -d '"' | head -n1)
+if [ "$status" != "success" ]; then
+  echo "output-copier: profiler status is '${status:-missing}'"
+  grep -E '^(error|message):' "$out/profiler_status.yaml" 2>/dev/null || true
+  exit 1
+fi
+set -- --from-file=config_with_planner.yaml="$out/config_with_planner.yaml"
+if [ -f "$out/mocker_config_with_planner.yaml" ]; then
+  set -- "$@" --from-file=mocker_config_with_planner.yaml="$out/mocker_config_with_planner.yaml"
+fi
+set -- "$@" --from-file=profiler_status.yaml="$out/profiler_status.yaml"
+kubectl create configmap "$OUTPUT_CONFIG_MAP" -n "$DGDR_NAMESPACE" "$@" --dry-run=client -o yaml \
+  | kubectl label --local -f - -o yaml \
+      "dgdr.nvidia.com/name=$DGDR_NAME" "nvidia.com/managed-by=dynamo-operator" \
+  | kubectl apply -f -
+"""
+
+
+def _env(name: str, value: str) -> dict[str, Any]:
+    return {"name": name, "value": value}
+
+
+def profiling_job(dgdr: Mapping[str, Any]) -> dict[str, Any]:
+    """The Job that runs the profiler for `dgdr` (ownerReference added by the caller's apply helper)."""
+    meta = dgdr["metadata"]
+    name, namespace, uid = meta["name"], meta["namespace"], meta.get("uid", "")
+    spec = dgdr.get("spec") or {}
+    profiling = spec.get("profilingConfig") or {}
+    config = profiler_config.profiler_config(spec, namespace=namespace)
+    aic = profiler_config.uses_ai_configurator(config)
+    labels = {
+        names.LABEL_APP: names.APP_AIC_PROFILER if aic else names.APP_ONLINE_PROFILER,
+        names.LABEL_DGDR: name,
+        names.LABEL_MANAGED_BY: names.MANAGED_BY_OPERATOR,
+    }
+
+    args = ["--profile-config", profiler_config.render(config)]
+    if spec.get("enableGpuDiscovery"):
+        args.append("--enable-gpu-discovery")
+    mounts: list[dict[str, Any]] = [{"name": names.OUTPUT_VOLUME, "mountPath": names.OUTPUT_DIR}]
+    if profiling.get("outputPVC"):
+        output_volume: dict[str, Any] = {
+            "name": names.OUTPUT_VOLUME,
+            "persistentVolumeClaim": {"claimName": profiling["outputPVC"]},
+        }
+    else:
+        output_volume = {"name": names.OUTPUT_VOLUME, "emptyDir": {}}
+    volumes = [output_volume]
+    ref = profiling.get("configMapRef")
+    if ref:
+        mounts.append({"name": names.CONFIG_VOLUME, "mountPath": names.CONFIG_DIR, "readOnly": True})
+        volumes.append(
+            {
+                "name": names.CONFIG_VOLUME,
+                "configMap": {
+                    "name": ref["name"],
+                    "items": [
+                        {"key": ref.get("key") or names.BASE_CONFIG_FILE, "path": names.BASE_CONFIG_FILE}
+                    ],
+                },
+            }
+        )
+    cache = profiler_config.model_cache(config)
+    if cache:
+        pvc, mount_path = cache
+        mounts.append({"name": names.MODEL_CACHE_VOLUME, "mountPath": mount_path, "readOnly": True})
+        volumes.append(
+            {"name": names.MODEL_CACHE_VOLUME, "persistentVolumeClaim": {"claimName": pvc, "readOnly": True}}
+        )
+
+    identity = [
+        _env("DGDR_NAME", name),
+        _env("DGDR_NAMESPACE", namespace),
+        _env("DGDR_UID", uid),
+    ]
+    profiler: dict[str, Any] = {
+        "name": names.PROFILER_CONTAINER,
+        "image": profiling.get("profilerImage", ""),
+        "command": ["python", "-m", "benchmarks.profiler.profile_sla"],
+        "args": args,
+        "env": [
+            {
+                "name": "HUGGING_FACE_HUB_TOKEN",
+                "valueFrom": {"secretKeyRef": {"name": names.HF_TOKEN_SECRET, "key": names.HF_TOKEN_KEY}},
+            },
+            _env("NATS_SERVER", f"nats://{namespace}-nats:4222"),
+            _env("ETCD_ENDPOINTS", f"{namespace}-etcd:2379"),
+            *identity,
+        ],
+        "volumeMounts": mounts,
+    }
+    if profiling.get("resources"):
+        profiler["resources"] = profiling["resources"]
+    copier = {
+        "name": names.COPIER_CONTAINER,
+        "image": names.COPIER_IMAGE,
+        "command": ["/bin/sh", "-c", _COPIER_SCRIPT],
+        "env": [*identity, _env("OUTPUT_CONFIG_MAP", names.output_config_map_name(name))],
+        "volumeMounts": [{"name": names.OUTPUT_VOLUME, "mountPath": names.OUTPUT_DIR, "readOnly": True}],
+    }
+    pod_spec: dict[str, Any] = {
+        "serviceAccountName": names.PROFILING_SERVICE_ACCOUNT,
+        "restartPolicy": "Never",
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": names.PROFILER_UID,
+            "runAsGroup": names.PROFILER_UID,
+            "fsGroup": names.PROFILER_UID,
+        },
+        "imagePullSecrets": [{"name": names.IMAGE_PULL_SECRET}],
+        "containers": [profiler, copier],
+        "volumes": volumes,
+    }
+    if profiling.get("tolerations"):
+        pod_spec["tolerations"] = list(profiling["tolerations"])
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": names.job_name(name), "namespace": namespace, "labels": dict(labels)},
+        "spec": {
+            "backoffLimit": names.JOB_BACKOFF_LIMIT,
+            "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec},
+        },
+    }
+
+
+class JobPhase(enum.Enum):
+    RUNNING = enum.auto()
+    SUCCEEDED = enum.auto()
+    FAILED = enum.auto()
+
+
+@dataclass(frozen=True, slots=True)
+class JobOutcome:
+    phase: JobPhase
+    message: str = ""
+
+
+def job_outcome(job: Mapping[str, Any]) -> JobOutcome:
+    """Finished only on the terminal conditions (`Complete`/`Failed`); the interim `SuccessCriteriaMet`
+    and `FailureTarget` still have pods terminating."""
+    for cond in (job.get("status") or {}).get("conditions") or []:
+        if cond.get("status") != "True":
+            continue
+        if cond.get("type") == "Complete":
+            return JobOutcome(JobPhase.SUCCEEDED)
+        if cond.get("type") == "Failed":
+            return JobOutcome(JobPhase.FAILED, cond.get("message") or cond.get("reason") or "")
+    return JobOutcome(JobPhase.RUNNING)
+
+
+def pod_failure_detail(pods: Iterable[Mapping[str, Any]]) -> str:
+    """Why the profiler failed, from the newest failed pod: its container's termination state, else the
+    pod's own reason/message. Empty when no pod failed visibly."""
+    failed = [p for p in pods if (p.get("status") or {}).get("phase") == "Failed"]
+    failed.sort(key=lambda p: p["metadata"].get("creationTimestamp") or "", reverse=True)
+    for pod in failed:
+        pod_name = pod["metadata"]["name"]
+        status = pod.get("status") or {}
+        for cs in status.get("containerStatuses") or []:
+            if cs.get("name") != names.PROFILER_CONTAINER:
+                continue
+            state = cs.get("state") or {}
+            if term := state.get("terminated"):
+                detail = (
+                    f"Pod: {pod_name}, Container: {names.PROFILER_CONTAINER}, "
+                    f"ExitCode: {term.get('exitCode', '')}, Reason: {term.get('reason', '')}"
+                )
+                return detail + (f", Message: {term['message']}" if term.get("message") else "")
+            if wait := state.get("waiting"):
+                return (
+                    f"Pod: {pod_name}, Container: {names.PROFILER_CONTAINER}, "
+                    f"Waiting - Reason: {wait.get('reason', '')}, Message: {wait.get('message', '')}"
+                )
+        if status.get("message") or status.get("reason"):
+            reason, message = status.get("reason", ""), status.get("message", "")
+            return f"Pod: {pod_name}, Reason: {reason}, Message: {message}"
+    return ""
+
+
+def failure_message(outcome: JobOutcome, detail: str) -> str:
+    """The condition message of a failed profiling Job."""
+    message = f"profiling job failed: {outcome.message or 'unknown reason'}"
+    return f"{message}. Details: {detail}" if detail else message

@@ -1,0 +1,371 @@
+"""The DGDR lifecycle as data: a `State` enum, the observations a reconcile can make in each state,
+and `advance`, the only function that decides the next state.
+
+The reconciler does the I/O of a state (create the Job, read it back, create the DGD, ...), turns what
+it saw into one observation, and asks `advance` for the resulting `Transition`: next state, conditions
+to upsert and Events to record. Keeping the decision pure lets every arrow be a unit test.
+
+    ""        ──Validated──────────► Pending     (errors ──► Failed)
+    Pending   ──JobCreated─────────► Profiling   (JobCreationFailed ──► Failed)
+    Profiling ──SpecGenerated──────► Ready, or Deploying with autoApply
+              (ProfilingFailed, GenerationFailed ──► Failed)
+    Deploying ──DeploymentObserved─► Ready once the DGD is successful; Ready ──► Deploying if it degrades
+    Deploying/Ready ──DeploymentMissing──► DeploymentDeleted (terminal: the DGD is never recreated)
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from dynamo_operator.internal.dynamo.dgdr.names import DGD_READY_STATE
+from dynamo_operator.internal.dynamo.dgdr.vocabulary import (
+    ConditionSpec,
+    ConditionType,
+    EventReason,
+    EventSpec,
+    EventType,
+    Reason,
+)
+
+
+class State(enum.Enum):
+    """`status.state` of a DGDR. The values are the API strings."""
+
+    INITIAL = ""
+    PENDING = "Pending"
+    PROFILING = "Profiling"
+    DEPLOYING = "Deploying"
+    READY = "Ready"
+    DEPLOYMENT_DELETED = "DeploymentDeleted"
+    FAILED = "Failed"
+
+    @classmethod
+    def parse(cls, value: str | None) -> State | None:
+        """The state for an API string (missing means INITIAL); None for an unknown string."""
+        try:
+            return cls(value or "")
+        except ValueError:
+            return None
+
+
+# Once profiling started the spec is frozen: the Job, the generated DGD and the deployment all derive
+# from the spec as it was; applying an edit would silently desynchronise them.
+IMMUTABLE_STATES = frozenset({State.PROFILING, State.DEPLOYING, State.READY, State.DEPLOYMENT_DELETED})
+TERMINAL_STATES = frozenset({State.FAILED, State.DEPLOYMENT_DELETED})
+
+
+# ---- observations -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Validated:
+    """Result of validating the spec (INITIAL); no errors means valid."""
+
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class JobCreated:
+    """The profiling Job exists (PENDING)."""
+
+    ai_configurator: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class JobCreationFailed:
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProfilingRunning:
+    """The Job has not finished yet (PROFILING)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProfilingFailed:
+    """The Job failed or vanished; `message` carries the pod's termination details."""
+
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class SpecGenerated:
+    """The Job completed and its output held a DGD (PROFILING)."""
+
+    auto_apply: bool
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationFailed:
+    """The Job completed but its output could not be turned into a DGD."""
+
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentCreated:
+    """The reconciler created (or adopted) the DGD (DEPLOYING)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentCreationFailed:
+    name: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentObserved:
+    """The DGD exists; `state` is its status.state (DEPLOYING, READY)."""
+
+    name: str
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentMissing:
+    """The DGD the DGDR created is gone: a user deleted it (DEPLOYING, READY)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SpecChanged:
+    """metadata.generation moved past status.observedGeneration (any state)."""
+
+
+Observation = (
+    Validated
+    | JobCreated
+    | JobCreationFailed
+    | ProfilingRunning
+    | ProfilingFailed
+    | SpecGenerated
+    | GenerationFailed
+    | DeploymentCreated
+    | DeploymentCreationFailed
+    | DeploymentObserved
+    | DeploymentMissing
+    | SpecChanged
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """What to write after an observation. `state` may equal the current state (a self-loop)."""
+
+    state: State
+    conditions: tuple[ConditionSpec, ...] = ()
+    events: tuple[EventSpec, ...] = ()
+    # True when the reconciler should record spec.generation as observed (only on initialisation).
+    observe_generation: bool = False
+    # True when the state machine should keep going in the same reconcile (a state was entered whose
+    # work can start at once); False when progress waits for a watch event.
+    proceed: bool = False
+    terminal: bool = field(default=False)
+
+
+class InvalidObservation(ValueError):
+    """An observation that cannot happen in the given state: a bug in the reconciler."""
+
+
+def _warning(reason: EventReason, message: str) -> EventSpec:
+    return EventSpec(EventType.WARNING, reason, message)
+
+
+def _normal(reason: EventReason, message: str) -> EventSpec:
+    return EventSpec(EventType.NORMAL, reason, message)
+
+
+def _cond(kind: ConditionType, status: bool, reason: Reason, message: str) -> ConditionSpec:
+    return ConditionSpec(kind, status, reason, message)
+
+
+def advance(state: State, obs: Observation) -> Transition:
+    """The next state, conditions and Events after observing `obs` in `state`."""
+    match state, obs:
+        case _, SpecChanged() if state in IMMUTABLE_STATES:
+            message = (
+                f"spec cannot be modified in state '{state.value}': the request is immutable once "
+                "profiling starts; create a new DynamoGraphDeploymentRequest with another name instead"
+            )
+            return Transition(
+                state,
+                conditions=(_cond(ConditionType.VALIDATION, False, Reason.SPEC_CHANGE_REJECTED, message),),
+                events=(_warning(EventReason.SPEC_CHANGE_REJECTED, message),),
+            )
+        case State.INITIAL, Validated(errors=errors) if errors:
+            message = "; ".join(errors)
+            return Transition(
+                State.FAILED,
+                conditions=(_cond(ConditionType.VALIDATION, False, Reason.VALIDATION_FAILED, message),),
+                events=(_warning(EventReason.VALIDATION_FAILED, message),),
+                terminal=True,
+            )
+        case State.INITIAL, Validated():
+            return Transition(
+                State.PENDING,
+                conditions=(
+                    _cond(ConditionType.VALIDATION, True, Reason.VALIDATION_PASSED, "Spec is valid"),
+                ),
+                events=(_normal(EventReason.INITIALIZED, "DGDR initialized successfully"),),
+                observe_generation=True,
+                proceed=True,
+            )
+        case State.PENDING, JobCreated(ai_configurator=aic):
+            created = "AIC profiling job created" if aic else "Profiling job created"
+            return Transition(
+                State.PROFILING,
+                conditions=(
+                    _cond(
+                        ConditionType.PROFILING, False, Reason.PROFILING_RUNNING, "Profiling is in progress"
+                    ),
+                ),
+                events=(_normal(EventReason.PROFILING_JOB_CREATED, created),),
+                proceed=True,
+            )
+        case State.PENDING, JobCreationFailed(error=error):
+            return Transition(
+                State.FAILED,
+                conditions=(_cond(ConditionType.PROFILING, False, Reason.JOB_CREATION_FAILED, error),),
+                events=(_warning(EventReason.PROFILING_JOB_FAILED, error),),
+                terminal=True,
+            )
+        case State.PROFILING, ProfilingRunning():
+            return Transition(State.PROFILING)
+        case State.PROFILING, ProfilingFailed(message=message):
+            return Transition(
+                State.FAILED,
+                conditions=(_cond(ConditionType.PROFILING, False, Reason.PROFILING_FAILED, message),),
+                events=(_warning(EventReason.PROFILING_CHECK_FAILED, message),),
+                terminal=True,
+            )
+        case State.PROFILING, GenerationFailed(error=error):
+            return Transition(
+                State.FAILED,
+                conditions=(
+                    _completed(),
+                    _cond(ConditionType.SPEC_GENERATED, False, Reason.GENERATION_FAILED, error),
+                ),
+                events=(_warning(EventReason.GENERATION_FAILED, error),),
+                terminal=True,
+            )
+        case State.PROFILING, SpecGenerated(auto_apply=auto_apply):
+            message = (
+                "DynamoGraphDeployment spec generated successfully"
+                if auto_apply
+                else "Generated spec is available in status.generatedDeployment"
+            )
+            return Transition(
+                State.DEPLOYING if auto_apply else State.READY,
+                conditions=(
+                    _completed(),
+                    _cond(ConditionType.SPEC_GENERATED, True, Reason.SPEC_GENERATED, message),
+                ),
+                events=(
+                    _normal(EventReason.SPEC_GENERATED, "DynamoGraphDeployment spec generated successfully"),
+                ),
+                proceed=auto_apply,
+            )
+        case State.DEPLOYING, DeploymentCreated(name=name):
+            return Transition(
+                State.DEPLOYING,
+                conditions=(
+                    _cond(
+                        ConditionType.DEPLOYMENT_READY,
+                        False,
+                        Reason.DEPLOYMENT_CREATED,
+                        f"DGD {name} created, waiting for Ready",
+                    ),
+                ),
+                events=(
+                    _normal(
+                        EventReason.DEPLOYMENT_CREATED, f"DynamoGraphDeployment {name} created successfully"
+                    ),
+                ),
+            )
+        case State.DEPLOYING, DeploymentCreationFailed(name=name, error=error):
+            return Transition(
+                State.DEPLOYING,
+                events=(
+                    _warning(
+                        EventReason.DEPLOYMENT_CREATION_FAILED,
+                        f"Failed to create DynamoGraphDeployment {name}: {error}",
+                    ),
+                ),
+            )
+        case State.DEPLOYING, DeploymentObserved(name=name, state=dgd_state) if dgd_state == DGD_READY_STATE:
+            return Transition(
+                State.READY,
+                conditions=(
+                    _cond(
+                        ConditionType.DEPLOYMENT_READY,
+                        True,
+                        Reason.DEPLOYMENT_READY,
+                        f"DynamoGraphDeployment {name} is ready",
+                    ),
+                ),
+                events=(_normal(EventReason.DEPLOYMENT_READY, f"DynamoGraphDeployment {name} is ready"),),
+            )
+        case State.DEPLOYING, DeploymentObserved():
+            return Transition(State.DEPLOYING)
+        case State.READY, DeploymentObserved(state=dgd_state) if dgd_state == DGD_READY_STATE:
+            return Transition(State.READY)
+        case State.READY, DeploymentObserved(name=name, state=dgd_state):
+            return Transition(
+                State.DEPLOYING,
+                conditions=(
+                    _cond(
+                        ConditionType.DEPLOYMENT_READY,
+                        False,
+                        Reason.DEPLOYMENT_DEGRADED,
+                        f"Deployment degraded to {dgd_state or 'unknown'}",
+                    ),
+                ),
+                events=(
+                    _warning(
+                        EventReason.DEPLOYMENT_DEGRADED,
+                        f"DynamoGraphDeployment {name} degraded from Ready to {dgd_state or 'unknown'}",
+                    ),
+                ),
+            )
+        case ((State.DEPLOYING | State.READY), DeploymentMissing(name=name)):
+            return Transition(
+                State.DEPLOYMENT_DELETED,
+                conditions=(
+                    _cond(
+                        ConditionType.DEPLOYMENT_READY,
+                        False,
+                        Reason.DEPLOYMENT_DELETED,
+                        f"DGD {name} was deleted; it will not be recreated",
+                    ),
+                ),
+                events=(
+                    _warning(
+                        EventReason.DEPLOYMENT_DELETED,
+                        f"DGD {name} was deleted. DGDR will not recreate it. "
+                        "Delete this DGDR and create a new one to redeploy.",
+                    ),
+                ),
+                terminal=True,
+            )
+        case _:
+            raise InvalidObservation(f"{type(obs).__name__} cannot be observed in state {state.value!r}")
+
+
+def unknown_state(value: str) -> Transition:
+    """Recovery for a `status.state` this operator does not know (edited by hand, or a newer API)."""
+    message = f"unknown state {value!r}"
+    return Transition(
+        State.FAILED,
+        conditions=(_cond(ConditionType.VALIDATION, False, Reason.UNKNOWN_STATE, message),),
+        terminal=True,
+    )
+
+
+def _completed() -> ConditionSpec:
+    return _cond(
+        ConditionType.PROFILING, True, Reason.PROFILING_COMPLETED, "Profiling job completed successfully"
+    )

@@ -1,0 +1,83 @@
+"""Condition types, condition reasons and Event reasons of a DGDR (kubectl and alerts key off these)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class ConditionType(enum.StrEnum):
+    VALIDATION = "Validation"
+    PROFILING = "Profiling"
+    SPEC_GENERATED = "SpecGenerated"
+    DEPLOYMENT_READY = "DeploymentReady"
+
+
+class Reason(enum.StrEnum):
+    """Condition reasons."""
+
+    VALIDATION_PASSED = "ValidationPassed"
+    VALIDATION_FAILED = "ValidationFailed"
+    SPEC_CHANGE_REJECTED = "SpecChangeRejected"
+    UNKNOWN_STATE = "UnknownState"
+    JOB_CREATION_FAILED = "JobCreationFailed"
+    PROFILING_RUNNING = "ProfilingRunning"
+    PROFILING_COMPLETED = "ProfilingCompleted"
+    PROFILING_FAILED = "ProfilingFailed"
+    GENERATION_FAILED = "GenerationFailed"
+    SPEC_GENERATED = "SpecGenerated"
+    DEPLOYMENT_CREATED = "DeploymentCreated"
+    DEPLOYMENT_READY = "DeploymentReady"
+    DEPLOYMENT_DEGRADED = "DeploymentDegraded"
+    DEPLOYMENT_DELETED = "DeploymentDeleted"
+
+
+class EventReason(enum.StrEnum):
+    # Normal
+    INITIALIZED = "Initialized"
+    PROFILING_JOB_CREATED = "ProfilingJobCreated"
+    SPEC_GENERATED = "SpecGenerated"
+    DEPLOYMENT_CREATED = "DeploymentCreated"
+    DEPLOYMENT_READY = "DeploymentReady"
+    # Warning
+    VALIDATION_FAILED = "ValidationFailed"
+    PROFILING_JOB_FAILED = "ProfilingJobFailed"
+    PROFILING_CHECK_FAILED = "ProfilingCheckFailed"
+    GENERATION_FAILED = "GenerationFailed"
+    CONFIG_MAP_CREATION_FAILED = "ConfigMapCreationFailed"
+    DEPLOYMENT_CREATION_FAILED = "DeploymentCreationFailed"
+    SPEC_CHANGE_REJECTED = "SpecChangeRejected"
+    DEPLOYMENT_DEGRADED = "DeploymentDegraded"
+    DEPLOYMENT_DELETED = "DeploymentDeleted"
+
+
+class EventType(enum.StrEnum):
+    NORMAL = "Normal"
+    WARNING = "Warning"
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionSpec:
+    """A condition to upsert by type; the writer stamps observedGeneration and lastTransitionTime."""
+
+    type: ConditionType
+    status: bool
+    reason: Reason
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "type": str(self.type),
+            "status": "True" if self.status else "False",
+            "reason": str(self.reason),
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class EventSpec:
+    """An Event to record on the DGDR."""
+
+    type: EventType
+    reason: EventReason
+    message: str

@@ -1,0 +1,226 @@
+"""Every arrow of the DGDR lifecycle, one test each."""
+
+from __future__ import annotations
+
+import pytest
+from dynamo_operator.internal.dynamo.dgdr.machine import (
+    DeploymentCreated,
+    DeploymentCreationFailed,
+    DeploymentMissing,
+    DeploymentObserved,
+    GenerationFailed,
+    InvalidObservation,
+    JobCreated,
+    JobCreationFailed,
+    ProfilingFailed,
+    ProfilingRunning,
+    SpecChanged,
+    SpecGenerated,
+    State,
+    Validated,
+    advance,
+    unknown_state,
+)
+from dynamo_operator.internal.dynamo.dgdr.vocabulary import ConditionType, EventReason, EventType, Reason
+
+
+def _condition(t, kind):  # type: ignore[no-untyped-def]
+    [cond] = [c for c in t.conditions if c.type == kind]
+    return cond
+
+
+def _event_reasons(t) -> list[str]:  # type: ignore[no-untyped-def]
+    return [e.reason for e in t.events]
+
+
+def test_initial_valid_spec_moves_to_pending_and_observes_generation() -> None:
+    t = advance(State.INITIAL, Validated())
+    assert t.state is State.PENDING
+    assert t.observe_generation and t.proceed
+    assert _event_reasons(t) == [EventReason.INITIALIZED]
+    assert _condition(t, ConditionType.VALIDATION).status is True
+
+
+def test_initial_invalid_spec_fails_with_validation_condition() -> None:
+    t = advance(State.INITIAL, Validated(errors=("a is required", "b is bad")))
+    assert t.state is State.FAILED and t.terminal
+    cond = _condition(t, ConditionType.VALIDATION)
+    assert (cond.status, cond.reason, cond.message) == (
+        False,
+        Reason.VALIDATION_FAILED,
+        "a is required; b is bad",
+    )
+    assert [(e.type, e.reason) for e in t.events] == [(EventType.WARNING, EventReason.VALIDATION_FAILED)]
+
+
+@pytest.mark.parametrize(
+    ("aic", "message"),
+    [
+        pytest.param(False, "Profiling job created", id="online"),
+        pytest.param(True, "AIC profiling job created", id="ai-configurator"),
+    ],
+)
+def test_pending_job_created_moves_to_profiling(aic: bool, message: str) -> None:
+    t = advance(State.PENDING, JobCreated(ai_configurator=aic))
+    assert t.state is State.PROFILING
+    cond = _condition(t, ConditionType.PROFILING)
+    assert (cond.status, cond.reason) == (False, Reason.PROFILING_RUNNING)
+    assert [(e.reason, e.message) for e in t.events] == [(EventReason.PROFILING_JOB_CREATED, message)]
+
+
+def test_pending_job_creation_failure_fails() -> None:
+    t = advance(State.PENDING, JobCreationFailed("forbidden"))
+    assert t.state is State.FAILED
+    cond = _condition(t, ConditionType.PROFILING)
+    assert (cond.status, cond.reason, cond.message) == (False, Reason.JOB_CREATION_FAILED, "forbidden")
+    assert _event_reasons(t) == [EventReason.PROFILING_JOB_FAILED]
+
+
+def test_profiling_running_job_stays_without_writes() -> None:
+    t = advance(State.PROFILING, ProfilingRunning())
+    assert (t.state, t.conditions, t.events, t.proceed) == (State.PROFILING, (), (), False)
+
+
+def test_profiling_failed_job_fails_with_pod_message() -> None:
+    t = advance(State.PROFILING, ProfilingFailed("profiling job failed: x. Details: Pod: p, Message: OOM"))
+    assert t.state is State.FAILED and t.terminal
+    cond = _condition(t, ConditionType.PROFILING)
+    assert (cond.status, cond.reason) == (False, Reason.PROFILING_FAILED)
+    assert "OOM" in cond.message
+    assert _event_reasons(t) == [EventReason.PROFILING_CHECK_FAILED]
+
+
+def test_profiling_generation_failure_fails_with_spec_generated_false() -> None:
+    t = advance(State.PROFILING, GenerationFailed("no DynamoGraphDeployment found"))
+    assert t.state is State.FAILED
+    assert _condition(t, ConditionType.PROFILING).status is True
+    cond = _condition(t, ConditionType.SPEC_GENERATED)
+    assert (cond.status, cond.reason) == (False, Reason.GENERATION_FAILED)
+    assert _event_reasons(t) == [EventReason.GENERATION_FAILED]
+
+
+def test_profiling_generated_without_auto_apply_is_ready() -> None:
+    t = advance(State.PROFILING, SpecGenerated(auto_apply=False))
+    assert t.state is State.READY and not t.proceed
+    cond = _condition(t, ConditionType.SPEC_GENERATED)
+    assert (cond.status, cond.reason) == (True, Reason.SPEC_GENERATED)
+    assert "status.generatedDeployment" in cond.message
+    assert _condition(t, ConditionType.PROFILING).reason is Reason.PROFILING_COMPLETED
+    assert _event_reasons(t) == [EventReason.SPEC_GENERATED]
+
+
+def test_profiling_generated_with_auto_apply_moves_to_deploying() -> None:
+    t = advance(State.PROFILING, SpecGenerated(auto_apply=True))
+    assert t.state is State.DEPLOYING and t.proceed
+    assert _condition(t, ConditionType.SPEC_GENERATED).status is True
+
+
+def test_deploying_dgd_created_waits_for_ready() -> None:
+    t = advance(State.DEPLOYING, DeploymentCreated("g"))
+    assert t.state is State.DEPLOYING
+    cond = _condition(t, ConditionType.DEPLOYMENT_READY)
+    assert (cond.status, cond.reason) == (False, Reason.DEPLOYMENT_CREATED)
+    assert _event_reasons(t) == [EventReason.DEPLOYMENT_CREATED]
+
+
+def test_deploying_dgd_creation_failure_stays_deploying_with_warning() -> None:
+    t = advance(State.DEPLOYING, DeploymentCreationFailed("g", "quota"))
+    assert t.state is State.DEPLOYING and t.conditions == ()
+    assert [(e.type, e.reason) for e in t.events] == [
+        (EventType.WARNING, EventReason.DEPLOYMENT_CREATION_FAILED)
+    ]
+
+
+def test_deploying_successful_dgd_is_ready() -> None:
+    t = advance(State.DEPLOYING, DeploymentObserved("g", "successful"))
+    assert t.state is State.READY
+    cond = _condition(t, ConditionType.DEPLOYMENT_READY)
+    assert (cond.status, cond.reason) == (True, Reason.DEPLOYMENT_READY)
+    assert _event_reasons(t) == [EventReason.DEPLOYMENT_READY]
+
+
+def test_deploying_pending_dgd_keeps_deploying_quietly() -> None:
+    t = advance(State.DEPLOYING, DeploymentObserved("g", "pending"))
+    assert (t.state, t.conditions, t.events) == (State.DEPLOYING, (), ())
+
+
+def test_deploying_deleted_dgd_is_deployment_deleted() -> None:
+    t = advance(State.DEPLOYING, DeploymentMissing("g"))
+    assert t.state is State.DEPLOYMENT_DELETED and t.terminal
+    assert _condition(t, ConditionType.DEPLOYMENT_READY).reason is Reason.DEPLOYMENT_DELETED
+
+
+def test_ready_degraded_dgd_goes_back_to_deploying() -> None:
+    t = advance(State.READY, DeploymentObserved("g", "failed"))
+    assert t.state is State.DEPLOYING
+    cond = _condition(t, ConditionType.DEPLOYMENT_READY)
+    assert (cond.status, cond.reason, cond.message) == (
+        False,
+        Reason.DEPLOYMENT_DEGRADED,
+        "Deployment degraded to failed",
+    )
+    assert [(e.type, e.reason) for e in t.events] == [(EventType.WARNING, EventReason.DEPLOYMENT_DEGRADED)]
+
+
+def test_ready_successful_dgd_stays_ready_quietly() -> None:
+    t = advance(State.READY, DeploymentObserved("g", "successful"))
+    assert (t.state, t.conditions, t.events) == (State.READY, (), ())
+
+
+def test_ready_deleted_dgd_is_deployment_deleted_with_warning() -> None:
+    t = advance(State.READY, DeploymentMissing("g"))
+    assert t.state is State.DEPLOYMENT_DELETED
+    assert [(e.type, e.reason) for e in t.events] == [(EventType.WARNING, EventReason.DEPLOYMENT_DELETED)]
+    assert "will not recreate" in t.events[0].message
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        pytest.param(State.PROFILING, id="profiling"),
+        pytest.param(State.DEPLOYING, id="deploying"),
+        pytest.param(State.READY, id="ready"),
+        pytest.param(State.DEPLOYMENT_DELETED, id="deployment-deleted"),
+    ],
+)
+def test_spec_change_after_profiling_started_is_rejected_in_place(state: State) -> None:
+    t = advance(state, SpecChanged())
+    assert t.state is state and not t.observe_generation and not t.proceed
+    cond = _condition(t, ConditionType.VALIDATION)
+    assert (cond.status, cond.reason) == (False, Reason.SPEC_CHANGE_REJECTED)
+    assert [(e.type, e.reason) for e in t.events] == [(EventType.WARNING, EventReason.SPEC_CHANGE_REJECTED)]
+
+
+def test_unknown_state_fails() -> None:
+    t = unknown_state("Bogus")
+    assert t.state is State.FAILED
+    assert _condition(t, ConditionType.VALIDATION).reason is Reason.UNKNOWN_STATE
+
+
+@pytest.mark.parametrize(
+    ("state", "obs"),
+    [
+        pytest.param(State.FAILED, Validated(), id="failed-is-terminal"),
+        pytest.param(
+            State.DEPLOYMENT_DELETED, DeploymentObserved("g", "successful"), id="deleted-is-terminal"
+        ),
+        pytest.param(State.READY, JobCreated(), id="no-job-after-ready"),
+        pytest.param(State.PENDING, SpecChanged(), id="pending-edits-are-used"),
+    ],
+)
+def test_impossible_observations_are_refused(state: State, obs: object) -> None:
+    with pytest.raises(InvalidObservation):
+        advance(state, obs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("value", "state"),
+    [
+        pytest.param(None, State.INITIAL, id="missing"),
+        pytest.param("", State.INITIAL, id="empty"),
+        pytest.param("DeploymentDeleted", State.DEPLOYMENT_DELETED, id="known"),
+        pytest.param("Initializing", None, id="unknown"),
+    ],
+)
+def test_state_parse(value: str | None, state: State | None) -> None:
+    assert State.parse(value) is state

@@ -1,0 +1,198 @@
+"""Profiler output parsing and the DGD deployed from it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from dynamo_operator.internal.dynamo.dgdr import names
+from dynamo_operator.internal.dynamo.dgdr.deployment import deployment_from_profile, target
+from dynamo_operator.internal.dynamo.dgdr.output import (
+    ProfileOutputError,
+    extra_config_maps,
+    parse_output,
+    read_output,
+)
+
+DGD = """apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata:
+  name: gen
+spec:
+  services:
+    Frontend: {componentType: frontend}
+"""
+CM = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: planner-profile-data
+data:
+  x: "1"
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "extra_names"),
+    [
+        pytest.param(DGD, [], id="single-dgd"),
+        pytest.param(CM + "---\n" + DGD, ["planner-profile-data"], id="configmap-then-dgd"),
+        pytest.param(DGD + "---\n" + CM, ["planner-profile-data"], id="dgd-first"),
+        pytest.param("---\n" + DGD, [], id="leading-separator"),
+        pytest.param(
+            CM + "---\n" + CM.replace("planner-profile-data", "two") + "---\n" + DGD,
+            ["planner-profile-data", "two"],
+            id="multiple-extras",
+        ),
+        pytest.param("---\n# note\n---\nplain string\n---\n{a: 1}\n---\n" + DGD, [], id="junk-skipped"),
+    ],
+)
+def test_parse_output_separates_dgd_and_extras(text: str, extra_names: list[str]) -> None:
+    out = parse_output(text)
+    assert out.deployment["metadata"]["name"] == "gen"
+    assert [e["metadata"]["name"] for e in out.extra] == extra_names
+
+
+def test_last_dgd_wins() -> None:
+    out = parse_output(DGD + "---\n" + DGD.replace("name: gen", "name: second"))
+    assert out.deployment["metadata"]["name"] == "second"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(CM, id="no-dgd"),
+        pytest.param("", id="empty"),
+        pytest.param("a: [1\n", id="invalid-yaml"),
+    ],
+)
+def test_parse_output_without_dgd_fails(text: str) -> None:
+    with pytest.raises(ProfileOutputError):
+        parse_output(text)
+
+
+@pytest.mark.parametrize(
+    ("use_mocker", "key"),
+    [
+        pytest.param(False, "config_with_planner.yaml", id="real"),
+        pytest.param(True, "mocker_config_with_planner.yaml", id="mocker"),
+    ],
+)
+def test_read_output_picks_key(use_mocker: bool, key: str) -> None:
+    other = names.output_key(use_mocker=not use_mocker)
+    cm = {"metadata": {"name": "dgdr-output-r"}, "data": {key: DGD, other: DGD.replace("gen", "wrong")}}
+    assert read_output(cm, use_mocker=use_mocker).deployment["metadata"]["name"] == "gen"
+    with pytest.raises(ProfileOutputError, match=key):
+        read_output({"metadata": {"name": "x"}, "data": {other: DGD}}, use_mocker=use_mocker)
+
+
+def test_extra_config_maps_get_target_namespace_and_tracking_labels() -> None:
+    extra = [
+        {
+            "kind": "ConfigMap",
+            "metadata": {"name": "a", "namespace": "elsewhere", "labels": {"k": "v"}},
+            "data": {},
+        },
+        {"kind": "Secret", "metadata": {"name": "s"}},
+    ]
+    cms, skipped = extra_config_maps(extra, dgdr_name="r", dgdr_namespace="ns1", target_namespace="tgt")
+    assert skipped == ["Secret/s"]
+    [cm] = cms
+    assert cm["metadata"]["namespace"] == "tgt"
+    assert cm["metadata"]["labels"] == {
+        "k": "v",
+        "dgdr.nvidia.com/name": "r",
+        "dgdr.nvidia.com/namespace": "ns1",
+        "nvidia.com/managed-by": "dynamo-operator",
+    }
+
+
+def _dgdr(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"autoApply": True}
+    if overrides is not None:
+        spec["deploymentOverrides"] = overrides
+    return {"metadata": {"name": "req", "namespace": "ns1"}, "spec": spec}
+
+
+GENERATED: dict[str, Any] = {
+    "apiVersion": "nvidia.com/v1alpha1",
+    "kind": "DynamoGraphDeployment",
+    "metadata": {
+        "name": "gen",
+        "namespace": "ignored",
+        "labels": {"from": "profiler", "team": "a"},
+        "annotations": {"g": "1"},
+        "uid": "stale",
+        "resourceVersion": "9",
+    },
+    "spec": {
+        "services": {
+            "Frontend": {"componentType": "frontend"},
+            "VllmDecodeWorker": {
+                "componentType": "decode",
+                "extraPodSpec": {"mainContainer": {"image": "old"}},
+            },
+            "Prefill": {"componentType": "prefill"},
+        }
+    },
+    "status": {"state": "x"},
+}
+
+
+def test_generated_name_and_dgdr_namespace_by_default() -> None:
+    dgd = deployment_from_profile(_dgdr(), GENERATED)
+    assert (dgd["metadata"]["namespace"], dgd["metadata"]["name"]) == ("ns1", "gen")
+    assert set(dgd) == {"apiVersion", "kind", "metadata", "spec"}
+    assert set(dgd["metadata"]) == {"name", "namespace", "labels", "annotations"}
+    assert dgd["metadata"]["labels"] == {
+        "from": "profiler",
+        "team": "a",
+        "dgdr.nvidia.com/name": "req",
+        "dgdr.nvidia.com/namespace": "ns1",
+        "nvidia.com/managed-by": "dynamo-operator",
+    }
+    assert "ownerReferences" not in dgd["metadata"]
+    assert dgd["spec"] == GENERATED["spec"]
+
+
+def test_overrides_win_for_name_namespace_labels_annotations_and_workers_image() -> None:
+    overrides = {
+        "name": "mine",
+        "namespace": "prod",
+        "labels": {"team": "b", "nvidia.com/managed-by": "me"},
+        "annotations": {"o": "2"},
+        "workersImage": "w:3",
+    }
+    dgd = deployment_from_profile(_dgdr(overrides), GENERATED)
+    assert (dgd["metadata"]["namespace"], dgd["metadata"]["name"]) == ("prod", "mine")
+    assert target(_dgdr(overrides), GENERATED) == ("prod", "mine")
+    labels = dgd["metadata"]["labels"]
+    assert (labels["team"], labels["nvidia.com/managed-by"], labels["dgdr.nvidia.com/name"]) == (
+        "b",
+        "me",
+        "req",
+    )
+    assert dgd["metadata"]["annotations"] == {"g": "1", "o": "2"}
+    services = dgd["spec"]["services"]
+    assert services["VllmDecodeWorker"]["extraPodSpec"]["mainContainer"] == {"image": "w:3", "name": "main"}
+    assert services["Prefill"]["extraPodSpec"]["mainContainer"]["image"] == "w:3"
+    assert "extraPodSpec" not in services["Frontend"]
+    # The generated object is not mutated (it is status.generatedDeployment).
+    assert GENERATED["spec"]["services"]["VllmDecodeWorker"]["extraPodSpec"]["mainContainer"] == {
+        "image": "old"
+    }
+
+
+def test_target_falls_back_to_dgdr_name_without_generated_name() -> None:
+    assert target(_dgdr(), {"metadata": {}}) == ("ns1", "req")
+
+
+@pytest.mark.parametrize(
+    ("cm_name", "dgdr"),
+    [
+        pytest.param("dgdr-output-req", "req", id="output"),
+        pytest.param("dgdr-output-", None, id="bare-prefix"),
+        pytest.param("planner-profile-data", None, id="other"),
+    ],
+)
+def test_output_config_map_maps_back_to_its_dgdr(cm_name: str, dgdr: str | None) -> None:
+    assert names.dgdr_for_output_config_map(cm_name) == dgdr
