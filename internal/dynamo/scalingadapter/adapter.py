@@ -1,0 +1,100 @@
+"""The adapter is the single writer of its service's replicas: these functions say what the graph
+should hold, and what the adapter's status (read by HPA through the scale subresource) reports."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dynamo_operator.internal import consts
+from dynamo_operator.internal.dynamo.backends import Role
+from dynamo_operator.internal.dynamo.pod import multinode_node_count
+
+# Field manager of the adapter's writes into the DGD: `kubectl get dgd -o yaml --show-managed-fields`
+# then names the adapter as the owner of each adapter-managed `replicas`.
+FIELD_MANAGER = "dynamo-operator-scaling-adapter"
+DEFAULT_REPLICAS = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """The service an adapter scales."""
+
+    namespace: str
+    dgd: str
+    service: str
+
+
+def target(adapter: Mapping[str, Any]) -> Target:
+    ref = (adapter.get("spec") or {}).get("dgdRef") or {}
+    return Target(adapter["metadata"]["namespace"], str(ref.get("name", "")), str(ref.get("serviceName", "")))
+
+
+def desired_replicas(adapter: Mapping[str, Any]) -> int:
+    """The adapter's spec.replicas; missing means 1 (the graph's own default)."""
+    value = (adapter.get("spec") or {}).get("replicas")
+    return DEFAULT_REPLICAS if value is None else int(value)
+
+
+def service_spec(dgd: Mapping[str, Any], service: str) -> Mapping[str, Any] | None:
+    """The service's entry in the graph, None when the graph has no such service."""
+    services = (dgd.get("spec") or {}).get("services") or {}
+    entry = services.get(service)
+    return entry if isinstance(entry, Mapping) else None
+
+
+def graph_replicas(dgd: Mapping[str, Any], service: str) -> int | None:
+    """What the graph currently asks for (nil counts as 1); None when the service is missing."""
+    entry = service_spec(dgd, service)
+    if entry is None:
+        return None
+    value = entry.get("replicas")
+    return DEFAULT_REPLICAS if value is None else int(value)
+
+
+def replicas_apply(t: Target, replicas: int, *, api_version: str) -> dict[str, Any]:
+    """The server-side-apply body that sets only this service's replicas in the graph."""
+    return {
+        "apiVersion": api_version,
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": t.dgd, "namespace": t.namespace},
+        "spec": {"services": {t.service: {"replicas": replicas}}},
+    }
+
+
+def selector(dgd: Mapping[str, Any], service: str) -> str:
+    """Label selector of the pods that stand for the service's replicas (what HPA averages metrics
+    over). For a multinode service only leaders: each replica has exactly one, and only leaders
+    serve and export engine metrics."""
+    parts = [
+        f"{consts.LABEL_GRAPH_DEPLOYMENT_NAME}={dgd['metadata']['name']}",
+        f"{consts.LABEL_COMPONENT}={service}",
+    ]
+    entry = service_spec(dgd, service) or {}
+    if multinode_node_count(entry) > 1:
+        parts.append(f"{consts.LABEL_ROLE}={Role.LEADER.value}")
+    return ",".join(parts)
+
+
+def observed_replicas(dgd: Mapping[str, Any], service: str) -> int:
+    """Replicas actually running for the service, from the graph's status (0 until it reports)."""
+    services = (dgd.get("status") or {}).get("services") or {}
+    entry = services.get(service) or {}
+    value = entry.get("replicas")
+    return int(value) if value is not None else 0
+
+
+def status(
+    adapter: Mapping[str, Any], dgd: Mapping[str, Any], service: str, *, scaled_at: str | None
+) -> dict[str, Any]:
+    """The adapter's status: observed replicas, pod selector, and the last time it changed the graph."""
+    old = adapter.get("status") or {}
+    out: dict[str, Any] = {
+        "replicas": observed_replicas(dgd, service),
+        "selector": selector(dgd, service),
+    }
+    last = scaled_at or old.get("lastScaleTime")
+    if last:
+        out["lastScaleTime"] = last
+    return out

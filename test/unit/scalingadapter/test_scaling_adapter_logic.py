@@ -1,0 +1,100 @@
+"""What an adapter writes into its graph and reports through the scale subresource."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from dynamo_operator.internal.dynamo.scalingadapter import adapter
+
+
+def _adapter(replicas: int | None = 3, status: dict[str, Any] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"dgdRef": {"name": "g", "serviceName": "VllmWorker"}}
+    if replicas is not None:
+        spec["replicas"] = replicas
+    obj: dict[str, Any] = {"metadata": {"name": "g-vllmworker", "namespace": "ns"}, "spec": spec}
+    if status is not None:
+        obj["status"] = status
+    return obj
+
+
+def _dgd(service: dict[str, Any] | None = None, status: dict[str, Any] | None = None) -> dict[str, Any]:
+    services = {} if service is None else {"VllmWorker": service}
+    return {
+        "metadata": {"name": "g", "namespace": "ns"},
+        "spec": {"services": services},
+        "status": status or {},
+    }
+
+
+def test_target_and_desired_replicas() -> None:
+    assert adapter.target(_adapter()) == adapter.Target("ns", "g", "VllmWorker")
+    assert adapter.desired_replicas(_adapter(0)) == 0
+    assert adapter.desired_replicas(_adapter(None)) == 1
+
+
+@pytest.mark.parametrize(
+    ("service", "replicas"),
+    [
+        pytest.param({"replicas": 4}, 4, id="explicit"),
+        pytest.param({"replicas": 0}, 0, id="zero"),
+        pytest.param({}, 1, id="nil-is-one"),
+        pytest.param(None, None, id="missing-service"),
+    ],
+)
+def test_graph_replicas(service: dict[str, Any] | None, replicas: int | None) -> None:
+    assert adapter.graph_replicas(_dgd(service), "VllmWorker") == replicas
+
+
+def test_apply_body_names_only_the_service_replicas() -> None:
+    body = adapter.replicas_apply(
+        adapter.Target("ns", "g", "VllmWorker"), 5, api_version="nvidia.com/v1alpha1"
+    )
+    assert body == {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "g", "namespace": "ns"},
+        "spec": {"services": {"VllmWorker": {"replicas": 5}}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("service", "expected"),
+    [
+        pytest.param(
+            {},
+            "nvidia.com/dynamo-graph-deployment-name=g,nvidia.com/dynamo-component=VllmWorker",
+            id="single-node",
+        ),
+        pytest.param(
+            {"multinode": {"nodeCount": 2}},
+            "nvidia.com/dynamo-graph-deployment-name=g,nvidia.com/dynamo-component=VllmWorker,role=leader",
+            id="multinode-leaders-only",
+        ),
+        pytest.param(
+            {"multinode": {"nodeCount": 1}},
+            "nvidia.com/dynamo-graph-deployment-name=g,nvidia.com/dynamo-component=VllmWorker",
+            id="one-node-multinode-block",
+        ),
+    ],
+)
+def test_selector(service: dict[str, Any], expected: str) -> None:
+    assert adapter.selector(_dgd(service), "VllmWorker") == expected
+
+
+def test_status_mirrors_observed_replicas_not_desired() -> None:
+    dgd = _dgd({"replicas": 3}, status={"services": {"VllmWorker": {"replicas": 2, "readyReplicas": 1}}})
+    out = adapter.status(_adapter(3), dgd, "VllmWorker", scaled_at=None)
+    assert out["replicas"] == 2
+    assert "lastScaleTime" not in out
+
+
+def test_status_without_graph_report_is_zero_and_keeps_last_scale_time() -> None:
+    out = adapter.status(_adapter(3, {"lastScaleTime": "t0"}), _dgd({}), "VllmWorker", scaled_at=None)
+    assert (out["replicas"], out["lastScaleTime"]) == (0, "t0")
+    assert (
+        adapter.status(_adapter(3, {"lastScaleTime": "t0"}), _dgd({}), "VllmWorker", scaled_at="t1")[
+            "lastScaleTime"
+        ]
+        == "t1"
+    )
