@@ -1,0 +1,95 @@
+"""Mapping of API server answers to typed errors (the table every caller's `except` relies on)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from dynamo_operator.internal.client import errors
+from dynamo_operator.internal.client.errors import error_from_status
+
+
+def status(code: int, reason: str = "", message: str = "", **details: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"kind": "Status", "status": "Failure", "code": code, "reason": reason}
+    if message:
+        body["message"] = message
+    if details:
+        body["details"] = details
+    return body
+
+
+@pytest.mark.parametrize(
+    ("code", "body", "expected"),
+    [
+        pytest.param(400, status(400, "BadRequest"), errors.BadRequest, id="400-bad-request"),
+        pytest.param(401, status(401, "Unauthorized"), errors.Unauthorized, id="401-unauthorized"),
+        pytest.param(403, status(403, "Forbidden"), errors.Forbidden, id="403-forbidden"),
+        pytest.param(404, status(404, "NotFound"), errors.NotFound, id="404-not-found"),
+        pytest.param(409, status(409, "AlreadyExists"), errors.AlreadyExists, id="409-already-exists"),
+        pytest.param(409, status(409, "Conflict"), errors.Conflict, id="409-conflict"),
+        pytest.param(410, status(410, "Gone"), errors.Gone, id="410-gone"),
+        pytest.param(410, status(410, "Expired"), errors.Gone, id="410-expired"),
+        pytest.param(
+            500, status(500, "", "too old resource version: 1 (5)"), errors.Gone, id="too-old-message-is-gone"
+        ),
+        pytest.param(422, status(422, "Invalid"), errors.Invalid, id="422-invalid"),
+        pytest.param(429, status(429, "TooManyRequests"), errors.TooManyRequests, id="429-throttled"),
+        pytest.param(500, status(500, "InternalError"), errors.ServerError, id="500-server-error"),
+        pytest.param(503, None, errors.ServerError, id="503-without-status-body"),
+        pytest.param(405, status(405, "MethodNotAllowed"), errors.ApiError, id="405-generic"),
+    ],
+)
+def test_code_and_reason_pick_the_error_type(code: int, body: dict[str, Any] | None, expected: type) -> None:
+    """Each HTTP code (and reason, for 409/410) maps to exactly one exception type."""
+    err = error_from_status(code, body)
+    assert type(err) is expected
+    assert err.code == code
+
+
+def test_invalid_carries_field_causes() -> None:
+    """A 422 exposes `details.causes` so callers can name the offending fields."""
+    causes = [{"reason": "FieldValueRequired", "field": "spec.replicas", "message": "Required value"}]
+    err = error_from_status(422, status(422, "Invalid", "bad", causes=causes, name="x", kind="Deployment"))
+    assert isinstance(err, errors.Invalid)
+    assert err.causes == causes
+    assert err.details["kind"] == "Deployment"
+
+
+@pytest.mark.parametrize(
+    ("header", "details", "expected"),
+    [
+        pytest.param("3", {}, 3.0, id="header-seconds"),
+        pytest.param(None, {"retryAfterSeconds": 7}, 7.0, id="details-retry-after-seconds"),
+        pytest.param("2", {"retryAfterSeconds": 7}, 2.0, id="header-wins"),
+        pytest.param("Wed, 21 Oct 2015 07:28:00 GMT", {}, None, id="http-date-ignored"),
+        pytest.param(None, {}, None, id="absent"),
+    ],
+)
+def test_retry_after_is_read_from_header_or_details(
+    header: str | None, details: dict[str, Any], expected: float | None
+) -> None:
+    """429 keeps the server's requested wait so the retry policy can honour it."""
+    err = error_from_status(429, status(429, "TooManyRequests", **details), retry_after=header)
+    assert isinstance(err, errors.TooManyRequests)
+    assert err.retry_after == expected
+
+
+def test_watch_error_event_status_uses_its_own_code() -> None:
+    """A watch ERROR event is a Status whose code is inside the body, not on the HTTP response."""
+    err = error_from_status(200, status(410, "Expired", "too old resource version"))
+    assert isinstance(err, errors.Gone)
+    assert err.code == 410
+
+
+def test_str_is_cut_to_a_safe_length() -> None:
+    """Huge messages (echoed objects) are truncated in str() but kept whole on `.message`."""
+    err = error_from_status(422, status(422, "Invalid", "x" * 10_000))
+    assert len(str(err)) <= errors.MAX_MESSAGE_CHARS
+    assert len(err.message) == 10_000
+
+
+def test_fallback_message_when_body_is_not_a_status() -> None:
+    """A proxy's HTML error page still yields a typed error with some text."""
+    err = error_from_status(502, None, fallback_message="<html>bad gateway</html>")
+    assert isinstance(err, errors.ServerError)
+    assert "bad gateway" in err.message
