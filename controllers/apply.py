@@ -1,0 +1,367 @@
+"""Bring an owner's children to the desired set, quietly: write only what differs, prune what is gone.
+
+Rules (ARCHITECTURE.md "Apply is idempotent and quiet", "Deletion is sacred"):
+- a desired child is written (server-side apply, one field manager) only when its content hash
+  differs from the hash recorded on the live object, or a field another actor may change behind our
+  back (`spec.replicas`) drifted;
+- a live object controlled by another owner is never touched; an Event says so;
+- create-only kinds (PVCs, scaling adapters) are created when missing and otherwise left alone;
+- children this owner controls that are no longer desired are deleted with a UID precondition,
+  unless the caller's `keep` says otherwise (e.g. PVCs a user still names).
+Status is written as a JSON merge patch of the status subresource, only when it changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from dynamo_operator.internal.client import errors
+from dynamo_operator.internal.client.resource import Resource, object_key
+from dynamo_operator.internal.dynamo.hashing import content_hash, recorded_hash, stamp_hash
+
+Obj = dict[str, Any]
+EventType = Literal["Normal", "Warning"]
+
+
+class ChildClient(Protocol):
+    """The writes this module sends (a subset of internal.client.Client)."""
+
+    async def apply(
+        self, resource: Resource, obj: Obj, *, field_manager: str = ..., force: bool = ...
+    ) -> Obj: ...
+    async def create(self, resource: Resource, obj: Obj) -> Obj: ...
+    async def delete(
+        self,
+        resource: Resource,
+        name: str,
+        *,
+        namespace: str | None = ...,
+        propagation_policy: str = ...,
+        preconditions: Mapping[str, Any] | None = ...,
+    ) -> None: ...
+    async def patch(
+        self,
+        resource: Resource,
+        name: str,
+        body: Any,
+        *,
+        namespace: str | None = ...,
+        subresource: str | None = ...,
+    ) -> Obj: ...
+
+
+class ChildReader(Protocol):
+    """The cache reads this module needs (a subset of internal.cache.Cache)."""
+
+    def get(self, resource: Resource, key: str) -> Obj | None: ...
+    def by_index(self, resource: Resource, index: str, value: str) -> list[Obj]: ...
+
+
+class Recorder(Protocol):
+    """Event sink (internal.events.EventRecorder)."""
+
+    def event(self, obj: Obj, *, type: EventType, reason: str, message: str) -> None: ...
+
+
+FIELD_MANAGER = "dynamo-operator"
+# The cache's built-in index of objects by the UID of their controller ownerReference.
+CONTROLLER_INDEX = "controller"
+
+
+class ChildWriteError(Exception):
+    """Writing one child failed; `cause` is the client error (typed, see internal.client.errors)."""
+
+    def __init__(self, resource: Resource, name: str, verb: str, cause: Exception) -> None:
+        super().__init__(f"{verb} {resource.kind} {name}: {cause}")
+        self.resource, self.name, self.verb, self.cause = resource, name, verb, cause
+
+    @property
+    def terminal(self) -> bool:
+        """True when retrying the same write cannot succeed (the server refused its content)."""
+        return isinstance(self.cause, errors.Invalid | errors.BadRequest | errors.Forbidden)
+
+
+@dataclass(frozen=True, slots=True)
+class Desired:
+    """One child the owner should have. `create_only`: never updated once it exists."""
+
+    resource: Resource
+    obj: Obj
+    create_only: bool = False
+
+
+@dataclass(slots=True)
+class SyncReport:
+    """What one sync did, plus the freshest view of every desired child (write response or cache)."""
+
+    current: dict[tuple[Resource, str], Obj] = field(default_factory=dict)
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    foreign: list[str] = field(default_factory=list)
+
+    @property
+    def wrote(self) -> bool:
+        return bool(self.created or self.updated or self.deleted)
+
+    def get(self, resource: Resource, name: str) -> Obj | None:
+        return self.current.get((resource, name))
+
+
+def owner_reference(owner: Mapping[str, Any]) -> dict[str, Any]:
+    """A controller ownerReference to `owner` (blockOwnerDeletion so foreground deletion waits)."""
+    meta = owner["metadata"]
+    return {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": meta["name"],
+        "uid": meta["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def controller_uid(obj: Mapping[str, Any]) -> str | None:
+    """UID of the object's controller ownerReference, or None."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller"):
+            uid = ref.get("uid")
+            return str(uid) if uid else None
+    return None
+
+
+def controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller"):
+            return ref  # type: ignore[no-any-return]
+    return None
+
+
+def prepare(owner: Mapping[str, Any], obj: Obj) -> Obj:
+    """A copy of `obj` in the owner's namespace, controlled by the owner, stamped with its hash."""
+    out = copy.deepcopy(obj)
+    meta = out.setdefault("metadata", {})
+    meta.setdefault("namespace", owner["metadata"]["namespace"])
+    others = [r for r in meta.get("ownerReferences") or () if not r.get("controller")]
+    meta["ownerReferences"] = [owner_reference(owner), *others]
+    return stamp_hash(out)
+
+
+def _drifted(desired: Mapping[str, Any], live: Mapping[str, Any]) -> bool:
+    """Fields someone else may edit without changing our hash stamp, compared desired vs live.
+
+    Only `spec.replicas` today: a hand-scaled child must be put back (user report #4420); template
+    edits bump the child's generation and show up in its status instead.
+    """
+    want = (desired.get("spec") or {}).get("replicas")
+    return want is not None and (live.get("spec") or {}).get("replicas") != want
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str(obj["metadata"]["name"])
+
+
+class ChildSyncer:
+    """Applies an owner's desired children and prunes the rest. Stateless between calls."""
+
+    def __init__(
+        self,
+        *,
+        client: ChildClient,
+        cache: ChildReader,
+        recorder: Recorder,
+        field_manager: str = FIELD_MANAGER,
+    ) -> None:
+        self._client, self._cache, self._recorder = client, cache, recorder
+        self._field_manager = field_manager
+
+    async def sync(
+        self,
+        owner: Obj,
+        desired: Sequence[Desired],
+        *,
+        owned: Iterable[Resource],
+        keep: Callable[[Resource, Obj], bool] | None = None,
+    ) -> SyncReport:
+        """Write every desired child whose content changed, then delete owned children not desired.
+
+        Raises ChildWriteError for the first write that failed (the others still ran). Pruning runs
+        only when every write succeeded, so a half-failed sync never removes the old objects.
+        """
+        report = SyncReport()
+        prepared = [(d, prepare(owner, d.obj)) for d in desired]
+        results = await asyncio.gather(
+            *(self._one(owner, d, obj, report) for d, obj in prepared), return_exceptions=True
+        )
+        failures = [r for r in results if isinstance(r, BaseException)]
+        for failure in failures:
+            if not isinstance(failure, Exception):
+                raise failure  # cancellation and friends propagate untouched
+        if failures:
+            raise failures[0]
+        wanted = {(d.resource, _name(obj)) for d, obj in prepared}
+        await self._prune(owner, wanted, owned, keep, report)
+        return report
+
+    async def _one(self, owner: Obj, d: Desired, obj: Obj, report: SyncReport) -> None:
+        resource, name = d.resource, _name(obj)
+        live = self._cache.get(resource, object_key(obj))
+        owner_uid = owner["metadata"]["uid"]
+        if live is not None:
+            live_uid = controller_uid(live)
+            if live_uid is not None and live_uid != owner_uid:
+                report.foreign.append(f"{resource.kind}/{name}")
+                report.current[(resource, name)] = live
+                self._foreign_event(owner, resource, live)
+                return
+            if d.create_only:
+                report.current[(resource, name)] = live
+                return
+            if recorded_hash(live) == content_hash(obj) and not _drifted(obj, live) and live_uid is not None:
+                report.current[(resource, name)] = live
+                return
+        if d.create_only:
+            # POST, not apply: a same-named object the cache has not seen yet (a user's PVC) must
+            # stay exactly as it is, and AlreadyExists says so.
+            try:
+                report.current[(resource, name)] = await self._client.create(resource, obj)
+            except errors.AlreadyExists:
+                return
+            except errors.ApiError as err:
+                self._failed(owner, resource, name, "create", err)
+                raise ChildWriteError(resource, name, "create", err) from err
+            report.created.append(f"{resource.kind}/{name}")
+            self._recorder.event(
+                owner,
+                type="Normal",
+                reason=f"Create{resource.kind}",
+                message=f"Created {resource.kind} {name}",
+            )
+            return
+        try:
+            result = await self._client.apply(resource, obj, field_manager=self._field_manager, force=True)
+        except errors.ApiError as err:
+            self._failed(owner, resource, name, "apply", err)
+            raise ChildWriteError(resource, name, "apply", err) from err
+        report.current[(resource, name)] = result
+        verb = "Create" if live is None else "Update"
+        (report.created if live is None else report.updated).append(f"{resource.kind}/{name}")
+        self._recorder.event(
+            owner, type="Normal", reason=f"{verb}{resource.kind}", message=f"{verb}d {resource.kind} {name}"
+        )
+
+    async def _prune(
+        self,
+        owner: Obj,
+        wanted: set[tuple[Resource, str]],
+        owned: Iterable[Resource],
+        keep: Callable[[Resource, Obj], bool] | None,
+        report: SyncReport,
+    ) -> None:
+        owner_uid = owner["metadata"]["uid"]
+        doomed: list[tuple[Resource, Obj]] = []
+        for resource in owned:
+            for child in self._cache.by_index(resource, CONTROLLER_INDEX, owner_uid):
+                if (resource, _name(child)) in wanted or (child.get("metadata") or {}).get(
+                    "deletionTimestamp"
+                ):
+                    continue
+                if keep is not None and keep(resource, child):
+                    continue
+                doomed.append((resource, child))
+        await asyncio.gather(*(self._delete(owner, resource, child, report) for resource, child in doomed))
+
+    async def _delete(self, owner: Obj, resource: Resource, child: Obj, report: SyncReport) -> None:
+        meta = child["metadata"]
+        try:
+            await self._client.delete(
+                resource,
+                meta["name"],
+                namespace=meta.get("namespace"),
+                propagation_policy="Background",
+                # The UID precondition makes sure we delete the object we looked at, not a
+                # same-named successor someone else created in between.
+                preconditions={"uid": meta["uid"]},
+            )
+        except (errors.NotFound, errors.Conflict):
+            return
+        except errors.ApiError as err:
+            self._failed(owner, resource, meta["name"], "delete", err)
+            raise ChildWriteError(resource, meta["name"], "delete", err) from err
+        report.deleted.append(f"{resource.kind}/{meta['name']}")
+        self._recorder.event(
+            owner,
+            type="Normal",
+            reason=f"Delete{resource.kind}",
+            message=f"Deleted {resource.kind} {meta['name']}: no longer desired",
+        )
+
+    def _foreign_event(self, owner: Obj, resource: Resource, live: Obj) -> None:
+        ref = controller_ref(live) or {}
+        if ref.get("kind") == owner.get("kind"):
+            # A sibling of our own kind shares the object by design (one model Service per model,
+            # whichever component came first controls it): nothing to warn about.
+            return
+        self._recorder.event(
+            owner,
+            type="Warning",
+            reason="OwnedByAnother",
+            message=(
+                f"{resource.kind} {_name(live)} is controlled by {ref.get('kind')}/{ref.get('name')}; "
+                "leaving it untouched"
+            ),
+        )
+
+    def _failed(self, owner: Obj, resource: Resource, name: str, verb: str, err: errors.ApiError) -> None:
+        if isinstance(err, errors.Conflict):
+            return  # a stale view: the retry will succeed, no need to alarm anyone
+        self._recorder.event(
+            owner,
+            type="Warning",
+            reason=f"{verb.capitalize()}{resource.kind}Failed",
+            message=f"{name}: {err}",
+        )
+
+
+def merge_patch(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict[str, Any]:
+    """RFC 7386 patch turning `old` into `new` (maps recurse, anything else replaces, null deletes)."""
+    old = old or {}
+    patch: dict[str, Any] = {}
+    for key in old.keys() - new.keys():
+        patch[key] = None
+    for key, value in new.items():
+        before = old.get(key)
+        if isinstance(value, Mapping) and isinstance(before, Mapping):
+            sub = merge_patch(before, value)
+            if sub:
+                patch[key] = sub
+        elif before != value or key not in old:
+            patch[key] = value
+    return patch
+
+
+def without_none(value: Any) -> Any:
+    """Drop None values recursively: the form the API server stores and hands back."""
+    if isinstance(value, Mapping):
+        return {k: without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_none(v) for v in value]
+    return value
+
+
+async def write_status_if_changed(
+    client: ChildClient, resource: Resource, live: Mapping[str, Any], status: Mapping[str, Any]
+) -> Obj | None:
+    """Merge-patch the status subresource when `status` differs from the live one; None when equal."""
+    new = without_none(status)
+    patch = merge_patch(live.get("status") or {}, new)
+    if not patch:
+        return None
+    meta = live["metadata"]
+    return await client.patch(
+        resource, meta["name"], {"status": patch}, namespace=meta.get("namespace"), subresource="status"
+    )

@@ -1,0 +1,110 @@
+"""Kubernetes `metav1.Condition` lists as plain dicts: find, set, compare.
+
+Setting a condition keeps its `lastTransitionTime` unless the status flips, so writing the same
+condition again yields an identical list and therefore no status write.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Status = Literal["True", "False", "Unknown"]
+Clock = Callable[[], datetime.datetime]
+
+
+def utc_now() -> datetime.datetime:
+    """The default clock: wall time in UTC."""
+    return datetime.datetime.now(datetime.UTC)
+
+
+def rfc3339(when: datetime.datetime) -> str:
+    """Kubernetes' timestamp form (second precision, `Z`)."""
+    return when.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """What a reconciler wants a condition to say; the timestamp is filled in by `set_condition`."""
+
+    type: str
+    status: Status
+    reason: str
+    message: str
+
+
+def find(conditions: Iterable[Mapping[str, Any]] | None, type_: str) -> Mapping[str, Any] | None:
+    """The condition of that type, or None."""
+    for cond in conditions or ():
+        if cond.get("type") == type_:
+            return cond
+    return None
+
+
+def is_true(conditions: Iterable[Mapping[str, Any]] | None, type_: str) -> bool:
+    cond = find(conditions, type_)
+    return cond is not None and cond.get("status") == "True"
+
+
+def set_condition(
+    conditions: Sequence[Mapping[str, Any]] | None,
+    want: Condition,
+    *,
+    observed_generation: int | None,
+    now: Clock = utc_now,
+) -> list[dict[str, Any]]:
+    """A new list with `want` upserted by type. The transition time moves only when status changes."""
+    out: list[dict[str, Any]] = []
+    replaced = False
+    for cond in conditions or ():
+        if cond.get("type") != want.type:
+            out.append(dict(cond))
+            continue
+        replaced = True
+        out.append(_render(want, observed_generation, _transition_time(cond, want, now)))
+    if not replaced:
+        out.append(_render(want, observed_generation, rfc3339(now())))
+    return out
+
+
+def set_conditions(
+    conditions: Sequence[Mapping[str, Any]] | None,
+    wants: Iterable[Condition],
+    *,
+    observed_generation: int | None,
+    now: Clock = utc_now,
+) -> list[dict[str, Any]]:
+    """`set_condition` for several conditions at once."""
+    out = [dict(c) for c in conditions or ()]
+    for want in wants:
+        out = set_condition(out, want, observed_generation=observed_generation, now=now)
+    return out
+
+
+def same(a: Sequence[Mapping[str, Any]] | None, b: Sequence[Mapping[str, Any]] | None) -> bool:
+    """Equal as sets of conditions by type, comparing every field (timestamps included)."""
+    by_type_a = {c.get("type"): dict(c) for c in a or ()}
+    by_type_b = {c.get("type"): dict(c) for c in b or ()}
+    return by_type_a == by_type_b
+
+
+def _transition_time(old: Mapping[str, Any], want: Condition, now: Clock) -> str:
+    if old.get("status") == want.status and isinstance(old.get("lastTransitionTime"), str):
+        return str(old["lastTransitionTime"])
+    return rfc3339(now())
+
+
+def _render(want: Condition, observed_generation: int | None, when: str) -> dict[str, Any]:
+    cond: dict[str, Any] = {
+        "type": want.type,
+        "status": want.status,
+        "reason": want.reason,
+        # The API server requires a message field on metav1.Condition (it may be empty).
+        "message": want.message,
+        "lastTransitionTime": when,
+    }
+    if observed_generation is not None:
+        cond["observedGeneration"] = observed_generation
+    return cond

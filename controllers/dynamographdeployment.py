@@ -1,0 +1,379 @@
+"""DynamoGraphDeployment reconciler: a DCD per service, the graph's PVCs and adapters, honest status.
+
+Reads the DGD and its children from the cache, generates the desired children with internal.dynamo,
+writes only those whose content changed and prunes children of removed services. It never writes
+the DGD's own spec (so `spec.services[x].replicas`, owned by a scaling adapter when one is enabled,
+has exactly one writer), creates nothing while the DGD is being deleted, and writes status only when
+it changed.
+
+Restart progress is derived from the cluster, not from memory: each DCD carries the restart id it
+was last restarted for (`spec.annotations["nvidia.com/restartAt"]`) and reports whether its workload
+has rolled (`observedGeneration` caught up and `Available`). See `plan_restart`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import structlog
+from dynamo_operator.controllers import conditions, kinds
+from dynamo_operator.controllers.apply import (
+    ChildClient,
+    ChildReader,
+    ChildSyncer,
+    ChildWriteError,
+    Desired,
+    Recorder,
+    SyncReport,
+    controller_uid,
+    write_status_if_changed,
+)
+from dynamo_operator.controllers.conditions import Condition
+from dynamo_operator.internal import consts
+from dynamo_operator.internal.client.resource import Resource, object_key, split_key
+from dynamo_operator.internal.controller.predicates import annotation_changed, any_of, generation_changed
+from dynamo_operator.internal.controller.result import Result, TerminalError
+from dynamo_operator.internal.dynamo.context import GenContext
+from dynamo_operator.internal.dynamo.errors import GenerationError
+from dynamo_operator.internal.dynamo.graph import desired_graph_objects
+
+log = structlog.get_logger(__name__)
+
+Obj = dict[str, Any]
+GenContextFor = Callable[[str], GenContext]
+Mapper = Callable[[Obj], Iterable[str]]
+
+READY = "Ready"
+STATE_PENDING = "pending"
+STATE_SUCCESSFUL = "successful"
+STATE_FAILED = "failed"
+REASON_ALL_READY = "all_resources_are_ready"
+REASON_SOME_NOT_READY = "some_resources_are_not_ready"
+RESTARTING, COMPLETED = "Restarting", "Completed"
+
+
+class Builder(Protocol):
+    """The part of internal.controller's builder this reconciler declares itself with."""
+
+    def for_(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
+    def owns(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
+    def watches(self, resource: Resource, mapper: Mapper, *, predicates: Sequence[Any] = ()) -> Builder: ...
+
+
+# --- restart ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RestartPlan:
+    """Which restart id each service's DCD should carry, and the status that describes the progress."""
+
+    values: dict[str, str]  # service → restartAt value to write (absent: write none)
+    status: dict[str, Any] | None  # RestartStatus, camelCase; None: nothing to report
+
+
+def plan_restart(
+    restart: Mapping[str, Any] | None,
+    services: Sequence[str],
+    *,
+    live_values: Mapping[str, str | None],
+    rolled: Mapping[str, bool],
+    previous: Mapping[str, Any] | None,
+) -> RestartPlan:
+    """Decide the restart step from what the cluster shows.
+
+    `live_values[s]` is the restart id on service s's DCD (None: none, or no DCD yet); `rolled[s]`
+    whether that DCD's workload runs its latest spec. Sequential restarts stamp the next service in
+    `order` only once every earlier one is stamped and rolled; Parallel stamps all at once. A
+    service whose DCD does not exist yet is stamped directly: new pods need no restart (user report
+    #10955: adding an id at creation is not a restart).
+    """
+    values = {s: v for s in services if (v := live_values.get(s))}
+    rid = (restart or {}).get("id")
+    if not rid:
+        keep = previous if previous and previous.get("phase") == COMPLETED else None
+        return RestartPlan(values, dict(keep) if keep else None)
+    for s in services:
+        if s not in live_values:
+            values[s] = rid
+    strategy = (restart or {}).get("strategy") or {}
+    if strategy.get("type") == "Parallel":
+        for s in services:
+            values[s] = rid
+        in_progress = [s for s in sorted(services) if not (live_values.get(s) == rid and rolled.get(s))]
+    else:
+        order = [s for s in strategy.get("order") or () if s in services]
+        order += sorted(s for s in services if s not in order)
+        in_progress = []
+        for s in order:
+            if live_values.get(s) == rid:
+                if rolled.get(s):
+                    continue
+                in_progress = [s]
+                break
+            values[s] = rid
+            in_progress = [s]
+            break
+    status: dict[str, Any] = {"observedID": rid, "phase": RESTARTING if in_progress else COMPLETED}
+    if in_progress:
+        status["inProgress"] = in_progress
+    return RestartPlan(values, status)
+
+
+# --- status -----------------------------------------------------------------------------------------
+
+
+def dcd_rolled(dcd: Mapping[str, Any]) -> bool:
+    """The DCD's controller has seen its latest spec and reports it Available."""
+    meta, status = dcd.get("metadata") or {}, dcd.get("status") or {}
+    observed = status.get("observedGeneration")
+    caught_up = isinstance(observed, int) and observed >= int(meta.get("generation") or 0)
+    return caught_up and conditions.is_true(status.get("conditions"), "Available")
+
+
+def _service_message(dcd: Mapping[str, Any] | None, replicas: int) -> str:
+    if dcd is None:
+        return "creating"
+    status = dcd.get("status") or {}
+    if not status:
+        return f"0/{replicas} ready"
+    cond = conditions.find(status.get("conditions"), "DynamoComponentReady")
+    message = str((cond or {}).get("message") or "")
+    observed = status.get("observedGeneration")
+    if not isinstance(observed, int) or observed < int((dcd.get("metadata") or {}).get("generation") or 0):
+        return "rolling" if (status.get("service") or {}).get("replicas") else f"0/{replicas} ready"
+    return message or "not ready"
+
+
+@dataclass(slots=True)
+class GraphStatus:
+    """What the DGD status should say about its services."""
+
+    ready: bool
+    message: str
+    services: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def graph_status(
+    services: Mapping[str, Mapping[str, Any]], dcds: Mapping[str, Mapping[str, Any] | None]
+) -> GraphStatus:
+    """Ready iff every service's DCD has rolled; the message names each service that has not."""
+    out = GraphStatus(ready=True, message="")
+    waiting: list[str] = []
+    zero: list[str] = []
+    for svc in sorted(services):
+        spec = services[svc] or {}
+        dcd = dcds.get(svc)
+        replicas = spec.get("replicas", consts.DEFAULT_REPLICAS)
+        replicas = replicas if isinstance(replicas, int) else consts.DEFAULT_REPLICAS
+        live = ((dcd or {}).get("status") or {}).get("service")
+        out.services[svc] = dict(live) if live else _placeholder(svc, spec, dcd)
+        if dcd is not None and dcd_rolled(dcd):
+            if replicas == 0:
+                zero.append(svc)
+            continue
+        out.ready = False
+        waiting.append(f"{svc}: {_service_message(dcd, replicas)}")
+    if waiting:
+        out.message = "; ".join(waiting)
+    else:
+        out.message = "All resources are ready" + (f"; scaled to zero: {', '.join(zero)}" if zero else "")
+    return out
+
+
+def _placeholder(svc: str, spec: Mapping[str, Any], dcd: Mapping[str, Any] | None) -> dict[str, Any]:
+    kind = "LeaderWorkerSet" if spec.get("multinode") else "Deployment"
+    name = str(((dcd or {}).get("metadata") or {}).get("name") or svc)
+    return {"componentKind": kind, "componentName": name, "replicas": 0, "updatedReplicas": 0}
+
+
+# --- reconciler -------------------------------------------------------------------------------------
+
+
+def _service_of(dcd: Mapping[str, Any]) -> str | None:
+    spec = dcd.get("spec") or {}
+    labels = (dcd.get("metadata") or {}).get("labels") or {}
+    name = spec.get("serviceName") or labels.get(consts.LABEL_COMPONENT)
+    return str(name) if name else None
+
+
+class DynamoGraphDeploymentReconciler:
+    """Turns one DGD into DCDs, PVCs and scaling adapters, and reports the graph's readiness."""
+
+    owned: tuple[Resource, ...] = (
+        kinds.DCD,
+        kinds.PVC,
+        kinds.DGDSA,
+        kinds.SERVICE,  # model Services
+        kinds.SERVICE_ACCOUNT,  # discovery RBAC
+        kinds.ROLE,
+        kinds.ROLE_BINDING,
+    )
+
+    def __init__(
+        self, *, client: ChildClient, cache: ChildReader, recorder: Recorder, gen_context: GenContextFor
+    ) -> None:
+        self._client, self._cache, self._recorder = client, cache, recorder
+        self._gen_context = gen_context
+        self._syncer = ChildSyncer(client=client, cache=cache, recorder=recorder)
+
+    def setup(self, b: Builder) -> None:
+        """For DGD (spec or annotation changes); Owns DCDs (their status drives ours), PVCs, adapters;
+        Watches PVCs a graph names but does not own, so a user creating one re-triggers the graph."""
+        b.for_(kinds.DGD, predicates=(any_of(generation_changed, annotation_changed),))
+        for resource in self.owned:
+            b.owns(resource)
+        b.watches(kinds.PVC, self.graphs_naming_pvc)
+
+    def graphs_naming_pvc(self, pvc: Obj) -> list[str]:
+        """Keys of the DGDs in the PVC's namespace whose `spec.pvcs` lists it."""
+        meta = pvc.get("metadata") or {}
+        name, namespace = meta.get("name"), meta.get("namespace")
+        if not namespace:
+            return []
+        out = []
+        for dgd in self._cache.by_index(kinds.DGD, "namespace", str(namespace)):
+            if any(p.get("name") == name for p in (dgd.get("spec") or {}).get("pvcs") or ()):
+                out.append(object_key(dgd))
+        return out
+
+    async def reconcile(self, key: str) -> Result:
+        raw = self._cache.get(kinds.DGD, key)
+        if raw is None or raw["metadata"].get("deletionTimestamp"):
+            return Result()  # gone, or going (foreground deletion): create nothing, GC does the rest
+        namespace, _ = split_key(key)
+        ctx = self._gen_context(namespace or "")
+        services: dict[str, Any] = (raw.get("spec") or {}).get("services") or {}
+        live = self._live_dcds(raw)
+        plan = plan_restart(
+            (raw.get("spec") or {}).get("restart"),
+            list(services),
+            live_values={
+                s: ((d.get("spec") or {}).get("annotations") or {}).get(consts.ANNOTATION_RESTART_AT)
+                for s, d in live.items()
+            },
+            rolled={s: dcd_rolled(d) for s, d in live.items()},
+            previous=(raw.get("status") or {}).get("restart"),
+        )
+        try:
+            problems = self._semantic_problems(raw)
+            if problems:
+                raise GenerationError("spec", "; ".join(problems))
+            desired = desired_graph_objects(raw, ctx, restart_at=plan.values)
+        except GenerationError as err:
+            await self._fail(raw, "InvalidSpec", str(err))
+            raise TerminalError(str(err)) from err
+
+        names = {p.get("name") for p in (raw.get("spec") or {}).get("pvcs") or ()}
+        try:
+            report = await self._syncer.sync(
+                raw,
+                [
+                    # Create-only: a PVC's spec is (mostly) immutable and its data precious; once an
+                    # adapter exists it, not the graph, is the source of truth for its replicas.
+                    Desired(r, o, create_only=r in (kinds.PVC, kinds.DGDSA))
+                    for o in desired
+                    for r in (kinds.resource_of(o),)
+                ],
+                owned=self.owned,
+                # Never delete a PVC the graph still names (its entry may have turned create: false).
+                keep=lambda resource, obj: resource == kinds.PVC and obj["metadata"]["name"] in names,
+            )
+        except ChildWriteError as err:
+            if not err.terminal:
+                raise
+            await self._fail(raw, "ApplyRejected", str(err))
+            raise TerminalError(str(err)) from err
+
+        dcds = [o for o in desired if o.get("kind") == kinds.DCD.kind]
+        current = self._current_dcds(dcds, report)
+        verdict = graph_status(services, current)
+        missing = self._missing_user_pvcs(raw)
+        if missing:
+            verdict.ready = False
+            extra = f"waiting for PVC {', '.join(missing)}"
+            verdict.message = extra if verdict.message.startswith("All") else f"{verdict.message}; {extra}"
+        await self._write_status(raw, verdict, plan.status)
+        return Result()
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _semantic_problems(self, raw: Obj) -> list[str]:
+        """What the CRD schema cannot refuse: cross-references between fields."""
+        spec = raw.get("spec") or {}
+        services = spec.get("services") or {}
+        problems = []
+        if not services:
+            problems.append("services: at least one service is required")
+        order = ((spec.get("restart") or {}).get("strategy") or {}).get("order") or []
+        unknown = [s for s in order if s not in services]
+        if unknown:
+            problems.append(f"restart.strategy.order names unknown services: {', '.join(unknown)}")
+        return problems
+
+    def _live_dcds(self, raw: Obj) -> dict[str, Obj]:
+        """This graph's DCDs in the cache, by service name."""
+        out: dict[str, Obj] = {}
+        for dcd in self._cache.by_index(kinds.DCD, "controller", raw["metadata"]["uid"]):
+            svc = _service_of(dcd)
+            if svc is not None:
+                out[svc] = dcd
+        return out
+
+    @staticmethod
+    def _current_dcds(desired: Sequence[Obj], report: SyncReport) -> dict[str, Obj | None]:
+        out: dict[str, Obj | None] = {}
+        for dcd in desired:
+            svc = _service_of(dcd)
+            if svc is not None:
+                out[svc] = report.get(kinds.DCD, dcd["metadata"]["name"])
+        return out
+
+    def _missing_user_pvcs(self, raw: Obj) -> list[str]:
+        namespace = raw["metadata"]["namespace"]
+        missing = []
+        for pvc in (raw.get("spec") or {}).get("pvcs") or ():
+            name = pvc.get("name")
+            if name and not pvc.get("create") and self._cache.get(kinds.PVC, f"{namespace}/{name}") is None:
+                missing.append(str(name))
+        return missing
+
+    async def _fail(self, raw: Obj, reason: str, message: str) -> None:
+        """A problem only a spec change can fix: report it once, apply nothing, keep the rest of status."""
+        old = raw.get("status") or {}
+        status = dict(old)
+        status["state"] = STATE_FAILED
+        status["conditions"] = conditions.set_condition(
+            old.get("conditions"),
+            Condition(READY, "False", reason, message),
+            observed_generation=raw["metadata"].get("generation"),
+        )
+        if await write_status_if_changed(self._client, kinds.DGD, raw, status) is not None:
+            self._recorder.event(raw, type="Warning", reason=reason, message=message)
+
+    async def _write_status(self, raw: Obj, verdict: GraphStatus, restart: dict[str, Any] | None) -> None:
+        old = raw.get("status") or {}
+        generation = raw["metadata"].get("generation")
+        ready = Condition(
+            READY,
+            "True" if verdict.ready else "False",
+            REASON_ALL_READY if verdict.ready else REASON_SOME_NOT_READY,
+            verdict.message,
+        )
+        status: dict[str, Any] = {
+            "observedGeneration": generation,
+            "state": STATE_SUCCESSFUL if verdict.ready else STATE_PENDING,
+            "conditions": conditions.set_condition(
+                old.get("conditions"), ready, observed_generation=generation
+            ),
+            "services": verdict.services,
+        }
+        if restart is not None:
+            status["restart"] = restart
+        await write_status_if_changed(self._client, kinds.DGD, raw, status)
+
+
+def controlled_by(obj: Mapping[str, Any], uid: str) -> bool:
+    """True when `obj`'s controller ownerReference points at `uid`."""
+    return controller_uid(obj) == uid

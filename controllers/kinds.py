@@ -1,0 +1,103 @@
+"""Resource descriptors of every kind the controllers read or write, in one import.
+
+Dynamo's five kinds are built from the API package's constants; built-in kinds are re-exported from
+the client so a reconciler names all its kinds as `kinds.X`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from dynamo_operator.api.v1alpha1 import groupversion as gv
+from dynamo_operator.internal.client.resource import (
+    CONFIG_MAP,
+    DEPLOYMENT,
+    INGRESS,
+    LEADER_WORKER_SET,
+    PERSISTENT_VOLUME_CLAIM,
+    POD,
+    ROLE,
+    ROLE_BINDING,
+    SECRET,
+    SERVICE,
+    SERVICE_ACCOUNT,
+    VIRTUAL_SERVICE,
+    Resource,
+)
+
+DGD: Final = Resource(
+    gv.GROUP, gv.VERSION, gv.DYNAMO_GRAPH_DEPLOYMENT_PLURAL, gv.DYNAMO_GRAPH_DEPLOYMENT_KIND
+)
+DCD: Final = Resource(
+    gv.GROUP, gv.VERSION, gv.DYNAMO_COMPONENT_DEPLOYMENT_PLURAL, gv.DYNAMO_COMPONENT_DEPLOYMENT_KIND
+)
+DGDSA: Final = Resource(
+    gv.GROUP,
+    gv.VERSION,
+    gv.DYNAMO_GRAPH_DEPLOYMENT_SCALING_ADAPTER_PLURAL,
+    gv.DYNAMO_GRAPH_DEPLOYMENT_SCALING_ADAPTER_KIND,
+)
+DGDR: Final = Resource(
+    gv.GROUP, gv.VERSION, gv.DYNAMO_GRAPH_DEPLOYMENT_REQUEST_PLURAL, gv.DYNAMO_GRAPH_DEPLOYMENT_REQUEST_KIND
+)
+DYNAMO_MODEL: Final = Resource(gv.GROUP, gv.VERSION, gv.DYNAMO_MODEL_PLURAL, gv.DYNAMO_MODEL_KIND)
+PVC: Final = PERSISTENT_VOLUME_CLAIM
+LWS: Final = LEADER_WORKER_SET
+POD_GROUP: Final = Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup")
+INFERENCE_POOL: Final = Resource("inference.networking.k8s.io", "v1", "inferencepools", "InferencePool")
+
+# Kinds a generated object may have, by (apiVersion, kind): maps generation output to where it lives.
+_BY_TYPE: Final = {
+    (r.api_version, r.kind): r
+    for r in (
+        DGD,
+        DCD,
+        DGDSA,
+        DGDR,
+        DYNAMO_MODEL,
+        DEPLOYMENT,
+        SERVICE,
+        INGRESS,
+        LEADER_WORKER_SET,
+        VIRTUAL_SERVICE,
+        PERSISTENT_VOLUME_CLAIM,
+        CONFIG_MAP,
+        SECRET,
+        POD,
+        SERVICE_ACCOUNT,
+        ROLE,
+        ROLE_BINDING,
+        POD_GROUP,
+        INFERENCE_POOL,
+    )
+}
+
+
+def resource_of(obj: dict[str, object]) -> Resource:
+    """The descriptor of a generated object's kind; KeyError names kinds nobody registered."""
+    return _BY_TYPE[(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))]
+
+
+__all__ = [
+    "CONFIG_MAP",
+    "DCD",
+    "DEPLOYMENT",
+    "DGD",
+    "DGDR",
+    "DGDSA",
+    "DYNAMO_MODEL",
+    "INFERENCE_POOL",
+    "INGRESS",
+    "LWS",
+    "POD",
+    "POD_GROUP",
+    "PVC",
+    "ROLE",
+    "ROLE_BINDING",
+    "SECRET",
+    "SERVICE",
+    "SERVICE_ACCOUNT",
+    "VIRTUAL_SERVICE",
+    "Resource",
+    "resource_of",
+]
