@@ -1,1 +1,1 @@
-
+"""Docker registry secrets: registry-host parsing and the per-namespace secret index."""

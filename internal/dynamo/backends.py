@@ -1,0 +1,291 @@
+"""Backend-specific mutations of the main container: compilation cache and multinode rewrites.
+
+Multinode pods run under a LeaderWorkerSet: the leader address and the worker index come from the
+documented LWS env vars, which the kubelet expands inside `$(...)` in command/args.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo.errors import GenerationError
+from dynamo_operator.internal.dynamo.merge import env, field_env, merge_env
+
+LWS_LEADER_HOST = "$(LWS_LEADER_ADDRESS)"
+LWS_WORKER_RANK = "$(LWS_WORKER_INDEX)"
+
+_PYTHON_EXE = re.compile(r"^(?:.*/)?python[0-9.]*$")
+_FRAMEWORK_MODULE = re.compile(r"python[0-9.]*\s+(?:[^|&;]*\s)?-m\s+dynamo\.(vllm|sglang|trtllm)\b")
+_PYTHON_CMD_IN_SHELL = re.compile(r"python[0-9.]*\s+[^|&;]*")
+
+
+class Role(enum.Enum):
+    """Which pod of a component a template is for."""
+
+    MAIN = "main"  # single node
+    LEADER = "leader"
+    WORKER = "worker"
+
+
+@dataclass(frozen=True, slots=True)
+class MultinodeInfo:
+    """How one multinode replica is laid out."""
+
+    node_count: int
+    gpus_per_node: int
+
+
+def detect_backend(component_type: str, explicit: str | None, container: Mapping[str, Any]) -> str:
+    """The backend a component runs: detected from its command line, else the explicit one, else ""."""
+    if component_type not in c.WORKER_COMPONENT_TYPES:
+        return ""
+    line = " ".join([*container.get("command", []), *container.get("args", [])])
+    found = sorted(set(_FRAMEWORK_MODULE.findall(line)))
+    if len(found) > 1:
+        raise GenerationError("extraPodSpec.mainContainer", f"command runs several backends: {found}")
+    if found and explicit and found[0] != explicit:
+        raise GenerationError(
+            "backendFramework", f"{explicit!r} contradicts the command line, which runs dynamo.{found[0]}"
+        )
+    return found[0] if found else (explicit or "")
+
+
+def compilation_cache_env(backend: str, mount_point: str | None) -> list[dict[str, Any]]:
+    """Env pointing the backend at its compilation cache (set whether the mount point was defaulted
+    or given — upstream only set it for explicit mount points)."""
+    if backend == c.BACKEND_VLLM and mount_point:
+        return [env(c.ENV_VLLM_CACHE_ROOT, mount_point)]
+    return []
+
+
+def default_cache_mount_point(backend: str) -> str | None:
+    """Where a compilation-cache volume goes when the user names none; None when the backend has none."""
+    return c.DEFAULT_VLLM_CACHE_MOUNT_POINT if backend == c.BACKEND_VLLM else None
+
+
+def quote(token: str) -> str:
+    """Shell-quote one token only when it needs it, so generated scripts stay readable."""
+    return shlex.quote(token) if token else "''"
+
+
+def _inject_flags(container: dict[str, Any], flags: list[str], *, needs_shell: bool) -> None:
+    command: list[str] = list(container.get("command") or [])
+    args: list[str] = list(container.get("args") or [])
+    if command and _PYTHON_EXE.match(command[0]):
+        if not needs_shell:
+            container["args"] = [*args, *flags]
+            return
+        line = " ".join(quote(t) for t in [*command, *args])
+        container["command"] = ["/bin/sh", "-c"]
+        container["args"] = [f"exec {line} {' '.join(flags)}"]
+        return
+    for i, arg in enumerate(args):
+        match = _PYTHON_CMD_IN_SHELL.search(arg)
+        if match:
+            end = match.end()
+            while end > match.start() and arg[end - 1].isspace():
+                end -= 1
+            args[i] = f"{arg[:end]} {' '.join(flags)}{arg[end:]}"
+            container["args"] = args
+            return
+    raise GenerationError(
+        "extraPodSpec.mainContainer.command", "multinode needs a python command line to inject flags into"
+    )
+
+
+def _strip_probes(container: dict[str, Any], *names: str) -> None:
+    for name in names:
+        container.pop(name, None)
+
+
+def _arg_value(args: list[str], flag: str, default: int) -> int:
+    tokens = [t for a in args for t in a.split()]
+    for i, token in enumerate(tokens):
+        if token == flag and i + 1 < len(tokens):
+            try:
+                return int(tokens[i + 1])
+            except ValueError:
+                return default
+        if token.startswith(flag + "="):
+            try:
+                return int(token.split("=", 1)[1])
+            except ValueError:
+                return default
+    return default
+
+
+def _semver_at_least_1(version: str | None) -> bool:
+    if not version:
+        return False
+    m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:[-+].*)?", version.strip())
+    return bool(m) and int(m.group(1)) >= 1  # type: ignore[union-attr]
+
+
+def vllm_executor(annotations: Mapping[str, str]) -> str:
+    """`mp` or `ray`: the annotation wins; else mp for graphs first created by operator ≥ 1.0.0."""
+    explicit = annotations.get(c.ANNOTATION_VLLM_EXECUTOR_BACKEND, "").lower()
+    if explicit in ("mp", "ray"):
+        return explicit
+    return "mp" if _semver_at_least_1(annotations.get(c.ANNOTATION_ORIGIN_VERSION)) else "ray"
+
+
+def _vllm_multinode(
+    container: dict[str, Any], role: Role, info: MultinodeInfo, annotations: Mapping[str, str]
+) -> None:
+    args = [*container.get("command", []), *container.get("args", [])]
+    world = _arg_value(args, "--tensor-parallel-size", 1) * _arg_value(args, "--pipeline-parallel-size", 1)
+    dp = _arg_value(args, "--data-parallel-size", 1)
+    gpus = info.gpus_per_node
+    leader = role is Role.LEADER
+    if world > gpus:
+        if vllm_executor(annotations) == "mp":
+            rank = "0" if leader else LWS_WORKER_RANK
+            flags = [
+                "--distributed-executor-backend", "mp",
+                "--nnodes", str(info.node_count),
+                "--master-addr", LWS_LEADER_HOST,
+                "--master-port", str(c.VLLM_MP_MASTER_PORT),
+                "--node-rank", rank,
+            ]  # fmt: skip
+            if not leader:
+                flags.append("--headless")
+            _inject_flags(container, flags, needs_shell=False)
+            container["env"] = merge_env(
+                container.get("env", []), [field_env(c.ENV_VLLM_NIXL_SIDE_CHANNEL_HOST, "status.podIP")]
+            )
+        elif leader:
+            line = " ".join(quote(t) for t in [*container.get("command", []), *container.get("args", [])])
+            container["command"] = ["/bin/sh", "-c"]
+            container["args"] = [
+                f"ray start --head --port={c.VLLM_RAY_PORT} && {line} --distributed-executor-backend ray"
+            ]
+        else:
+            container["command"] = ["/bin/sh", "-c"]
+            container["args"] = [f"ray start --address={LWS_LEADER_HOST}:{c.VLLM_RAY_PORT} --block"]
+    elif world * dp > gpus:
+        local = max(gpus // world, 1)
+        total = dp if dp > 1 else local * info.node_count
+        flags = ["--data-parallel-hybrid-lb"]
+        if _arg_value(args, "--data-parallel-size", 0) == 0:
+            flags += ["--data-parallel-size", str(total)]
+        start = "0" if leader else f"$(( {local} * {LWS_WORKER_RANK} ))"
+        flags += [
+            "--data-parallel-size-local", str(local),
+            "--data-parallel-start-rank", start,
+            "--data-parallel-address", LWS_LEADER_HOST,
+            "--data-parallel-rpc-port", str(c.VLLM_DP_RPC_PORT),
+        ]  # fmt: skip
+        _inject_flags(container, flags, needs_shell=not leader)
+    if not leader:
+        _strip_probes(container, "livenessProbe", "readinessProbe", "startupProbe")
+
+
+def _sglang_multinode(container: dict[str, Any], role: Role, info: MultinodeInfo) -> None:
+    rank = "0" if role is Role.LEADER else LWS_WORKER_RANK
+    flags = [
+        "--dist-init-addr", f"{LWS_LEADER_HOST}:{c.SGLANG_DIST_INIT_PORT}",
+        "--nnodes", str(info.node_count),
+        "--node-rank", rank,
+    ]  # fmt: skip
+    _inject_flags(container, flags, needs_shell=False)
+    if role is Role.WORKER:
+        _strip_probes(container, "livenessProbe", "readinessProbe", "startupProbe")
+
+
+TRTLLM_FORWARDED_ENV = (
+    "CUDA_VISIBLE_DEVICES", "MODEL_PATH", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_ENDPOINT",
+    "TOKENIZERS_PARALLELISM", "NCCL_DEBUG", "NCCL_IB_DISABLE", "NCCL_P2P_DISABLE",
+    "TENSORRT_LLM_CACHE_DIR", "HF_HOME", "TRANSFORMERS_CACHE", "HF_DATASETS_CACHE", "PATH",
+    "LD_LIBRARY_PATH", "PYTHONPATH", "HOME", "USER", "TRTLLM_USE_UCX_KVCACHE",
+)  # fmt: skip
+
+_SSH_SETUP = (
+    'mkdir -p "$HOME/.ssh" && cp /ssh-pk/private.key "$HOME/.ssh/id_rsa" && '
+    'cp /ssh-pk/private.key.pub "$HOME/.ssh/id_rsa.pub" && '
+    'cp /ssh-pk/private.key.pub "$HOME/.ssh/authorized_keys" && '
+    'chmod 600 "$HOME/.ssh/id_rsa" "$HOME/.ssh/authorized_keys" && '
+    f'printf "Host *\\n  Port {c.MPI_SSH_PORT}\\n  StrictHostKeyChecking no\\n" > "$HOME/.ssh/config"'
+)
+
+
+def trtllm_worker_hosts(node_count: int) -> list[str]:
+    """Hostnames of the LWS worker pods, as shell expressions derived from the leader address."""
+    return [f'$(echo "$LWS_LEADER_ADDRESS" | sed "s/\\./-{i}\\./")' for i in range(1, node_count)]
+
+
+def _trtllm_multinode(container: dict[str, Any], role: Role, info: MultinodeInfo) -> None:
+    container["env"] = merge_env(container.get("env", []), [env(c.ENV_OMPI_KEEP_FQDN_HOSTNAMES, "1")])
+    mounts = [m for m in container.get("volumeMounts", []) if m.get("mountPath") != c.SSH_KEY_MOUNT_PATH]
+    mounts.append({"name": "mpi-ssh-key", "mountPath": c.SSH_KEY_MOUNT_PATH, "readOnly": True})
+    container["volumeMounts"] = mounts
+    if role is Role.WORKER:
+        _strip_probes(container, "livenessProbe", "startupProbe")
+        container["readinessProbe"] = {
+            "tcpSocket": {"port": c.MPI_SSH_PORT},
+            "initialDelaySeconds": 20,
+            "periodSeconds": 20,
+            "timeoutSeconds": 5,
+            "failureThreshold": 10,
+        }
+        container["command"] = ["/bin/sh", "-c"]
+        container["args"] = [
+            f"{_SSH_SETUP} && mkdir -p $HOME/.ssh/host_keys && "
+            "{ [ -f $HOME/.ssh/host_keys/ssh_host_rsa_key ] || "
+            "ssh-keygen -q -t rsa -N '' -f $HOME/.ssh/host_keys/ssh_host_rsa_key; } && "
+            f'printf "Port {c.MPI_SSH_PORT}\\nHostKey $HOME/.ssh/host_keys/ssh_host_rsa_key\\n'
+            "StrictModes no\\nPermitRootLogin yes\\nPasswordAuthentication no\\n"
+            'PubkeyAuthentication yes\\nAuthorizedKeysFile $HOME/.ssh/authorized_keys\\n" '
+            "> $HOME/.ssh/sshd_config && exec /usr/sbin/sshd -D -f $HOME/.ssh/sshd_config"
+        ]
+        return
+    if role is not Role.LEADER:
+        return
+    original = " ".join(quote(t) for t in [*container.get("command", []), *container.get("args", [])])
+    env_names = sorted({str(e["name"]) for e in container.get("env", [])} | set(TRTLLM_FORWARDED_ENV))
+    hosts = ["$LWS_LEADER_ADDRESS", *trtllm_worker_hosts(info.node_count)]
+    wait = " ".join(
+        f'n=0; until getent hosts "{h}" >/dev/null; do n=$((n+2)); [ $n -gt 300 ] && exit 1; sleep 2; done;'
+        for h in hosts[1:]
+    )
+    slots = info.node_count * max(info.gpus_per_node, 1)
+    run_as_root = '$( [ "$(id -u)" = 0 ] && echo --allow-run-as-root )'
+    mpirun = (
+        f"mpirun {run_as_root} --oversubscribe -n {slots} -H {','.join(hosts)} --mca pml ob1 "
+        f'--mca plm_rsh_args "-p {c.MPI_SSH_PORT} -o StrictHostKeyChecking=no -i $HOME/.ssh/id_rsa" '
+        + " ".join(f"-x {name}" for name in env_names)
+        + f" bash -c {shlex.quote('trtllm-llmapi-launch ' + original)}"
+    )
+    container["command"] = ["/bin/sh", "-c"]
+    container["args"] = [f"{_SSH_SETUP} && {wait} {mpirun}".replace("  ", " ")]
+
+
+def apply_multinode(
+    container: dict[str, Any],
+    *,
+    backend: str,
+    role: Role,
+    info: MultinodeInfo,
+    annotations: Mapping[str, str],
+) -> None:
+    """Rewrite the main container (in place) for one role of a multinode replica."""
+    if role is Role.MAIN:
+        return
+    if backend == c.BACKEND_VLLM:
+        _vllm_multinode(container, role, info, annotations)
+    elif backend == c.BACKEND_SGLANG:
+        _sglang_multinode(container, role, info)
+    elif backend == c.BACKEND_TRTLLM:
+        _trtllm_multinode(container, role, info)
+
+
+def multinode_pod_volumes(backend: str, ssh_secret_name: str) -> list[dict[str, Any]]:
+    """Pod volumes a multinode backend needs (TRT-LLM: the MPI SSH key secret)."""
+    if backend != c.BACKEND_TRTLLM:
+        return []
+    return [{"name": "mpi-ssh-key", "secret": {"secretName": ssh_secret_name, "defaultMode": 0o644}}]

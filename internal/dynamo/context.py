@@ -1,0 +1,58 @@
+"""Everything generation needs besides the object itself: namespace, detected APIs, operator settings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from dynamo_operator.internal import consts
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """Optional APIs detected in the cluster at operator start-up."""
+
+    lws: bool = False
+    volcano: bool = False
+    grove: bool = False
+    istio: bool = False
+    gateway_inference_extension: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class IngressDefaults:
+    """Operator-wide ingress settings applied to frontends that declare no `ingress` of their own."""
+
+    controller_class_name: str = ""
+    tls_secret_name: str = ""
+    host_suffix: str = ""
+    virtual_service_gateway: str = ""
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.controller_class_name or self.virtual_service_gateway)
+
+
+def _empty_index() -> Mapping[str, Sequence[str]]:
+    return MappingProxyType({})
+
+
+def _empty_env() -> Mapping[str, str]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class GenContext:
+    """Inputs of generation other than the DGD/DCD itself. Frozen: build a new one to change it."""
+
+    namespace: str
+    capabilities: Capabilities = field(default_factory=Capabilities)
+    # Registry host → names of dockerconfigjson Secrets in `namespace` that authenticate to it.
+    docker_secrets: Mapping[str, Sequence[str]] = field(default_factory=_empty_index)
+    planner_service_account: str = consts.PLANNER_SERVICE_ACCOUNT_NAME
+    ingress: IngressDefaults = field(default_factory=IngressDefaults)
+    discovery_backend: str = consts.DISCOVERY_BACKEND_KUBERNETES
+    mpi_ssh_secret_name: str = consts.DEFAULT_MPI_SSH_SECRET_NAME
+    # Infrastructure env (NATS_SERVER, ETCD_ENDPOINTS, ...) injected at the lowest priority.
+    infrastructure_env: Mapping[str, str] = field(default_factory=_empty_env)

@@ -1,0 +1,1 @@
+"""Pure logic of DynamoModels: endpoints from EndpointSlices, the LoRA HTTP protocol, status."""

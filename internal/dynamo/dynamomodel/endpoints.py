@@ -1,0 +1,67 @@
+"""A model's endpoints: every pod address behind the EndpointSlices of its headless Service."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dynamo_operator.internal import consts
+from dynamo_operator.internal.dynamo import naming
+
+# EndpointSlices carry the name of the Service they belong to in this well-known label.
+SERVICE_NAME_LABEL = "kubernetes.io/service-name"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Endpoint:
+    """One pod address serving the model. `serving` is the slice's readiness (nil counts as ready,
+    as the EndpointSlice API defines)."""
+
+    address: str
+    pod_name: str
+    serving: bool
+    service: str
+
+
+def service_name(base_model_name: str) -> str:
+    """The headless Service of the base model (created by whoever serves it, not by the model)."""
+    return naming.model_service_name(base_model_name)
+
+
+def base_model_hash(base_model_name: str) -> str:
+    return naming.base_model_hash(base_model_name)
+
+
+def address(ip: str, port: int = consts.SYSTEM_PORT) -> str:
+    """`http://<ip>:<port>`, with IPv6 addresses bracketed."""
+    try:
+        host = f"[{ip}]" if isinstance(ipaddress.ip_address(ip), ipaddress.IPv6Address) else ip
+    except ValueError:
+        host = ip
+    return f"http://{host}:{port}"
+
+
+def endpoints_from_slices(slices: Iterable[Mapping[str, Any]]) -> list[Endpoint]:
+    """Every Pod-backed address of the slices, deduplicated by address (a pod may appear in two
+    slices during a slice rebalance), sorted for stable status."""
+    found: dict[str, Endpoint] = {}
+    for eps in slices:
+        service = ((eps.get("metadata") or {}).get("labels") or {}).get(SERVICE_NAME_LABEL, "")
+        for ep in eps.get("endpoints") or ():
+            ref = ep.get("targetRef") or {}
+            if ref.get("kind") != "Pod":
+                continue
+            ready = (ep.get("conditions") or {}).get("ready")
+            for ip in ep.get("addresses") or ():
+                addr = address(ip)
+                serving = ready is not False
+                previous = found.get(addr)
+                if previous is None or (serving and not previous.serving):
+                    found[addr] = Endpoint(addr, str(ref.get("name", "")), serving, service)
+    return sorted(found.values())
+
+
+def services_of(endpoints: Iterable[Endpoint]) -> list[str]:
+    return sorted({e.service for e in endpoints if e.service})

@@ -1,0 +1,20 @@
+"""Typed errors of generation: each names the field of the input that is wrong."""
+
+from __future__ import annotations
+
+
+class GenerationError(ValueError):
+    """The input cannot be turned into objects; `field` is the JSON path of the offending field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class MissingAPIError(GenerationError):
+    """An optional API the input needs (e.g. LeaderWorkerSet for multinode) is not served."""
+
+    def __init__(self, field: str, api: str, message: str) -> None:
+        super().__init__(field, message)
+        self.api = api

@@ -1,0 +1,274 @@
+"""DGD → the objects the graph reconciler owns: one DCD per service, created PVCs, scaling adapters,
+the discovery RBAC and the model Services."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo import naming
+from dynamo_operator.internal.dynamo.component import desired_model_service
+from dynamo_operator.internal.dynamo.context import GenContext
+from dynamo_operator.internal.dynamo.errors import GenerationError
+from dynamo_operator.internal.dynamo.hashing import stamp_hash
+from dynamo_operator.internal.dynamo.merge import merge_env
+from dynamo_operator.internal.dynamo.objects import as_dict, envelope
+from dynamo_operator.internal.dynamo.pod import Component, kube_discovery_enabled
+from dynamo_operator.internal.dynamo.resources import check_quantity
+
+Obj = dict[str, Any]
+
+
+def _meta(dgd: Obj) -> Obj:
+    meta = dgd.get("metadata") or {}
+    if not meta.get("name"):
+        raise GenerationError("metadata.name", "required")
+    return meta
+
+
+def services_of(dgd: Obj) -> dict[str, Obj]:
+    """`spec.services` in name order (None entries dropped)."""
+    services = (dgd.get("spec") or {}).get("services") or {}
+    return {name: dict(services[name]) for name in sorted(services) if services[name] is not None}
+
+
+def _default_ingress(dgd_name: str, ctx: GenContext) -> Obj | None:
+    d = ctx.ingress
+    if not d.enabled:
+        return None
+    ingress: Obj = {"enabled": True, "host": dgd_name}
+    if d.virtual_service_gateway:
+        ingress["useVirtualService"] = True
+        ingress["virtualServiceGateway"] = d.virtual_service_gateway
+    if d.controller_class_name:
+        ingress["ingressControllerClassName"] = d.controller_class_name
+    if d.tls_secret_name:
+        ingress["tls"] = {"secretName": d.tls_secret_name}
+    if d.host_suffix:
+        ingress["hostSuffix"] = d.host_suffix
+    return ingress
+
+
+def service_to_dcd_spec(dgd: Obj, service: str, ctx: GenContext, *, restart_at: str | None = None) -> Obj:
+    """The DCD spec for one service: the service spec plus everything the graph contributes."""
+    meta = _meta(dgd)
+    dgd_spec = dgd.get("spec") or {}
+    spec = copy.deepcopy(services_of(dgd)[service])
+    dgd_name, namespace = str(meta["name"]), ctx.namespace
+    dyn_ns = naming.dynamo_namespace(
+        namespace, dgd_name, global_namespace=bool(spec.get("globalDynamoNamespace"))
+    )
+    annotations: dict[str, str] = dict(spec.get("annotations") or {})
+    dgd_annotations = meta.get("annotations") or {}
+    for key in c.PROPAGATED_DGD_ANNOTATIONS:
+        if key in dgd_annotations:
+            annotations.setdefault(key, str(dgd_annotations[key]))
+    for key, value in (dgd_spec.get("annotations") or {}).items():
+        annotations.setdefault(key, value)
+    annotations.pop(c.ANNOTATION_RESTART_AT, None)  # only the restart state machine sets it
+    if restart_at:
+        annotations[c.ANNOTATION_RESTART_AT] = restart_at
+    labels: dict[str, str] = {**(dgd_spec.get("labels") or {}), **(spec.get("labels") or {})}
+    labels.update(dcd_labels(dgd_name, service, dyn_ns))
+    spec["annotations"] = annotations
+    spec["labels"] = labels
+    if not annotations:
+        spec.pop("annotations")
+    spec["serviceName"] = service
+    spec["dynamoNamespace"] = dyn_ns
+    if dgd_spec.get("backendFramework"):
+        spec["backendFramework"] = dgd_spec["backendFramework"]
+    envs = merge_env(dgd_spec.get("envs") or [], spec.get("envs") or [])
+    if envs:
+        spec["envs"] = envs
+    if spec.get("componentType") == c.COMPONENT_FRONTEND and not spec.get("ingress"):
+        default = _default_ingress(dgd_name, ctx)
+        if default:
+            spec["ingress"] = default
+    if spec.get("replicas") is None:
+        spec["replicas"] = c.DEFAULT_REPLICAS
+    return spec
+
+
+def dcd_labels(dgd_name: str, service: str, dyn_ns: str) -> dict[str, str]:
+    """Labels identifying a DCD (and, through spec.labels, its pods) as one service of one graph."""
+    return {
+        c.LABEL_COMPONENT: service,
+        c.LABEL_DYNAMO_NAMESPACE: dyn_ns,
+        c.LABEL_GRAPH_DEPLOYMENT_NAME: dgd_name,
+    }
+
+
+def desired_dcds(dgd: Any, ctx: GenContext, *, restart_at: Mapping[str, str] | None = None) -> list[Obj]:
+    """One DCD per service, sorted by name, each stamped with its content hash.
+
+    `restart_at` maps a service to the restart id its pods must carry (see restart.py); services
+    absent from it carry none.
+    """
+    obj = as_dict(dgd)
+    meta = _meta(obj)
+    restart_at = restart_at or {}
+    out: list[Obj] = []
+    for service in services_of(obj):
+        spec = service_to_dcd_spec(obj, service, ctx, restart_at=restart_at.get(service))
+        dcd = envelope(
+            c.API_VERSION,
+            c.KIND_DCD,
+            naming.dcd_name(str(meta["name"]), service),
+            ctx.namespace,
+            labels=spec["labels"],
+            owner=obj,
+        )
+        dcd["spec"] = spec
+        out.append(stamp_hash(dcd))
+    return sorted(out, key=lambda o: o["metadata"]["name"])
+
+
+def desired_pvcs(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """PVCs the graph creates (`create: true`), owned by it. PVCs the user brought are never ours."""
+    obj = as_dict(dgd)
+    out: list[Obj] = []
+    for i, pvc in enumerate((obj.get("spec") or {}).get("pvcs") or []):
+        if not pvc.get("create"):
+            continue
+        field = f"spec.pvcs[{i}]"
+        for required in ("name", "size", "storageClass", "volumeAccessMode"):
+            if not pvc.get(required):
+                raise GenerationError(f"{field}.{required}", "required when create is true")
+        claim = envelope("v1", "PersistentVolumeClaim", str(pvc["name"]), ctx.namespace, owner=obj)
+        claim["spec"] = {
+            "accessModes": [pvc["volumeAccessMode"]],
+            "resources": {"requests": {"storage": check_quantity(pvc["size"], f"{field}.size")}},
+            "storageClassName": pvc["storageClass"],
+        }
+        out.append(stamp_hash(claim))
+    return sorted(out, key=lambda o: o["metadata"]["name"])
+
+
+def desired_scaling_adapters(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """A DynamoGraphDeploymentScalingAdapter per service with `scalingAdapter.enabled`."""
+    obj = as_dict(dgd)
+    dgd_name = str(_meta(obj)["name"])
+    out: list[Obj] = []
+    for service, spec in services_of(obj).items():
+        if not (spec.get("scalingAdapter") or {}).get("enabled"):
+            continue
+        adapter = envelope(
+            c.API_VERSION,
+            c.KIND_DGDSA,
+            naming.adapter_name(dgd_name, service),
+            ctx.namespace,
+            labels={c.LABEL_GRAPH_DEPLOYMENT_NAME: dgd_name, c.LABEL_COMPONENT: service},
+            owner=obj,
+        )
+        replicas = spec.get("replicas")
+        adapter["spec"] = {
+            "replicas": c.DEFAULT_REPLICAS if replicas is None else int(replicas),
+            "dgdRef": {"name": dgd_name, "serviceName": service},
+        }
+        out.append(stamp_hash(adapter))
+    return sorted(out, key=lambda o: o["metadata"]["name"])
+
+
+def adapter_selector(dgd_name: str, service: str) -> str:
+    """The label selector string a scaling adapter reports for the scale subresource."""
+    return f"{c.LABEL_GRAPH_DEPLOYMENT_NAME}={dgd_name},{c.LABEL_COMPONENT}={service}"
+
+
+def desired_discovery_rbac(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """ServiceAccount, Role and RoleBinding pods use for Kubernetes discovery (when any service uses it)."""
+    obj = as_dict(dgd)
+    dgd_name = str(_meta(obj)["name"])
+    comps = [
+        Component(name=naming.dcd_name(dgd_name, s), namespace=ctx.namespace, parent_dgd=dgd_name,
+                  spec=service_to_dcd_spec(obj, s, ctx))
+        for s in services_of(obj)
+    ]  # fmt: skip
+    if not any(kube_discovery_enabled(comp, ctx) for comp in comps):
+        return []
+    sa_name = naming.discovery_service_account(dgd_name)
+    labels = {
+        c.LABEL_APP_MANAGED_BY: c.MANAGED_BY_VALUE,
+        c.LABEL_APP_COMPONENT: "rbac",
+        c.LABEL_APP_NAME: sa_name,
+    }
+    sa = envelope("v1", "ServiceAccount", sa_name, ctx.namespace, labels=labels, owner=obj)
+    role = envelope(
+        "rbac.authorization.k8s.io/v1", "Role", f"{sa_name}-role", ctx.namespace, labels=labels, owner=obj
+    )
+    role["rules"] = [
+        {"apiGroups": [""], "resources": ["endpoints", "pods"], "verbs": ["get", "list", "watch"]},
+        {
+            "apiGroups": ["discovery.k8s.io"],
+            "resources": ["endpointslices"],
+            "verbs": ["get", "list", "watch"],
+        },
+        {
+            "apiGroups": [c.GROUP],
+            "resources": ["dynamoworkermetadatas"],
+            "verbs": ["create", "get", "list", "watch", "update", "patch", "delete"],
+        },
+    ]
+    binding = envelope(
+        "rbac.authorization.k8s.io/v1",
+        "RoleBinding",
+        f"{sa_name}-binding",
+        ctx.namespace,
+        labels=labels,
+        owner=obj,
+    )
+    binding["roleRef"] = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"{sa_name}-role"}
+    binding["subjects"] = [{"kind": "ServiceAccount", "name": sa_name, "namespace": ctx.namespace}]
+    return [stamp_hash(o) for o in (sa, role, binding)]
+
+
+def desired_model_services(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """One headless Service per distinct `modelRef.name` across the graph, owned by the graph."""
+    obj = as_dict(dgd)
+    models = sorted(
+        {
+            str(s["modelRef"]["name"])
+            for s in services_of(obj).values()
+            if (s.get("modelRef") or {}).get("name")
+        }
+    )
+    return [stamp_hash(desired_model_service(m, ctx.namespace, obj)) for m in models]
+
+
+def validate_graph(dgd: Any, ctx: GenContext) -> None:
+    """Semantic checks a schema cannot express; raises GenerationError naming the field."""
+    obj = as_dict(dgd)
+    meta = _meta(obj)
+    services = services_of(obj)
+    if not services:
+        raise GenerationError("spec.services", "at least one service is required")
+    problems = naming.name_problems(str(meta["name"]), list(services))
+    if problems:
+        raise GenerationError(problems[0].split(":", 1)[0], problems[0].split(": ", 1)[1])
+    pvc_names = {p.get("name") for p in (obj.get("spec") or {}).get("pvcs") or []}
+    for svc, spec in services.items():
+        for i, vm in enumerate(spec.get("volumeMounts") or []):
+            if vm.get("name") not in pvc_names:
+                raise GenerationError(
+                    f"spec.services.{svc}.volumeMounts[{i}].name",
+                    f"{vm.get('name')!r} is not declared in spec.pvcs",
+                )
+        node_count = (spec.get("multinode") or {}).get("nodeCount")
+        if spec.get("multinode") is not None and node_count is not None and int(node_count) < 2:
+            raise GenerationError(f"spec.services.{svc}.multinode.nodeCount", "must be at least 2")
+
+
+def desired_graph_objects(
+    dgd: Any, ctx: GenContext, *, restart_at: Mapping[str, str] | None = None
+) -> list[Obj]:
+    """Everything the graph reconciler owns directly, in apply order."""
+    validate_graph(dgd, ctx)
+    return [
+        *desired_pvcs(dgd, ctx),
+        *desired_discovery_rbac(dgd, ctx),
+        *desired_model_services(dgd, ctx),
+        *desired_dcds(dgd, ctx, restart_at=restart_at),
+        *desired_scaling_adapters(dgd, ctx),
+    ]

@@ -1,0 +1,80 @@
+"""Content hashes of desired objects: canonical, stable across restarts and operator versions.
+
+The hash is sha256 over a canonical JSON form (sorted keys, compact separators, no volatile
+server-side fields), so two dicts that mean the same thing hash the same however they were built.
+List order is kept: in Kubernetes a list's order is meaningful (containers, args, env).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from dynamo_operator.internal import consts
+
+# Server-populated metadata that must never influence a desired-state hash.
+_VOLATILE_METADATA = frozenset(
+    {
+        "resourceVersion",
+        "uid",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "managedFields",
+        "selfLink",
+    }
+)
+# Our own stamps: a hash must not depend on itself.
+_HASH_ANNOTATIONS = frozenset({consts.ANNOTATION_LAST_APPLIED_HASH})
+
+
+def canonical_json(value: Any) -> str:
+    """The one serialisation every hash is computed over."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def digest(value: Any, *, length: int = 64) -> str:
+    """Hex sha256 of the canonical form of `value`, truncated to `length` characters."""
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:length]
+
+
+def _strip(obj: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in obj.items() if k != "status"}
+    meta = obj.get("metadata")
+    if isinstance(meta, Mapping):
+        clean = {k: v for k, v in meta.items() if k not in _VOLATILE_METADATA}
+        annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in _HASH_ANNOTATIONS}
+        if annotations:
+            clean["annotations"] = annotations
+        else:
+            clean.pop("annotations", None)
+        out["metadata"] = clean
+    return out
+
+
+def content_hash(obj: Mapping[str, Any]) -> str:
+    """Hash of everything we send for `obj`, ignoring status, server fields and the hash stamp itself."""
+    return digest(_strip(obj))
+
+
+def stamp_hash(obj: dict[str, Any]) -> dict[str, Any]:
+    """Write `content_hash(obj)` into the object's annotations (in place) and return it."""
+    meta = obj.setdefault("metadata", {})
+    annotations = meta.setdefault("annotations", {})
+    annotations.pop(consts.ANNOTATION_LAST_APPLIED_HASH, None)
+    annotations[consts.ANNOTATION_LAST_APPLIED_HASH] = content_hash(obj)
+    return obj
+
+
+def recorded_hash(obj: Mapping[str, Any]) -> str | None:
+    """The hash a live object was last written with, or None when it carries none."""
+    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(consts.ANNOTATION_LAST_APPLIED_HASH)
+    return value if isinstance(value, str) else None
+
+
+def pod_template_hash(template: Mapping[str, Any]) -> str:
+    """Hash of a pod template alone: equal for two workloads iff their pods would not roll."""
+    return digest(template, length=16)

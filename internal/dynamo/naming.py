@@ -1,0 +1,83 @@
+"""Names of generated objects. Every rule that turns user input into a Kubernetes name lives here."""
+
+from __future__ import annotations
+
+from dynamo_operator.internal import consts
+from dynamo_operator.internal.dynamo.hashing import digest
+
+# DNS-1035 label: Services, and the value limit of labels.
+MAX_LABEL_LENGTH = 63
+# DNS-1123 subdomain: Deployments, DCDs, custom objects.
+MAX_SUBDOMAIN_LENGTH = 253
+# A pod of a Deployment is named <deployment>-<10 hex>-<5 chars>; keep room so pod hostnames fit 63.
+MAX_DEPLOYMENT_NAME_LENGTH = MAX_LABEL_LENGTH - 17
+
+
+def dcd_name(dgd_name: str, service: str) -> str:
+    """`<dgd>-<lower(service)>` — stable across spec changes, so an edit rolls one Deployment in place."""
+    return f"{dgd_name}-{service.lower()}"
+
+
+def adapter_name(dgd_name: str, service: str) -> str:
+    """Scaling adapter name: `<dgd>-<lower(service)>`."""
+    return f"{dgd_name}-{service.lower()}"
+
+
+def service_name(resource_name: str) -> str:
+    """A Service name derived from a workload name: dots are not allowed in DNS-1035 labels."""
+    return resource_name.replace(".", "-")
+
+
+def dynamo_namespace(namespace: str, dgd_name: str, *, global_namespace: bool = False) -> str:
+    """The Dynamo (runtime) namespace: `dynamo` when global, else `<ns>-<dgd with . → ->`."""
+    if global_namespace:
+        return consts.GLOBAL_DYNAMO_NAMESPACE
+    return f"{namespace}-{dgd_name.replace('.', '-')}"
+
+
+def base_model_hash(model_name: str) -> str:
+    """First 8 hex of sha256(model name): label value and model-Service suffix."""
+    import hashlib
+
+    return hashlib.sha256(model_name.encode()).hexdigest()[:8]
+
+
+def model_service_name(model_name: str) -> str:
+    """Headless Service of every pod serving one base model: `dynamo-model-<hash>`."""
+    return f"{consts.MODEL_SERVICE_PREFIX}{base_model_hash(model_name)}"
+
+
+def lws_name(dcd: str, index: int) -> str:
+    """One LeaderWorkerSet (and Volcano PodGroup) per replica: `<dcd>-<i>`."""
+    return f"{dcd}-{index}"
+
+
+def discovery_service_account(dgd_name: str) -> str:
+    """Per-graph ServiceAccount used by pods for Kubernetes-based discovery."""
+    return f"{dgd_name}{consts.DISCOVERY_SA_SUFFIX}"
+
+
+def short_digest(value: str) -> str:
+    """8 hex characters identifying `value` (used where a name has to be shortened)."""
+    return digest(value, length=8)
+
+
+def name_problems(dgd_name: str, services: list[str]) -> list[str]:
+    """Human-readable reasons why names generated for this graph would be rejected by the API server."""
+    problems: list[str] = []
+    for svc in sorted(services):
+        name = service_name(dcd_name(dgd_name, svc))
+        if len(name) > MAX_LABEL_LENGTH:
+            problems.append(
+                f"spec.services.{svc}: generated name {name!r} is {len(name)} characters; "
+                f"metadata.name plus service name must fit {MAX_LABEL_LENGTH}"
+            )
+        if not _is_dns_label(name):
+            problems.append(f"spec.services.{svc}: generated name {name!r} is not a valid DNS-1035 label")
+    return problems
+
+
+def _is_dns_label(name: str) -> bool:
+    import re
+
+    return re.fullmatch(r"[a-z]([-a-z0-9]*[a-z0-9])?", name) is not None

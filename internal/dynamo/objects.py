@@ -1,0 +1,57 @@
+"""Small builders shared by every generator: object envelopes and owner references."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def as_dict(obj: Any) -> dict[str, Any]:
+    """A custom resource as a JSON-form dict, whether given as a dict or as a pydantic model."""
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    dump = getattr(obj, "model_dump", None)
+    if dump is None:
+        raise TypeError(f"expected a mapping or a pydantic model, got {type(obj).__name__}")
+    result = dump(by_alias=True, exclude_none=True, mode="json")
+    assert isinstance(result, dict)
+    return result
+
+
+def owner_reference(owner: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A controller ownerReference to `owner`, or None while the owner has no UID (offline render)."""
+    meta = owner.get("metadata") or {}
+    uid = meta.get("uid")
+    if not uid:
+        return None
+    return {
+        "apiVersion": owner.get("apiVersion"),
+        "kind": owner.get("kind"),
+        "name": meta.get("name"),
+        "uid": uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def envelope(
+    api_version: str,
+    kind: str,
+    name: str,
+    namespace: str | None,
+    *,
+    labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
+    owner: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """apiVersion/kind/metadata of a new object; empty maps are left out."""
+    meta: dict[str, Any] = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    if labels:
+        meta["labels"] = dict(sorted(labels.items()))
+    if annotations:
+        meta["annotations"] = dict(sorted(annotations.items()))
+    if owner is not None and (ref := owner_reference(owner)) is not None:
+        meta["ownerReferences"] = [ref]
+    return {"apiVersion": api_version, "kind": kind, "metadata": meta}

@@ -1,0 +1,370 @@
+"""DCD → pod template. The merge order is fixed and written down once (see `build_pod_template`)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo import naming
+from dynamo_operator.internal.dynamo.backends import (
+    MultinodeInfo,
+    Role,
+    apply_multinode,
+    compilation_cache_env,
+    default_cache_mount_point,
+    detect_backend,
+    multinode_pod_volumes,
+)
+from dynamo_operator.internal.dynamo.context import GenContext
+from dynamo_operator.internal.dynamo.defaults import component_defaults
+from dynamo_operator.internal.dynamo.errors import GenerationError
+from dynamo_operator.internal.dynamo.merge import (
+    dedupe_by_name,
+    env,
+    field_env,
+    merge_env,
+    override,
+)
+from dynamo_operator.internal.dynamo.resources import apply_resources, check_quantity, gpu_count
+from dynamo_operator.internal.secrets.registry import InvalidRegistryError, image_registry_host
+
+# Annotations that steer the operator; they are not copied onto pods.
+_CONTROL_ANNOTATIONS = frozenset({c.ANNOTATION_LAST_APPLIED_HASH, c.ANNOTATION_POD_TEMPLATE_HASH})
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    """A DCD as generation sees it: identity plus its spec in JSON (camelCase) form."""
+
+    name: str
+    namespace: str
+    parent_dgd: str
+    spec: Mapping[str, Any]
+
+    @property
+    def component_type(self) -> str:
+        return str(self.spec.get("componentType") or "")
+
+    @property
+    def service_name(self) -> str:
+        return str(self.spec.get("serviceName") or self.name)
+
+    @property
+    def annotations(self) -> dict[str, str]:
+        return dict(self.spec.get("annotations") or {})
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return dict(self.spec.get("labels") or {})
+
+    @property
+    def is_multinode(self) -> bool:
+        return multinode_node_count(self.spec) > 1
+
+    @property
+    def replicas(self) -> int:
+        value = self.spec.get("replicas")
+        return c.DEFAULT_REPLICAS if value is None else int(value)
+
+
+def multinode_node_count(spec: Mapping[str, Any]) -> int:
+    """Nodes per replica: `multinode.nodeCount` (default 2) when the block is present, else 1."""
+    multinode = spec.get("multinode")
+    if multinode is None:
+        return 1
+    return int(multinode.get("nodeCount") or c.DEFAULT_NODE_COUNT)
+
+
+def dynamo_namespace_of(comp: Component) -> str:
+    """The component's Dynamo namespace: global, from the parent graph, or the DCD's own setting."""
+    if comp.spec.get("globalDynamoNamespace"):
+        return c.GLOBAL_DYNAMO_NAMESPACE
+    if comp.parent_dgd:
+        return naming.dynamo_namespace(comp.namespace, comp.parent_dgd)
+    return str(comp.spec.get("dynamoNamespace") or naming.dynamo_namespace(comp.namespace, comp.name))
+
+
+def discovery_backend(comp: Component, ctx: GenContext) -> str:
+    """`kubernetes` unless the component (or operator) asks for `etcd`."""
+    chosen = comp.annotations.get(c.ANNOTATION_DISCOVERY_BACKEND) or ctx.discovery_backend
+    return c.DISCOVERY_BACKEND_ETCD if chosen == c.DISCOVERY_BACKEND_ETCD else c.DISCOVERY_BACKEND_KUBERNETES
+
+
+def kube_discovery_enabled(comp: Component, ctx: GenContext) -> bool:
+    """Whether pods discover each other through the Kubernetes API (needs a Service and an SA)."""
+    return discovery_backend(comp, ctx) == c.DISCOVERY_BACKEND_KUBERNETES
+
+
+def pod_labels(comp: Component, ctx: GenContext) -> dict[str, str]:
+    """Labels every pod of the component carries; operator-owned keys cannot be overridden."""
+    spec = comp.spec
+    labels = comp.labels
+    if comp.annotations.get(c.ANNOTATION_ENABLE_METRICS) != c.LABEL_VALUE_FALSE:
+        labels[c.LABEL_METRICS_ENABLED] = c.LABEL_VALUE_TRUE
+    if kube_discovery_enabled(comp, ctx):
+        labels[c.LABEL_DISCOVERY_BACKEND] = c.DISCOVERY_BACKEND_KUBERNETES
+        labels[c.LABEL_DISCOVERY_ENABLED] = c.LABEL_VALUE_TRUE
+    labels.update((spec.get("extraPodMetadata") or {}).get("labels") or {})
+    # Re-asserted last: selectors of the Deployment and Services depend on these.
+    labels[c.LABEL_SELECTOR] = comp.name
+    labels[c.LABEL_COMPONENT] = comp.service_name
+    labels[c.LABEL_DYNAMO_NAMESPACE] = dynamo_namespace_of(comp)
+    if comp.parent_dgd:
+        labels[c.LABEL_GRAPH_DEPLOYMENT_NAME] = comp.parent_dgd
+    if comp.component_type:
+        labels[c.LABEL_COMPONENT_TYPE] = comp.component_type
+    if spec.get("subComponentType"):
+        labels[c.LABEL_SUB_COMPONENT_TYPE] = str(spec["subComponentType"])
+    model = spec.get("modelRef") or {}
+    if model.get("name"):
+        labels[c.LABEL_BASE_MODEL_HASH] = naming.base_model_hash(str(model["name"]))
+    return labels
+
+
+def pod_annotations(comp: Component) -> dict[str, str]:
+    """Component annotations (incl. restartAt) then extraPodMetadata annotations (which win)."""
+    out = {k: v for k, v in comp.annotations.items() if k not in _CONTROL_ANNOTATIONS}
+    out.update((comp.spec.get("extraPodMetadata") or {}).get("annotations") or {})
+    return out
+
+
+def _base_env(comp: Component, ctx: GenContext, dyn_ns: str) -> list[dict[str, Any]]:
+    out = [
+        env(c.ENV_DYN_NAMESPACE, dyn_ns),
+        env(c.ENV_DYN_COMPONENT, comp.component_type),
+        env(c.ENV_DYN_PARENT_DGD_NAME, comp.parent_dgd),
+        env(c.ENV_DYN_PARENT_DGD_NAMESPACE, comp.namespace),
+        field_env(c.ENV_POD_NAME, "metadata.name"),
+        field_env(c.ENV_POD_NAMESPACE, "metadata.namespace"),
+        field_env(c.ENV_POD_UID, "metadata.uid"),
+        env(c.ENV_DYN_DISCOVERY_BACKEND, discovery_backend(comp, ctx)),
+    ]
+    if comp.annotations.get(c.ANNOTATION_KUBE_DISCOVERY_MODE) == c.KUBE_DISCOVERY_MODE_CONTAINER:
+        out += [
+            env(c.ENV_CONTAINER_NAME, c.MAIN_CONTAINER_NAME),
+            env(c.ENV_DYN_KUBE_DISCOVERY_MODE, c.KUBE_DISCOVERY_MODE_CONTAINER),
+        ]
+    return out
+
+
+def _pvc_mounts(
+    comp: Component, backend: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None]:
+    """(volumes, mounts, compilation cache mount point) for `spec.volumeMounts`."""
+    volumes: list[dict[str, Any]] = []
+    mounts: list[dict[str, Any]] = []
+    cache: str | None = None
+    for i, vm in enumerate(comp.spec.get("volumeMounts") or []):
+        field = f"volumeMounts[{i}]"
+        name = vm.get("name")
+        if not name:
+            raise GenerationError(f"{field}.name", "required")
+        mount_point = vm.get("mountPoint")
+        if vm.get("useAsCompilationCache"):
+            mount_point = mount_point or default_cache_mount_point(backend)
+            if not mount_point:
+                raise GenerationError(
+                    f"{field}.mountPoint",
+                    f"required: backend {backend or 'none'!r} has no default cache path",
+                )
+            cache = cache or mount_point
+        elif not mount_point:
+            raise GenerationError(f"{field}.mountPoint", "required")
+        if all(v["name"] != name for v in volumes):
+            volumes.append({"name": name, "persistentVolumeClaim": {"claimName": name}})
+        mounts.append({"name": name, "mountPath": mount_point})
+    return volumes, mounts, cache
+
+
+def _epp_volumes(comp: Component) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    volumes: list[dict[str, Any]]
+    mounts: list[dict[str, Any]]
+    ref = (comp.spec.get("eppConfig") or {}).get("configMapRef") or {}
+    cm_name = ref.get("name") or f"{comp.parent_dgd or comp.name}-epp-config"
+    key = ref.get("key") or "epp-config-dynamo.yaml"
+    volumes = [
+        {
+            "name": "epp-config",
+            "configMap": {"name": cm_name, "items": [{"key": key, "path": "epp-config-dynamo.yaml"}]},
+        },
+        {"name": "hf-cache", "emptyDir": {}},
+    ]
+    mounts = [
+        {"name": "epp-config", "mountPath": "/etc/epp", "readOnly": True},
+        {"name": "hf-cache", "mountPath": "/home/nonroot/.cache"},
+    ]
+    return volumes, mounts
+
+
+def _union_by_name(low: list[dict[str, Any]], high: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    names = {v.get("name") for v in high}
+    return [*high, *[v for v in low if v.get("name") not in names]]
+
+
+def _shared_memory(spec: Mapping[str, Any]) -> dict[str, Any] | None:
+    shm = spec.get("sharedMemory") or {}
+    if shm.get("disabled"):
+        return None
+    size = check_quantity(shm.get("size") or c.DEFAULT_SHARED_MEMORY_SIZE, "sharedMemory.size")
+    return {"name": c.SHARED_MEMORY_VOLUME_NAME, "emptyDir": {"medium": "Memory", "sizeLimit": size}}
+
+
+def image_pull_secrets(
+    user: list[dict[str, Any]], image: str | None, comp: Component, ctx: GenContext
+) -> list[dict[str, Any]]:
+    """User pull secrets first (deduped, in their order), then discovered ones for the image's registry."""
+    out = dedupe_by_name(user)
+    if not image or comp.annotations.get(c.ANNOTATION_DISABLE_IMAGE_PULL_SECRET_DISCOVERY) == "true":
+        return out
+    try:
+        host = image_registry_host(image)
+    except InvalidRegistryError:
+        return out
+    known = {s["name"] for s in out}
+    out += [{"name": name} for name in sorted(ctx.docker_secrets.get(host, ())) if name not in known]
+    return out
+
+
+def build_main_container(
+    comp: Component, ctx: GenContext, *, role: Role = Role.MAIN, backend: str | None = None
+) -> dict[str, Any]:
+    """The `main` container after every layer (steps 1-9 of `build_pod_template`)."""
+    spec = comp.spec
+    dyn_ns = dynamo_namespace_of(comp)
+    defaults = component_defaults(
+        comp.component_type,
+        dyn_ns=dyn_ns,
+        dgd_name=comp.parent_dgd or comp.name,
+        namespace=comp.namespace,
+        planner_service_account=ctx.planner_service_account,
+    )
+    # 1. defaults
+    container: dict[str, Any] = {"name": c.MAIN_CONTAINER_NAME}
+    if comp.component_type != c.COMPONENT_EPP:
+        container["command"] = defaults.command or ["/bin/sh", "-c"]
+    if defaults.args:
+        container["args"] = list(defaults.args)
+    if defaults.ports:
+        container["ports"] = copy.deepcopy(defaults.ports)
+    container.update(copy.deepcopy(defaults.probes))
+    base_env = merge_env(_base_env(comp, ctx, dyn_ns), defaults.env)
+    # 2. mainContainer layered over the defaults; its env is unioned (user wins); startupProbe replaces.
+    user = dict((spec.get("extraPodSpec") or {}).get("mainContainer") or {})
+    user_env = user.pop("env", None) or []
+    user_startup = user.pop("startupProbe", None)
+    container = override(container, user)
+    container["name"] = c.MAIN_CONTAINER_NAME
+    if user_startup is not None:
+        container["startupProbe"] = copy.deepcopy(user_startup)
+    env_list = merge_env(base_env, user_env)
+    # 3. component envs (in a graph these already hold spec.envs underneath the service's own)
+    env_list = merge_env(env_list, spec.get("envs") or [])
+    # 4. top-level probes replace whatever came before, whole
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        if spec.get(probe) is not None:
+            container[probe] = copy.deepcopy(spec[probe])
+    # 5. resources, 6. envFromSecret
+    apply_resources(container, spec.get("resources"), "resources")
+    if spec.get("envFromSecret"):
+        env_from = list(container.get("envFrom") or [])
+        env_from.append({"secretRef": {"name": spec["envFromSecret"]}})
+        container["envFrom"] = env_from
+    # 7. infrastructure env at the lowest priority
+    infra = [env(k, v) for k, v in sorted(ctx.infrastructure_env.items()) if v]
+    env_list = merge_env(infra, env_list)
+    # 8. PVC mounts, compilation cache
+    resolved_backend = (
+        backend
+        if backend is not None
+        else detect_backend(comp.component_type, spec.get("backendFramework"), container)
+    )
+    cache_backend = resolved_backend or str(spec.get("backendFramework") or "")
+    _, pvc_mounts, cache_mount = _pvc_mounts(comp, cache_backend)
+    env_list = merge_env(compilation_cache_env(cache_backend, cache_mount), env_list)
+    if comp.component_type == c.COMPONENT_EPP:
+        pvc_mounts = _epp_volumes(comp)[1] + pvc_mounts
+    if pvc_mounts:
+        container["volumeMounts"] = _union_by_name(pvc_mounts, list(container.get("volumeMounts") or []))
+    container["env"] = env_list
+    # 9. backend rewrites for multinode roles
+    if role is not Role.MAIN:
+        info = MultinodeInfo(
+            node_count=multinode_node_count(spec),
+            gpus_per_node=gpu_count(
+                spec.get("resources"), prefer_requests=resolved_backend == c.BACKEND_TRTLLM
+            ),
+        )
+        apply_multinode(
+            container, backend=resolved_backend, role=role, info=info, annotations=comp.annotations
+        )
+    return container
+
+
+def build_pod_template(comp: Component, ctx: GenContext, *, role: Role = Role.MAIN) -> dict[str, Any]:
+    """The pod template of one role of a component.
+
+    Order (later wins): component defaults → extraPodSpec.mainContainer → env (defaults, then main
+    container env, then component envs) → top-level probes → resources → envFromSecret → infra env (lowest)
+    → PVC mounts → backend rewrites → base pod spec → extraPodSpec → fsGroup 1000 unless the user
+    gave a securityContext → service account → volumes, shared memory, containers (main first),
+    image pull secrets.
+    """
+    spec = comp.spec
+    container = build_main_container(comp, ctx, role=role)
+    backend = detect_backend(comp.component_type, spec.get("backendFramework"), container)
+    defaults = component_defaults(
+        comp.component_type,
+        dyn_ns=dynamo_namespace_of(comp),
+        dgd_name=comp.parent_dgd or comp.name,
+        namespace=comp.namespace,
+        planner_service_account=ctx.planner_service_account,
+    )
+    extra = {k: v for k, v in (spec.get("extraPodSpec") or {}).items() if k != "mainContainer"}
+    pod: dict[str, Any] = {
+        "terminationGracePeriodSeconds": (
+            c.EPP_TERMINATION_GRACE_PERIOD_SECONDS
+            if comp.component_type == c.COMPONENT_EPP
+            else c.DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
+        ),
+        "restartPolicy": c.DEFAULT_RESTART_POLICY,
+    }
+    if defaults.service_account:
+        pod["serviceAccountName"] = defaults.service_account
+    user_volumes = extra.pop("volumes", None) or []
+    user_containers = extra.pop("containers", None) or []
+    user_pull_secrets = extra.pop("imagePullSecrets", None) or []
+    pod = override(pod, extra)
+    if extra.get("securityContext") is None:
+        pod["securityContext"] = {"fsGroup": c.DEFAULT_FS_GROUP}
+    if not pod.get("serviceAccountName") and kube_discovery_enabled(comp, ctx) and comp.parent_dgd:
+        pod["serviceAccountName"] = naming.discovery_service_account(comp.parent_dgd)
+    # Volumes: generated ones, then the user's (a user volume replaces a generated one of its name).
+    cache_backend = backend or str(spec.get("backendFramework") or "")
+    volumes, _, _ = _pvc_mounts(comp, cache_backend)
+    if comp.component_type == c.COMPONENT_EPP:
+        volumes = _epp_volumes(comp)[0] + volumes
+    if role is not Role.MAIN:
+        volumes += multinode_pod_volumes(backend, ctx.mpi_ssh_secret_name)
+    volumes = _union_by_name(volumes, [dict(v) for v in user_volumes])
+    shm = _shared_memory(spec)
+    if shm is not None:
+        volumes = [v for v in volumes if v.get("name") != c.SHARED_MEMORY_VOLUME_NAME] + [shm]
+        mounts = [
+            m
+            for m in container.get("volumeMounts", [])
+            if m.get("name") != c.SHARED_MEMORY_VOLUME_NAME
+            and m.get("mountPath") != c.SHARED_MEMORY_MOUNT_PATH
+        ]
+        mounts.append({"name": c.SHARED_MEMORY_VOLUME_NAME, "mountPath": c.SHARED_MEMORY_MOUNT_PATH})
+        container["volumeMounts"] = mounts
+    if volumes:
+        pod["volumes"] = volumes
+    # main is always containers[0]: backends and tools address it by position.
+    pod["containers"] = [container, *[x for x in user_containers if x.get("name") != c.MAIN_CONTAINER_NAME]]
+    pulls = image_pull_secrets(list(user_pull_secrets), container.get("image"), comp, ctx)
+    if pulls:
+        pod["imagePullSecrets"] = pulls
+    return {"metadata": {"labels": pod_labels(comp, ctx), "annotations": pod_annotations(comp)}, "spec": pod}
