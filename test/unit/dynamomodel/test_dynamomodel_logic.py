@@ -1,0 +1,157 @@
+"""Endpoint discovery, LoRA URLs and the status of a DynamoModel."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pytest
+from dynamo_operator.internal.dynamo.dynamomodel import endpoints as ep
+from dynamo_operator.internal.dynamo.dynamomodel import lora
+from dynamo_operator.internal.dynamo.dynamomodel.status import LoadResult, compute, is_lora, to_load
+
+
+def _slice(service: str, *endpoints: dict[str, Any]) -> dict[str, Any]:
+    return {"metadata": {"labels": {"kubernetes.io/service-name": service}}, "endpoints": list(endpoints)}
+
+
+def _ep(ip: str, pod: str, ready: bool | None = True, kind: str = "Pod") -> dict[str, Any]:
+    out: dict[str, Any] = {"addresses": [ip], "targetRef": {"kind": kind, "name": pod}, "conditions": {}}
+    if ready is not None:
+        out["conditions"]["ready"] = ready
+    return out
+
+
+def test_service_name_is_hash_of_base_model() -> None:
+    assert ep.base_model_hash("m") == hashlib.sha256(b"m").hexdigest()[:8]
+    assert ep.service_name("m") == f"dynamo-model-{ep.base_model_hash('m')}"
+
+
+@pytest.mark.parametrize(
+    ("ip", "addr"),
+    [
+        pytest.param("10.0.1.5", "http://10.0.1.5:9090", id="ipv4"),
+        pytest.param("fd00::1", "http://[fd00::1]:9090", id="ipv6-bracketed"),
+    ],
+)
+def test_address(ip: str, addr: str) -> None:
+    assert ep.address(ip) == addr
+
+
+def test_endpoints_pod_targets_only_deduplicated_and_sorted() -> None:
+    slices = [
+        _slice("dynamo-model-a", _ep("127.0.0.12", "p2"), _ep("127.0.0.11", "p1", ready=False)),
+        _slice("dynamo-model-a", _ep("127.0.0.12", "p2"), _ep("127.0.0.13", "n", kind="Node")),
+        _slice("other", {"addresses": [], "targetRef": {"kind": "Pod", "name": "empty"}}),
+        _slice("dynamo-model-a", _ep("127.0.0.14", "p4", ready=None)),
+    ]
+    found = ep.endpoints_from_slices(slices)
+    assert [(e.address, e.pod_name, e.serving) for e in found] == [
+        ("http://127.0.0.11:9090", "p1", False),
+        ("http://127.0.0.12:9090", "p2", True),
+        ("http://127.0.0.14:9090", "p4", True),
+    ]
+    assert ep.services_of(found) == ["dynamo-model-a"]
+    assert [e.pod_name for e in to_load(found)] == ["p2", "p4"]
+
+
+@pytest.mark.parametrize(
+    ("address", "url"),
+    [
+        pytest.param("http://127.0.0.5:9090", "http://127.0.0.5:9090/v1/loras", id="plain"),
+        pytest.param("http://127.0.0.5:9090/", "http://127.0.0.5:9090/v1/loras", id="trailing-slash"),
+        pytest.param("http://h:9090/prefix", "http://h:9090/prefix/v1/loras", id="path-prefix"),
+    ],
+)
+def test_load_url(address: str, url: str) -> None:
+    assert lora.load_url(address) == url
+
+
+@pytest.mark.parametrize(
+    ("name", "url"),
+    [
+        pytest.param("my-lora", "http://h:9090/v1/loras/my-lora", id="plain"),
+        pytest.param("org/lora", "http://h:9090/v1/loras/org%2Flora", id="slash-escaped"),
+        pytest.param("a b", "http://h:9090/v1/loras/a%20b", id="space-escaped"),
+    ],
+)
+def test_unload_url(name: str, url: str) -> None:
+    assert lora.unload_url("http://h:9090/", name) == url
+
+
+def test_load_body_and_success_codes() -> None:
+    assert lora.load_body("l", "hf://o/m@r") == {"lora_name": "l", "source": {"uri": "hf://o/m@r"}}
+    assert [lora.is_success(c) for c in (200, 201, 204, 299, 300, 404, 500)] == [True] * 4 + [False] * 3
+
+
+def _model(model_type: str = "lora") -> dict[str, Any]:
+    return {
+        "spec": {"modelName": "l", "baseModelName": "b", "modelType": model_type, "source": {"uri": "s3://x"}}
+    }
+
+
+def _found(n: int, serving: bool = True) -> list[ep.Endpoint]:
+    return [
+        ep.Endpoint(f"http://127.0.0.{i}:9090", f"p{i}", serving, "dynamo-model-x") for i in range(1, n + 1)
+    ]
+
+
+def _conds(status: Any) -> dict[str, tuple[bool, str]]:
+    return {c.type: (c.status, c.reason) for c in status.conditions}
+
+
+@pytest.mark.parametrize(
+    ("model_type", "lora_"),
+    [
+        pytest.param("lora", True, id="lora"),
+        pytest.param("LoRA", True, id="case"),
+        pytest.param("base", False, id="b"),
+    ],
+)
+def test_is_lora(model_type: str, lora_: bool) -> None:
+    assert is_lora(_model(model_type)) is lora_
+
+
+def test_no_endpoints() -> None:
+    s = compute(_model(), [], {})
+    assert (s.ready, s.total, s.endpoints, s.requeue_after) == (0, 0, [], None)
+    assert _conds(s) == {
+        "ServicesFound": (False, "NoServicesFound"),
+        "EndpointsReady": (False, "NoEndpoints"),
+    }
+    assert [e.reason for e in s.events] == ["NoEndpointsFound"]
+
+
+def test_lora_all_loaded_is_ready_without_requeue() -> None:
+    found = _found(2)
+    s = compute(_model(), found, {e.address: LoadResult(True) for e in found})
+    assert (s.ready, s.total, s.requeue_after) == (2, 2, None)
+    assert _conds(s) == {
+        "ServicesFound": (True, "ServicesFound"),
+        "EndpointsReady": (True, "AllEndpointsReady"),
+    }
+    assert s.endpoints[0] == {"address": "http://127.0.0.1:9090", "podName": "p1", "ready": True}
+
+
+def test_lora_one_failure_leaves_that_endpoint_not_ready_and_requeues() -> None:
+    found = _found(3)
+    results = {e.address: LoadResult(True) for e in found}
+    results[found[1].address] = LoadResult(False, "HTTP 500: boom")
+    s = compute(_model(), found, results)
+    assert [i["ready"] for i in s.endpoints] == [True, False, True]
+    assert (s.ready, s.total, s.requeue_after) == (2, 3, 30.0)
+    assert _conds(s)["EndpointsReady"] == (False, "NotReady")
+    assert {e.reason for e in s.events} == {"PartialEndpointFailure", "NotReady"}
+
+
+def test_lora_unattempted_not_serving_endpoint_is_not_ready() -> None:
+    found = [*_found(1), ep.Endpoint("http://127.0.0.9:9090", "p9", False, "dynamo-model-x")]
+    s = compute(_model(), found, {found[0].address: LoadResult(True)})
+    assert (s.ready, s.total, s.requeue_after) == (1, 2, 30.0)
+
+
+def test_base_model_lists_endpoints_never_ready_and_discovered() -> None:
+    s = compute(_model("base"), _found(2), None)
+    assert [i["ready"] for i in s.endpoints] == [False, False]
+    assert (s.ready, s.total, s.requeue_after) == (0, 2, None)
+    assert _conds(s)["EndpointsReady"] == (True, "EndpointsDiscovered")
