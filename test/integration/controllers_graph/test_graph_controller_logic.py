@@ -1,0 +1,327 @@
+"""Pure decision logic of the graph controllers (no cluster): restart planning, readiness, status diffs,
+and the child syncer's write/skip/prune choices against an in-memory fake (fakes only for pure logic)."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import pytest
+from dynamo_operator.controllers import conditions, kinds
+from dynamo_operator.controllers.apply import ChildSyncer, Desired, merge_patch
+from dynamo_operator.controllers.conditions import Condition
+from dynamo_operator.controllers.dynamocomponentdeployment import PullSecretNotifier, deployment_readiness
+from dynamo_operator.controllers.dynamographdeployment import graph_status, plan_restart
+from dynamo_operator.internal.client import errors
+from dynamo_operator.internal.client.resource import Resource, object_key
+from dynamo_operator.internal.dynamo.hashing import stamp_hash
+
+SEQ = {"id": "r1", "strategy": {"type": "Sequential", "order": ["b", "a"]}}
+PAR = {"id": "r1", "strategy": {"type": "Parallel"}}
+
+
+@pytest.mark.parametrize(
+    ("restart", "live", "rolled", "values", "phase", "in_progress"),
+    [
+        pytest.param(
+            SEQ, {"a": None, "b": None}, {}, {"b": "r1"}, "Restarting", ["b"], id="seq-stamps-first-in-order"
+        ),
+        pytest.param(
+            SEQ,
+            {"a": None, "b": "r1"},
+            {"b": False},
+            {"b": "r1"},
+            "Restarting",
+            ["b"],
+            id="seq-waits-for-first",
+        ),
+        pytest.param(
+            SEQ,
+            {"a": None, "b": "r1"},
+            {"b": True},
+            {"a": "r1", "b": "r1"},
+            "Restarting",
+            ["a"],
+            id="seq-moves-on-when-rolled",
+        ),
+        pytest.param(
+            SEQ,
+            {"a": "r1", "b": "r1"},
+            {"a": True, "b": True},
+            {"a": "r1", "b": "r1"},
+            "Completed",
+            None,
+            id="seq-done",
+        ),
+        pytest.param(
+            PAR,
+            {"a": "r0", "b": "r0"},
+            {"a": True, "b": True},
+            {"a": "r1", "b": "r1"},
+            "Restarting",
+            ["a", "b"],
+            id="par-stamps-all",
+        ),
+        pytest.param(
+            PAR,
+            {"a": "r1", "b": "r1"},
+            {"a": True, "b": False},
+            {"a": "r1", "b": "r1"},
+            "Restarting",
+            ["b"],
+            id="par-reports-laggards",
+        ),
+        pytest.param(
+            None, {"a": "r0", "b": None}, {}, {"a": "r0"}, None, None, id="no-restart-keeps-old-values"
+        ),
+    ],
+)
+def test_restart_plan_follows_the_cluster(  # noqa: PLR0917
+    restart: dict[str, Any] | None,
+    live: dict[str, str | None],
+    rolled: dict[str, bool],
+    values: dict[str, str],
+    phase: str | None,
+    in_progress: list[str] | None,
+) -> None:
+    """Sequential stamps one service at a time in `order`; Parallel stamps all; progress comes from DCDs."""
+    plan = plan_restart(restart, ["a", "b"], live_values=live, rolled=rolled, previous=None)
+    assert plan.values == values
+    assert (plan.status or {}).get("phase") == phase
+    assert (plan.status or {}).get("inProgress") == in_progress
+
+
+def test_new_service_is_stamped_without_a_restart_step() -> None:
+    """A DCD that does not exist yet simply carries the id (new pods need no restart)."""
+    plan = plan_restart(SEQ, ["a", "b"], live_values={"b": "r1"}, rolled={"b": True}, previous=None)
+    assert plan.values == {"a": "r1", "b": "r1"}
+
+
+def _deployment(**status: Any) -> dict[str, Any]:
+    conds = [{"type": "Available", "status": "True"}]
+    return {
+        "metadata": {"name": "d", "generation": status.pop("generation", 2)},
+        "spec": {"replicas": status.pop("desired", 2)},
+        "status": {"observedGeneration": 2, "conditions": conds, **status},
+    }
+
+
+@pytest.mark.parametrize(
+    ("deployment", "ready", "message"),
+    [
+        pytest.param(
+            _deployment(replicas=2, updatedReplicas=2, readyReplicas=2, availableReplicas=2),
+            True,
+            "2/2 ready",
+            id="ready",
+        ),
+        pytest.param(
+            _deployment(generation=3, replicas=2, updatedReplicas=2, readyReplicas=2, availableReplicas=2),
+            False,
+            "2/2 ready, rolling",
+            id="spec-not-observed",
+        ),
+        pytest.param(
+            _deployment(replicas=3, updatedReplicas=1, readyReplicas=3, availableReplicas=3),
+            False,
+            "rolling, 1/2 updated",
+            id="old-pods-meet-count-but-rolling",
+        ),
+        pytest.param(
+            _deployment(replicas=2, updatedReplicas=2, readyReplicas=1, availableReplicas=1),
+            False,
+            "1/2 ready",
+            id="waiting-for-pods",
+        ),
+        pytest.param(_deployment(desired=0, replicas=0), True, "scaled to zero", id="scaled-to-zero"),
+        pytest.param(
+            _deployment(desired=0, replicas=1), False, "scaling to zero, 1 left", id="scaling-to-zero"
+        ),
+    ],
+)
+def test_deployment_readiness_is_truthful(deployment: dict[str, Any], ready: bool, message: str) -> None:
+    """Ready only when the latest spec runs on every replica; the message says why not."""
+    verdict = deployment_readiness(deployment)
+    assert (verdict.ready, verdict.message) == (ready, message)
+
+
+def _dcd(gen: int, observed: int, available: str, msg: str = "1/1 ready") -> dict[str, Any]:
+    return {
+        "metadata": {"name": "g-x", "generation": gen},
+        "status": {
+            "observedGeneration": observed,
+            "conditions": [
+                {"type": "Available", "status": available},
+                {"type": "DynamoComponentReady", "status": available, "message": msg},
+            ],
+            "service": {
+                "componentKind": "Deployment",
+                "componentName": "g-x",
+                "replicas": 1,
+                "updatedReplicas": 1,
+            },
+        },
+    }
+
+
+def test_graph_status_names_what_is_not_ready() -> None:
+    """The message lists each lagging service with its component's reason, sorted by service."""
+    services = {"frontend": {"replicas": 1}, "decode": {"replicas": 2}, "planner": {}}
+    dcds = {"frontend": _dcd(2, 1, "True"), "decode": _dcd(1, 1, "False", "1/2 ready"), "planner": None}
+    verdict = graph_status(services, dcds)
+    assert not verdict.ready
+    assert verdict.message == "decode: 1/2 ready; frontend: rolling; planner: creating"
+    assert set(verdict.services) == {"frontend", "decode", "planner"}
+    assert verdict.services["planner"]["componentKind"] == "Deployment"
+
+
+def test_graph_status_ready_mentions_scaled_to_zero() -> None:
+    verdict = graph_status({"a": {"replicas": 0}}, {"a": _dcd(1, 1, "True")})
+    assert verdict.ready
+    assert verdict.message == "All resources are ready; scaled to zero: a"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "patch"),
+    [
+        pytest.param({"a": 1}, {"a": 1}, {}, id="equal"),
+        pytest.param({"a": 1, "b": 2}, {"a": 1}, {"b": None}, id="removed-key-nulls"),
+        pytest.param({"s": {"x": 1, "y": 2}}, {"s": {"x": 1}}, {"s": {"y": None}}, id="nested-map-removal"),
+        pytest.param({"l": [1, 2]}, {"l": [1]}, {"l": [1]}, id="lists-replace"),
+    ],
+)
+def test_merge_patch(old: dict[str, Any], new: dict[str, Any], patch: dict[str, Any]) -> None:
+    assert merge_patch(old, new) == patch
+
+
+def test_condition_keeps_transition_time_while_status_holds() -> None:
+    """Re-setting an unchanged condition yields an identical list (hence no status write)."""
+    t0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    t1 = t0 + datetime.timedelta(hours=1)
+    first = conditions.set_condition(
+        [], Condition("Ready", "False", "r", "m"), observed_generation=1, now=lambda: t0
+    )
+    again = conditions.set_condition(
+        first, Condition("Ready", "False", "r", "m2"), observed_generation=1, now=lambda: t1
+    )
+    flipped = conditions.set_condition(
+        first, Condition("Ready", "True", "r", "m"), observed_generation=1, now=lambda: t1
+    )
+    assert again[0]["lastTransitionTime"] == first[0]["lastTransitionTime"] == "2026-01-01T00:00:00Z"
+    assert flipped[0]["lastTransitionTime"] == "2026-01-01T01:00:00Z"
+
+
+# --- ChildSyncer against in-memory fakes ----------------------------------------------------------
+
+
+class FakeCache:
+    def __init__(self) -> None:
+        self.objects: dict[tuple[Resource, str], dict[str, Any]] = {}
+
+    def get(self, resource: Resource, key: str) -> dict[str, Any] | None:
+        return self.objects.get((resource, key))
+
+    def by_index(self, resource: Resource, index: str, value: str) -> list[dict[str, Any]]:
+        assert index == "controller"
+        return [
+            o
+            for (r, _), o in self.objects.items()
+            if r == resource
+            and any(ref.get("uid") == value for ref in o["metadata"].get("ownerReferences") or ())
+        ]
+
+
+class FakeClient:
+    def __init__(self, cache: FakeCache) -> None:
+        self.cache = cache
+        self.calls: list[tuple[str, str]] = []
+
+    async def apply(self, resource: Resource, obj: dict[str, Any], **_: Any) -> dict[str, Any]:
+        self.calls.append(("apply", obj["metadata"]["name"]))
+        return obj
+
+    async def create(self, resource: Resource, obj: dict[str, Any]) -> dict[str, Any]:
+        self.calls.append(("create", obj["metadata"]["name"]))
+        if (resource, object_key(obj)) in self.cache.objects:
+            raise errors.AlreadyExists(409, "AlreadyExists")
+        return obj
+
+    async def delete(self, resource: Resource, name: str, **_: Any) -> None:
+        self.calls.append(("delete", name))
+
+    async def patch(self, resource: Resource, name: str, body: Any, **_: Any) -> dict[str, Any]:
+        self.calls.append(("patch", name))
+        return {}
+
+
+class FakeRecorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+
+    def event(self, obj: dict[str, Any], *, type: str, reason: str, message: str) -> None:
+        self.events.append((type, reason))
+
+
+OWNER = {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
+         "metadata": {"name": "g", "namespace": "ns", "uid": "u1"}}  # fmt: skip
+
+
+def _cm(name: str, data: str, owner_uid: str | None = "u1") -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "ns", "uid": f"uid-{name}"}
+    if owner_uid:
+        meta["ownerReferences"] = [
+            {"apiVersion": "x", "kind": "K", "name": "o", "uid": owner_uid, "controller": True}
+        ]
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"k": data}}
+
+
+async def test_syncer_writes_only_changes_and_prunes_only_its_own() -> None:
+    """Unchanged hash → no request; changed → apply; foreign-controlled → untouched + Warning;
+    controlled but undesired → delete; PVC-like create-only that exists → untouched."""
+    from dynamo_operator.controllers.apply import prepare
+
+    cache = FakeCache()
+    client, recorder = FakeClient(cache), FakeRecorder()
+    same = prepare(OWNER, _cm("same", "1"))
+    cache.objects[(kinds.CONFIG_MAP, "ns/same")] = same
+    cache.objects[(kinds.CONFIG_MAP, "ns/changed")] = prepare(OWNER, _cm("changed", "old"))
+    cache.objects[(kinds.CONFIG_MAP, "ns/foreign")] = stamp_hash(_cm("foreign", "1", owner_uid="other"))
+    cache.objects[(kinds.CONFIG_MAP, "ns/stale")] = prepare(OWNER, _cm("stale", "1"))
+    cache.objects[(kinds.CONFIG_MAP, "ns/users")] = _cm("users", "1", owner_uid=None)
+    syncer = ChildSyncer(client=client, cache=cache, recorder=recorder)
+    report = await syncer.sync(
+        OWNER,
+        [
+            Desired(kinds.CONFIG_MAP, _cm("same", "1", owner_uid=None)),
+            Desired(kinds.CONFIG_MAP, _cm("changed", "new", owner_uid=None)),
+            Desired(kinds.CONFIG_MAP, _cm("foreign", "1", owner_uid=None)),
+            Desired(kinds.CONFIG_MAP, _cm("users", "2", owner_uid=None), create_only=True),
+            Desired(kinds.CONFIG_MAP, _cm("fresh", "1", owner_uid=None)),
+        ],
+        owned=[kinds.CONFIG_MAP],
+    )
+    assert sorted(client.calls) == [("apply", "changed"), ("apply", "fresh"), ("delete", "stale")]
+    assert report.foreign == ["ConfigMap/foreign"]
+    assert ("Warning", "OwnedByAnother") in recorder.events
+
+
+def test_pull_secret_notifier_reports_only_real_changes() -> None:
+    """Only an event that changes a namespace's registry → secrets map enqueues its components."""
+    import base64
+    import json
+
+    from dynamo_operator.internal.secrets.index import DockerSecretIndex
+
+    changed: list[str] = []
+    notifier = PullSecretNotifier(DockerSecretIndex(), on_change=changed.append)
+
+    def secret(name: str, host: str) -> dict[str, Any]:
+        payload = base64.b64encode(json.dumps({"auths": {host: {}}}).encode()).decode()
+        return {"type": "kubernetes.io/dockerconfigjson", "metadata": {"name": name, "namespace": "ns"},
+                "data": {".dockerconfigjson": payload}}  # fmt: skip
+
+    notifier.on_add(secret("s1", "nvcr.io"))
+    notifier.on_update(secret("s1", "nvcr.io"), secret("s1", "nvcr.io"))
+    notifier.refresh([secret("s1", "nvcr.io")])
+    notifier.on_delete(secret("s1", "nvcr.io"))
+    assert changed == ["ns", "ns"]
