@@ -61,6 +61,7 @@ from .groupversion import (
     MAX_NAME_CHARS,
     MAX_PVCS,
     MAX_SERVICES,
+    MAX_VOLUME_MOUNTS,
     VERSION,
 )
 from .model import DynamoModel, DynamoModelSpec, DynamoModelStatus, EndpointInfo, ModelSource, ModelType
@@ -132,6 +133,7 @@ __all__ = [
     "MAX_NAME_CHARS",
     "MAX_PVCS",
     "MAX_SERVICES",
+    "MAX_VOLUME_MOUNTS",
     "PVC",
     "VERSION",
     "ApiModel",

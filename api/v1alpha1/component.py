@@ -75,11 +75,10 @@ class DynamoComponentDeployment(ApiModel):
         Cel(
             rule=f"size(self.metadata.name) <= (has(self.spec.multinode) ? "
             f"{MAX_MULTINODE_COMPONENT_DEPLOYMENT_NAME_CHARS} : {MAX_COMPONENT_DEPLOYMENT_NAME_CHARS})",
-            message_expression="'metadata.name is too long for generated object names: at most "
-            f"{MAX_COMPONENT_DEPLOYMENT_NAME_CHARS} characters, "
-            f"{MAX_MULTINODE_COMPONENT_DEPLOYMENT_NAME_CHARS} for a multinode component (got '"
-            " + string(size(self.metadata.name)) + ')'",
-            reason="FieldValueTooLong",
+            message=f"metadata.name must be at most {MAX_COMPONENT_DEPLOYMENT_NAME_CHARS} characters "
+            f"({MAX_MULTINODE_COMPONENT_DEPLOYMENT_NAME_CHARS} for a multinode component) "
+            "so that generated object names fit",
+            reason="FieldValueInvalid",
         ),
     )
 

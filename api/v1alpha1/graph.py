@@ -100,13 +100,9 @@ class Restart(ApiModel):
 
 _ORDER = "self.restart.strategy.order"
 _NO_ORDER = f"!has(self.restart) || !has(self.restart.strategy) || !has({_ORDER}) || size({_ORDER}) == 0"
-_BAD_MOUNTS = (
-    "self.services.filter(k, has(self.services[k].volumeMounts) && self.services[k].volumeMounts.exists(m,"
-    " !has(self.pvcs) || !self.pvcs.exists(p, p.name == m.name)))"
-)
-_MULTINODE_SWITCHED = (
-    "self.services.filter(k, k in oldSelf.services"
-    " && has(self.services[k].multinode) != has(oldSelf.services[k].multinode))"
+_MULTINODE_KEPT = (
+    "self.services.all(k, !(k in oldSelf.services)"
+    " || has(self.services[k].multinode) == has(oldSelf.services[k].multinode))"
 )
 
 
@@ -121,9 +117,10 @@ class DynamoGraphDeploymentSpec(ApiModel):
             reason="FieldValueRequired",
         ),
         Cel(
-            rule=f"!has(self.services) || size({_BAD_MOUNTS}) == 0",
-            message_expression="'volumeMounts must name a PVC declared in spec.pvcs; services with an "
-            f"undeclared PVC: ' + {_BAD_MOUNTS}.join(', ')",
+            rule="!has(self.services) || self.services.all(k, !has(self.services[k].volumeMounts)"
+            " || self.services[k].volumeMounts.all(m,"
+            " has(self.pvcs) && self.pvcs.exists(p, p.name == m.name)))",
+            message="every services[*].volumeMounts[*].name must name a PVC declared in spec.pvcs",
             field_path=".services",
             reason="FieldValueInvalid",
         ),
@@ -142,9 +139,9 @@ class DynamoGraphDeploymentSpec(ApiModel):
             reason="FieldValueForbidden",
         ),
         Cel(
-            rule=f"!has(self.services) || !has(oldSelf.services) || size({_MULTINODE_SWITCHED}) == 0",
-            message_expression="'a service cannot switch between single-node and multinode"
-            f" (delete and re-add it instead): ' + {_MULTINODE_SWITCHED}.join(', ')",
+            rule=f"!has(self.services) || !has(oldSelf.services) || {_MULTINODE_KEPT}",
+            message="a service cannot switch between single-node and multinode (services[*].multinode);"
+            " remove the service and add it under a new name instead",
             field_path=".services",
             reason="FieldValueForbidden",
         ),
@@ -261,13 +258,12 @@ class DynamoGraphDeployment(ApiModel):
     __cel__ = (
         Cel(
             rule=f"!has(self.spec.services) || self.spec.services.all(k, {_NAME_BUDGET})",
-            message_expression="'graph name + service name too long for generated object names (at most "
-            f"{MAX_GRAPH_AND_SERVICE_NAME_CHARS} characters together, "
-            f"{MAX_GRAPH_AND_MULTINODE_SERVICE_NAME_CHARS} for multinode services): '"
-            f" + self.spec.services.filter(k, !({_NAME_BUDGET}))"
-            ".map(k, self.metadata.name + ' + ' + k).join(', ')",
+            message="metadata.name plus each spec.services key must be at most "
+            f"{MAX_GRAPH_AND_SERVICE_NAME_CHARS} characters together"
+            f" ({MAX_GRAPH_AND_MULTINODE_SERVICE_NAME_CHARS} for multinode services)"
+            " so that generated object names fit in 63",
             field_path=".spec.services",
-            reason="FieldValueTooLong",
+            reason="FieldValueInvalid",
         ),
     )
 

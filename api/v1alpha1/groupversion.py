@@ -30,3 +30,5 @@ MAX_COMPONENT_DEPLOYMENT_NAME_CHARS: Final = MAX_NAME_CHARS
 MAX_MULTINODE_COMPONENT_DEPLOYMENT_NAME_CHARS: Final = 55
 MAX_SERVICES: Final = 25
 MAX_PVCS: Final = 100
+# Bounds the cost of the CEL rule that checks every mount names a declared PVC.
+MAX_VOLUME_MOUNTS: Final = 32

@@ -20,6 +20,7 @@ from .common import (
     StringMap,
     VolumeMount,
 )
+from .groupversion import MAX_VOLUME_MOUNTS
 from .markers import Cel, K8sType, Schema
 
 
@@ -102,7 +103,7 @@ class DynamoComponentDeploymentSharedSpec(ApiModel):
     env_from_secret: str | None = Field(
         None, description="Secret whose keys become environment variables of the main container."
     )
-    volume_mounts: Annotated[list[VolumeMount], Schema({"maxItems": 100})] | None = Field(
+    volume_mounts: Annotated[list[VolumeMount], Schema({"maxItems": MAX_VOLUME_MOUNTS})] | None = Field(
         None, description="Graph PVCs (spec.pvcs) mounted into the component."
     )
     ingress: IngressSpec | None = Field(

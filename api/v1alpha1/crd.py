@@ -1,0 +1,286 @@
+"""Builds the CustomResourceDefinitions of the five kinds from the pydantic models.
+
+The schema of each field comes from its type annotation and the markers in `markers.py`; embedded
+Kubernetes types are inlined from `k8s_schemas.json` (vendored by hack/vendor_k8s_openapi.py).
+`hack/gen_crds.py` writes the result to config/crd/bases; a unit test keeps the two in sync.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import functools
+import inspect
+import json
+import types
+import typing
+from importlib import resources
+from typing import Any, Union
+
+import annotated_types
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+
+from .base import ApiModel
+from .groupversion import GROUP, VERSION
+from .markers import Cel, CrdInfo, IntOrString, K8sType, ListType, PreserveUnknown, Schema
+from .shared import EXTRA_POD_SPEC_BASE, ExtraPodSpec
+
+Json = dict[str, Any]
+
+_INT_OR_STRING: Json = {
+    "anyOf": [{"type": "integer"}, {"type": "string"}],
+    "x-kubernetes-int-or-string": True,
+}
+_ROOT_DESCRIPTIONS = {
+    "apiVersion": "Versioned schema of this representation of an object (nvidia.com/v1alpha1).",
+    "kind": "REST resource this object represents.",
+    "metadata": "Standard object metadata.",
+}
+
+
+@functools.cache
+def k8s_definitions() -> dict[str, Json]:
+    """The vendored Kubernetes schemas, keyed by OpenAPI definition name (with `$ref` between them)."""
+    text = resources.files(__package__).joinpath("k8s_schemas.json").read_text()
+    data: dict[str, Json] = json.loads(text)
+    return data
+
+
+def k8s_schema(name: str) -> Json:
+    """A Kubernetes type with every `$ref` inlined; a fresh copy the caller may change."""
+    return copy.deepcopy(_inlined(name))
+
+
+@functools.cache
+def _inlined(name: str) -> Json:
+    inlined: Json = _inline(k8s_definitions()[name])
+    return inlined
+
+
+def _inline(node: Any) -> Any:
+    if isinstance(node, dict):
+        if "$ref" in node:
+            out = dict(_inlined(node["$ref"]))
+            if "description" in node:
+                out["description"] = node["description"]
+            return out
+        return {key: _inline(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_inline(value) for value in node]
+    return node
+
+
+def _describe(text: str | None) -> str | None:
+    if not text:
+        return None
+    return inspect.cleandoc(text).strip() or None
+
+
+def _cel(rule: Cel) -> Json:
+    out: Json = {"rule": rule.rule}
+    if rule.message:
+        out["message"] = rule.message
+    if rule.message_expression:
+        out["messageExpression"] = rule.message_expression
+    if rule.field_path:
+        out["fieldPath"] = rule.field_path
+    if rule.reason:
+        out["reason"] = rule.reason
+    if rule.optional_old_self:
+        out["optionalOldSelf"] = True
+    return out
+
+
+def _apply_markers(schema: Json, metadata: typing.Iterable[Any]) -> Json:
+    """Merges Annotated metadata (our markers and annotated_types constraints) into a schema."""
+    for marker in metadata:
+        match marker:
+            case Cel():
+                schema.setdefault("x-kubernetes-validations", []).append(_cel(marker))
+            case ListType(kind=kind, keys=keys):
+                schema["x-kubernetes-list-type"] = kind
+                if keys:
+                    schema["x-kubernetes-list-map-keys"] = list(keys)
+            case Schema(extra=extra):
+                schema.update(extra)
+            case annotated_types.Ge(ge=value):
+                schema["minimum"] = value
+            case annotated_types.Le(le=value):
+                schema["maximum"] = value
+            case annotated_types.MinLen(min_length=value):
+                schema["minItems" if schema.get("type") == "array" else "minLength"] = value
+            case annotated_types.MaxLen(max_length=value):
+                schema["maxItems" if schema.get("type") == "array" else "maxLength"] = value
+    return schema
+
+
+def type_schema(annotation: Any) -> Json:
+    """The structural schema of one Python type annotation."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        base, *metadata = typing.get_args(annotation)
+        return _annotated_schema(base, metadata)
+    if origin in (Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return type_schema(args[0])
+        raise TypeError(f"unions other than Optional need a marker: {annotation}")
+    if origin is list:
+        (item,) = typing.get_args(annotation)
+        return {"type": "array", "items": type_schema(item)}
+    if origin is dict:
+        key, value = typing.get_args(annotation)
+        if key is not str:
+            raise TypeError(f"map keys must be strings: {annotation}")
+        if value is Any:
+            return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        return {"type": "object", "additionalProperties": type_schema(value)}
+    if inspect.isclass(annotation):
+        if issubclass(annotation, enum.Enum):
+            return {"type": "string", "enum": [member.value for member in annotation]}
+        if issubclass(annotation, bool):
+            return {"type": "boolean"}
+        if issubclass(annotation, int):
+            return {"type": "integer"}
+        if issubclass(annotation, str):
+            return {"type": "string"}
+        if issubclass(annotation, BaseModel):
+            return object_schema(annotation)
+    raise TypeError(f"no schema for {annotation!r}")
+
+
+def _annotated_schema(base: Any, metadata: list[Any]) -> Json:
+    for marker in metadata:
+        match marker:
+            case K8sType(name=name, drop_required=drop):
+                schema = k8s_schema(name)
+                _drop_required(schema, drop)
+                return _apply_markers(schema, metadata)
+            case IntOrString():
+                return _apply_markers(copy.deepcopy(_INT_OR_STRING), metadata)
+            case PreserveUnknown(embedded_resource=embedded):
+                schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                if embedded:
+                    schema["x-kubernetes-embedded-resource"] = True
+                return _apply_markers(schema, metadata)
+    return _apply_markers(type_schema(base), metadata)
+
+
+def _drop_required(schema: Json, names: typing.Iterable[str]) -> None:
+    required = [name for name in schema.get("required", []) if name not in set(names)]
+    if required:
+        schema["required"] = required
+    else:
+        schema.pop("required", None)
+
+
+def field_schema(info: FieldInfo) -> Json:
+    """The schema of one model field: its type, constraints, default and description."""
+    schema = _apply_markers(type_schema(info.annotation), info.metadata)
+    if (description := _describe(info.description)) is not None:
+        schema["description"] = description
+    default = info.default
+    if default is not PydanticUndefined and default is not None:
+        schema["default"] = default.value if isinstance(default, enum.Enum) else default
+    return schema
+
+
+def object_schema(model: type[BaseModel]) -> Json:
+    """The schema of a model: its own fields (plus the Kubernetes base type it extends, if any)."""
+    if model is ExtraPodSpec:
+        schema = k8s_schema(EXTRA_POD_SPEC_BASE.name)
+        _drop_required(schema, EXTRA_POD_SPEC_BASE.drop_required)
+    else:
+        schema = {"type": "object"}
+    if (description := _describe(model.__doc__)) is not None:
+        schema["description"] = description
+    properties: Json = schema.setdefault("properties", {})
+    required: list[str] = list(schema.get("required", []))
+    for name, info in model.model_fields.items():
+        key = info.alias or name
+        properties[key] = field_schema(info)
+        if info.is_required():
+            required.append(key)
+    if required:
+        schema["required"] = sorted(required)
+    rules: tuple[Cel, ...] = getattr(model, "__cel__", ())
+    if rules:
+        schema["x-kubernetes-validations"] = [_cel(rule) for rule in rules]
+    return schema
+
+
+def root_schema(kind: type[ApiModel]) -> Json:
+    """The openAPIV3Schema of a top-level kind."""
+    schema = object_schema(kind)
+    for key, description in _ROOT_DESCRIPTIONS.items():
+        # The API server refuses any keyword but `type` on the root metadata.
+        schema["properties"][key] = (
+            {"type": "object"} if key == "metadata" else {"type": "string", "description": description}
+        )
+    schema["required"] = ["spec"]
+    return schema
+
+
+def crd_info(kind: type[ApiModel]) -> CrdInfo:
+    info: CrdInfo = getattr(kind, "__crd__")  # noqa: B009 - dunder ClassVar, not a pydantic field
+    return info
+
+
+def build_crd(kind: type[ApiModel]) -> Json:
+    """The CustomResourceDefinition object of one top-level kind."""
+    info = crd_info(kind)
+    kind_name = str(kind.model_fields["kind"].default)
+    subresources: Json = {"status": {}}
+    if info.scale is not None:
+        scale: Json = {
+            "specReplicasPath": info.scale.spec_replicas_path,
+            "statusReplicasPath": info.scale.status_replicas_path,
+        }
+        if info.scale.label_selector_path:
+            scale["labelSelectorPath"] = info.scale.label_selector_path
+        subresources["scale"] = scale
+    columns = []
+    for column in info.printer_columns:
+        entry: Json = {"name": column.name, "type": column.type, "jsonPath": column.json_path}
+        if column.description:
+            entry["description"] = column.description
+        if column.priority:
+            entry["priority"] = column.priority
+        columns.append(entry)
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": f"{info.plural}.{GROUP}",
+            "labels": {"app.kubernetes.io/name": "dynamo-operator", "app.kubernetes.io/part-of": "dynamo"},
+        },
+        "spec": {
+            "group": GROUP,
+            "names": {
+                "kind": kind_name,
+                "listKind": f"{kind_name}List",
+                "plural": info.plural,
+                "singular": info.singular,
+                "shortNames": list(info.short_names),
+                "categories": list(info.categories),
+            },
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": VERSION,
+                    "served": True,
+                    "storage": True,
+                    "subresources": subresources,
+                    "additionalPrinterColumns": columns,
+                    "schema": {"openAPIV3Schema": root_schema(kind)},
+                }
+            ],
+        },
+    }
+
+
+def crd_file_name(kind: type[ApiModel]) -> str:
+    """`nvidia.com_<plural>.yaml`, the file under config/crd/bases."""
+    return f"{GROUP}_{crd_info(kind).plural}.yaml"
