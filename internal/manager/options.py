@@ -1,0 +1,26 @@
+"""Manager settings, with controller-runtime's defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dynamo_operator.internal.leaderelection.config import LeaderElectionConfig
+
+
+@dataclass(frozen=True, slots=True)
+class ManagerOptions:
+    """What the manager serves and how it starts and stops."""
+
+    # Restricted mode: every namespaced informer watches only this namespace.
+    namespace: str | None = None
+    # "host:port"; an empty host binds every interface; "0" (or "") turns the server off.
+    metrics_bind_address: str = ":8080"
+    health_probe_bind_address: str = ":8081"
+    # None: no election, this process always leads (fine for one replica or tests).
+    leader_election: LeaderElectionConfig | None = None
+    # Default worker count for controllers built by this manager (a builder may override it).
+    max_concurrent_reconciles: int = 1
+    # Bound on the whole graceful stop: in-flight reconciles, Lease release, event flush.
+    graceful_shutdown_timeout: float = 30.0
+    # Start-up fails if the informers have not listed everything by then.
+    cache_sync_timeout: float = 120.0
