@@ -1,0 +1,165 @@
+"""DynamoGraphDeploymentScalingAdapter reconciler: the adapter is the one writer of its service's replicas.
+
+Whoever scales (HPA or KEDA through the scale subresource, the planner, a user) writes the adapter's
+`spec.replicas`; this reconciler copies it into `spec.services[<svc>].replicas` of the graph with
+server-side apply under its own field manager, and reverts any other edit of that field (the graph
+watch re-triggers on every change of the graph's replica picture). It never copies the graph's value
+back into the adapter, and the graph reconciler creates adapters create-only and never writes the
+graph's spec: no path can undo an autoscaler's decision (upstream's race, reference §8).
+
+Status: `replicas` mirrors what runs (the graph's per-service status), `selector` selects the pods
+HPA should average metrics over, `lastScaleTime` marks the last write into the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, Protocol
+
+import structlog
+from dynamo_operator.controllers import kinds
+from dynamo_operator.controllers.apply import ChildClient, write_status_if_changed
+from dynamo_operator.controllers.conditions import Clock, rfc3339, utc_now
+from dynamo_operator.internal.client.resource import Resource, object_key
+from dynamo_operator.internal.controller.predicates import Funcs, generation_changed
+from dynamo_operator.internal.controller.result import Result
+from dynamo_operator.internal.dynamo.pod import multinode_node_count
+from dynamo_operator.internal.dynamo.scalingadapter import adapter as logic
+
+log = structlog.get_logger(__name__)
+
+Obj = dict[str, Any]
+Mapper = Callable[[Obj], Iterable[str]]
+
+
+class Builder(Protocol):
+    def for_(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
+    def watches(self, resource: Resource, mapper: Mapper, *, predicates: Sequence[Any] = ()) -> Builder: ...
+
+
+class AdapterClient(Protocol):
+    """The writes this reconciler sends (a subset of internal.client.Client)."""
+
+    async def apply(
+        self, resource: Resource, obj: Obj, *, field_manager: str = ..., force: bool = ...
+    ) -> Obj: ...
+    async def patch(
+        self,
+        resource: Resource,
+        name: str,
+        body: Any,
+        *,
+        namespace: str | None = ...,
+        subresource: str | None = ...,
+    ) -> Obj: ...
+
+
+class AdapterReader(Protocol):
+    def get(self, resource: Resource, key: str) -> Obj | None: ...
+    def by_index(self, resource: Resource, index: str, value: str) -> list[Obj]: ...
+
+
+class Recorder(Protocol):
+    def event(self, obj: Obj, *, type: Literal["Normal", "Warning"], reason: str, message: str) -> None: ...
+
+
+def replica_picture(dgd: Mapping[str, Any]) -> dict[str, tuple[int, int, int]]:
+    """Per service: (desired replicas, nodes per replica, replicas reported running) — everything an
+    adapter copies into the graph or reports from it."""
+    spec_services = (dgd.get("spec") or {}).get("services") or {}
+    status_services = (dgd.get("status") or {}).get("services") or {}
+    out = {}
+    for name, entry in spec_services.items():
+        svc = entry or {}
+        replicas = svc.get("replicas")
+        running = (status_services.get(name) or {}).get("replicas") or 0
+        out[name] = (
+            logic.DEFAULT_REPLICAS if replicas is None else int(replicas),
+            multinode_node_count(svc),
+            int(running),
+        )
+    return out
+
+
+# A graph update matters to its adapters only when the replica picture moved: spec edits elsewhere
+# and status noise (conditions, messages) are not theirs to react to.
+graph_replicas_changed = Funcs(
+    on_update=lambda old, new: replica_picture(old) != replica_picture(new),
+    on_delete=lambda _obj: False,  # the adapters go with it (ownerReference)
+)
+
+
+class DynamoGraphDeploymentScalingAdapterReconciler:
+    """Pushes an adapter's replicas into its graph and reports the service's scale."""
+
+    def __init__(
+        self, *, client: ChildClient, cache: AdapterReader, recorder: Recorder, clock: Clock = utc_now
+    ) -> None:
+        self._client, self._cache, self._recorder, self._clock = client, cache, recorder, clock
+
+    def setup(self, b: Builder) -> None:
+        """For adapters (spec changes, i.e. scale requests); Watches graphs whose replica picture
+        changed, mapped to the adapters that reference them."""
+        b.for_(kinds.DGDSA, predicates=(generation_changed,))
+        b.watches(kinds.DGD, self.adapters_of_graph, predicates=(graph_replicas_changed,))
+
+    def adapters_of_graph(self, dgd: Obj) -> list[str]:
+        """Keys of the adapters in the graph's namespace whose dgdRef names it (label-independent, so
+        hand-made adapters are served too)."""
+        meta = dgd.get("metadata") or {}
+        namespace, name = meta.get("namespace"), meta.get("name")
+        if not namespace:
+            return []
+        return [
+            object_key(a)
+            for a in self._cache.by_index(kinds.DGDSA, "namespace", str(namespace))
+            if ((a.get("spec") or {}).get("dgdRef") or {}).get("name") == name
+        ]
+
+    async def reconcile(self, key: str) -> Result:
+        adapter = self._cache.get(kinds.DGDSA, key)
+        if adapter is None or adapter["metadata"].get("deletionTimestamp"):
+            return Result()
+        t = logic.target(adapter)
+        dgd = self._cache.get(kinds.DGD, f"{t.namespace}/{t.dgd}")
+        if dgd is None or dgd["metadata"].get("deletionTimestamp"):
+            # Nothing to scale yet (or any more); the graph's creation re-triggers us.
+            log.info("graph not found", adapter=key, dgd=t.dgd)
+            return Result()
+        current = logic.graph_replicas(dgd, t.service)
+        if current is None:
+            # The graph reconciler deletes adapters of removed services; until then, stand still.
+            log.info("service not in graph", adapter=key, dgd=t.dgd, service=t.service)
+            return Result()
+        want = logic.desired_replicas(adapter)
+        scaled_at: str | None = None
+        if current != want:
+            body = logic.replicas_apply(t, want, api_version=dgd.get("apiVersion") or kinds.DGD.api_version)
+            # The resourceVersion makes the apply conditional: written from a stale cache (say, a
+            # service removed meanwhile) it conflicts and is retried on a fresh view instead of
+            # resurrecting a half service.
+            body["metadata"]["resourceVersion"] = dgd["metadata"]["resourceVersion"]
+            try:
+                dgd = await self._client.apply(kinds.DGD, body, field_manager=logic.FIELD_MANAGER, force=True)
+            except Exception as err:
+                self._recorder.event(
+                    adapter,
+                    type="Warning",
+                    reason="UpdateFailed",
+                    message=f"Failed to update DGD {t.dgd}: {err}",
+                )
+                raise
+            scaled_at = rfc3339(self._clock())
+            self._recorder.event(
+                adapter,
+                type="Normal",
+                reason="Scaled",
+                message=f"Scaled service {t.service} from {current} to {want} replicas",
+            )
+        await write_status_if_changed(
+            self._client,
+            kinds.DGDSA,
+            adapter,
+            logic.status(adapter, dgd, t.service, scaled_at=scaled_at),
+        )
+        return Result()

@@ -1,0 +1,210 @@
+"""DynamoModel reconciler: finds the pods serving a model and, for LoRA models, loads the adapter.
+
+Endpoints come from the EndpointSlices of the base model's headless Service (`dynamo-model-<hash>`,
+created by the graph/component that declares `modelRef`), read from the cache. A LoRA adapter is
+POSTed to every serving endpoint on each reconcile (the call is idempotent) and the model is looked
+at again every 30 s until every endpoint has it. Base models are never contacted.
+
+Deletion of a LoRA model runs through the `nvidia.com/finalizer` finalizer: DELETE the adapter on
+every endpoint. Failed unloads are retried (every 10 s) until `UNLOAD_GRACE` seconds after deletion was
+requested, then the finalizer is removed anyway with a Warning Event: an unreachable or broken pod
+must not keep a model object alive forever, and a pod that misses the DELETE loses the adapter on
+its next restart anyway. Each attempt is bounded by the LoRA client's 30 s batch timeout.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import datetime
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, Protocol
+
+import structlog
+from dynamo_operator.controllers import conditions, kinds
+from dynamo_operator.controllers.apply import ChildClient, write_status_if_changed
+from dynamo_operator.controllers.conditions import Clock, Condition, utc_now
+from dynamo_operator.controllers.lora_client import LoraApi
+from dynamo_operator.internal.client import errors
+from dynamo_operator.internal.client.resource import ENDPOINT_SLICE, Resource, object_key, split_key
+from dynamo_operator.internal.controller.predicates import Funcs
+from dynamo_operator.internal.controller.result import Result
+from dynamo_operator.internal.dynamo.dgdr.names import FINALIZER
+from dynamo_operator.internal.dynamo.dynamomodel import endpoints as ep
+from dynamo_operator.internal.dynamo.dynamomodel.status import (
+    LoadResult,
+    ModelStatus,
+    compute,
+    is_lora,
+    lora_source,
+    to_load,
+)
+
+log = structlog.get_logger(__name__)
+
+Obj = dict[str, Any]
+Mapper = Callable[[Obj], Iterable[str]]
+
+UNLOAD_GRACE = 60.0
+UNLOAD_RETRY = 10.0
+
+
+class Builder(Protocol):
+    def for_(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
+    def watches(self, resource: Resource, mapper: Mapper, *, predicates: Sequence[Any] = ()) -> Builder: ...
+
+
+class ModelReader(Protocol):
+    def get(self, resource: Resource, key: str) -> Obj | None: ...
+    def list(
+        self, resource: Resource, *, namespace: str | None = None, labels: Mapping[str, str] | None = None
+    ) -> builtins.list[Obj]: ...
+    def by_index(self, resource: Resource, index: str, value: str) -> builtins.list[Obj]: ...
+
+
+class Recorder(Protocol):
+    def event(self, obj: Obj, *, type: Literal["Normal", "Warning"], reason: str, message: str) -> None: ...
+
+
+def _meta(obj: Mapping[str, Any], field: str) -> Any:
+    return (obj.get("metadata") or {}).get(field)
+
+
+# Spec edits and the start of deletion (which bumps a custom resource's generation, but say it
+# explicitly); status writes of our own do not retrigger.
+spec_or_deletion_changed = Funcs(
+    on_update=lambda old, new: (
+        _meta(old, "generation") != _meta(new, "generation")
+        or _meta(old, "deletionTimestamp") != _meta(new, "deletionTimestamp")
+    )
+)
+
+
+def _parse_time(value: str) -> datetime.datetime:
+    return datetime.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
+
+
+class DynamoModelReconciler:
+    """Reports a model's endpoints; loads (and on deletion unloads) LoRA adapters on them."""
+
+    def __init__(
+        self,
+        *,
+        client: ChildClient,
+        cache: ModelReader,
+        recorder: Recorder,
+        lora: LoraApi,
+        clock: Clock = utc_now,
+    ) -> None:
+        self._client, self._cache, self._recorder, self._lora = client, cache, recorder, lora
+        self._clock = clock
+
+    def setup(self, b: Builder) -> None:
+        """For models (spec changes, deletion); Watches EndpointSlices of model Services, mapped by the
+        Service's base-model hash to the models in that namespace."""
+        b.for_(kinds.DYNAMO_MODEL, predicates=(spec_or_deletion_changed,))
+        b.watches(ENDPOINT_SLICE, self.models_of_slice)
+
+    def models_of_slice(self, eps: Obj) -> list[str]:
+        labels = _meta(eps, "labels") or {}
+        service = str(labels.get(ep.SERVICE_NAME_LABEL, ""))
+        namespace = _meta(eps, "namespace")
+        if not namespace or not service.startswith("dynamo-model-"):
+            return []
+        return [
+            object_key(m)
+            for m in self._cache.by_index(kinds.DYNAMO_MODEL, "namespace", str(namespace))
+            if ep.service_name(str((m.get("spec") or {}).get("baseModelName", ""))) == service
+        ]
+
+    def _endpoints(self, model: Obj) -> list[ep.Endpoint]:
+        base = str((model.get("spec") or {}).get("baseModelName", ""))
+        slices = self._cache.list(
+            ENDPOINT_SLICE,
+            namespace=_meta(model, "namespace"),
+            labels={ep.SERVICE_NAME_LABEL: ep.service_name(base)},
+        )
+        return ep.endpoints_from_slices(slices)
+
+    async def reconcile(self, key: str) -> Result:
+        model = self._cache.get(kinds.DYNAMO_MODEL, key)
+        if model is None:
+            return Result()
+        finalizers = list(_meta(model, "finalizers") or [])
+        if _meta(model, "deletionTimestamp"):
+            return await self._finalize(model) if FINALIZER in finalizers else Result()
+        lora = is_lora(model)
+        if lora and FINALIZER not in finalizers:
+            model = await self._set_finalizers(model, [*finalizers, FINALIZER])
+        elif not lora and FINALIZER in finalizers:
+            model = await self._set_finalizers(model, [f for f in finalizers if f != FINALIZER])
+
+        endpoints = self._endpoints(model)
+        results: dict[str, LoadResult] | None = None
+        if lora and endpoints:
+            results = await self._load(model, to_load(endpoints))
+        status = compute(model, endpoints, results)
+        await self._write(model, status)
+        return Result(requeue_after=status.requeue_after)
+
+    async def _load(self, model: Obj, targets: Sequence[ep.Endpoint]) -> dict[str, LoadResult]:
+        source = lora_source(model)
+        addresses = [e.address for e in targets]
+        if not source:
+            missing = LoadResult(False, "source URI is required for LoRA models")
+            return dict.fromkeys(addresses, missing)
+        name = str(model["spec"]["modelName"])
+        outcomes = await self._lora.load(addresses, lora_name=name, source_uri=source)
+        return dict(zip(addresses, outcomes, strict=True))
+
+    async def _write(self, model: Obj, status: ModelStatus) -> None:
+        old = model.get("status") or {}
+        generation = _meta(model, "generation")
+        new = {
+            **status.as_status(),
+            "conditions": conditions.set_conditions(
+                old.get("conditions"),
+                [
+                    Condition(c.type, "True" if c.status else "False", c.reason, c.message)
+                    for c in status.conditions
+                ],
+                observed_generation=generation,
+                now=self._clock,
+            ),
+        }
+        written = await write_status_if_changed(self._client, kinds.DYNAMO_MODEL, model, new)
+        if written is None:
+            return  # nothing changed: the Events were already recorded when it did
+        for event in status.events:
+            kind: Literal["Normal", "Warning"] = "Warning" if event.type == "Warning" else "Normal"
+            self._recorder.event(model, type=kind, reason=event.reason, message=event.message)
+
+    async def _set_finalizers(self, model: Obj, finalizers: list[str]) -> Obj:
+        namespace, name = split_key(object_key(model))
+        # resourceVersion: a stale view must not overwrite a finalizer list someone else just changed.
+        body = {"metadata": {"finalizers": finalizers, "resourceVersion": _meta(model, "resourceVersion")}}
+        return await self._client.patch(kinds.DYNAMO_MODEL, name, body, namespace=namespace)
+
+    async def _finalize(self, model: Obj) -> Result:
+        if is_lora(model):
+            endpoints = self._endpoints(model)
+            if endpoints:
+                name = str(model["spec"]["modelName"])
+                outcomes = await self._lora.unload([e.address for e in endpoints], lora_name=name)
+                failed = [o.error for o in outcomes if not o.ok]
+                if failed:
+                    message = f"Failed to unload LoRA from {len(failed)} endpoint(s): {'; '.join(failed)}"
+                    self._recorder.event(model, type="Warning", reason="LoRAUnloadFailed", message=message)
+                    waited = (
+                        self._clock() - _parse_time(str(_meta(model, "deletionTimestamp")))
+                    ).total_seconds()
+                    if waited < UNLOAD_GRACE:
+                        return Result(requeue_after=UNLOAD_RETRY)
+                    log.warning("giving up LoRA unload", model=object_key(model), waited=waited)
+                else:
+                    message = f"Unloaded LoRA from {len(outcomes)} endpoint(s)"
+                    self._recorder.event(model, type="Normal", reason="LoRAUnloaded", message=message)
+        finalizers = [f for f in _meta(model, "finalizers") or [] if f != FINALIZER]
+        with contextlib.suppress(errors.NotFound):
+            await self._set_finalizers(model, finalizers)
+        return Result()
