@@ -1,0 +1,47 @@
+"""The `api` fixture: our own async `Client` on the test cluster's admin kubeconfig.
+
+Import it into a conftest (`from testsupport.api import api  # noqa: F401`). One client per test
+session, on the session event loop, closed at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import pytest_asyncio
+from dynamo_operator.internal.client.client import Client
+
+T = TypeVar("T")
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def api(cluster: Any) -> AsyncIterator[Client]:
+    """A `Client` for the cluster of the `cluster` fixture (admin credentials)."""
+    client = await Client.from_kubeconfig(str(cluster.kubeconfig))
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[T] | T],
+    *,
+    until: Callable[[T], bool] = bool,
+    timeout: float = 30.0,  # noqa: ASYNC109 - a polling bound, not a cancellation scope
+    interval: float = 0.1,
+) -> T:
+    """Poll `probe` until `until(result)` holds; AssertionError with the last result after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = probe()
+        if isinstance(result, Awaitable):
+            result = await result
+        if until(result):  # type: ignore[arg-type]
+            return result  # type: ignore[return-value]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s; last value: {result!r}")
+        await asyncio.sleep(interval)
