@@ -1,0 +1,85 @@
+"""`dynamo-operator` without a subcommand: configure, connect, detect, wire, run until a signal."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import structlog
+from dynamo_operator import wiring
+from dynamo_operator.context import OperatorContext, detect_capabilities
+from dynamo_operator.flags import OperatorOptions
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.leaderelection.config import LeaderElectionConfig, new_identity
+from dynamo_operator.internal.manager.manager import Manager, ManagerError
+from dynamo_operator.internal.manager.options import ManagerOptions
+from dynamo_operator.internal.observability.logging import configure_logging
+from dynamo_operator.internal.observability.tracing import configure_tracing
+
+log = structlog.get_logger(__name__)
+
+
+def manager_options(options: OperatorOptions) -> ManagerOptions:
+    election = None
+    if options.leader_elect:
+        election = LeaderElectionConfig(
+            name=options.leader_election_id,
+            namespace=options.leader_election_namespace,
+            identity=new_identity(),
+            lease_duration=options.leader_election_lease_duration,
+            renew_deadline=options.leader_election_renew_deadline,
+            retry_period=options.leader_election_retry_period,
+        )
+    return ManagerOptions(
+        namespace=options.namespace,
+        metrics_bind_address=options.metrics_bind_address,
+        health_probe_bind_address=options.health_probe_bind_address,
+        leader_election=election,
+        max_concurrent_reconciles=options.max_concurrent_reconciles,
+        graceful_shutdown_timeout=options.graceful_shutdown_timeout,
+    )
+
+
+def install_signal_handlers(mgr: Manager) -> None:
+    """First SIGTERM/SIGINT: graceful stop. A second one: exit 1 at once (controller-runtime's rule)."""
+    loop = asyncio.get_running_loop()
+    received = 0
+
+    def on_signal(signum: int) -> None:
+        nonlocal received
+        received += 1
+        if received > 1:
+            log.warning("Second signal, exiting immediately", signal=signal.Signals(signum).name)
+            os._exit(1)
+        log.info("Signal received, stopping", signal=signal.Signals(signum).name)
+        mgr.stop()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, on_signal, signum)
+
+
+async def run_operator(options: OperatorOptions) -> int:
+    """Returns the process exit code."""
+    configure_logging(level=options.log_level, fmt=options.log_format)
+    tracer_provider = configure_tracing()
+    try:
+        manager_opts = manager_options(options)
+    except ValueError as err:
+        log.error("Invalid options", error=str(err))
+        return 1
+    client = await Client.from_kubeconfig(options.kubeconfig)
+    try:
+        async with client:
+            ctx = OperatorContext(options=options, capabilities=await detect_capabilities(client))
+            mgr = Manager(client, options=manager_opts)
+            wiring.register_controllers(mgr, ctx)
+            install_signal_handlers(mgr)
+            log.info("Starting manager", namespace=options.namespace, leader_elect=options.leader_elect)
+            await mgr.run()
+    except ManagerError as err:
+        log.error("Manager failed", error=str(err))
+        return 1
+    finally:
+        tracer_provider.shutdown()
+    return 0

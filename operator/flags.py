@@ -1,0 +1,216 @@
+"""Command-line flags, controller-runtime style, plus the subcommands `version` and `render`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_LEADER_ELECTION_ID = "dynamo-operator-leader"
+_SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+def default_leader_election_namespace(
+    environ: dict[str, str] | None = None, namespace_file: Path = _SERVICE_ACCOUNT_NAMESPACE
+) -> str:
+    """POD_NAMESPACE, else the in-cluster service account's namespace, else "default"."""
+    env = os.environ if environ is None else environ
+    if env.get("POD_NAMESPACE"):
+        return env["POD_NAMESPACE"]
+    try:
+        return namespace_file.read_text().strip() or "default"
+    except OSError:
+        return "default"
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorOptions:
+    """Everything the flags decide for the `run` path (the default command)."""
+
+    metrics_bind_address: str = ":8080"
+    health_probe_bind_address: str = ":8081"
+    leader_elect: bool = False
+    leader_election_id: str = DEFAULT_LEADER_ELECTION_ID
+    leader_election_namespace: str = "default"
+    leader_election_lease_duration: float = 15.0
+    leader_election_renew_deadline: float = 10.0
+    leader_election_retry_period: float = 2.0
+    graceful_shutdown_timeout: float = 30.0
+    namespace: str | None = None
+    max_concurrent_reconciles: int = 1
+    log_level: str = "info"
+    log_format: str = "json"
+    kubeconfig: str | None = None
+    # Dynamo's own operator settings (upstream flag names), consumed by the controllers' wiring.
+    istio_virtual_service_gateway: str = ""
+    virtual_service_supports_https: bool = False
+    ingress_controller_class_name: str = ""
+    ingress_controller_tls_secret_name: str = ""
+    ingress_host_suffix: str = ""
+    prometheus_endpoint: str = ""
+    model_express_url: str = ""
+    planner_cluster_role_name: str = ""
+    dgdr_profiling_cluster_role_name: str = ""
+    epp_cluster_role_name: str = ""
+    mpi_run_ssh_secret_name: str = ""
+    mpi_run_ssh_secret_namespace: str = ""
+    operator_version: str = "unknown"
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """Accepts `15`, `15s`, `1.5s`, `2m` (Go duration-ish, the subset operators use)."""
+    units = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+    for suffix in ("ms", "s", "m", "h"):
+        if text.endswith(suffix):
+            return float(text[: -len(suffix)]) * units[suffix]
+    return float(text)
+
+
+def _bool(text: str) -> bool:
+    if text.lower() in ("1", "true", "yes", "on"):
+        return True
+    if text.lower() in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected a boolean, got {text!r}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dynamo-operator",
+        description="Kubernetes operator for NVIDIA Dynamo inference graphs. "
+        "Without a subcommand it runs the operator against the cluster in --kubeconfig / KUBECONFIG "
+        "(or in-cluster).",
+    )
+    run = parser.add_argument_group("manager")
+    run.add_argument(
+        "--metrics-bind-address",
+        default=":8080",
+        help='address of the /metrics endpoint; "0" disables it (default %(default)s)',
+    )
+    run.add_argument(
+        "--health-probe-bind-address",
+        default=":8081",
+        help="address of /healthz and /readyz (default %(default)s)",
+    )
+    run.add_argument(
+        "--leader-elect",
+        nargs="?",
+        const=True,
+        default=False,
+        type=_bool,
+        help="elect a leader through a coordination.k8s.io Lease; only the leader reconciles",
+    )
+    run.add_argument(
+        "--leader-election-id",
+        default=DEFAULT_LEADER_ELECTION_ID,
+        help="name of the Lease (default %(default)s)",
+    )
+    run.add_argument(
+        "--leader-election-namespace",
+        default=None,
+        help="namespace of the Lease (default: POD_NAMESPACE, the in-cluster namespace, or default)",
+    )
+    run.add_argument("--leader-election-lease-duration", type=_seconds, default=15.0, help=argparse.SUPPRESS)
+    run.add_argument("--leader-election-renew-deadline", type=_seconds, default=10.0, help=argparse.SUPPRESS)
+    run.add_argument("--leader-election-retry-period", type=_seconds, default=2.0, help=argparse.SUPPRESS)
+    run.add_argument(
+        "--graceful-shutdown-timeout",
+        type=_seconds,
+        default=30.0,
+        help="bound on finishing in-flight reconciles at stop (default %(default)ss)",
+    )
+    run.add_argument(
+        "--namespace",
+        "--restrictedNamespace",
+        dest="namespace",
+        default=None,
+        help="restricted mode: watch and manage only this namespace",
+    )
+    run.add_argument(
+        "--max-concurrent-reconciles",
+        type=_positive_int,
+        default=1,
+        help="workers per controller (default %(default)s)",
+    )
+    run.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error", "critical"])
+    run.add_argument("--log-format", default="json", choices=["json", "console"])
+    run.add_argument(
+        "--kubeconfig", default=None, help="path to a kubeconfig (default: KUBECONFIG or in-cluster)"
+    )
+
+    dynamo = parser.add_argument_group("dynamo")
+    for flag in (
+        "--istio-virtual-service-gateway",
+        "--ingress-controller-class-name",
+        "--ingress-controller-tls-secret-name",
+        "--ingress-host-suffix",
+        "--prometheus-endpoint",
+        "--model-express-url",
+        "--planner-cluster-role-name",
+        "--dgdr-profiling-cluster-role-name",
+        "--epp-cluster-role-name",
+        "--mpi-run-ssh-secret-name",
+        "--mpi-run-ssh-secret-namespace",
+    ):
+        dynamo.add_argument(flag, default="")
+    dynamo.add_argument("--virtual-service-supports-https", nargs="?", const=True, default=False, type=_bool)
+    dynamo.add_argument("--operator-version", default="unknown")
+
+    sub = parser.add_subparsers(dest="command", metavar="{version,render}")
+    sub.add_parser("version", help="print the operator version and exit")
+    render = sub.add_parser("render", help="print the objects a DynamoGraphDeployment would create (offline)")
+    render.add_argument("-f", "--filename", required=True, help='YAML file with the DGD(s); "-" reads stdin')
+    render.add_argument(
+        "--namespace",
+        "-n",
+        dest="render_namespace",
+        default="default",
+        help="namespace for objects without one (default %(default)s)",
+    )
+    render.add_argument(
+        "--with-lws",
+        action="store_true",
+        help="render multinode services as LeaderWorkerSets (as if LWS were installed)",
+    )
+    return parser
+
+
+def options_from_args(args: argparse.Namespace, environ: dict[str, str] | None = None) -> OperatorOptions:
+    return OperatorOptions(
+        metrics_bind_address=args.metrics_bind_address,
+        health_probe_bind_address=args.health_probe_bind_address,
+        leader_elect=args.leader_elect,
+        leader_election_id=args.leader_election_id,
+        leader_election_namespace=args.leader_election_namespace
+        or default_leader_election_namespace(environ),
+        leader_election_lease_duration=args.leader_election_lease_duration,
+        leader_election_renew_deadline=args.leader_election_renew_deadline,
+        leader_election_retry_period=args.leader_election_retry_period,
+        graceful_shutdown_timeout=args.graceful_shutdown_timeout,
+        namespace=args.namespace or None,
+        max_concurrent_reconciles=args.max_concurrent_reconciles,
+        log_level=args.log_level,
+        log_format=args.log_format,
+        kubeconfig=args.kubeconfig,
+        istio_virtual_service_gateway=args.istio_virtual_service_gateway,
+        virtual_service_supports_https=args.virtual_service_supports_https,
+        ingress_controller_class_name=args.ingress_controller_class_name,
+        ingress_controller_tls_secret_name=args.ingress_controller_tls_secret_name,
+        ingress_host_suffix=args.ingress_host_suffix,
+        prometheus_endpoint=args.prometheus_endpoint,
+        model_express_url=args.model_express_url,
+        planner_cluster_role_name=args.planner_cluster_role_name,
+        dgdr_profiling_cluster_role_name=args.dgdr_profiling_cluster_role_name,
+        epp_cluster_role_name=args.epp_cluster_role_name,
+        mpi_run_ssh_secret_name=args.mpi_run_ssh_secret_name,
+        mpi_run_ssh_secret_namespace=args.mpi_run_ssh_secret_namespace,
+        operator_version=args.operator_version,
+    )

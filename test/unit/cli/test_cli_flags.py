@@ -1,0 +1,159 @@
+"""The CLI: flag defaults, parsing, subcommands and --help."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from dynamo_operator.__main__ import main, package_version
+from dynamo_operator.app import manager_options
+from dynamo_operator.context import Capabilities, detect_capabilities
+from dynamo_operator.flags import (
+    DEFAULT_LEADER_ELECTION_ID,
+    OperatorOptions,
+    build_parser,
+    default_leader_election_namespace,
+    options_from_args,
+)
+
+
+def parse(*argv: str) -> OperatorOptions:
+    return options_from_args(build_parser().parse_args(list(argv)), environ={})
+
+
+def test_defaults_match_controller_runtime_scaffold() -> None:
+    """No flags: :8080 metrics, :8081 probes, no election, one worker, JSON logs."""
+    opts = parse()
+    assert (opts.metrics_bind_address, opts.health_probe_bind_address) == (":8080", ":8081")
+    assert not opts.leader_elect
+    assert opts.leader_election_id == DEFAULT_LEADER_ELECTION_ID
+    assert (opts.max_concurrent_reconciles, opts.log_level, opts.log_format) == (1, "info", "json")
+    assert opts.namespace is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "field", "value"),
+    [
+        pytest.param(["--leader-elect"], "leader_elect", True, id="leader-elect-bare"),
+        pytest.param(["--leader-elect=false"], "leader_elect", False, id="leader-elect-false"),
+        pytest.param(["--metrics-bind-address", "0"], "metrics_bind_address", "0", id="metrics-off"),
+        pytest.param(["--namespace", "team"], "namespace", "team", id="restricted"),
+        pytest.param(["--restrictedNamespace=team"], "namespace", "team", id="upstream-spelling"),
+        pytest.param(["--max-concurrent-reconciles", "4"], "max_concurrent_reconciles", 4, id="workers"),
+        pytest.param(["--log-format", "console"], "log_format", "console", id="console-logs"),
+        pytest.param(
+            ["--leader-election-retry-period", "500ms"], "leader_election_retry_period", 0.5, id="duration-ms"
+        ),
+        pytest.param(
+            ["--graceful-shutdown-timeout", "1m"], "graceful_shutdown_timeout", 60.0, id="duration-m"
+        ),
+        pytest.param(
+            ["--leader-election-namespace", "ops"], "leader_election_namespace", "ops", id="lease-ns"
+        ),
+    ],
+)
+def test_flag_parsing(argv: list[str], field: str, value: object) -> None:
+    """Each flag lands in its option."""
+    assert getattr(parse(*argv), field) == value
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["--max-concurrent-reconciles", "0"], id="zero-workers"),
+        pytest.param(["--log-format", "xml"], id="unknown-format"),
+        pytest.param(["--log-level", "loud"], id="unknown-level"),
+    ],
+)
+def test_bad_flags_exit_2(argv: list[str]) -> None:
+    """argparse rejects bad values with exit code 2."""
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(argv)
+    assert exc.value.code == 2
+
+
+def test_leader_election_namespace_fallbacks(tmp_path: Path) -> None:
+    """POD_NAMESPACE, then the service-account file, then "default"."""
+    ns_file = tmp_path / "namespace"
+    assert default_leader_election_namespace({"POD_NAMESPACE": "pod-ns"}, ns_file) == "pod-ns"
+    assert default_leader_election_namespace({}, ns_file) == "default"
+    ns_file.write_text("sa-ns\n")
+    assert default_leader_election_namespace({}, ns_file) == "sa-ns"
+
+
+def test_manager_options_from_flags() -> None:
+    """--leader-elect yields a validated Lease config with a hostname_uuid identity."""
+    opts = manager_options(
+        parse("--leader-elect", "--leader-election-namespace", "ops", "--namespace", "team")
+    )
+    assert opts.leader_election is not None
+    assert (opts.leader_election.name, opts.leader_election.namespace) == (DEFAULT_LEADER_ELECTION_ID, "ops")
+    assert "_" in opts.leader_election.identity
+    assert opts.namespace == "team"
+    assert manager_options(parse()).leader_election is None
+
+
+def test_invalid_election_timings_are_refused() -> None:
+    """Renew deadline >= lease duration is a configuration error."""
+    with pytest.raises(ValueError):
+        manager_options(parse("--leader-elect", "--leader-election-lease-duration", "5s"))
+
+
+def test_version_subcommand_prints_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    """`version` prints the installed version."""
+    assert main(["version"]) == 0
+    assert capsys.readouterr().out.strip() == package_version() != ""
+
+
+def test_help_lists_the_flags_and_subcommands() -> None:
+    """`--help` through the console script exits 0 and documents the main flags."""
+    exe = Path(sys.executable).with_name("dynamo-operator")
+    out = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=60, check=True).stdout
+    for flag in (
+        "--metrics-bind-address",
+        "--health-probe-bind-address",
+        "--leader-elect",
+        "--namespace",
+        "--max-concurrent-reconciles",
+        "--log-format",
+        "--kubeconfig",
+        "render",
+        "version",
+    ):
+        assert flag in out
+
+
+def test_render_help() -> None:
+    """`render --help` documents -f, --namespace and --with-lws."""
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(["render", "--help"])
+    assert exc.value.code == 0
+
+
+def test_render_reports_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A missing input file is exit 1 with a message, not a traceback."""
+    assert main(["render", "-f", str(tmp_path / "nope.yaml")]) == 1
+    assert "dynamo-operator render" in capsys.readouterr().err
+
+
+class FakeDiscovery:
+    def __init__(self, served: set[str], broken: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        self.served = served
+        self.broken = broken
+
+    async def api_resources(self, group_version: str) -> list[dict[str, object]] | None:
+        if group_version in self.broken:
+            raise RuntimeError("discovery exploded")
+        return [{"name": "x"}] if group_version in self.served else None
+
+
+async def test_capabilities_from_discovery() -> None:
+    """Served group/versions turn capabilities on; discovery errors count as absent."""
+    caps = await detect_capabilities(
+        FakeDiscovery(
+            {"leaderworkerset.x-k8s.io/v1", "networking.istio.io/v1beta1"}, broken={"grove.io/v1alpha1"}
+        )
+    )
+    assert caps == Capabilities(lws=True, istio=True)
