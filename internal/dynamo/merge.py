@@ -35,9 +35,11 @@ def override(base: Mapping[str, Any], user: Mapping[str, Any]) -> dict[str, Any]
 
 
 def override_probe(base: Mapping[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
-    """Layer a partial user probe over a default one; a user handler replaces the default handler."""
-    if any(h in user for h in PROBE_HANDLERS):
-        base = {k: v for k, v in base.items() if k not in PROBE_HANDLERS}
+    """Layer a partial user probe over a default one; a user handler of another kind replaces the
+    default handler (one of the same kind is merged field by field)."""
+    chosen = {h for h in PROBE_HANDLERS if user.get(h) is not None}
+    if chosen:
+        base = {k: v for k, v in base.items() if k not in PROBE_HANDLERS or k in chosen}
     return override(base, user)
 
 

@@ -31,8 +31,21 @@ from dynamo_operator.internal.dynamo.merge import (
 from dynamo_operator.internal.dynamo.resources import apply_resources, check_quantity, gpu_count
 from dynamo_operator.internal.secrets.registry import InvalidRegistryError, image_registry_host
 
-# Annotations that steer the operator; they are not copied onto pods.
-_CONTROL_ANNOTATIONS = frozenset({c.ANNOTATION_LAST_APPLIED_HASH, c.ANNOTATION_POD_TEMPLATE_HASH})
+# Annotations that steer the operator. They are not copied onto pods: their effect on the pod (if
+# any) is already explicit, and e.g. retuning the rollout budget must not itself roll the pods.
+_CONTROL_ANNOTATIONS = frozenset(
+    {
+        c.ANNOTATION_LAST_APPLIED_HASH,
+        c.ANNOTATION_POD_TEMPLATE_HASH,
+        c.ANNOTATION_DEPLOYMENT_STRATEGY,
+        c.ANNOTATION_MAX_SURGE,
+        c.ANNOTATION_MAX_UNAVAILABLE,
+        c.ANNOTATION_ENABLE_GROVE,
+        c.ANNOTATION_CURRENT_WORKER_HASH,
+        c.ANNOTATION_KAI_SCHEDULER_QUEUE,
+        *c.PROPAGATED_DGD_ANNOTATIONS,
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
