@@ -1,0 +1,125 @@
+"""Registers every controller on a manager. `register_all` is a flat list of calls, one per controller.
+
+The operator context (built by the CLI from flags and API detection) is read duck-typed here, so
+controllers need nothing from the `operator` package (which imports us): whatever it lacks falls
+back to the generation defaults.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+from dynamo_operator.controllers import kinds
+from dynamo_operator.controllers.dynamocomponentdeployment import (
+    DynamoComponentDeploymentReconciler,
+    PullSecretNotifier,
+)
+from dynamo_operator.controllers.dynamographdeployment import DynamoGraphDeploymentReconciler
+from dynamo_operator.internal.cache.interface import Informer
+from dynamo_operator.internal.controller.controller import Controller
+from dynamo_operator.internal.dynamo.context import Capabilities, GenContext, IngressDefaults
+from dynamo_operator.internal.manager.manager import Manager
+from dynamo_operator.internal.secrets.index import FIELD_SELECTOR, DockerSecretIndex, transform
+
+log = structlog.get_logger(__name__)
+
+DGD_CONTROLLER = "dynamographdeployment"
+DCD_CONTROLLER = "dynamocomponentdeployment"
+# Upstream refreshes the registry index every 60 s on top of the Secret events.
+DOCKER_SECRET_REFRESH_SECONDS = 60.0
+
+GenContextFor = Callable[[str], GenContext]
+
+
+def register_all(mgr: Manager, ctx: Any) -> None:
+    """Every controller of the operator, in one flat list."""
+    index = DockerSecretIndex()
+    gen_context = gen_context_factory(ctx, index)
+    dcd = register_component_deployments(mgr, ctx, gen_context)
+    register_graph_deployments(mgr, gen_context)
+    register_docker_secrets(mgr, index, dcd)
+
+
+def capabilities_of(ctx: Any) -> Capabilities:
+    """The optional APIs the CLI detected (a `Capabilities`, or anything with the same flags)."""
+    caps = getattr(ctx, "capabilities", None)
+    if isinstance(caps, Capabilities):
+        return caps
+    return Capabilities(**{f: bool(getattr(caps, f, False)) for f in Capabilities.__dataclass_fields__})
+
+
+def gen_context_factory(ctx: Any, index: DockerSecretIndex) -> GenContextFor:
+    """Per-namespace generation context: operator settings plus that namespace's pull secrets."""
+    capabilities = capabilities_of(ctx)
+    ingress = getattr(ctx, "ingress", None)
+    ingress = ingress if isinstance(ingress, IngressDefaults) else IngressDefaults()
+    settings: dict[str, Any] = {}
+    for name in ("planner_service_account", "discovery_backend", "mpi_ssh_secret_name", "infrastructure_env"):
+        value = getattr(ctx, name, None)
+        if value:
+            settings[name] = value
+
+    def for_namespace(namespace: str) -> GenContext:
+        return GenContext(
+            namespace=namespace,
+            capabilities=capabilities,
+            docker_secrets=index.snapshot(namespace),
+            ingress=ingress,
+            **settings,
+        )
+
+    return for_namespace
+
+
+def register_component_deployments(mgr: Manager, ctx: Any, gen_context: GenContextFor) -> Controller:
+    caps = capabilities_of(ctx)
+    reconciler = DynamoComponentDeploymentReconciler(
+        client=mgr.client,
+        cache=mgr.cache,
+        recorder=mgr.event_recorder(DCD_CONTROLLER),
+        gen_context=gen_context,
+        lws=caps.lws,
+        istio=caps.istio,
+        volcano=caps.volcano,
+    )
+    b = mgr.builder(DCD_CONTROLLER)
+    reconciler.setup(b)
+    return b.complete(reconciler)
+
+
+def register_graph_deployments(mgr: Manager, gen_context: GenContextFor) -> Controller:
+    reconciler = DynamoGraphDeploymentReconciler(
+        client=mgr.client,
+        cache=mgr.cache,
+        recorder=mgr.event_recorder(DGD_CONTROLLER),
+        gen_context=gen_context,
+    )
+    b = mgr.builder(DGD_CONTROLLER)
+    reconciler.setup(b)
+    return b.complete(reconciler)
+
+
+def register_docker_secrets(mgr: Manager, index: DockerSecretIndex, dcd: Controller) -> None:
+    """Registry Secrets only (field selector on type; transform keeps metadata and the one data key),
+    feeding the index; a namespace whose index changed gets its DCDs reconciled again."""
+
+    def requeue_namespace(namespace: str) -> None:
+        for obj in mgr.cache.by_index(kinds.DCD, "namespace", namespace):
+            meta = obj["metadata"]
+            dcd.queue.add(f"{meta['namespace']}/{meta['name']}")
+
+    informer: Informer = mgr.cache.informer(
+        kinds.SECRET, namespace=mgr.options.namespace, field_selector=FIELD_SELECTOR, transform=transform
+    )
+    notifier = PullSecretNotifier(index, on_change=requeue_namespace)
+    informer.add_event_handler(notifier)
+
+    async def refresh_periodically() -> None:
+        while True:
+            await asyncio.sleep(DOCKER_SECRET_REFRESH_SECONDS)
+            notifier.refresh(informer.store.list())
+
+    mgr.add_runnable(refresh_periodically, needs_leader=False, name="docker-secret-refresh")
