@@ -44,23 +44,51 @@ def register_all(mgr: Manager, ctx: Any) -> None:
 
 
 def capabilities_of(ctx: Any) -> Capabilities:
-    """The optional APIs the CLI detected (a `Capabilities`, or anything with the same flags)."""
+    """The optional APIs the CLI detected, as generation sees them."""
     caps = getattr(ctx, "capabilities", None)
     if isinstance(caps, Capabilities):
         return caps
-    return Capabilities(**{f: bool(getattr(caps, f, False)) for f in Capabilities.__dataclass_fields__})
+    options = getattr(ctx, "options", None)
+    return Capabilities(
+        lws=bool(getattr(caps, "lws", False)),
+        volcano=bool(getattr(caps, "volcano", False)),
+        grove=bool(getattr(caps, "grove", False)),
+        # VirtualServices are written only when a gateway is configured, as upstream does.
+        istio=bool(getattr(caps, "istio", False))
+        and bool(getattr(options, "istio_virtual_service_gateway", "")),
+        gateway_inference_extension=bool(
+            getattr(caps, "gateway_inference_extension", getattr(caps, "inference_extension", False))
+        ),
+    )
 
 
 def gen_context_factory(ctx: Any, index: DockerSecretIndex) -> GenContextFor:
     """Per-namespace generation context: operator settings plus that namespace's pull secrets."""
     capabilities = capabilities_of(ctx)
-    ingress = getattr(ctx, "ingress", None)
-    ingress = ingress if isinstance(ingress, IngressDefaults) else IngressDefaults()
+    options = getattr(ctx, "options", None)
+
+    def opt(name: str) -> str:
+        return str(getattr(options, name, "") or "")
+
+    ingress = IngressDefaults(
+        controller_class_name=opt("ingress_controller_class_name"),
+        tls_secret_name=opt("ingress_controller_tls_secret_name"),
+        host_suffix=opt("ingress_host_suffix"),
+        virtual_service_gateway=opt("istio_virtual_service_gateway"),
+    )
     settings: dict[str, Any] = {}
-    for name in ("planner_service_account", "discovery_backend", "mpi_ssh_secret_name", "infrastructure_env"):
-        value = getattr(ctx, name, None)
-        if value:
-            settings[name] = value
+    if opt("mpi_run_ssh_secret_name"):
+        settings["mpi_ssh_secret_name"] = opt("mpi_run_ssh_secret_name")
+    infra = {
+        env: opt(flag)
+        for env, flag in (
+            ("PROMETHEUS_ENDPOINT", "prometheus_endpoint"),
+            ("MODEL_EXPRESS_URL", "model_express_url"),
+        )
+        if opt(flag)
+    }
+    if infra:
+        settings["infrastructure_env"] = infra
 
     def for_namespace(namespace: str) -> GenContext:
         return GenContext(

@@ -1,16 +1,16 @@
 """The seam between the runtime and Dynamo's reconcilers.
 
-The controllers helper fills `register_controllers`: for each reconciler, build it from the manager's
-client/cache and the context, and call its `setup(mgr.builder(<name>))`. Until then it registers
-nothing and the operator runs with no controllers (caches, probes, metrics and election still work).
+`register_controllers` hands the manager and the start-up context to `controllers.setup.register_all`,
+which builds each reconciler from the manager's client/cache and the context and registers it.
 """
 
 from __future__ import annotations
 
 from dynamo_operator.context import OperatorContext
+from dynamo_operator.controllers.setup import register_all
 from dynamo_operator.internal.manager.manager import Manager
 
 
 def register_controllers(mgr: Manager, ctx: OperatorContext) -> None:
-    """Register every controller of the operator on `mgr` (filled by the controllers helper)."""
-    del mgr, ctx
+    """Register every controller of the operator on `mgr`."""
+    register_all(mgr, ctx)

@@ -170,7 +170,7 @@ def test_graph_status_names_what_is_not_ready() -> None:
     dcds = {"frontend": _dcd(2, 1, "True"), "decode": _dcd(1, 1, "False", "1/2 ready"), "planner": None}
     verdict = graph_status(services, dcds)
     assert not verdict.ready
-    assert verdict.message == "decode: 1/2 ready; frontend: rolling; planner: creating"
+    assert verdict.message == "decode: 1/2 ready; frontend: rolling; planner: 0/1 ready"
     assert set(verdict.services) == {"frontend", "decode", "planner"}
     assert verdict.services["planner"]["componentKind"] == "Deployment"
 

@@ -1,0 +1,152 @@
+"""The `operator` fixture: the whole operator (manager + every controller) running in-process against
+the test cluster, plus helpers to wait for state and to count the API writes the process sent.
+
+Import into a conftest: `from testsupport.operator import operator  # noqa: F401` (it needs the
+`cluster` fixture of test/integration/conftest.py). One operator per test session, started after the
+CRDs (config/crd/bases, plus a minimal LeaderWorkerSet CRD so the multinode path is exercised) are
+installed and Established; stopped gracefully at the end of the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest_asyncio
+import yaml
+from dynamo_operator.context import Capabilities, OperatorContext, detect_capabilities
+from dynamo_operator.flags import OperatorOptions
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.metrics import REQUESTS, WRITE_METHODS, requests_count
+from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION
+from dynamo_operator.internal.manager.manager import Manager
+from dynamo_operator.internal.manager.options import ManagerOptions
+from dynamo_operator.wiring import register_controllers
+
+from testsupport.api import eventually
+
+REPO = Path(__file__).resolve().parents[2]
+CRD_DIR = REPO / "config" / "crd" / "bases"
+LWS_CRD = REPO / "test" / "integration" / "controllers_graph" / "leaderworkerset-crd.yaml"
+TEST_FIELD_MANAGER = "integration-test"
+START_TIMEOUT = 60.0  # seconds until the caches synced
+STOP_TIMEOUT = 45.0
+
+__all__ = ["RunningOperator", "count_writes", "eventually", "install_crds", "operator", "writes_by_verb"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunningOperator:
+    """Handles a test may use: the manager (its cache, controllers) and a client of its own."""
+
+    manager: Manager
+    client: Client
+    capabilities: Capabilities
+
+
+def _crd_documents(paths: list[Path]) -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = []
+    for path in paths:
+        docs += [
+            d
+            for d in yaml.safe_load_all(path.read_text())
+            if d and d.get("kind") == "CustomResourceDefinition"
+        ]
+    return docs
+
+
+async def install_crds(
+    client: Client,
+    paths: list[Path] | None = None,
+    *,
+    timeout: float = 60.0,  # noqa: ASYNC109 - a polling bound
+) -> list[str]:
+    """Server-side apply every CRD in `paths` (default: config/crd/bases + the LWS CRD); wait until
+    each is Established. Returns their names."""
+    if paths is None:
+        paths = [*sorted(CRD_DIR.glob("*.yaml")), LWS_CRD]
+    docs = _crd_documents(paths)
+    for doc in docs:
+        await client.apply(CUSTOM_RESOURCE_DEFINITION, doc, field_manager=TEST_FIELD_MANAGER, force=True)
+    names = [d["metadata"]["name"] for d in docs]
+
+    async def established() -> bool:
+        for name in names:
+            crd = await client.get(CUSTOM_RESOURCE_DEFINITION, name)
+            conds = (crd.get("status") or {}).get("conditions") or []
+            if not any(c.get("type") == "Established" and c.get("status") == "True" for c in conds):
+                return False
+        return True
+
+    await eventually(established, timeout=timeout, interval=0.2)
+    return names
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def operator(cluster: Any) -> AsyncIterator[RunningOperator]:
+    """The operator, running in this process for the whole session (see the module docstring)."""
+    client = await Client.from_kubeconfig(str(cluster.kubeconfig))
+    own = await Client.from_kubeconfig(str(cluster.kubeconfig))
+    await install_crds(own)
+    capabilities = await detect_capabilities(own)
+    ctx = OperatorContext(options=OperatorOptions(max_concurrent_reconciles=8), capabilities=capabilities)
+    mgr = Manager(
+        client,
+        options=ManagerOptions(
+            metrics_bind_address="0", health_probe_bind_address="0", max_concurrent_reconciles=8
+        ),
+    )
+    register_controllers(mgr, ctx)  # exactly what `dynamo-operator` registers
+    task = asyncio.create_task(mgr.run(), name="operator-under-test")
+    try:
+        await eventually(lambda: mgr.ready or task.done(), timeout=START_TIMEOUT, interval=0.1)
+        if task.done():
+            task.result()  # surfaces the start-up failure
+        yield RunningOperator(manager=mgr, client=own, capabilities=capabilities)
+    finally:
+        mgr.stop()
+        try:
+            await asyncio.wait_for(task, STOP_TIMEOUT)
+        except (TimeoutError, asyncio.CancelledError):
+            task.cancel()
+        await client.close()
+        await own.close()
+
+
+def count_writes() -> float:
+    """API writes (POST/PUT/PATCH/DELETE) this process has sent so far, from the client's metrics."""
+    return requests_count(methods=WRITE_METHODS)
+
+
+def writes_by_verb() -> dict[str, float]:
+    """Every request this process has sent so far, by HTTP method (and `resource`)."""
+    out: dict[str, float] = {}
+    for metric in REQUESTS.collect():
+        for sample in metric.samples:
+            if sample.name.endswith("_total"):
+                key = f"{sample.labels['method']} {sample.labels['resource']}"
+                out[key] = out.get(key, 0.0) + sample.value
+    return out
+
+
+def delta(before: Mapping[str, float], after: Mapping[str, float]) -> dict[str, float]:
+    """Per-key difference of two `writes_by_verb()` snapshots, zero entries dropped."""
+    return {k: v - before.get(k, 0.0) for k, v in after.items() if v - before.get(k, 0.0)}
+
+
+async def wait_quiet(*, settle: float = 2.0, timeout: float = 60.0) -> None:  # noqa: ASYNC109
+    """Wait until `count_writes()` has not moved for `settle` seconds (bounded by `timeout`)."""
+    deadline = time.monotonic() + timeout
+    last, since = count_writes(), time.monotonic()
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+        now = count_writes()
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= settle:
+            return
+    raise AssertionError(f"writes did not settle within {timeout} s")
