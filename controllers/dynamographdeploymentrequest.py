@@ -1,0 +1,522 @@
+"""DynamoGraphDeploymentRequest reconciler: profile, generate a DGD, optionally deploy it.
+
+Each reconcile runs the lifecycle of `internal.dynamo.dgdr.machine` for as many steps as can proceed
+at once: per state it does that state's I/O, turns what it saw into an observation, and commits the
+transition `advance` returns (status merge patch conditional on the resourceVersion it read, then
+the Events). A step that must wait (the Job runs, the DGD rolls out) ends the reconcile; the Job, DGD
+and output-ConfigMap watches bring it back.
+
+Safety against a stale cache, where acting on it would be irreversible:
+- a Job that already exists for this DGDR means profiling started: the output ConfigMap is deleted
+  (stale results) only before the Job is created, never after;
+- the DGD is created only after a fresh read of the DGDR confirms `status.deployment.created` is not
+  set, so a DGD a user deleted is never recreated; a DGD missing from the cache is confirmed missing
+  by the API server before the request turns DeploymentDeleted;
+- a Job that completed but whose output ConfigMap is not visible yet is given
+  `OUTPUT_GRACE_SECONDS` before it counts as a generation failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import datetime
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import structlog
+from dynamo_operator.controllers import conditions, kinds
+from dynamo_operator.controllers.apply import ChildClient, merge_patch, owner_reference, without_none
+from dynamo_operator.controllers.conditions import Clock, Condition, utc_now
+from dynamo_operator.internal.cache.interface import Informer
+from dynamo_operator.internal.cache.transform import keep_fields
+from dynamo_operator.internal.client import errors
+from dynamo_operator.internal.client.resource import CONFIG_MAP, JOB, POD, Resource, object_key, split_key
+from dynamo_operator.internal.controller.handlers import EnqueueMapped
+from dynamo_operator.internal.controller.result import Result, TerminalError
+from dynamo_operator.internal.dynamo.dgdr import deployment, job, names, output, profiler_config
+from dynamo_operator.internal.dynamo.dgdr.machine import (
+    IMMUTABLE_STATES,
+    DeploymentCreated,
+    DeploymentMissing,
+    DeploymentObserved,
+    GenerationFailed,
+    JobCreated,
+    JobCreationFailed,
+    Observation,
+    ProfilingFailed,
+    ProfilingRunning,
+    SpecChanged,
+    SpecGenerated,
+    State,
+    Transition,
+    Validated,
+    advance,
+    unknown_state,
+)
+
+log = structlog.get_logger(__name__)
+
+Obj = dict[str, Any]
+Mapper = Callable[[Obj], Iterable[str]]
+
+# Enough for the longest chain that can run without waiting: "" → Pending → Profiling (+1 spare).
+MAX_STEPS = 5
+OUTPUT_GRACE_SECONDS = 60.0
+OUTPUT_RECHECK_SECONDS = 5.0
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+LEGACY_JOB_NAME_LABEL = "job-name"
+SERVICE_ACCOUNT = kinds.SERVICE_ACCOUNT
+ROLE_BINDING = kinds.ROLE_BINDING
+# Output ConfigMaps carry this label (the profiler's sidecar sets it): only those are cached.
+OUTPUT_SELECTOR = names.LABEL_DGDR_NAME
+
+
+class Builder(Protocol):
+    def for_(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
+    def owns(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
+    def watches(self, resource: Resource, mapper: Mapper, *, predicates: Sequence[Any] = ()) -> Builder: ...
+
+
+class RequestClient(ChildClient, Protocol):
+    async def get(self, resource: Resource, name: str, *, namespace: str | None = None) -> Obj: ...
+    async def list(
+        self, resource: Resource, *, namespace: str | None = None, label_selector: str | None = None
+    ) -> list[Obj]: ...
+
+
+class RequestReader(Protocol):
+    def get(self, resource: Resource, key: str) -> Obj | None: ...
+    def by_index(self, resource: Resource, index: str, value: str) -> list[Obj]: ...
+
+
+class Recorder(Protocol):
+    def event(self, obj: Obj, *, type: Literal["Normal", "Warning"], reason: str, message: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """The outcome of one state's work: the transition and the status fields it produced."""
+
+    transition: Transition
+    fields: dict[str, Any] = field(default_factory=dict)
+    requeue_after: float | None = None
+
+
+def _meta(obj: Mapping[str, Any], key: str) -> Any:
+    return (obj.get("metadata") or {}).get(key)
+
+
+def _parse_time(value: str | None) -> datetime.datetime | None:
+    if not value:
+        return None
+    return datetime.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
+
+
+def request_of_output(cm: Obj) -> list[str]:
+    """The DGDR an output ConfigMap belongs to (by its name, the contract with the sidecar)."""
+    dgdr = names.dgdr_for_output_config_map(str(_meta(cm, "name") or ""))
+    namespace = _meta(cm, "namespace")
+    return [f"{namespace}/{dgdr}"] if dgdr and namespace else []
+
+
+def request_of_deployment(dgd: Obj) -> list[str]:
+    """The DGDR that created a DGD, from its tracking labels (there is no ownerReference)."""
+    labels = _meta(dgd, "labels") or {}
+    name, namespace = labels.get(names.LABEL_DGDR_NAME), labels.get(names.LABEL_DGDR_NAMESPACE)
+    return [f"{namespace}/{name}"] if name and namespace else []
+
+
+class DynamoGraphDeploymentRequestReconciler:
+    """Drives one DGDR through profiling to a generated (and optionally deployed) DGD."""
+
+    def __init__(
+        self,
+        *,
+        client: RequestClient,
+        cache: RequestReader,
+        recorder: Recorder,
+        pods: Informer,
+        outputs: Informer,
+        namespace_restricted: bool = False,
+        profiling_cluster_role: str | None = None,
+        clock: Clock = utc_now,
+    ) -> None:
+        self._client, self._cache, self._recorder = client, cache, recorder
+        # Label-scoped informers (profiling pods, metadata+status; output ConfigMaps), read directly.
+        self._pods, self._outputs = pods, outputs
+        self._restricted = namespace_restricted
+        self._cluster_role = profiling_cluster_role
+        self._clock = clock
+
+    def setup(self, b: Builder) -> None:
+        """For DGDRs (every change: a spec edit must be seen to be rejected); Owns profiling Jobs;
+        Watches the DGDs it created (tracking labels). The output ConfigMaps are watched through the
+        label-scoped informer handed in (see `register`)."""
+        b.for_(kinds.DGDR)
+        b.owns(JOB)
+        b.watches(kinds.DGD, request_of_deployment)
+
+    # -- reconcile ---------------------------------------------------------------------------------
+
+    async def reconcile(self, key: str) -> Result:
+        dgdr = self._cache.get(kinds.DGDR, key)
+        if dgdr is None or _meta(dgdr, "deletionTimestamp"):
+            return Result()  # the Job goes with it (ownerReference); the DGD deliberately stays
+        dgdr = {**dgdr, "apiVersion": kinds.DGDR.api_version, "kind": kinds.DGDR.kind}
+        for _ in range(MAX_STEPS):
+            status = dgdr.get("status") or {}
+            raw_state = str(status.get("state") or "")
+            state = State.parse(raw_state)
+            if state is None:
+                await self._commit(dgdr, Step(unknown_state(raw_state)))
+                return Result()
+            observed = int(status.get("observedGeneration") or 0)
+            if state in IMMUTABLE_STATES and observed and observed != _meta(dgdr, "generation"):
+                # Frozen: the Job, the generated DGD and the deployment all derive from the spec as
+                # it was; the edit is reported, never applied, and observedGeneration stays put.
+                await self._commit(dgdr, Step(advance(state, SpecChanged())))
+                return Result()
+            step = await self._step(state, dgdr)
+            if step is None:
+                return Result()
+            dgdr = await self._commit(dgdr, step)
+            if not step.transition.proceed:
+                return Result(requeue_after=step.requeue_after)
+        return Result()
+
+    async def _step(self, state: State, dgdr: Obj) -> Step | None:
+        match state:
+            case State.INITIAL:
+                return Step(advance(state, Validated(tuple(await self._validate(dgdr)))))
+            case State.PENDING:
+                return await self._start_profiling(dgdr)
+            case State.PROFILING:
+                return await self._check_profiling(dgdr)
+            case State.DEPLOYING:
+                return await self._deploy(dgdr)
+            case State.READY if (dgdr.get("spec") or {}).get("autoApply"):
+                return await self._observe_deployment(state, dgdr)
+            case _:
+                return None  # Ready without autoApply, Failed, DeploymentDeleted: terminal
+
+    async def _commit(self, dgdr: Obj, step: Step) -> Obj:
+        """Write state, conditions and fields (only what changed, conditional on what we read), then
+        record the Events. Returns the object as the API server now has it."""
+        t = step.transition
+        old = dgdr.get("status") or {}
+        generation = _meta(dgdr, "generation")
+        new = copy.deepcopy(dict(old))
+        new.update(step.fields)
+        new["state"] = t.state.value
+        if t.observe_generation:
+            new["observedGeneration"] = generation
+            new["backend"] = (dgdr.get("spec") or {}).get("backend")
+        new["conditions"] = conditions.set_conditions(
+            old.get("conditions"),
+            [
+                Condition(str(c.type), "True" if c.status else "False", str(c.reason), c.message)
+                for c in t.conditions
+            ],
+            observed_generation=generation,
+            now=self._clock,
+        )
+        patch = merge_patch(old, without_none(new))
+        if not patch:
+            return dgdr
+        namespace, name = split_key(object_key(dgdr))
+        body = {"metadata": {"resourceVersion": _meta(dgdr, "resourceVersion")}, "status": patch}
+        written = await self._client.patch(kinds.DGDR, name, body, namespace=namespace, subresource="status")
+        for event in t.events:
+            self._recorder.event(
+                dgdr, type=event.type.value, reason=event.reason.value, message=event.message
+            )
+        return {**written, "apiVersion": kinds.DGDR.api_version, "kind": kinds.DGDR.kind}
+
+    # -- "" ----------------------------------------------------------------------------------------
+
+    async def _validate(self, dgdr: Obj) -> list[str]:
+        spec = dgdr.get("spec") or {}
+        problems = profiler_config.validate(spec, namespace_restricted=self._restricted)
+        namespace = str(_meta(dgdr, "namespace"))
+        ref = (spec.get("profilingConfig") or {}).get("configMapRef")
+        if ref:
+            key = ref.get("key") or names.BASE_CONFIG_FILE
+            try:
+                cm = await self._client.get(CONFIG_MAP, ref["name"], namespace=namespace)
+            except errors.NotFound:
+                problems.append(f"ConfigMap {ref['name']} not found in namespace {namespace}")
+            else:
+                if key not in (cm.get("data") or {}):
+                    problems.append(f"key {key} not found in ConfigMap {ref['name']}")
+        if not problems:
+            config = profiler_config.profiler_config(spec, namespace=namespace)
+            cache = profiler_config.model_cache(config)
+            if cache:
+                try:
+                    await self._client.get(kinds.PVC, cache[0], namespace=namespace)
+                except errors.NotFound:
+                    problems.append(f"model cache PVC {cache[0]} not found in namespace {namespace}")
+        return problems
+
+    # -- Pending -----------------------------------------------------------------------------------
+
+    async def _start_profiling(self, dgdr: Obj) -> Step:
+        namespace, name = str(_meta(dgdr, "namespace")), str(_meta(dgdr, "name"))
+        desired = job.profiling_job(dgdr)
+        aic = desired["metadata"]["labels"][names.LABEL_APP] == names.APP_AIC_PROFILER
+        existing = self._cache.get(JOB, f"{namespace}/{names.job_name(name)}")
+        if existing is not None:
+            self._check_job_owner(dgdr, existing)
+            return Step(advance(State.PENDING, JobCreated(ai_configurator=aic)))
+        try:
+            # Results of an earlier request of the same name must not be mistaken for ours.
+            await self._client.delete(CONFIG_MAP, names.output_config_map_name(name), namespace=namespace)
+        except errors.NotFound:
+            pass
+        await self._ensure_service_account(namespace)
+        desired["metadata"]["ownerReferences"] = [owner_reference(dgdr)]
+        try:
+            await self._client.create(JOB, desired)
+        except errors.AlreadyExists:
+            self._check_job_owner(
+                dgdr, await self._client.get(JOB, names.job_name(name), namespace=namespace)
+            )
+        except (errors.Invalid, errors.BadRequest, errors.Forbidden) as err:
+            return Step(advance(State.PENDING, JobCreationFailed(f"failed to create profiling job: {err}")))
+        return Step(advance(State.PENDING, JobCreated(ai_configurator=aic)))
+
+    @staticmethod
+    def _check_job_owner(dgdr: Obj, existing: Obj) -> None:
+        refs = _meta(existing, "ownerReferences") or []
+        if not any(r.get("controller") and r.get("uid") == _meta(dgdr, "uid") for r in refs):
+            # A Job of an earlier request of the same name, on its way out through GC: retry later.
+            raise RuntimeError(
+                f"job {_meta(existing, 'name')} belongs to another object; waiting for it to go"
+            )
+
+    async def _ensure_service_account(self, namespace: str) -> None:
+        """The Job's pods run as `dgdr-profiling-job`; pod creation fails without it."""
+        labels = {
+            "app.kubernetes.io/managed-by": names.MANAGED_BY_OPERATOR,
+            "app.kubernetes.io/component": "rbac",
+            "app.kubernetes.io/name": names.PROFILING_SERVICE_ACCOUNT,
+        }
+        sa = {"metadata": {"name": names.PROFILING_SERVICE_ACCOUNT, "namespace": namespace, "labels": labels}}
+        with contextlib.suppress(errors.AlreadyExists):
+            await self._client.create(SERVICE_ACCOUNT, sa)
+        if self._restricted or not self._cluster_role:
+            return  # restricted installs ship the Role and RoleBinding with the operator
+        binding = {
+            "metadata": {"name": names.PROFILING_ROLE_BINDING, "namespace": namespace, "labels": labels},
+            "subjects": [
+                {"kind": "ServiceAccount", "name": names.PROFILING_SERVICE_ACCOUNT, "namespace": namespace}
+            ],
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": self._cluster_role,
+            },
+        }
+        with contextlib.suppress(errors.AlreadyExists):
+            await self._client.create(ROLE_BINDING, binding)
+
+    # -- Profiling ---------------------------------------------------------------------------------
+
+    async def _get(self, resource: Resource, namespace: str, name: str) -> Obj | None:
+        """Cache first; on a miss ask the API server (a just-created object may not be cached yet)."""
+        cached = self._cache.get(resource, f"{namespace}/{name}")
+        if cached is not None:
+            return cached
+        try:
+            return await self._client.get(resource, name, namespace=namespace)
+        except errors.NotFound:
+            return None
+
+    async def _check_profiling(self, dgdr: Obj) -> Step:
+        namespace, name = str(_meta(dgdr, "namespace")), str(_meta(dgdr, "name"))
+        profiling_job = await self._get(JOB, namespace, names.job_name(name))
+        if profiling_job is None:
+            return Step(
+                advance(State.PROFILING, ProfilingFailed(f"profiling job {names.job_name(name)} not found"))
+            )
+        outcome = job.job_outcome(profiling_job)
+        if outcome.phase is job.JobPhase.RUNNING:
+            return Step(advance(State.PROFILING, ProfilingRunning()))
+        if outcome.phase is job.JobPhase.FAILED:
+            detail = job.pod_failure_detail(await self._job_pods(namespace, names.job_name(name)))
+            return Step(advance(State.PROFILING, ProfilingFailed(job.failure_message(outcome, detail))))
+        return await self._read_results(dgdr, profiling_job)
+
+    async def _job_pods(self, namespace: str, job_name: str) -> list[Obj]:
+        def mine(pod: Obj) -> bool:
+            labels = _meta(pod, "labels") or {}
+            return job_name in (labels.get(JOB_NAME_LABEL), labels.get(LEGACY_JOB_NAME_LABEL))
+
+        pods = [p for p in self._pods.store.by_index("namespace", namespace) if mine(p)]
+        if any((p.get("status") or {}).get("phase") == "Failed" for p in pods):
+            return pods
+        # The Job controller saw the failure before our pod informer did: read once from the API.
+        return await self._client.list(
+            POD, namespace=namespace, label_selector=f"{JOB_NAME_LABEL}={job_name}"
+        )
+
+    async def _read_results(self, dgdr: Obj, profiling_job: Obj) -> Step:
+        namespace, name = str(_meta(dgdr, "namespace")), str(_meta(dgdr, "name"))
+        spec = dgdr.get("spec") or {}
+        cm_name = names.output_config_map_name(name)
+        cm = self._outputs.store.get(f"{namespace}/{cm_name}")
+        if cm is None:
+            try:
+                cm = await self._client.get(CONFIG_MAP, cm_name, namespace=namespace)
+            except errors.NotFound:
+                finished = _parse_time((profiling_job.get("status") or {}).get("completionTime"))
+                waited = (self._clock() - finished).total_seconds() if finished else OUTPUT_GRACE_SECONDS
+                if waited < OUTPUT_GRACE_SECONDS:
+                    return Step(
+                        advance(State.PROFILING, ProfilingRunning()), requeue_after=OUTPUT_RECHECK_SECONDS
+                    )
+                error = f"ConfigMap {cm_name} not found: profiling may not have completed"
+                return Step(advance(State.PROFILING, GenerationFailed(error)))
+        try:
+            result = output.read_output(cm, use_mocker=bool(spec.get("useMocker")))
+        except output.ProfileOutputError as err:
+            return Step(advance(State.PROFILING, GenerationFailed(str(err))))
+        await self._create_extra_resources(dgdr, result.extra)
+        fields = {"generatedDeployment": result.deployment, "profilingResults": f"configmap/{cm_name}"}
+        return Step(advance(State.PROFILING, SpecGenerated(auto_apply=bool(spec.get("autoApply")))), fields)
+
+    async def _create_extra_resources(self, dgdr: Obj, extra: Sequence[Obj]) -> None:
+        """ConfigMaps the profiler produced next to the DGD (e.g. planner data), in the target
+        namespace, tracked by labels; a failure is reported, not fatal (the DGD may not need them)."""
+        target_namespace, _ = deployment.target(dgdr)
+        config_maps, skipped = output.extra_config_maps(
+            extra,
+            dgdr_name=str(_meta(dgdr, "name")),
+            dgdr_namespace=str(_meta(dgdr, "namespace")),
+            target_namespace=target_namespace,
+        )
+        if skipped:
+            log.info("skipping non-ConfigMap profiler output", dgdr=object_key(dgdr), skipped=skipped)
+        for cm in config_maps:
+            try:
+                await self._client.create(CONFIG_MAP, cm)
+            except errors.AlreadyExists:
+                continue
+            except errors.ApiError as err:
+                message = f"Failed to create ConfigMap {cm['metadata']['name']}: {err}"
+                self._recorder.event(dgdr, type="Warning", reason="ConfigMapCreationFailed", message=message)
+
+    # -- Deploying / Ready -------------------------------------------------------------------------
+
+    async def _deploy(self, dgdr: Obj) -> Step:
+        spec = dgdr.get("spec") or {}
+        if not spec.get("autoApply"):
+            return Step(Transition(State.READY))
+        tracked = (dgdr.get("status") or {}).get("deployment") or {}
+        if not tracked.get("created"):
+            namespace, name = split_key(object_key(dgdr))
+            fresh = await self._client.get(kinds.DGDR, name, namespace=namespace)
+            if ((fresh.get("status") or {}).get("deployment") or {}).get("created"):
+                return Step(
+                    Transition(State.DEPLOYING, proceed=False)
+                )  # stale view: the watch brings the fresh one
+            return await self._create_deployment(dgdr)
+        return await self._observe_deployment(State.DEPLOYING, dgdr)
+
+    async def _create_deployment(self, dgdr: Obj) -> Step:
+        generated = (dgdr.get("status") or {}).get("generatedDeployment")
+        if not isinstance(generated, dict):
+            raise TerminalError("status.generatedDeployment is missing; cannot deploy")
+        dgd = deployment.deployment_from_profile(dgdr, generated)
+        dgd_namespace, dgd_name = dgd["metadata"]["namespace"], dgd["metadata"]["name"]
+        try:
+            await self._client.create(kinds.DGD, dgd)
+        except errors.AlreadyExists:
+            log.info("adopting existing DGD", dgdr=object_key(dgdr), dgd=f"{dgd_namespace}/{dgd_name}")
+        except errors.ApiError as err:
+            message = f"Failed to create DynamoGraphDeployment {dgd_name}: {err}"
+            self._recorder.event(dgdr, type="Warning", reason="DeploymentCreationFailed", message=message)
+            if isinstance(err, errors.Invalid | errors.BadRequest | errors.Forbidden):
+                raise TerminalError(message) from err
+            raise
+        fields = {
+            "deployment": {"name": dgd_name, "namespace": dgd_namespace, "state": "pending", "created": True}
+        }
+        return Step(advance(State.DEPLOYING, DeploymentCreated(dgd_name)), fields)
+
+    async def _observe_deployment(self, state: State, dgdr: Obj) -> Step:
+        tracked = dict((dgdr.get("status") or {}).get("deployment") or {})
+        name, namespace = str(tracked.get("name", "")), str(tracked.get("namespace", ""))
+        dgd = await self._get(kinds.DGD, namespace, name)
+        if dgd is None:
+            tracked["state"] = ""
+            return Step(advance(state, DeploymentMissing(name)), {"deployment": tracked})
+        dgd_state = str((dgd.get("status") or {}).get("state") or "")
+        tracked["state"] = dgd_state
+        obs: Observation = DeploymentObserved(name, dgd_state)
+        return Step(advance(state, obs), {"deployment": tracked})
+
+
+# -- registration ------------------------------------------------------------------------------------
+
+
+class _Queue(Protocol):
+    def add(self, key: str) -> None: ...
+
+
+class _Controller(Protocol):
+    @property
+    def queue(self) -> Any: ...
+
+
+class _Cache(Protocol):
+    def informer(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        transform: Callable[[Obj], Obj] | None = None,
+    ) -> Informer: ...
+
+
+class _Manager(Protocol):
+    @property
+    def client(self) -> Any: ...
+    @property
+    def cache(self) -> Any: ...
+    @property
+    def options(self) -> Any: ...
+    def builder(self, name: str) -> Any: ...
+    def event_recorder(self, component: str) -> Any: ...
+
+
+CONTROLLER_NAME = "dynamographdeploymentrequest"
+pod_status_only = keep_fields("status")
+
+
+def register(mgr: _Manager, *, profiling_cluster_role: str | None = None) -> Any:
+    """Build the reconciler with its label-scoped informers and register its controller."""
+    namespace = getattr(mgr.options, "namespace", None) or None
+    cache: _Cache = mgr.cache
+    pods = cache.informer(
+        POD, namespace=namespace, label_selector=names.PROFILING_POD_SELECTOR, transform=pod_status_only
+    )
+    outputs = cache.informer(CONFIG_MAP, namespace=namespace, label_selector=OUTPUT_SELECTOR)
+    reconciler = DynamoGraphDeploymentRequestReconciler(
+        client=mgr.client,
+        cache=mgr.cache,
+        recorder=mgr.event_recorder(CONTROLLER_NAME),
+        pods=pods,
+        outputs=outputs,
+        namespace_restricted=namespace is not None,
+        profiling_cluster_role=profiling_cluster_role,
+    )
+    builder = mgr.builder(CONTROLLER_NAME)
+    reconciler.setup(builder)
+    controller: _Controller = builder.complete(reconciler)
+    outputs.add_event_handler(EnqueueMapped(controller.queue, request_of_output))
+    return controller
