@@ -270,11 +270,9 @@ class DynamoGraphDeploymentRequestReconciler:
         if existing is not None:
             self._check_job_owner(dgdr, existing)
             return Step(advance(State.PENDING, JobCreated(ai_configurator=aic)))
-        try:
-            # Results of an earlier request of the same name must not be mistaken for ours.
+        # Results of an earlier request of the same name must not be mistaken for ours.
+        with contextlib.suppress(errors.NotFound):
             await self._client.delete(CONFIG_MAP, names.output_config_map_name(name), namespace=namespace)
-        except errors.NotFound:
-            pass
         await self._ensure_service_account(namespace)
         desired["metadata"]["ownerReferences"] = [owner_reference(dgdr)]
         try:
