@@ -496,8 +496,11 @@ CONTROLLER_NAME = "dynamographdeploymentrequest"
 pod_status_only = keep_fields("status")
 
 
-def register(mgr: _Manager, *, profiling_cluster_role: str | None = None) -> Any:
-    """Build the reconciler with its label-scoped informers and register its controller."""
+def register(mgr: _Manager, ctx: Any = None) -> Any:
+    """Build the reconciler with its label-scoped informers and register its controller. `ctx` is the
+    operator context (read duck-typed: `options.dgdr_profiling_cluster_role_name`)."""
+    options = getattr(ctx, "options", None)
+    profiling_cluster_role = str(getattr(options, "dgdr_profiling_cluster_role_name", "") or "") or None
     namespace = getattr(mgr.options, "namespace", None) or None
     cache: _Cache = mgr.cache
     pods = cache.informer(

@@ -163,3 +163,16 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
             logic.status(adapter, dgd, t.service, scaled_at=scaled_at),
         )
         return Result()
+
+
+CONTROLLER_NAME = "dgdscalingadapter"
+
+
+def register(mgr: Any) -> Any:
+    """Build the reconciler and register its controller on `mgr` (an internal.manager.Manager)."""
+    reconciler = DynamoGraphDeploymentScalingAdapterReconciler(
+        client=mgr.client, cache=mgr.cache, recorder=mgr.event_recorder(CONTROLLER_NAME)
+    )
+    builder = mgr.builder(CONTROLLER_NAME)
+    reconciler.setup(builder)
+    return builder.complete(reconciler)

@@ -14,6 +14,7 @@ its next restart anyway. Each attempt is bounded by the LoRA client's 30 s batch
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import contextlib
 import datetime
@@ -24,7 +25,7 @@ import structlog
 from dynamo_operator.controllers import conditions, kinds
 from dynamo_operator.controllers.apply import ChildClient, write_status_if_changed
 from dynamo_operator.controllers.conditions import Clock, Condition, utc_now
-from dynamo_operator.controllers.lora_client import LoraApi
+from dynamo_operator.controllers.lora_client import LoraApi, LoraClient
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import ENDPOINT_SLICE, Resource, object_key, split_key
 from dynamo_operator.internal.controller.predicates import Funcs
@@ -208,3 +209,27 @@ class DynamoModelReconciler:
         with contextlib.suppress(errors.NotFound):
             await self._set_finalizers(model, finalizers)
         return Result()
+
+
+CONTROLLER_NAME = "dynamomodel"
+
+
+def register(mgr: Any) -> Any:
+    """Build the reconciler (with the process's one LoRA client) and register its controller; the
+    client's connections are closed when the manager stops."""
+    lora_client = LoraClient()
+    reconciler = DynamoModelReconciler(
+        client=mgr.client, cache=mgr.cache, recorder=mgr.event_recorder(CONTROLLER_NAME), lora=lora_client
+    )
+    builder = mgr.builder(CONTROLLER_NAME)
+    reconciler.setup(builder)
+    controller = builder.complete(reconciler)
+
+    async def close_lora_client_at_stop() -> None:
+        try:
+            await asyncio.Event().wait()  # until the manager cancels its runnables
+        finally:
+            await lora_client.close()
+
+    mgr.add_runnable(close_lora_client_at_stop, needs_leader=False, name="lora-client")
+    return controller

@@ -12,7 +12,12 @@ from collections.abc import Callable
 from typing import Any
 
 import structlog
-from dynamo_operator.controllers import kinds
+from dynamo_operator.controllers import (
+    dynamographdeploymentrequest,
+    dynamographdeploymentscalingadapter,
+    dynamomodel,
+    kinds,
+)
 from dynamo_operator.controllers.dynamocomponentdeployment import (
     DynamoComponentDeploymentReconciler,
     PullSecretNotifier,
@@ -41,6 +46,9 @@ def register_all(mgr: Manager, ctx: Any) -> None:
     dcd = register_component_deployments(mgr, ctx, gen_context)
     register_graph_deployments(mgr, gen_context)
     register_docker_secrets(mgr, index, dcd)
+    dynamographdeploymentscalingadapter.register(mgr)
+    dynamographdeploymentrequest.register(mgr, ctx)
+    dynamomodel.register(mgr)
 
 
 def capabilities_of(ctx: Any) -> Capabilities:
