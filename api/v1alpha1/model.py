@@ -28,7 +28,8 @@ class ModelSource(ApiModel):
     )
 
 
-_IMMUTABLE = Cel(rule="self == oldSelf", message="field is immutable", reason="FieldValueForbidden")
+def _immutable(field: str) -> Cel:
+    return Cel(rule="self == oldSelf", message=f"{field} is immutable", reason="FieldValueForbidden")
 
 
 class DynamoModelSpec(ApiModel):
@@ -47,10 +48,10 @@ class DynamoModelSpec(ApiModel):
     model_name: Annotated[str, Schema({"minLength": 1})] = Field(
         description='Full model identifier, e.g. "meta-llama/Llama-3.3-70B-Instruct-lora".'
     )
-    base_model_name: Annotated[str, Schema({"minLength": 1}), _IMMUTABLE] = Field(
+    base_model_name: Annotated[str, Schema({"minLength": 1}), _immutable("baseModelName")] = Field(
         description="Base model identifier; matches the modelRef of the serving components. Immutable."
     )
-    model_type: Annotated[ModelType, _IMMUTABLE] = Field(
+    model_type: Annotated[ModelType, _immutable("modelType")] = Field(
         ModelType.BASE, description="base, lora or adapter. Immutable."
     )
     source: ModelSource | None = Field(None, description="Source of the weights (for lora models).")
