@@ -157,15 +157,24 @@ def desired_leader_worker_sets(comp: Component, ctx: GenContext, owner: Obj | No
         worker = _role_template(comp, ctx, Role.WORKER, name, i)
         if ctx.capabilities.volcano:
             group = envelope(
-                f"{c.VOLCANO_GROUP}/v1beta1", "PodGroup", name, comp.namespace,
-                labels={c.LABEL_INSTANCE_ID: str(i)}, owner=owner,
-            )  # fmt: skip
+                f"{c.VOLCANO_GROUP}/v1beta1",
+                "PodGroup",
+                name,
+                comp.namespace,
+                labels={c.LABEL_INSTANCE_ID: str(i)},
+                owner=owner,
+            )
             group["spec"] = {"minMember": nodes}
             out.append(group)
         lws = envelope(
-            c.LWS_API_VERSION, "LeaderWorkerSet", name, comp.namespace,
-            labels=labels, annotations=workload_annotations(comp), owner=owner,
-        )  # fmt: skip
+            c.LWS_API_VERSION,
+            "LeaderWorkerSet",
+            name,
+            comp.namespace,
+            labels=labels,
+            annotations=workload_annotations(comp),
+            owner=owner,
+        )
         lws["spec"] = {
             "replicas": 1,
             "startupPolicy": "LeaderCreated",
@@ -219,9 +228,14 @@ def desired_service(comp: Component, ctx: GenContext, owner: Obj | None) -> Obj 
     if comp.is_multinode:
         selector[c.LABEL_ROLE] = Role.LEADER.value
     obj = envelope(
-        "v1", "Service", naming.service_name(comp.name), comp.namespace,
-        labels=labels, annotations=workload_annotations(comp), owner=owner,
-    )  # fmt: skip
+        "v1",
+        "Service",
+        naming.service_name(comp.name),
+        comp.namespace,
+        labels=labels,
+        annotations=workload_annotations(comp),
+        owner=owner,
+    )
     obj["spec"] = {
         "type": "ClusterIP",
         "selector": dict(sorted(selector.items())),
@@ -249,10 +263,14 @@ def desired_ingress(comp: Component, ctx: GenContext, owner: Obj | None) -> Obj 
     host = ingress_host(ingress)
     name = naming.service_name(comp.name)
     obj = envelope(
-        "networking.k8s.io/v1", "Ingress", name, comp.namespace,
+        "networking.k8s.io/v1",
+        "Ingress",
+        name,
+        comp.namespace,
         labels={**comp.labels, **(ingress.get("labels") or {})},
-        annotations=ingress.get("annotations") or {}, owner=owner,
-    )  # fmt: skip
+        annotations=ingress.get("annotations") or {},
+        owner=owner,
+    )
     spec: Obj = {
         "ingressClassName": class_name,
         "rules": [
@@ -284,17 +302,24 @@ def desired_virtual_service(comp: Component, ctx: GenContext, owner: Obj | None)
     if not (ingress.get("enabled") and ingress.get("useVirtualService") and gateway):
         return None
     if not ctx.capabilities.istio:
-        raise MissingAPIError("ingress.useVirtualService", "networking.istio.io/v1beta1 VirtualService",
-                              "a VirtualService needs Istio's networking.istio.io API")  # fmt: skip
+        raise MissingAPIError(
+            "ingress.useVirtualService",
+            "networking.istio.io/v1beta1 VirtualService",
+            "a VirtualService needs Istio's networking.istio.io API",
+        )
     if not ingress.get("host"):
         raise GenerationError("ingress.host", "required when ingress is enabled")
     host = ingress_host(ingress)
     name = naming.service_name(comp.name)
     obj = envelope(
-        c.ISTIO_API_VERSION, "VirtualService", name, comp.namespace,
+        c.ISTIO_API_VERSION,
+        "VirtualService",
+        name,
+        comp.namespace,
         labels={**comp.labels, **(ingress.get("labels") or {})},
-        annotations=ingress.get("annotations") or {}, owner=owner,
-    )  # fmt: skip
+        annotations=ingress.get("annotations") or {},
+        owner=owner,
+    )
     obj["spec"] = {
         "hosts": [host],
         "gateways": [gateway],
@@ -312,10 +337,14 @@ def desired_model_service(model_name: str, namespace: str, owner: Obj | None) ->
     """Headless Service selecting every pod that serves base model `model_name` (port 9090 `system`)."""
     model_hash = naming.base_model_hash(model_name)
     obj = envelope(
-        "v1", "Service", naming.model_service_name(model_name), namespace,
+        "v1",
+        "Service",
+        naming.model_service_name(model_name),
+        namespace,
         labels={c.LABEL_BASE_MODEL_HASH: model_hash, c.LABEL_MANAGED_BY: c.MANAGED_BY_VALUE},
-        annotations={c.ANNOTATION_BASE_MODEL: model_name}, owner=owner,
-    )  # fmt: skip
+        annotations={c.ANNOTATION_BASE_MODEL: model_name},
+        owner=owner,
+    )
     obj["spec"] = {
         "clusterIP": "None",
         "selector": {c.LABEL_BASE_MODEL_HASH: model_hash},

@@ -182,10 +182,14 @@ def desired_discovery_rbac(dgd: Any, ctx: GenContext) -> list[Obj]:
     obj = as_dict(dgd)
     dgd_name = str(_meta(obj)["name"])
     comps = [
-        Component(name=naming.dcd_name(dgd_name, s), namespace=ctx.namespace, parent_dgd=dgd_name,
-                  spec=service_to_dcd_spec(obj, s, ctx))
+        Component(
+            name=naming.dcd_name(dgd_name, s),
+            namespace=ctx.namespace,
+            parent_dgd=dgd_name,
+            spec=service_to_dcd_spec(obj, s, ctx),
+        )
         for s in services_of(obj)
-    ]  # fmt: skip
+    ]
     if not any(kube_discovery_enabled(comp, ctx) for comp in comps):
         return []
     sa_name = naming.discovery_service_account(dgd_name)

@@ -113,8 +113,13 @@ def component_conditions(ready: bool, *, multinode: bool) -> list[Obj]:
     ]
 
 
-def merge_conditions(previous: Sequence[Mapping[str, Any]], updates: Sequence[Mapping[str, Any]], *, now: str,
-                     generation: int | None = None) -> list[Obj]:  # fmt: skip
+def merge_conditions(
+    previous: Sequence[Mapping[str, Any]],
+    updates: Sequence[Mapping[str, Any]],
+    *,
+    now: str,
+    generation: int | None = None,
+) -> list[Obj]:
     """Upsert conditions by type; lastTransitionTime moves only when the status flips, so an
     unchanged status serialises identically (and costs no write)."""
     by_type = {str(x["type"]): dict(x) for x in previous}
@@ -161,12 +166,20 @@ def graph_status(dgd: Mapping[str, Any], dcds: Mapping[str, Mapping[str, Any] | 
             not_ready.append((name, _dcd_reason(dcd)))
     if not_ready:
         detail = "; ".join(f"{name}: {why}" for name, why in sorted(not_ready))
-        ready = {"type": c.CONDITION_READY, "status": "False", "reason": c.REASON_SOME_NOT_READY,
-                 "message": f"Resources not ready: {detail}"}  # fmt: skip
+        ready = {
+            "type": c.CONDITION_READY,
+            "status": "False",
+            "reason": c.REASON_SOME_NOT_READY,
+            "message": f"Resources not ready: {detail}",
+        }
         state = c.DGD_STATE_PENDING
     else:
-        ready = {"type": c.CONDITION_READY, "status": "True", "reason": c.REASON_ALL_READY,
-                 "message": "All resources are ready"}  # fmt: skip
+        ready = {
+            "type": c.CONDITION_READY,
+            "status": "True",
+            "reason": c.REASON_ALL_READY,
+            "message": "All resources are ready",
+        }
         state = c.DGD_STATE_SUCCESSFUL
     out: Obj = {"state": state, "conditions": [ready]}
     if replica_status:

@@ -1,0 +1,222 @@
+"""`render_documents`: sample-like DGDs render every object, deterministically; bad input names the field."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+import yaml
+from dynamo_operator.internal.dynamo.render import render_documents
+
+IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.1"
+
+AGG = f"""
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata: {{name: vllm-agg}}
+spec:
+  backendFramework: vllm
+  services:
+    Frontend:
+      componentType: frontend
+      replicas: 1
+      extraPodSpec: {{mainContainer: {{image: {IMAGE}}}}}
+    VllmDecodeWorker:
+      componentType: worker
+      replicas: 1
+      resources: {{limits: {{gpu: "1"}}}}
+      extraPodSpec:
+        mainContainer:
+          image: {IMAGE}
+          command: [python3, -m, dynamo.vllm]
+          args: [--model, Qwen/Qwen3-0.6B]
+"""
+
+DISAGG = f"""
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata: {{name: vllm-disagg, annotations: {{nvidia.com/enable-metrics: "false"}}}}
+spec:
+  backendFramework: vllm
+  envs: [{{name: HF_HOME, value: /models}}]
+  pvcs:
+  - {{name: models, create: true, size: 100Gi, storageClass: standard, volumeAccessMode: ReadWriteMany}}
+  services:
+    Frontend:
+      componentType: frontend
+      ingress: {{enabled: true, host: chat, ingressControllerClassName: nginx}}
+      extraPodSpec: {{mainContainer: {{image: {IMAGE}}}}}
+    Planner:
+      componentType: planner
+      extraPodSpec: {{mainContainer: {{image: {IMAGE}, command: [python3, -m, planner]}}}}
+    Prefill:
+      componentType: prefill
+      subComponentType: prefill
+      scalingAdapter: {{enabled: true}}
+      volumeMounts: [{{name: models, mountPoint: /models}}]
+      modelRef: {{name: Qwen/Qwen3-0.6B}}
+      extraPodSpec:
+        mainContainer: {{image: {IMAGE}, command: [python3, -m, dynamo.vllm], args: [--is-prefill-worker]}}
+    Decode:
+      componentType: decode
+      replicas: 2
+      scalingAdapter: {{enabled: true}}
+      volumeMounts: [{{name: models, mountPoint: /models}}]
+      modelRef: {{name: Qwen/Qwen3-0.6B}}
+      extraPodSpec:
+        mainContainer: {{image: {IMAGE}, command: [python3, -m, dynamo.vllm], args: [--model, m]}}
+"""
+
+SGLANG_MULTINODE = f"""
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata: {{name: sglang-mn}}
+spec:
+  backendFramework: sglang
+  services:
+    Frontend:
+      componentType: frontend
+      extraPodSpec: {{mainContainer: {{image: {IMAGE}}}}}
+    Worker:
+      componentType: worker
+      replicas: 2
+      multinode: {{nodeCount: 2}}
+      resources: {{limits: {{gpu: "8"}}}}
+      extraPodSpec:
+        mainContainer: {{image: {IMAGE}, command: [python3, -m, dynamo.sglang], args: [--tp, "16"]}}
+"""
+
+TRTLLM_MULTINODE = SGLANG_MULTINODE.replace("sglang", "trtllm")
+
+
+def _docs(text: str, *, with_lws: bool = True) -> list[dict]:  # type: ignore[type-arg]
+    return list(yaml.safe_load_all(render_documents(text, namespace="ns1", with_lws=with_lws)))
+
+
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        pytest.param(
+            AGG,
+            {
+                "ServiceAccount": 1,
+                "Role": 1,
+                "RoleBinding": 1,
+                "DynamoComponentDeployment": 2,
+                "Deployment": 2,
+                "Service": 2,
+            },
+            id="vllm-agg",
+        ),
+        pytest.param(
+            DISAGG,
+            {
+                "PersistentVolumeClaim": 1,
+                "ServiceAccount": 1,
+                "Role": 1,
+                "RoleBinding": 1,
+                "Service": 5,
+                "DynamoComponentDeployment": 4,
+                "DynamoGraphDeploymentScalingAdapter": 2,
+                "Deployment": 4,
+                "Ingress": 1,
+            },
+            id="vllm-disagg",
+        ),
+        pytest.param(
+            SGLANG_MULTINODE,
+            {
+                "ServiceAccount": 1,
+                "Role": 1,
+                "RoleBinding": 1,
+                "DynamoComponentDeployment": 2,
+                "Deployment": 1,
+                "LeaderWorkerSet": 2,
+                "Service": 2,
+            },
+            id="sglang-multinode",
+        ),
+        pytest.param(
+            TRTLLM_MULTINODE,
+            {
+                "ServiceAccount": 1,
+                "Role": 1,
+                "RoleBinding": 1,
+                "DynamoComponentDeployment": 2,
+                "Deployment": 1,
+                "LeaderWorkerSet": 2,
+                "Service": 2,
+            },
+            id="trtllm-multinode",
+        ),
+    ],
+)
+def test_render_sample(text: str, kinds: dict[str, int]) -> None:
+    """Each sample renders to exactly the expected objects."""
+    assert Counter(d["kind"] for d in _docs(text)) == Counter(kinds)
+
+
+@pytest.mark.parametrize("text", [AGG, DISAGG, SGLANG_MULTINODE, TRTLLM_MULTINODE])
+def test_render_is_deterministic(text: str) -> None:
+    """Rendering twice gives byte-identical output."""
+    assert render_documents(text, namespace="ns1", with_lws=True) == render_documents(
+        text, namespace="ns1", with_lws=True
+    )
+
+
+@pytest.mark.parametrize("text", [AGG, DISAGG])
+def test_rendered_objects_live_in_namespace(text: str) -> None:
+    """Every namespaced object lands in the requested namespace."""
+    assert {d["metadata"]["namespace"] for d in _docs(text)} == {"ns1"}
+
+
+def test_render_prefers_namespace_in_document() -> None:
+    """A namespace in the document's metadata wins over the flag."""
+    text = AGG.replace("metadata: {name: vllm-agg}", "metadata: {name: vllm-agg, namespace: prod}")
+    docs = yaml.safe_load_all(render_documents(text, namespace="ns1", with_lws=False))
+    assert {d["metadata"]["namespace"] for d in docs} == {"prod"}
+
+
+def test_render_without_lws_refuses_multinode() -> None:
+    """Without --with-lws a multinode graph is refused with the missing API named."""
+    with pytest.raises(ValueError, match="LeaderWorkerSet"):
+        render_documents(SGLANG_MULTINODE, namespace="ns1", with_lws=False)
+
+
+def test_render_has_no_owner_references() -> None:
+    """Rendered objects have no UIDs to point at, so they carry no ownerReferences."""
+    assert all("ownerReferences" not in d["metadata"] for d in _docs(DISAGG))
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        pytest.param("a: [", "not valid YAML", id="bad-yaml"),
+        pytest.param("kind: Deployment\napiVersion: apps/v1\n", "kind", id="wrong-kind"),
+        pytest.param(AGG.replace("nvidia.com/v1alpha1", "nvidia.com/v2"), "apiVersion", id="wrong-version"),
+        pytest.param(AGG + "---\n" + AGG, "exactly one", id="two-documents"),
+        pytest.param(
+            AGG.replace("replicas: 1", "replicas: -1", 1),
+            r"spec\.services\.Frontend\.replicas",
+            id="negative-replicas",
+        ),
+        pytest.param(
+            AGG.replace("backendFramework: vllm", "backendFramework: tgi"),
+            r"spec\.backendFramework",
+            id="bad-backend",
+        ),
+        pytest.param(
+            AGG.replace(
+                "componentType: worker",
+                "componentType: worker\n      volumeMounts: [{name: nope, mountPoint: /x}]",
+            ),
+            r"volumeMounts\[0\]\.name",
+            id="undeclared-pvc",
+        ),
+        pytest.param(AGG.replace('gpu: "1"', 'gpu: "one"'), r"resources\.limits\.gpu", id="bad-quantity"),
+    ],
+)
+def test_render_invalid_input_names_field(text: str, field: str) -> None:
+    """Invalid input raises ValueError whose message names the field."""
+    with pytest.raises(ValueError, match=field):
+        render_documents(text, namespace="ns1", with_lws=True)
