@@ -216,7 +216,7 @@ class EventBroadcaster:
             try:
                 if seen is not None:
                     try:
-                        await self._bump(pending, seen)
+                        seen = await self._bump(pending, seen)
                     except NotFound:
                         seen = None  # expired by the server's event TTL: start a new Event
                         continue

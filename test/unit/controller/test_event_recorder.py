@@ -1,0 +1,159 @@
+"""Event recording: non-blocking, repeats folded into count/lastTimestamp, per-object spam limit."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from dynamo_operator.internal.client.errors import Forbidden, NotFound, ServerError
+from dynamo_operator.internal.events import EventBroadcaster
+
+
+class FakeSink:
+    def __init__(self) -> None:
+        self.events: dict[tuple[str, str], dict[str, Any]] = {}
+        self.creates = 0
+        self.patches = 0
+        self.fail_next: list[Exception] = []
+
+    async def create(self, event: dict[str, Any]) -> dict[str, Any]:
+        if self.fail_next:
+            raise self.fail_next.pop(0)
+        self.creates += 1
+        meta = event["metadata"]
+        self.events[(meta["namespace"], meta["name"])] = event
+        return event
+
+    async def patch(self, namespace: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        if self.fail_next:
+            raise self.fail_next.pop(0)
+        self.patches += 1
+        if (namespace, name) not in self.events:
+            raise NotFound(404, "NotFound", "gone", {})
+        self.events[(namespace, name)].update(body)
+        return self.events[(namespace, name)]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.wall = datetime(2026, 1, 1, tzinfo=UTC)
+        self.mono = 0.0
+
+    def advance(self, seconds: float) -> None:
+        self.wall += timedelta(seconds=seconds)
+        self.mono += seconds
+
+
+def dgd(name: str = "graph", ns: str = "team") -> dict[str, Any]:
+    return {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": name, "namespace": ns, "uid": f"uid-{name}", "resourceVersion": "7"},
+    }
+
+
+async def drain(broadcaster: EventBroadcaster) -> None:
+    task = asyncio.create_task(broadcaster.run())
+    try:
+        assert await broadcaster.flush(5)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+def make(sink: FakeSink, clock: Clock, **kw: Any) -> EventBroadcaster:
+    return EventBroadcaster(
+        sink, host="node-1", now=lambda: clock.wall, monotonic=lambda: clock.mono, retry_delay=0, **kw
+    )
+
+
+async def test_first_event_creates_a_core_v1_event() -> None:
+    """An Event carries involvedObject, reason, message, type, source and count 1."""
+    sink, clock = FakeSink(), Clock()
+    b = make(sink, clock)
+    b.recorder("dynamographdeployment").event(dgd(), type="Normal", reason="Created", message="made 2 DCDs")
+    await drain(b)
+    [event] = sink.events.values()
+    assert event["involvedObject"] == {
+        "apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment", "name": "graph",
+        "namespace": "team", "uid": "uid-graph", "resourceVersion": "7",
+    }  # fmt: skip
+    assert (event["reason"], event["message"], event["type"], event["count"]) == (
+        "Created",
+        "made 2 DCDs",
+        "Normal",
+        1,
+    )
+    assert event["source"] == {"component": "dynamographdeployment", "host": "node-1"}
+    assert event["firstTimestamp"] == event["lastTimestamp"] == "2026-01-01T00:00:00Z"
+    assert event["metadata"]["namespace"] == "team" and event["metadata"]["name"].startswith("graph.")
+
+
+async def test_repeats_patch_count_and_last_timestamp() -> None:
+    """The same object+type+reason+message is one Event whose count grows."""
+    sink, clock = FakeSink(), Clock()
+    b = make(sink, clock)
+    rec = b.recorder("c")
+    for _ in range(3):
+        rec.event(dgd(), type="Warning", reason="Failed", message="no capacity")
+        clock.advance(10)
+    rec.event(dgd(), type="Warning", reason="Failed", message="other message")
+    await drain(b)
+    assert (sink.creates, sink.patches) == (2, 2)
+    folded = next(e for e in sink.events.values() if e["message"] == "no capacity")
+    assert folded["count"] == 3
+    assert folded["firstTimestamp"] == "2026-01-01T00:00:00Z"
+    assert folded["lastTimestamp"] == "2026-01-01T00:00:20Z"
+
+
+async def test_spam_filter_limits_one_object_not_others() -> None:
+    """25 events per object pass at once; then one per 300 s. Another object is unaffected."""
+    sink, clock = FakeSink(), Clock()
+    b = make(sink, clock)
+    rec = b.recorder("c")
+    for i in range(40):
+        rec.event(dgd("noisy"), type="Normal", reason="R", message=f"m{i}")
+    rec.event(dgd("quiet"), type="Normal", reason="R", message="m")
+    await drain(b)
+    assert sink.creates == 26
+    clock.advance(300)
+    rec.event(dgd("noisy"), type="Normal", reason="R", message="later")
+    await drain(b)
+    assert sink.creates == 27
+
+
+async def test_event_never_blocks_and_drops_when_queue_is_full() -> None:
+    """With the sender stopped, event() still returns; beyond the queue size events are dropped."""
+    sink, clock = FakeSink(), Clock()
+    b = make(sink, clock, queue_size=5)
+    for i in range(8):
+        b.recorder("c").event(dgd(), type="Normal", reason="R", message=f"m{i}")
+    assert b.dropped == 3
+
+
+async def test_transient_failures_are_retried_and_vanished_events_recreated() -> None:
+    """A 500 is retried; a patch of an Event that expired creates a new one; a 403 is given up."""
+    sink, clock = FakeSink(), Clock()
+    b = make(sink, clock)
+    rec = b.recorder("c")
+    sink.fail_next = [ServerError(500, "InternalError", "x", {})]
+    rec.event(dgd(), type="Normal", reason="R", message="m")
+    await drain(b)
+    assert sink.creates == 1
+    sink.events.clear()  # the server's event TTL removed it
+    rec.event(dgd(), type="Normal", reason="R", message="m")
+    await drain(b)
+    assert sink.creates == 2
+    sink.fail_next = [Forbidden(403, "Forbidden", "no RBAC", {})]
+    rec.event(dgd("other"), type="Normal", reason="R", message="m")
+    await drain(b)
+    assert sink.creates == 2
+
+
+def test_event_type_is_validated() -> None:
+    """Only Normal and Warning exist."""
+    b = make(FakeSink(), Clock())
+    with pytest.raises(ValueError):
+        b.recorder("c").event(dgd(), type="Info", reason="R", message="m")
