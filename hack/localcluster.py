@@ -172,6 +172,14 @@ def terminate(
     `procs` are the Popen handles of any of them that are our own children, so they get reaped.
     """
     by_pid = {p.pid: p for p in procs}
+
+    def gone(pid: int) -> bool:
+        # Our own children are judged by waitpid (which also reaps them): /proc reads can fail
+        # transiently while a process is exiting.
+        if (proc := by_pid.get(pid)) is not None:
+            return proc.poll() is not None
+        return not process_alive(pid, live[pid])
+
     live = {pid: exe for pid, exe in targets.items() if process_alive(pid, exe)}
     for pid in live:
         _signal(pid, signal.SIGTERM if grace > 0 else signal.SIGKILL)
@@ -179,9 +187,7 @@ def terminate(
         deadline = time.monotonic() + wait
         while live and time.monotonic() < deadline:
             for pid in list(live):
-                if (proc := by_pid.get(pid)) is not None:
-                    proc.poll()  # reap our own children, else they linger as zombies
-                if not process_alive(pid, live[pid]):
+                if gone(pid):
                     del live[pid]
             if live:
                 time.sleep(0.05)

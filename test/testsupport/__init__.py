@@ -12,7 +12,7 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 T = TypeVar("T")
 
@@ -57,6 +57,30 @@ def eventually_sync(
         if time.monotonic() + interval > deadline:
             raise _timed_out(what or getattr(fn, "__name__", "condition"), timeout, attempts, last) from cause
         time.sleep(interval)
+
+
+@overload
+async def eventually(
+    fn: Callable[[], Awaitable[T]],
+    *,
+    until: Callable[[T], bool] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,  # noqa: ASYNC109
+    interval: float = DEFAULT_INTERVAL,
+    retry_on: tuple[type[BaseException], ...] = (AssertionError,),
+    what: str = "",
+) -> T: ...
+
+
+@overload
+async def eventually(
+    fn: Callable[[], T],
+    *,
+    until: Callable[[T], bool] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,  # noqa: ASYNC109
+    interval: float = DEFAULT_INTERVAL,
+    retry_on: tuple[type[BaseException], ...] = (AssertionError,),
+    what: str = "",
+) -> T: ...
 
 
 async def eventually(

@@ -131,8 +131,12 @@ def ns(request: pytest.FixtureRequest, kubectl: Kubectl) -> Iterator[str]:
     """A fresh namespace named after the test (its default ServiceAccount exists); deleted afterwards
     without waiting for the deletion to finish."""
     name = namespace_name(request.node.name)
-    kubectl("create", "namespace", name)
-    kubectl("label", "namespace", name, f"{TEST_NAMESPACE_LABEL}=true")
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": {TEST_NAMESPACE_LABEL: "true"}},
+    }
+    kubectl("create", "-f", "-", stdin=json.dumps(manifest))
     # Pod creation is refused until kcm's serviceaccount controller has made `default`.
     kubectl("wait", "--for=create", "serviceaccount/default", "-n", name, "--timeout=30s", timeout=40)
     yield name
