@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+import structlog
 from dynamo_operator.internal.client.resource import CONFIG_MAP, DEPLOYMENT
 from dynamo_operator.internal.controller import Builder, Controller, Result, TerminalError
 from dynamo_operator.internal.observability.metrics import REGISTRY
@@ -72,6 +73,13 @@ def make(name: str, reconciler: ScriptedReconciler, workers: int = 1) -> tuple[C
     return Controller(name=name, reconciler=reconciler, queue=queue, max_concurrent_reconciles=workers), clock
 
 
+def in_flight(controller: Controller) -> int:
+    """Keys handed out and not done (the concrete queue's informational counter)."""
+    queue = controller.queue
+    assert isinstance(queue, RateLimitingQueue)
+    return queue.processing_count
+
+
 async def test_metrics_are_preinitialised_per_result_label() -> None:
     """Every result label exists at 0 before the first reconcile; gauges show the worker budget."""
     make("ctl-preinit", ScriptedReconciler(), workers=3)
@@ -94,7 +102,7 @@ async def test_error_is_counted_and_retried_with_backoff() -> None:
 
     async def scenario() -> None:
         for _ in range(200):
-            if rec.calls["ns/a"] == 1 and ctl.queue.processing_count == 0:  # type: ignore[attr-defined]
+            if rec.calls["ns/a"] == 1 and in_flight(ctl) == 0:
                 break
             await asyncio.sleep(0.002)
         assert len(ctl.queue) == 0, "retry must wait for the backoff"
@@ -186,13 +194,8 @@ async def test_workers_run_distinct_keys_in_parallel_never_the_same_key() -> Non
     adder = asyncio.create_task(readd())
     await run_until(
         ctl,
-        lambda: (
-            sum(rec.calls.values()) >= 9
-            and adder.done()
-            and len(ctl.queue) == 0
-            and ctl.queue.processing_count == 0
-        ),
-    )  # type: ignore[attr-defined]
+        lambda: sum(rec.calls.values()) >= 9 and adder.done() and len(ctl.queue) == 0 and in_flight(ctl) == 0,
+    )
     assert rec.max_parallel == 4
     assert rec.calls["ns/k0"] == 2
 
@@ -277,3 +280,34 @@ def test_builder_reports_for_mistakes_at_complete(for_calls: int) -> None:
         builder.for_(DEPLOYMENT)
     with pytest.raises(ValueError, match="exactly once"):
         builder.complete(ScriptedReconciler())
+
+
+class ContextReconciler:
+    """Captures the structlog context bound around each reconcile."""
+
+    def __init__(self) -> None:
+        self.seen: list[dict[str, Any]] = []
+
+    async def reconcile(self, key: str) -> Result:
+        self.seen.append(dict(structlog.contextvars.get_contextvars()))
+        return Result()
+
+
+async def test_each_reconcile_runs_with_its_own_log_context() -> None:
+    """controller, namespace, name and a fresh reconcile_id are bound per reconcile, and unbound after."""
+    rec = ContextReconciler()
+    clock = FakeClock()
+    queue: RateLimitingQueue[str] = RateLimitingQueue(clock=clock)
+    ctl = Controller(name="ctl-logctx", reconciler=rec, queue=queue)
+    queue.add("team/a")
+    queue.add("cluster-scoped")
+    await run_until(ctl, lambda: len(rec.seen) == 2)
+    first, second = rec.seen
+    assert {k: first[k] for k in ("controller", "namespace", "name")} == {
+        "controller": "ctl-logctx",
+        "namespace": "team",
+        "name": "a",
+    }
+    assert (second["namespace"], second["name"]) == (None, "cluster-scoped")
+    assert first["reconcile_id"] != second["reconcile_id"]
+    assert "reconcile_id" not in structlog.contextvars.get_contextvars()
