@@ -10,7 +10,7 @@ import enum
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dynamo_operator.internal import consts as c
@@ -39,6 +39,35 @@ class MultinodeInfo:
 
     node_count: int
     gpus_per_node: int
+    # ConfigMap holding the wait-for-leader script (see sideobjects.py).
+    wait_leader_config_map: str = ""
+
+
+@dataclass(slots=True)
+class PodExtras:
+    """Pod-level additions a backend rewrite needs next to the main container."""
+
+    init_containers: list[dict[str, Any]] = field(default_factory=list)
+    volumes: list[dict[str, Any]] = field(default_factory=list)
+
+
+WAIT_LEADER_VOLUME = "wait-leader-script"
+
+
+def _wait_for_leader(container: Mapping[str, Any], info: MultinodeInfo) -> PodExtras:
+    """Init container holding a vLLM mp worker back until the leader's master port answers."""
+    init = {
+        "name": "wait-for-leader-mp",
+        "image": container.get("image", ""),
+        "command": ["/bin/sh", "-c"],
+        "args": [
+            f'export LEADER_HOST="$LWS_LEADER_ADDRESS" LEADER_PORT={c.VLLM_MP_MASTER_PORT}; '
+            "exec python3 /scripts/wait-for-leader.py"
+        ],
+        "volumeMounts": [{"name": WAIT_LEADER_VOLUME, "mountPath": "/scripts", "readOnly": True}],
+    }
+    volume = {"name": WAIT_LEADER_VOLUME, "configMap": {"name": info.wait_leader_config_map}}
+    return PodExtras(init_containers=[init], volumes=[volume])
 
 
 def detect_backend(component_type: str, explicit: str | None, container: Mapping[str, Any]) -> str:
@@ -137,12 +166,13 @@ def vllm_executor(annotations: Mapping[str, str]) -> str:
 
 def _vllm_multinode(
     container: dict[str, Any], role: Role, info: MultinodeInfo, annotations: Mapping[str, str]
-) -> None:
+) -> PodExtras:
     args = [*container.get("command", []), *container.get("args", [])]
     world = _arg_value(args, "--tensor-parallel-size", 1) * _arg_value(args, "--pipeline-parallel-size", 1)
     dp = _arg_value(args, "--data-parallel-size", 1)
     gpus = info.gpus_per_node
     leader = role is Role.LEADER
+    extras = PodExtras()
     if world > gpus:
         if vllm_executor(annotations) == "mp":
             rank = "0" if leader else LWS_WORKER_RANK
@@ -159,6 +189,8 @@ def _vllm_multinode(
             container["env"] = merge_env(
                 container.get("env", []), [field_env(c.ENV_VLLM_NIXL_SIDE_CHANNEL_HOST, "status.podIP")]
             )
+            if not leader and info.wait_leader_config_map:
+                extras = _wait_for_leader(container, info)
         elif leader:
             line = " ".join(quote(t) for t in [*container.get("command", []), *container.get("args", [])])
             container["command"] = ["/bin/sh", "-c"]
@@ -184,6 +216,7 @@ def _vllm_multinode(
         _inject_flags(container, flags, needs_shell=not leader)
     if not leader:
         _strip_probes(container, "livenessProbe", "readinessProbe", "startupProbe")
+    return extras
 
 
 def _sglang_multinode(container: dict[str, Any], role: Role, info: MultinodeInfo) -> None:
@@ -272,16 +305,18 @@ def apply_multinode(
     role: Role,
     info: MultinodeInfo,
     annotations: Mapping[str, str],
-) -> None:
-    """Rewrite the main container (in place) for one role of a multinode replica."""
+) -> PodExtras:
+    """Rewrite the main container (in place) for one role of a multinode replica; return what the
+    pod needs besides (init containers, volumes)."""
     if role is Role.MAIN:
-        return
+        return PodExtras()
     if backend == c.BACKEND_VLLM:
-        _vllm_multinode(container, role, info, annotations)
-    elif backend == c.BACKEND_SGLANG:
+        return _vllm_multinode(container, role, info, annotations)
+    if backend == c.BACKEND_SGLANG:
         _sglang_multinode(container, role, info)
     elif backend == c.BACKEND_TRTLLM:
         _trtllm_multinode(container, role, info)
+    return PodExtras()
 
 
 def multinode_pod_volumes(backend: str, ssh_secret_name: str) -> list[dict[str, Any]]:

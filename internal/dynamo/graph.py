@@ -17,6 +17,7 @@ from dynamo_operator.internal.dynamo.merge import merge_env
 from dynamo_operator.internal.dynamo.objects import as_dict, envelope
 from dynamo_operator.internal.dynamo.pod import Component, kube_discovery_enabled
 from dynamo_operator.internal.dynamo.resources import check_quantity
+from dynamo_operator.internal.dynamo.sideobjects import desired_epp_objects, desired_wait_leader_config_map
 
 Obj = dict[str, Any]
 
@@ -264,6 +265,19 @@ def validate_graph(dgd: Any, ctx: GenContext) -> None:
             raise GenerationError(f"spec.services.{svc}.multinode.nodeCount", "must be at least 2")
 
 
+def desired_side_objects(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """Per-graph ConfigMaps / InferencePools some services need (multinode, epp)."""
+    obj = as_dict(dgd)
+    services = services_of(obj)
+    out: list[Obj] = []
+    if any(spec.get("multinode") is not None for spec in services.values()):
+        out.append(desired_wait_leader_config_map(obj, ctx))
+    for name, spec in services.items():
+        if spec.get("componentType") == c.COMPONENT_EPP:
+            out += desired_epp_objects(obj, name, spec, ctx)
+    return [stamp_hash(o) for o in out]
+
+
 def desired_graph_objects(
     dgd: Any, ctx: GenContext, *, restart_at: Mapping[str, str] | None = None
 ) -> list[Obj]:
@@ -272,6 +286,7 @@ def desired_graph_objects(
     return [
         *desired_pvcs(dgd, ctx),
         *desired_discovery_rbac(dgd, ctx),
+        *desired_side_objects(dgd, ctx),
         *desired_model_services(dgd, ctx),
         *desired_dcds(dgd, ctx, restart_at=restart_at),
         *desired_scaling_adapters(dgd, ctx),

@@ -11,6 +11,7 @@ from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo import naming
 from dynamo_operator.internal.dynamo.backends import (
     MultinodeInfo,
+    PodExtras,
     Role,
     apply_multinode,
     compilation_cache_env,
@@ -29,6 +30,7 @@ from dynamo_operator.internal.dynamo.merge import (
     override,
 )
 from dynamo_operator.internal.dynamo.resources import apply_resources, check_quantity, gpu_count
+from dynamo_operator.internal.dynamo.sideobjects import wait_leader_config_map_name
 from dynamo_operator.internal.secrets.registry import InvalidRegistryError, image_registry_host
 
 # Annotations that steer the operator. They are not copied onto pods: their effect on the pod (if
@@ -243,8 +245,9 @@ def image_pull_secrets(
 
 def build_main_container(
     comp: Component, ctx: GenContext, *, role: Role = Role.MAIN, backend: str | None = None
-) -> dict[str, Any]:
-    """The `main` container after every layer (steps 1-9 of `build_pod_template`)."""
+) -> tuple[dict[str, Any], PodExtras]:
+    """The `main` container after every layer (steps 1-9 of `build_pod_template`), and the pod-level
+    additions its backend rewrite needs."""
     spec = comp.spec
     dyn_ns = dynamo_namespace_of(comp)
     defaults = component_defaults(
@@ -303,17 +306,19 @@ def build_main_container(
         container["volumeMounts"] = _union_by_name(pvc_mounts, list(container.get("volumeMounts") or []))
     container["env"] = env_list
     # 9. backend rewrites for multinode roles
+    extras = PodExtras()
     if role is not Role.MAIN:
         info = MultinodeInfo(
             node_count=multinode_node_count(spec),
             gpus_per_node=gpu_count(
                 spec.get("resources"), prefer_requests=resolved_backend == c.BACKEND_TRTLLM
             ),
+            wait_leader_config_map=wait_leader_config_map_name(comp.parent_dgd or comp.name),
         )
-        apply_multinode(
+        extras = apply_multinode(
             container, backend=resolved_backend, role=role, info=info, annotations=comp.annotations
         )
-    return container
+    return container, extras
 
 
 def build_pod_template(comp: Component, ctx: GenContext, *, role: Role = Role.MAIN) -> dict[str, Any]:
@@ -326,7 +331,11 @@ def build_pod_template(comp: Component, ctx: GenContext, *, role: Role = Role.MA
     image pull secrets.
     """
     spec = comp.spec
-    container = build_main_container(comp, ctx, role=role)
+    container, extras = build_main_container(comp, ctx, role=role)
+    if not container.get("image"):
+        raise GenerationError(
+            "extraPodSpec.mainContainer.image", "required: the operator sets no default image"
+        )
     backend = detect_backend(comp.component_type, spec.get("backendFramework"), container)
     defaults = component_defaults(
         comp.component_type,
@@ -349,6 +358,7 @@ def build_pod_template(comp: Component, ctx: GenContext, *, role: Role = Role.MA
     user_volumes = extra.pop("volumes", None) or []
     user_containers = extra.pop("containers", None) or []
     user_pull_secrets = extra.pop("imagePullSecrets", None) or []
+    extra_init = extra.pop("initContainers", None) or []
     pod = override(pod, extra)
     if extra.get("securityContext") is None:
         pod["securityContext"] = {"fsGroup": c.DEFAULT_FS_GROUP}
@@ -360,7 +370,7 @@ def build_pod_template(comp: Component, ctx: GenContext, *, role: Role = Role.MA
     if comp.component_type == c.COMPONENT_EPP:
         volumes = _epp_volumes(comp)[0] + volumes
     if role is not Role.MAIN:
-        volumes += multinode_pod_volumes(backend, ctx.mpi_ssh_secret_name)
+        volumes += multinode_pod_volumes(backend, ctx.mpi_ssh_secret_name) + extras.volumes
     volumes = _union_by_name(volumes, [dict(v) for v in user_volumes])
     shm = _shared_memory(spec)
     if shm is not None:
@@ -375,6 +385,9 @@ def build_pod_template(comp: Component, ctx: GenContext, *, role: Role = Role.MA
         container["volumeMounts"] = mounts
     if volumes:
         pod["volumes"] = volumes
+    init_containers = [*extras.init_containers, *(extra_init or [])]
+    if init_containers:
+        pod["initContainers"] = init_containers
     # main is always containers[0]: backends and tools address it by position.
     pod["containers"] = [container, *[x for x in user_containers if x.get("name") != c.MAIN_CONTAINER_NAME]]
     pulls = image_pull_secrets(list(user_pull_secrets), container.get("image"), comp, ctx)

@@ -1,0 +1,119 @@
+"""Per-graph side objects some services need: the wait-for-leader script (multinode) and the EPP
+config + InferencePool (componentType epp)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo import naming
+from dynamo_operator.internal.dynamo.context import GenContext
+from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError
+from dynamo_operator.internal.dynamo.objects import envelope
+
+Obj = dict[str, Any]
+
+WAIT_LEADER_KEY = "wait-for-leader.py"
+EPP_CONFIG_KEY = "epp-config-dynamo.yaml"
+EPP_CONFIG_API_VERSION = "inference.networking.x-k8s.io/v1alpha1"
+
+# Run by worker pods of a vLLM multiprocessing replica before the engine starts: the engine exits
+# when the leader's master port is not reachable, so wait for it instead of crash-looping.
+WAIT_FOR_LEADER_SCRIPT = '''\
+"""Block until LEADER_HOST:LEADER_PORT accepts TCP connections (checked every 5 s, logged every 30 s)."""
+import os
+import socket
+import sys
+import time
+
+host = os.environ["LEADER_HOST"]
+port = int(os.environ.get("LEADER_PORT", "29500"))
+started = time.monotonic()
+last_log = 0.0
+while True:
+    try:
+        with socket.create_connection((host, port), timeout=3):
+            print(f"leader {host}:{port} is reachable", flush=True)
+            sys.exit(0)
+    except OSError as err:
+        waited = time.monotonic() - started
+        if waited - last_log >= 30:
+            print(f"waiting for leader {host}:{port} ({int(waited)}s): {err}", flush=True)
+            last_log = waited
+    time.sleep(5)
+'''
+
+
+def wait_leader_config_map_name(dgd_name: str) -> str:
+    """ConfigMap holding the wait-for-leader script of a graph."""
+    return f"{dgd_name}-wait-leader-script"
+
+
+def desired_wait_leader_config_map(dgd: Obj, ctx: GenContext) -> Obj:
+    """The wait-for-leader script ConfigMap, owned by the graph."""
+    name = str(dgd["metadata"]["name"])
+    cm = envelope(
+        "v1",
+        "ConfigMap",
+        wait_leader_config_map_name(name),
+        ctx.namespace,
+        labels={c.LABEL_GRAPH_DEPLOYMENT_NAME: name},
+        owner=dgd,
+    )
+    cm["data"] = {WAIT_LEADER_KEY: WAIT_FOR_LEADER_SCRIPT}
+    return cm
+
+
+def epp_config_map_name(dgd_name: str) -> str:
+    """ConfigMap the operator writes for an inline `eppConfig.config`."""
+    return f"{dgd_name}-epp-config"
+
+
+def desired_epp_objects(dgd: Obj, service: str, spec: Obj, ctx: GenContext) -> list[Obj]:
+    """For an `epp` service: its config ConfigMap (inline config only) and the InferencePool."""
+    dgd_name = str(dgd["metadata"]["name"])
+    field = f"spec.services.{service}.eppConfig"
+    epp = spec.get("eppConfig") or {}
+    out: list[Obj] = []
+    if epp.get("config") is not None and epp.get("configMapRef"):
+        raise GenerationError(field, "set either config or configMapRef, not both")
+    if epp.get("config") is not None:
+        labels = {
+            c.LABEL_GRAPH_DEPLOYMENT_NAME: dgd_name,
+            c.LABEL_COMPONENT: service,
+            c.LABEL_COMPONENT_TYPE: c.COMPONENT_EPP,
+        }
+        cm = envelope(
+            "v1", "ConfigMap", epp_config_map_name(dgd_name), ctx.namespace, labels=labels, owner=dgd
+        )
+        document = {"apiVersion": EPP_CONFIG_API_VERSION, "kind": "EndpointPickerConfig", **epp["config"]}
+        cm["data"] = {EPP_CONFIG_KEY: yaml.safe_dump(document, sort_keys=True)}
+        out.append(cm)
+    elif not (epp.get("configMapRef") or {}).get("name"):
+        raise GenerationError(field, "one of config or configMapRef is required")
+    if not ctx.capabilities.gateway_inference_extension:
+        raise MissingAPIError(
+            field,
+            f"{c.GATEWAY_INFERENCE_GROUP}/v1 InferencePool",
+            "an epp component needs the InferencePool API",
+        )
+    dyn_ns = naming.dynamo_namespace(
+        ctx.namespace, dgd_name, global_namespace=bool(spec.get("globalDynamoNamespace"))
+    )
+    pool = envelope(
+        f"{c.GATEWAY_INFERENCE_GROUP}/v1", "InferencePool", f"{dgd_name}-pool", ctx.namespace, owner=dgd
+    )
+    pool["spec"] = {
+        "targetPorts": [{"number": c.HTTP_PORT}],
+        "selector": {
+            "matchLabels": {c.LABEL_COMPONENT_TYPE: c.COMPONENT_WORKER, c.LABEL_DYNAMO_NAMESPACE: dyn_ns}
+        },
+        "endpointPickerRef": {
+            "kind": "Service",
+            "name": naming.service_name(naming.dcd_name(dgd_name, service)),
+            "port": {"number": c.EPP_GRPC_PORT},
+        },
+    }
+    out.append(pool)
+    return out

@@ -1,0 +1,132 @@
+"""Per-graph side objects (wait-for-leader script, EPP config and InferencePool) and EPP pod defaults."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from dynamo_operator.internal.dynamo import Capabilities, GenContext, GenerationError, MissingAPIError
+from dynamo_operator.internal.dynamo.graph import desired_side_objects
+from unit.dynamo.dynamo_testlib import NS, dgd, env_map, main_container, pod_template, service
+
+Obj = dict[str, Any]
+EPP_CTX = GenContext(namespace=NS, capabilities=Capabilities(lws=True, gateway_inference_extension=True))
+EPP_CONFIG = {"eppConfig": {"config": {"plugins": [{"type": "dyn-kv"}]}}}
+
+
+def _mp_worker(role: str) -> Obj:
+    spec = service(
+        "worker",
+        multinode={"nodeCount": 2},
+        resources={"limits": {"gpu": "8"}},
+        annotations={"nvidia.com/vllm-distributed-executor-backend": "mp"},
+        extraPodSpec={"mainContainer": {"args": ["--model", "m", "--tensor-parallel-size", "16"]}},
+    )
+    return pod_template(dgd({"W": spec}), "W", role=role)
+
+
+def test_multinode_graph_gets_wait_leader_config_map() -> None:
+    """Any multinode service adds the `<dgd>-wait-leader-script` ConfigMap, owned by the graph."""
+    [cm] = desired_side_objects(dgd({"W": service("worker", multinode={"nodeCount": 2})}), EPP_CTX)
+    assert cm["metadata"]["name"] == "g-wait-leader-script"
+    assert "wait-for-leader.py" in cm["data"]
+    assert cm["metadata"]["ownerReferences"][0]["kind"] == "DynamoGraphDeployment"
+
+
+def test_single_node_graph_has_no_side_objects() -> None:
+    """A plain graph needs no side objects."""
+    assert desired_side_objects(dgd({"W": service("worker")}), EPP_CTX) == []
+
+
+def test_vllm_mp_worker_waits_for_leader() -> None:
+    """vLLM multiprocessing workers wait for the leader's master port in an init container."""
+    t = _mp_worker("worker")
+    [init] = t["spec"]["initContainers"]
+    assert init["name"] == "wait-for-leader-mp" and "LEADER_PORT=29500" in init["args"][0]
+    assert {"name": "wait-leader-script", "configMap": {"name": "g-wait-leader-script"}} in t["spec"][
+        "volumes"
+    ]
+
+
+def test_vllm_mp_leader_has_no_wait() -> None:
+    """The leader itself does not wait."""
+    assert "initContainers" not in _mp_worker("leader")["spec"]
+
+
+@pytest.mark.parametrize("role", ["leader", "worker"])
+def test_vllm_mp_nixl_side_channel_host(role: str) -> None:
+    """Both mp roles advertise their pod IP as the NIXL side channel host."""
+    env = env_map(main_container(_mp_worker(role)))
+    assert env["VLLM_NIXL_SIDE_CHANNEL_HOST"] == {"fieldRef": {"fieldPath": "status.podIP"}}
+
+
+def test_epp_inline_config_becomes_config_map_and_pool() -> None:
+    """An inline EPP config is written to `<dgd>-epp-config`; the InferencePool points at the EPP Service."""
+    cm, pool = desired_side_objects(dgd({"Epp": service("epp", **EPP_CONFIG)}), EPP_CTX)
+    assert cm["metadata"]["name"] == "g-epp-config"
+    assert "kind: EndpointPickerConfig" in cm["data"]["epp-config-dynamo.yaml"]
+    assert pool["metadata"]["name"] == "g-pool"
+    assert pool["spec"]["endpointPickerRef"] == {"kind": "Service", "name": "g-epp", "port": {"number": 9002}}
+    assert pool["spec"]["selector"]["matchLabels"] == {
+        "nvidia.com/dynamo-component-type": "worker",
+        "nvidia.com/dynamo-namespace": "ns1-g",
+    }
+
+
+def test_epp_config_map_ref_needs_no_config_map() -> None:
+    """With configMapRef only the InferencePool is generated."""
+    objs = desired_side_objects(
+        dgd({"Epp": service("epp", eppConfig={"configMapRef": {"name": "mine"}})}), EPP_CTX
+    )
+    assert [o["kind"] for o in objs] == ["InferencePool"]
+
+
+@pytest.mark.parametrize(
+    ("epp", "ctx", "error"),
+    [
+        pytest.param({}, EPP_CTX, GenerationError, id="no-config"),
+        pytest.param({"config": {}, "configMapRef": {"name": "x"}}, EPP_CTX, GenerationError, id="both"),
+        pytest.param({"config": {}}, GenContext(namespace=NS), MissingAPIError, id="no-inference-pool-api"),
+    ],
+)
+def test_epp_errors(epp: Obj, ctx: GenContext, error: type[Exception]) -> None:
+    """EPP needs exactly one config source and the InferencePool API; errors name the field."""
+    with pytest.raises(error, match=r"spec\.services\.Epp\.eppConfig"):
+        desired_side_objects(dgd({"Epp": service("epp", eppConfig=epp)}), ctx)
+
+
+EPP_CHECKS = {
+    "grace-130": lambda t: t["spec"]["terminationGracePeriodSeconds"] == 130,
+    "service-account": lambda t: t["spec"]["serviceAccountName"] == "epp-serviceaccount",
+    "grpc-port": lambda t: (
+        {"name": "grpc", "containerPort": 9002, "protocol": "TCP"} in main_container(t)["ports"]
+    ),
+    "grpc-health-port": lambda t: (
+        {"name": "grpc-health", "containerPort": 9003, "protocol": "TCP"} in main_container(t)["ports"]
+    ),
+    "liveness-grpc": lambda t: (
+        main_container(t)["livenessProbe"]["grpc"] == {"port": 9003, "service": "inference-extension"}
+    ),
+    "startup-180": lambda t: main_container(t)["startupProbe"]["failureThreshold"] == 180,
+    "config-volume": lambda t: any(v["name"] == "epp-config" for v in t["spec"]["volumes"]),
+    "config-mount": lambda t: (
+        {"name": "epp-config", "mountPath": "/etc/epp", "readOnly": True} in main_container(t)["volumeMounts"]
+    ),
+    "pool-args": lambda t: main_container(t)["args"][:2] == ["-pool-name", "g-pool"],
+    "no-command": lambda t: "command" not in main_container(t),
+    "env-streaming": lambda t: env_map(main_container(t))["USE_STREAMING"] == "true",
+}
+
+
+@pytest.mark.parametrize("check", [pytest.param(v, id=k) for k, v in EPP_CHECKS.items()])
+def test_epp_pod_default(check: Any) -> None:
+    """EPP components get their own probes, ports, service account, grace period and config mount."""
+    assert check(pod_template(dgd({"Epp": service("epp", **EPP_CONFIG)}), "Epp", EPP_CTX))
+
+
+def test_missing_image_is_refused() -> None:
+    """The operator has no default image: a component without one is refused, naming the field."""
+    spec = service("frontend")
+    del spec["extraPodSpec"]["mainContainer"]["image"]
+    with pytest.raises(GenerationError, match=r"mainContainer\.image"):
+        pod_template(dgd({"F": spec}), "F")
