@@ -110,6 +110,8 @@ class Manager:
         if controller.name in self._controllers:
             raise ValueError(f"controller name {controller.name!r} is already in use")
         self._controllers[controller.name] = controller
+        if self._leading and not self._stopping:  # added after start: run it now, as controller-runtime does
+            self._controller_tasks.append(self._spawn(f"controller:{controller.name}", controller.run()))
 
     @property
     def controllers(self) -> dict[str, Controller]:
