@@ -19,6 +19,8 @@ from dynamo_operator.internal.dynamo.graph import (
     desired_model_services,
     desired_pvcs,
     desired_scaling_adapters,
+    desired_side_objects,
+    missing_apis,
     validate_graph,
 )
 from dynamo_operator.internal.dynamo.hashing import (
@@ -48,6 +50,8 @@ __all__ = [
     "desired_model_services",
     "desired_pvcs",
     "desired_scaling_adapters",
+    "desired_side_objects",
+    "missing_apis",
     "multinode_missing_api",
     "pod_template_hash",
     "recorded_hash",

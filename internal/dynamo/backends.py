@@ -295,7 +295,8 @@ def _trtllm_multinode(container: dict[str, Any], role: Role, info: MultinodeInfo
         + f" bash -c {shlex.quote('trtllm-llmapi-launch ' + original)}"
     )
     container["command"] = ["/bin/sh", "-c"]
-    container["args"] = [f"{_SSH_SETUP} && {wait} {mpirun}".replace("  ", " ")]
+    # set -e: a failed key copy must stop the pod instead of launching mpirun without keys.
+    container["args"] = [f"set -e; {_SSH_SETUP}; {wait} exec {mpirun}"]
 
 
 def apply_multinode(

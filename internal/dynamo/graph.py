@@ -11,7 +11,7 @@ from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo import naming
 from dynamo_operator.internal.dynamo.component import desired_model_service
 from dynamo_operator.internal.dynamo.context import GenContext
-from dynamo_operator.internal.dynamo.errors import GenerationError
+from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError
 from dynamo_operator.internal.dynamo.hashing import stamp_hash
 from dynamo_operator.internal.dynamo.merge import merge_env
 from dynamo_operator.internal.dynamo.objects import as_dict, envelope
@@ -291,3 +291,37 @@ def desired_graph_objects(
         *desired_dcds(dgd, ctx, restart_at=restart_at),
         *desired_scaling_adapters(dgd, ctx),
     ]
+
+
+def missing_apis(dgd: Any, ctx: GenContext) -> list[MissingAPIError]:
+    """Optional APIs the graph's services need but the cluster does not serve, one error per service
+    (the reconciler reports them as a Failed condition, e.g. reason NoOrchestratorAvailable)."""
+    obj = as_dict(dgd)
+    caps = ctx.capabilities
+    out: list[MissingAPIError] = []
+    for svc, spec in services_of(obj).items():
+        field = f"spec.services.{svc}"
+        if spec.get("multinode") is not None and not caps.lws:
+            api = f"{c.LWS_GROUP}/v1 LeaderWorkerSet"
+            out.append(
+                MissingAPIError(
+                    f"{field}.multinode",
+                    api,
+                    f"multinode needs the {api} API; install LeaderWorkerSet or make the service single-node",
+                )
+            )
+        ingress = spec.get("ingress") or {}
+        if ingress.get("enabled") and ingress.get("useVirtualService") and not caps.istio:
+            out.append(
+                MissingAPIError(
+                    f"{field}.ingress.useVirtualService",
+                    f"{c.ISTIO_API_VERSION} VirtualService",
+                    "a VirtualService needs Istio; install it or use an Ingress",
+                )
+            )
+        if spec.get("componentType") == c.COMPONENT_EPP and not caps.gateway_inference_extension:
+            api = f"{c.GATEWAY_INFERENCE_GROUP}/v1 InferencePool"
+            out.append(
+                MissingAPIError(f"{field}.componentType", api, f"an epp component needs the {api} API")
+            )
+    return out

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
+
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo.hashing import digest
 
@@ -37,8 +40,6 @@ def dynamo_namespace(namespace: str, dgd_name: str, *, global_namespace: bool = 
 
 def base_model_hash(model_name: str) -> str:
     """First 8 hex of sha256(model name): label value and model-Service suffix."""
-    import hashlib
-
     return hashlib.sha256(model_name.encode()).hexdigest()[:8]
 
 
@@ -78,6 +79,4 @@ def name_problems(dgd_name: str, services: list[str]) -> list[str]:
 
 
 def _is_dns_label(name: str) -> bool:
-    import re
-
     return re.fullmatch(r"[a-z]([-a-z0-9]*[a-z0-9])?", name) is not None

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo import (
+    Capabilities,
     GenContext,
     GenerationError,
     IngressDefaults,
@@ -17,6 +18,7 @@ from dynamo_operator.internal.dynamo import (
     desired_model_services,
     desired_pvcs,
     desired_scaling_adapters,
+    missing_apis,
     validate_graph,
 )
 from unit.dynamo.dynamo_testlib import CTX, NS, dgd, service
@@ -319,3 +321,29 @@ def test_validate_graph_names_field(graph: Obj, field: str) -> None:
     """Semantic errors name the offending field."""
     with pytest.raises(GenerationError, match=field):
         validate_graph(graph, CTX)
+
+
+@pytest.mark.parametrize(
+    ("spec", "caps", "field"),
+    [
+        pytest.param(service("worker", multinode={"nodeCount": 2}), {}, "S.multinode", id="multinode-no-lws"),
+        pytest.param(
+            service("frontend", ingress={"enabled": True, "host": "h", "useVirtualService": True}),
+            {},
+            "S.ingress.useVirtualService",
+            id="vs-no-istio",
+        ),
+        pytest.param(service("epp", eppConfig={"config": {}}), {}, "S.componentType", id="epp-no-pool-api"),
+    ],
+)
+def test_missing_apis_name_service_and_api(spec: Obj, caps: dict[str, bool], field: str) -> None:
+    """missing_apis lists, per service, the optional API it needs that the cluster lacks."""
+    [err] = missing_apis(dgd({"S": spec}), GenContext(namespace=NS, capabilities=Capabilities(**caps)))
+    assert err.field == f"spec.services.{field}"
+
+
+def test_no_missing_apis_when_served() -> None:
+    """Nothing is missing when the APIs are there."""
+    caps = Capabilities(lws=True, istio=True, gateway_inference_extension=True)
+    spec = {"W": service("worker", multinode={"nodeCount": 2}), "E": service("epp", eppConfig={"config": {}})}
+    assert missing_apis(dgd(spec), GenContext(namespace=NS, capabilities=caps)) == []
