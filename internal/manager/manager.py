@@ -164,18 +164,17 @@ class Manager:
             await self._start_servers()
             self._events_task = asyncio.create_task(self._events.run(), name="event-sender")
             await self.cache.start()
-            if not await self._wait_for_sync():
-                return
-            self._synced = True
-            log.info("Caches synced; ready")
-            for runnable in self._runnables:
-                if not runnable.needs_leader:
-                    self._other_tasks.append(self._spawn(runnable.name, runnable.factory()))
-            if self.options.leader_election is None:
-                self._start_leading()
-            else:
-                self._start_election()
-            await self._stop_requested.wait()
+            if await self._wait_for_sync():
+                self._synced = True
+                log.info("Caches synced; ready")
+                for runnable in self._runnables:
+                    if not runnable.needs_leader:
+                        self._other_tasks.append(self._spawn(runnable.name, runnable.factory()))
+                if self.options.leader_election is None:
+                    self._start_leading()
+                else:
+                    self._start_election()
+                await self._stop_requested.wait()
         finally:
             await self._shutdown()
         if self._failure is not None:

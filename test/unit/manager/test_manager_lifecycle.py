@@ -1,0 +1,190 @@
+"""Manager lifecycle with a fake cache (no API server): start order, graceful stop, failures."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+import pytest
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.resource import CONFIG_MAP
+from dynamo_operator.internal.controller import Result
+from dynamo_operator.internal.leaderelection import Ending
+from dynamo_operator.internal.manager import Manager, ManagerError, ManagerOptions
+
+
+class FakeInformer:
+    def __init__(self) -> None:
+        self.handlers: list[Any] = []
+
+    @property
+    def store(self) -> Any:
+        raise NotImplementedError
+
+    def add_event_handler(self, handler: Any) -> None:
+        self.handlers.append(handler)
+
+    def add_indexers(self, indexers: Any) -> None:
+        pass
+
+    def has_synced(self) -> bool:
+        return True
+
+
+class FakeCache:
+    """Records lifecycle calls; syncs when `synced` is set."""
+
+    def __init__(self, log: list[str], *, syncs: bool = True) -> None:
+        self.log = log
+        self.synced = asyncio.Event()
+        if syncs:
+            self.synced.set()
+        self.informers: dict[str, FakeInformer] = {}
+
+    def informer(self, resource: Any, *, namespace: str | None = None) -> FakeInformer:
+        return self.informers.setdefault(resource.plural, FakeInformer())
+
+    async def start(self) -> None:
+        self.log.append("cache-start")
+
+    async def wait_for_sync(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
+        try:
+            await asyncio.wait_for(self.synced.wait(), timeout)
+        except TimeoutError:
+            return False
+        self.log.append("cache-synced")
+        return True
+
+    async def stop(self) -> None:
+        self.log.append("cache-stop")
+
+
+class SlowReconciler:
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+        self.started = asyncio.Event()
+
+    async def reconcile(self, key: str) -> Result:
+        self.started.set()
+        self.log.append(f"reconcile-start {key}")
+        await asyncio.sleep(0.05)
+        self.log.append(f"reconcile-end {key}")
+        return Result()
+
+
+def make(log: list[str], **opts: Any) -> tuple[Manager, FakeCache]:
+    cache = FakeCache(log, syncs=opts.pop("syncs", True))
+    options = ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0", **opts)
+    lost: list[str] = []
+    mgr = Manager(
+        cast(Client, object()),
+        options=options,
+        cache=cast(Any, cache),
+        on_lost_leadership=lambda: lost.append("lost"),
+    )
+    mgr.lost = lost  # type: ignore[attr-defined]
+    return mgr, cache
+
+
+async def test_stop_finishes_in_flight_reconcile_before_runnables_and_cache_stop() -> None:
+    """Order: cache start → sync → runnables/controllers; at stop the reconcile ends before
+    runnables are cancelled and the cache stops."""
+    log: list[str] = []
+    mgr, cache = make(log)
+    rec = SlowReconciler(log)
+    mgr.builder("ctl").for_(CONFIG_MAP).complete(rec)
+
+    async def runnable() -> None:
+        log.append("runnable-start")
+        try:
+            await asyncio.Event().wait()
+        finally:
+            log.append("runnable-cancelled")
+
+    mgr.add_runnable(runnable, needs_leader=False, name="side")
+    task = asyncio.create_task(mgr.run())
+    await asyncio.wait_for(_until(lambda: mgr.leading), 5)
+    for handler in cache.informers["configmaps"].handlers:
+        handler.on_add({"metadata": {"name": "a", "namespace": "ns"}})
+    await asyncio.wait_for(rec.started.wait(), 5)
+    mgr.stop()
+    await asyncio.wait_for(task, 5)
+    assert log.index("cache-start") < log.index("cache-synced") < log.index("runnable-start")
+    assert log.index("reconcile-end ns/a") < log.index("runnable-cancelled") < log.index("cache-stop")
+    assert not mgr.leading and not mgr.ready
+
+
+async def test_stop_before_sync_returns_without_starting_controllers() -> None:
+    """A stop while caches are still syncing ends run() cleanly; nothing leads."""
+    log: list[str] = []
+    mgr, _ = make(log, syncs=False)
+    task = asyncio.create_task(mgr.run())
+    await asyncio.sleep(0.01)
+    assert not mgr.ready
+    mgr.stop()
+    await asyncio.wait_for(task, 5)
+    assert not mgr.leading and "cache-stop" in log
+
+
+async def test_cache_sync_timeout_is_a_manager_error() -> None:
+    """Informers that never sync within cache_sync_timeout fail start-up."""
+    mgr, _ = make([], syncs=False, cache_sync_timeout=0.05)
+    with pytest.raises(ManagerError, match="sync"):
+        await asyncio.wait_for(mgr.run(), 5)
+
+
+async def test_failing_runnable_stops_the_manager_with_its_error() -> None:
+    """A runnable that raises makes run() stop and raise ManagerError."""
+    mgr, _ = make([])
+
+    async def broken() -> None:
+        raise RuntimeError("side task died")
+
+    mgr.add_runnable(broken, needs_leader=False)
+    with pytest.raises(ManagerError, match="side task died"):
+        await asyncio.wait_for(mgr.run(), 5)
+
+
+async def test_graceful_timeout_cancels_a_stuck_reconcile() -> None:
+    """A reconcile that outlives graceful_shutdown_timeout is cancelled; run() still returns."""
+    mgr, cache = make([], graceful_shutdown_timeout=0.1)
+    started = asyncio.Event()
+
+    class Stuck:
+        async def reconcile(self, key: str) -> Result:
+            started.set()
+            await asyncio.Event().wait()
+            return Result()
+
+    mgr.builder("stuck").for_(CONFIG_MAP).complete(Stuck())
+    task = asyncio.create_task(mgr.run())
+    await asyncio.wait_for(_until(lambda: mgr.leading), 5)
+    cache.informers["configmaps"].handlers[0].on_add({"metadata": {"name": "a", "namespace": "ns"}})
+    await asyncio.wait_for(started.wait(), 5)
+    mgr.stop()
+    await asyncio.wait_for(task, 5)
+
+
+def test_lost_lease_calls_the_exit_handler_but_a_graceful_stop_does_not() -> None:
+    """LOST while running → the exit handler; RELEASED, or LOST during stop → nothing."""
+    mgr, _ = make([])
+    mgr._stopped_leading(Ending.RELEASED)
+    assert mgr.lost == []  # type: ignore[attr-defined]
+    mgr._stopped_leading(Ending.LOST)
+    assert mgr.lost == ["lost"]  # type: ignore[attr-defined]
+
+
+def test_controller_names_are_unique() -> None:
+    """Two controllers with one name would share metrics; refused."""
+    mgr, _ = make([])
+    mgr.builder("same").for_(CONFIG_MAP).complete(SlowReconciler([]))
+    with pytest.raises(ValueError, match="already in use"):
+        mgr.builder("same").for_(CONFIG_MAP).complete(SlowReconciler([]))
+
+
+async def _until(predicate: Any) -> None:
+    for _ in range(5000):
+        if predicate():
+            return
+        await asyncio.sleep(0.001)
+    raise AssertionError("condition not reached")
