@@ -51,6 +51,8 @@ class GenContext:
     # Registry host → names of dockerconfigjson Secrets in `namespace` that authenticate to it.
     docker_secrets: Mapping[str, Sequence[str]] = field(default_factory=_empty_index)
     planner_service_account: str = consts.PLANNER_SERVICE_ACCOUNT_NAME
+    # ClusterRole the planner SA is bound to (cluster-wide installs); "" binds nothing.
+    planner_cluster_role: str = ""
     ingress: IngressDefaults = field(default_factory=IngressDefaults)
     discovery_backend: str = consts.DISCOVERY_BACKEND_KUBERNETES
     mpi_ssh_secret_name: str = consts.DEFAULT_MPI_SSH_SECRET_NAME

@@ -325,3 +325,31 @@ def missing_apis(dgd: Any, ctx: GenContext) -> list[MissingAPIError]:
                 MissingAPIError(f"{field}.componentType", api, f"an epp component needs the {api} API")
             )
     return out
+
+
+def desired_planner_rbac(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """The namespace's planner ServiceAccount (+ RoleBinding to the configured ClusterRole) when the
+    graph has a planner. Shared by every graph of the namespace, so it carries no ownerReference and
+    is not part of `desired_graph_objects`: apply it create-if-absent, never prune it."""
+    obj = as_dict(dgd)
+    if not any(s.get("componentType") == c.COMPONENT_PLANNER for s in services_of(obj).values()):
+        return []
+    sa_name = ctx.planner_service_account
+    labels = {
+        c.LABEL_APP_MANAGED_BY: c.MANAGED_BY_VALUE,
+        c.LABEL_APP_COMPONENT: "rbac",
+        c.LABEL_APP_NAME: sa_name,
+    }
+    out = [envelope("v1", "ServiceAccount", sa_name, ctx.namespace, labels=labels)]
+    if ctx.planner_cluster_role:
+        binding = envelope(
+            "rbac.authorization.k8s.io/v1", "RoleBinding", f"{sa_name}-binding", ctx.namespace, labels=labels
+        )
+        binding["roleRef"] = {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": ctx.planner_cluster_role,
+        }
+        binding["subjects"] = [{"kind": "ServiceAccount", "name": sa_name, "namespace": ctx.namespace}]
+        out.append(binding)
+    return [stamp_hash(o) for o in out]

@@ -13,7 +13,7 @@ from dynamo_operator.api.v1alpha1 import API_VERSION, DYNAMO_GRAPH_DEPLOYMENT_KI
 from dynamo_operator.internal.dynamo.component import desired_component_objects
 from dynamo_operator.internal.dynamo.context import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError
-from dynamo_operator.internal.dynamo.graph import desired_graph_objects
+from dynamo_operator.internal.dynamo.graph import desired_graph_objects, desired_planner_rbac
 
 Obj = dict[str, Any]
 
@@ -52,13 +52,14 @@ def parse_graph(yaml_text: str) -> Obj:
 
 def render_objects(yaml_text: str, *, namespace: str, with_lws: bool) -> list[Obj]:
     """Every object the operator would create for the DGD in `yaml_text`, in a deterministic order:
-    graph-level objects (PVCs, RBAC, model Services, DCDs, adapters), then each DCD's children."""
+    the shared planner ServiceAccount (if any), graph-level objects (PVCs, RBAC, side objects, model
+    Services, DCDs, adapters), then each DCD's children."""
     dgd = parse_graph(yaml_text)
     ns = dgd["metadata"].get("namespace") or namespace
     dgd["metadata"]["namespace"] = ns
     ctx = GenContext(namespace=ns, capabilities=Capabilities(lws=with_lws, istio=True))
     try:
-        graph = desired_graph_objects(dgd, ctx)
+        graph = desired_planner_rbac(dgd, ctx) + desired_graph_objects(dgd, ctx)
         children: list[Obj] = []
         for obj in graph:
             if obj["kind"] == "DynamoComponentDeployment":

@@ -16,6 +16,7 @@ from dynamo_operator.internal.dynamo import (
     desired_discovery_rbac,
     desired_graph_objects,
     desired_model_services,
+    desired_planner_rbac,
     desired_pvcs,
     desired_scaling_adapters,
     missing_apis,
@@ -347,3 +348,22 @@ def test_no_missing_apis_when_served() -> None:
     caps = Capabilities(lws=True, istio=True, gateway_inference_extension=True)
     spec = {"W": service("worker", multinode={"nodeCount": 2}), "E": service("epp", eppConfig={"config": {}})}
     assert missing_apis(dgd(spec), GenContext(namespace=NS, capabilities=caps)) == []
+
+
+def test_planner_rbac_only_with_planner() -> None:
+    """The shared planner SA is generated only for graphs with a planner, without an owner."""
+    assert desired_planner_rbac(dgd({"W": service("worker")}), CTX) == []
+    [sa] = desired_planner_rbac(dgd({"P": service("planner")}), CTX)
+    assert (sa["kind"], sa["metadata"]["name"]) == ("ServiceAccount", "planner-serviceaccount")
+    assert "ownerReferences" not in sa["metadata"]
+
+
+def test_planner_rbac_binds_configured_cluster_role() -> None:
+    """With a planner ClusterRole configured, a RoleBinding binds the SA to it."""
+    ctx = GenContext(namespace=NS, planner_cluster_role="planner-role")
+    _, binding = desired_planner_rbac(dgd({"P": service("planner")}), ctx)
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "planner-role",
+    }

@@ -112,7 +112,7 @@ def _docs(text: str, *, with_lws: bool = True) -> list[dict]:  # type: ignore[ty
             DISAGG,
             {
                 "PersistentVolumeClaim": 1,
-                "ServiceAccount": 1,
+                "ServiceAccount": 2,
                 "Role": 1,
                 "RoleBinding": 1,
                 "Service": 5,
