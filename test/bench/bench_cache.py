@@ -11,6 +11,7 @@ and stops it at the end. Every phase is bounded in count and time. Figures:
    (an event may beat the response: those count as 0).
 2. memory per cached object: N typical Deployments (as the server returns them: status, labels,
    managedFields) synced into a cache; tracemalloc bytes retained / N, full and metadata-only.
+   Then the in-process ceiling of the watch path: recorded watch bytes → events → store → handler.
 3. time to list + sync 10,000 ConfigMaps into a fresh informer (pages of 500), and RSS growth.
 """
 
@@ -34,10 +35,12 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "hack"))
 import localcluster
 from dynamo_operator.internal.cache.cache import Cache
+from dynamo_operator.internal.cache.informer import SharedInformer
 from dynamo_operator.internal.cache.interface import Obj
+from dynamo_operator.internal.cache.reflector import Scope
 from dynamo_operator.internal.cache.transform import metadata_only
 from dynamo_operator.internal.client import errors
-from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.client import Client, _events
 from dynamo_operator.internal.client.resource import CONFIG_MAP, DEPLOYMENT, NAMESPACE
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -174,6 +177,58 @@ async def bench_latency(api: Client, *, rate: int, seconds: float, objects: int)
         f"[latency] write acked → handler:  p50 {pct(probe.from_ack, 0.5) * ms:6.1f} ms   "
         f"p99 {pct(probe.from_ack, 0.99) * ms:6.1f} ms   "
         f"({sum(1 for v in probe.from_ack if v == 0.0)} events arrived before their ack)"
+    )
+
+
+# -- 1b. in-process capacity of the watch path ---------------------------------------------------
+
+
+class _Chunks:
+    """Stands in for aiohttp's response body: yields a recorded stream in 64 KiB chunks."""
+
+    def __init__(self, body: bytes) -> None:
+        self.content = self
+        self._body = body
+
+    async def iter_any(self) -> AsyncIterator[bytes]:
+        for i in range(0, len(self._body), 65536):
+            yield self._body[i : i + 65536]
+
+
+async def bench_watch_path(api: Client, *, events: int) -> None:
+    """How many MODIFIED events/s one core turns from raw watch bytes into handler calls."""
+    ns = await fresh_namespace(api, "bench-latency")
+    template = await api.get(CONFIG_MAP, "lat-0", namespace=ns)
+    lines = []
+    for i in range(events):
+        meta = {**template["metadata"], "name": f"lat-{i % 200}", "resourceVersion": str(10_000 + i)}
+        lines.append(orjson.dumps({"type": "MODIFIED", "object": {**template, "metadata": meta}}))
+    body = b"\n".join(lines) + b"\n"
+    informer = SharedInformer(api, Scope(CONFIG_MAP, ns))
+    informer.replace([])
+    seen = 0
+
+    class Count:
+        def on_add(self, obj: Obj) -> None:
+            nonlocal seen
+            seen += 1
+
+        def on_update(self, old: Obj, new: Obj) -> None:
+            nonlocal seen
+            seen += 1
+
+        def on_delete(self, obj: Obj) -> None:
+            pass
+
+    informer.add_event_handler(Count())
+    t0 = time.perf_counter()
+    async for event in _events(_Chunks(body), CONFIG_MAP):  # type: ignore[arg-type]
+        informer.upsert(event.object)
+    elapsed = time.perf_counter() - t0
+    print(
+        f"[watch-path] {events} events ({len(body) / events:,.0f} B each) decoded and dispatched in "
+        f"{elapsed:.2f} s: {events / elapsed:,.0f} events/s on one core "
+        f"({elapsed / events * 1e6:.0f} µs/event; {seen} handler calls)"
     )
 
 
@@ -329,6 +384,7 @@ async def main(args: argparse.Namespace) -> None:
         print(f"API server: {api.config.server}; python {sys.version.split()[0]}")
         for rate in args.rate:
             await bench_latency(api, rate=rate, seconds=args.seconds, objects=200)
+        await bench_watch_path(api, events=20_000)
         await bench_memory(api, count=args.deployments)
         await bench_list_sync(api, count=args.configmaps)
 
