@@ -24,13 +24,16 @@ def _template(ctype: str, backend: str, mode: str, role: str = "main") -> Obj:
     return pod_template(graph, "Svc", role=role if mode == "multinode" else "main")
 
 
-def _cases() -> list[Any]:
-    """(type, backend, mode, role) combinations a pod template exists for."""
+def _cases(*, with_workers: bool = False) -> list[Any]:
+    """(type, backend, mode, role) combinations a pod template exists for; multinode worker pods
+    only when asked (their probes and command are rewritten per backend)."""
     out = []
     for ctype, backend in itertools.product(TYPES, BACKENDS):
         out.append((ctype, backend, "single", "main"))
         if ctype in WORKERS:
             out.append((ctype, backend, "multinode", "leader"))
+            if with_workers:
+                out.append((ctype, backend, "multinode", "worker"))
     return out
 
 
@@ -91,8 +94,8 @@ COMMON: dict[str, Callable[[Obj], bool]] = {
 @pytest.mark.parametrize(
     ("ctype", "backend", "mode", "role", "check"),
     [
-        pytest.param(*case, check, id=f"{case[0]}-{case[1]}-{case[2]}-{name}")
-        for case in _cases()
+        pytest.param(*case, check, id=f"{case[0]}-{case[1]}-{case[2]}-{case[3]}-{name}")
+        for case in _cases(with_workers=True)
         for name, check in COMMON.items()
     ],
 )

@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 from dynamo_operator.internal.dynamo import Capabilities, GenContext, GenerationError
 from dynamo_operator.internal.dynamo.merge import merge_env, override, override_probe
+from hypothesis import given
+from hypothesis import strategies as st
 from unit.dynamo.dynamo_testlib import NS, dgd, env_map, main_container, pod_template, service
 
 Obj = dict[str, Any]
@@ -472,3 +474,57 @@ def test_pvc_mount_adds_volume() -> None:
     )
     assert {"name": "models", "persistentVolumeClaim": {"claimName": "models"}} in t["spec"]["volumes"]
     assert {"name": "models", "mountPath": "/models"} in main_container(t)["volumeMounts"]
+
+
+# --- properties -------------------------------------------------------------------------------------
+
+_scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=4)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("abcd"), inner, max_size=3),
+    max_leaves=8,
+)
+_maps = st.dictionaries(st.sampled_from("abcdef"), _values, max_size=5)
+
+
+@given(_maps)
+def test_override_with_empty_is_identity(base: Obj) -> None:
+    """Layering nothing changes nothing."""
+    assert override(base, {}) == base
+
+
+@given(_maps, _maps)
+def test_override_is_idempotent(base: Obj, user: Obj) -> None:
+    """Applying the same user layer twice equals applying it once."""
+    once = override(base, user)
+    assert override(once, user) == once
+
+
+@given(_maps, _maps)
+def test_user_scalars_always_win(base: Obj, user: Obj) -> None:
+    """Every non-null, non-container user value is present in the result."""
+    out = override(base, user)
+    for key, value in user.items():
+        if value is not None and not isinstance(value, dict | list):
+            assert out[key] == value
+
+
+_envs = st.lists(
+    st.builds(
+        lambda n, v: {"name": n, "value": v}, st.sampled_from(["A", "B", "C", "D"]), st.text(max_size=3)
+    ),
+    max_size=6,
+)
+
+
+@given(_envs, _envs)
+def test_merge_env_properties(low: list[Obj], high: list[Obj]) -> None:
+    """The union holds each name once, sorted, with the last high value winning."""
+    out = merge_env(low, high)
+    names = [e["name"] for e in out]
+    assert names == sorted({e["name"] for e in low + high})
+    for var in high:
+        assert {
+            "name": var["name"],
+            "value": [h for h in high if h["name"] == var["name"]][-1]["value"],
+        } in out
