@@ -383,10 +383,12 @@ class LocalCluster:
         tmp.replace(self._state_file)
 
     def bin_dir(self) -> Path:
-        """The directory holding the five binaries (BinariesMissingError if any is absent)."""
+        """The directory holding the five binaries and `kwok-module-dir` (BinariesMissingError if not)."""
         if self._bin_dir is None:
             self._bin_dir = find_bin_dir()
         missing = [c for c in COMPONENTS if not os.access(self._bin_dir / c, os.X_OK)]
+        if not (self._bin_dir / "kwok-module-dir").is_file():
+            missing.append("kwok-module-dir")
         if missing:
             raise BinariesMissingError(
                 f"control-plane binaries missing in {self._bin_dir}: {', '.join(missing)}; "
@@ -470,6 +472,7 @@ class LocalCluster:
             targets = {e["pid"]: e["exe"] for e in components.values() if e.get("pid")}
             terminate(targets, self._procs.values())
         self._procs.clear()
+        self._admin_ctx = None  # the next up() makes new certificates
         shutil.rmtree(self.state_dir, ignore_errors=True)
 
     def wait_usable(self, *, deadline: float) -> None:

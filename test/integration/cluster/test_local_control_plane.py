@@ -209,3 +209,31 @@ def test_down_leaves_no_process_or_state_and_up_works_again(
 
         assert not state_dir.exists()
         assert [c["pid"] for c in recorded.values() if process_alive(c["pid"])] == []
+
+
+def test_fault_hooks_restart_components_and_expire_history(
+    local_cluster: LocalCluster, kubectl: Kubectl, ns: str
+) -> None:
+    """A stopped component comes back on the same port; after compact_etcd and an apiserver
+    restart, a watch from an older resourceVersion gets 410 Expired."""
+    server = local_cluster.server
+    local_cluster.stop_component("kwok")
+    assert "kwok" not in local_cluster.pids()
+    local_cluster.start_component("kwok")
+    assert "kwok" in local_cluster.pids()
+
+    old_rv = create(
+        kubectl, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": ns}}
+    )["metadata"]["resourceVersion"]
+    kubectl("create", "configmap", "b", "-n", ns)  # moves the revision past old_rv
+    assert local_cluster.compact_etcd() > int(old_rv)
+    # 400 is the default: the flag travels, and later tests in this session are not throttled.
+    local_cluster.restart_apiserver(["--max-requests-inflight=400"])
+    assert local_cluster.server == server
+    cmdline = Path(f"/proc/{local_cluster.pids()['kube-apiserver']}/cmdline").read_bytes().split(b"\0")
+    assert b"--max-requests-inflight=400" in cmdline
+
+    # The restarted watch cache starts at the current revision: anything older has expired.
+    stream = kubectl("get", "--raw", f"/api/v1/namespaces/{ns}/configmaps?watch=1&resourceVersion={old_rv}")
+    event = json.loads(stream.splitlines()[0])
+    assert (event["type"], event["object"]["code"]) == ("ERROR", 410)
