@@ -38,7 +38,7 @@ from dynamo_operator.internal.cache.cache import Cache
 from dynamo_operator.internal.cache.informer import SharedInformer
 from dynamo_operator.internal.cache.interface import Obj
 from dynamo_operator.internal.cache.reflector import Scope
-from dynamo_operator.internal.cache.transform import metadata_only
+from dynamo_operator.internal.cache.transform import Transform, metadata_only
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.client import Client, _events
 from dynamo_operator.internal.client.resource import CONFIG_MAP, DEPLOYMENT, NAMESPACE
@@ -301,23 +301,31 @@ async def bench_memory(api: Client, *, count: int) -> None:
         f"[memory] a typical Deployment: {wire} bytes of JSON on the wire, {stripped} without managedFields"
     )
 
-    for label, transform in (("full object", None), ("metadata-only", metadata_only)):
+    async def sync(transform: Transform | None) -> SharedInformer:
         cache = Cache(api)
+        informer = cache.informer(DEPLOYMENT, namespace=ns, transform=transform)
+        await cache.start()
+        assert await cache.wait_for_sync(120)
+        await cache.stop()  # keep the store, drop the watch machinery
+        gc.collect()
+        return informer
+
+    for label, transform in (("full object", None), ("metadata-only", metadata_only)):
+        # RSS without tracemalloc (its own bookkeeping would dominate), then the exact Python heap.
+        gc.collect()
         rss_before = psutil.Process().memory_info().rss
+        informer = await sync(transform)
+        rss = psutil.Process().memory_info().rss - rss_before
+        del informer
         with traced() as retained:
-            informer = cache.informer(DEPLOYMENT, namespace=ns, transform=transform)
-            await cache.start()
-            assert await cache.wait_for_sync(120)
-            await cache.stop()  # keep the store, drop the watch machinery
-            gc.collect()
+            informer = await sync(transform)
             held = retained()
-        rss_after = psutil.Process().memory_info().rss
         n = len(informer.store)
         print(
             f"[memory] {label:>13}: {n} Deployments cached, {held / n:,.0f} B/object retained (tracemalloc), "
-            f"RSS +{(rss_after - rss_before) / n:,.0f} B/object"
+            f"RSS +{rss / n:,.0f} B/object"
         )
-        del informer, cache
+        del informer
         gc.collect()
 
 
@@ -326,7 +334,7 @@ async def bench_memory(api: Client, *, count: int) -> None:
 
 async def bench_list_sync(api: Client, *, count: int) -> None:
     ns = await fresh_namespace(api, "bench-list")
-    existing = len(await api.list(CONFIG_MAP, namespace=ns))
+    existing = sum(o["metadata"]["name"].startswith("cm-") for o in await api.list(CONFIG_MAP, namespace=ns))
     started = time.perf_counter()
     await bounded_gather(
         64,
