@@ -1,0 +1,363 @@
+"""DynamoGraphDeploymentRequests against the real API server, the test playing the profiler: it
+finishes (or fails) the Job's pod through kwok and writes the output ConfigMap the sidecar would."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import yaml
+from dynamo_operator.controllers import kinds
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.resource import CONFIG_MAP, EVENT, JOB, POD, SERVICE_ACCOUNT
+from integration.controllers_requests.requests_testlib import IMAGE, apply, condition, get_or_none
+from testsupport.api import eventually
+from testsupport.cluster import Kubectl, KubectlError
+from testsupport.operator import RunningOperator, wait_quiet
+
+pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
+
+TIMEOUT = 120.0
+# backoffLimit 3 → four pods, with the Job controller's 10 s, 20 s, 40 s pauses in between.
+FAILED_JOB_TIMEOUT = 240.0
+WORKERS_IMAGE = "registry.example/ai-dynamo/vllm-runtime:9.9.9"
+
+
+def request(name: str, namespace: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoGraphDeploymentRequest",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "model": "Qwen/Qwen3-0.6B",
+            "backend": "vllm",
+            "profilingConfig": {
+                "profilerImage": "registry.example/ai-dynamo/profiler:1",
+                "config": {"sla": {"isl": 3000, "osl": 150, "ttft": 200, "itl": 20}},
+            },
+            **spec,
+        },
+    }
+
+
+def generated_graph(name: str) -> dict[str, Any]:
+    """What the profiler would write: a small valid graph."""
+    return {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": name, "labels": {"from": "profiler"}},
+        "spec": {
+            "backendFramework": "vllm",
+            "services": {
+                "Frontend": {
+                    "componentType": "frontend",
+                    "replicas": 1,
+                    "extraPodSpec": {"mainContainer": {"image": IMAGE}},
+                },
+                "VllmWorker": {
+                    "componentType": "worker",
+                    "replicas": 1,
+                    "extraPodSpec": {
+                        "mainContainer": {
+                            "image": IMAGE,
+                            "command": ["python3"],
+                            "args": ["-m", "dynamo.vllm"],
+                        }
+                    },
+                },
+            },
+        },
+    }
+
+
+PLANNER_DATA = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "planner-profile-data"},
+    "data": {"k": "v"},
+}
+
+
+async def write_output(api: Client, dgdr: str, namespace: str, *, real: str, mocker: str) -> None:
+    """The output ConfigMap as the sidecar writes it: both DGDs, each with the planner ConfigMap."""
+    real_doc = yaml.safe_dump(PLANNER_DATA) + "---\n" + yaml.safe_dump(generated_graph(real))
+    mocker_doc = yaml.safe_dump(generated_graph(mocker)) + "---\n" + yaml.safe_dump(PLANNER_DATA)
+    await api.create(
+        CONFIG_MAP,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": f"dgdr-output-{dgdr}",
+                "namespace": namespace,
+                "labels": {"dgdr.nvidia.com/name": dgdr, "nvidia.com/managed-by": "dynamo-operator"},
+            },
+            "data": {
+                "config_with_planner.yaml": real_doc,
+                "mocker_config_with_planner.yaml": mocker_doc,
+                "profiler_status.yaml": "status: success\n",
+            },
+        },
+    )
+
+
+async def job_pods(api: Client, namespace: str, job: str) -> list[dict[str, Any]]:
+    return await api.list(POD, namespace=namespace, label_selector=f"batch.kubernetes.io/job-name={job}")
+
+
+def running(pod: dict[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") == "Running" and not pod["metadata"].get(
+        "deletionTimestamp"
+    )
+
+
+async def finish_pod(
+    api: Client, kubectl: Kubectl, namespace: str, job: str, *, phase: str, message: str = ""
+) -> str:
+    """Wait for a Running pod of the Job and finish it through kwok; returns its name."""
+    pods = await eventually(
+        lambda: job_pods(api, namespace, job), until=lambda ps: any(map(running, ps)), timeout=TIMEOUT
+    )
+    pod = next(p for p in pods if running(p))["metadata"]["name"]
+    args = ["annotate", f"pod/{pod}", "-n", namespace, f"kwok.dynamo.test/phase={phase}"]
+    if message:
+        args.append(f"kwok.dynamo.test/message={message}")
+    kubectl(*args)
+    return str(pod)
+
+
+async def state_of(api: Client, namespace: str, name: str) -> dict[str, Any]:
+    return await api.get(kinds.DGDR, name, namespace=namespace)
+
+
+async def wait_state(
+    api: Client,
+    namespace: str,
+    name: str,
+    state: str,
+    timeout: float = TIMEOUT,  # noqa: ASYNC109 - a polling bound
+) -> dict[str, Any]:
+    return await eventually(
+        lambda: state_of(api, namespace, name),
+        until=lambda d: (d.get("status") or {}).get("state") == state,
+        timeout=timeout,
+        interval=0.25,
+    )
+
+
+async def event_reasons(api: Client, namespace: str, name: str) -> list[str]:
+    events = await api.list(EVENT, namespace=namespace, field_selector=f"involvedObject.name={name}")
+    return [e.get("reason", "") for e in events]
+
+
+@pytest.mark.parametrize(
+    ("use_mocker", "expected"),
+    [pytest.param(False, "gen-real", id="real-key"), pytest.param(True, "gen-mocker", id="mocker-key")],
+)
+async def test_profiling_result_becomes_generated_deployment(
+    api: Client, operator: RunningOperator, ns: str, kubectl: Kubectl, *, use_mocker: bool, expected: str
+) -> None:
+    """Pending → Profiling with an owned Job; a completed Job plus the output ConfigMap → Ready with
+    status.generatedDeployment (the mocker DGD with useMocker) and the extra ConfigMap created."""
+    created = await apply(api, request("req", ns, useMocker=use_mocker))
+    dgdr = await wait_state(api, ns, "req", "Profiling")
+    assert dgdr["status"]["observedGeneration"] == created["metadata"]["generation"]
+    assert dgdr["status"]["backend"] == "vllm"
+    assert condition(dgdr, "Profiling")["reason"] == "ProfilingRunning"
+    job = await api.get(JOB, "profile-req", namespace=ns)
+    [owner] = job["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["uid"], owner["controller"]) == (
+        "DynamoGraphDeploymentRequest",
+        created["metadata"]["uid"],
+        True,
+    )
+    assert job["metadata"]["labels"] == {
+        "app": "dynamo-profiler",
+        "dgdr": "req",
+        "nvidia.com/managed-by": "dynamo-operator",
+    }
+    pod_spec = job["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod_spec["containers"]] == ["profiler", "output-copier"]
+    profile_config = yaml.safe_load(pod_spec["containers"][0]["args"][1])
+    assert profile_config["deployment"]["model"] == "Qwen/Qwen3-0.6B"
+    assert profile_config["engine"]["backend"] == "vllm"
+    assert await get_or_none(api, SERVICE_ACCOUNT, "dgdr-profiling-job", ns) is not None
+
+    await write_output(api, "req", ns, real="gen-real", mocker="gen-mocker")
+    await finish_pod(api, kubectl, ns, "profile-req", phase="Succeeded")
+
+    ready = await wait_state(api, ns, "req", "Ready")
+    generated = ready["status"]["generatedDeployment"]
+    assert (generated["kind"], generated["metadata"]["name"]) == ("DynamoGraphDeployment", expected)
+    assert ready["status"]["profilingResults"] == "configmap/dgdr-output-req"
+    assert (condition(ready, "Profiling")["status"], condition(ready, "Profiling")["reason"]) == (
+        "True",
+        "ProfilingCompleted",
+    )
+    assert (condition(ready, "SpecGenerated")["status"], condition(ready, "SpecGenerated")["reason"]) == (
+        "True",
+        "SpecGenerated",
+    )
+    assert await get_or_none(api, kinds.DGD, expected, ns) is None  # no autoApply: nothing deployed
+    extra = await api.get(CONFIG_MAP, "planner-profile-data", namespace=ns)
+    assert extra["metadata"]["labels"] == {
+        "dgdr.nvidia.com/name": "req",
+        "dgdr.nvidia.com/namespace": ns,
+        "nvidia.com/managed-by": "dynamo-operator",
+    }
+    reasons = await eventually(
+        lambda: event_reasons(api, ns, "req"),
+        until=lambda rs: {"Initialized", "ProfilingJobCreated", "SpecGenerated"} <= set(rs),
+    )
+    assert "ValidationFailed" not in reasons
+
+
+async def test_autoapply_overrides_no_recreate(
+    api: Client, operator: RunningOperator, ns: str, kubectl: Kubectl
+) -> None:
+    """autoApply: the DGD is created with the overrides and tracking labels, no ownerReference, and
+    the request turns Ready with it; after the user deletes the DGD the request is DeploymentDeleted
+    and the DGD stays gone. The output ConfigMap arriving after the Job completed is still read."""
+    overrides = {
+        "name": "served",
+        "labels": {"team": "a"},
+        "annotations": {"note": "x"},
+        "workersImage": WORKERS_IMAGE,
+    }
+    created = await apply(api, request("auto", ns, autoApply=True, deploymentOverrides=overrides))
+    await wait_state(api, ns, "auto", "Profiling")
+    await finish_pod(api, kubectl, ns, "profile-auto", phase="Succeeded")
+    await eventually(
+        lambda: api.get(JOB, "profile-auto", namespace=ns),
+        until=lambda j: any(
+            c["type"] == "Complete" and c["status"] == "True"
+            for c in (j.get("status") or {}).get("conditions", [])
+        ),
+        timeout=TIMEOUT,
+    )
+    await asyncio.sleep(1.0)  # the output lands after the Job completed: within the grace period
+    assert (await state_of(api, ns, "auto"))["status"]["state"] == "Profiling"
+    await write_output(api, "auto", ns, real="gen-real", mocker="gen-mocker")
+
+    dgd = await eventually(lambda: get_or_none(api, kinds.DGD, "served", ns), timeout=TIMEOUT)
+    labels = dgd["metadata"]["labels"]
+    assert labels["team"] == "a" and labels["from"] == "profiler"
+    assert (labels["dgdr.nvidia.com/name"], labels["dgdr.nvidia.com/namespace"]) == ("auto", ns)
+    assert labels["nvidia.com/managed-by"] == "dynamo-operator"
+    assert dgd["metadata"]["annotations"]["note"] == "x"
+    assert "ownerReferences" not in dgd["metadata"]
+    worker = dgd["spec"]["services"]["VllmWorker"]
+    assert worker["extraPodSpec"]["mainContainer"]["image"] == WORKERS_IMAGE
+    assert dgd["spec"]["services"]["Frontend"]["extraPodSpec"]["mainContainer"]["image"] == IMAGE
+
+    ready = await wait_state(api, ns, "auto", "Ready", timeout=180.0)
+    assert ready["status"]["deployment"] == {
+        "name": "served",
+        "namespace": ns,
+        "state": "successful",
+        "created": True,
+    }
+    assert (condition(ready, "DeploymentReady")["status"], condition(ready, "DeploymentReady")["reason"]) == (
+        "True",
+        "DeploymentReady",
+    )
+
+    await api.delete(kinds.DGD, "served", namespace=ns)
+    deleted = await wait_state(api, ns, "auto", "DeploymentDeleted")
+    assert condition(deleted, "DeploymentReady")["reason"] == "DeploymentDeleted"
+    assert deleted["status"]["deployment"]["created"] is True
+    # Poke the request (a metadata edit triggers a reconcile) and let the operator settle: no DGD.
+    kubectl("annotate", "dgdr/auto", "-n", ns, "test/poke=1")
+    await wait_quiet(settle=2.0, timeout=30.0)
+    assert await get_or_none(api, kinds.DGD, "served", ns) is None
+    assert (await state_of(api, ns, "auto"))["status"]["state"] == "DeploymentDeleted"
+    assert created["metadata"]["uid"] == (await state_of(api, ns, "auto"))["metadata"]["uid"]
+
+
+async def test_failed_job_fails_with_pod_message(
+    api: Client, operator: RunningOperator, ns: str, kubectl: Kubectl
+) -> None:
+    """Every profiler pod fails (backoffLimit 3 → four pods); the Job fails and the request turns
+    Failed with the pod's termination message in the Profiling condition."""
+    await apply(api, request("bad", ns))
+    await wait_state(api, ns, "bad", "Profiling")
+
+    def job_failed(j: dict[str, Any]) -> bool:
+        return any(
+            c["type"] == "Failed" and c["status"] == "True"
+            for c in (j.get("status") or {}).get("conditions", [])
+        )
+
+    failed_pods: set[str] = set()
+    for _ in range(6):  # bounded: four attempts are expected
+        if job_failed(await api.get(JOB, "profile-bad", namespace=ns)):
+            break
+
+        async def next_pod() -> list[dict[str, Any]]:
+            return [
+                p
+                for p in await job_pods(api, ns, "profile-bad")
+                if running(p) and p["metadata"]["name"] not in failed_pods
+            ]
+
+        async def pod_or_job_failed() -> bool:
+            return bool(await next_pod()) or job_failed(await api.get(JOB, "profile-bad", namespace=ns))
+
+        await eventually(pod_or_job_failed, timeout=FAILED_JOB_TIMEOUT)
+        for pod in await next_pod():
+            name = pod["metadata"]["name"]
+            kubectl(
+                "annotate",
+                f"pod/{name}",
+                "-n",
+                ns,
+                "kwok.dynamo.test/phase=Failed",
+                "kwok.dynamo.test/message=CUDA out of memory",
+            )
+            failed_pods.add(name)
+    await eventually(
+        lambda: api.get(JOB, "profile-bad", namespace=ns), until=job_failed, timeout=FAILED_JOB_TIMEOUT
+    )
+
+    failed = await wait_state(api, ns, "bad", "Failed")
+    cond = condition(failed, "Profiling")
+    assert (cond["status"], cond["reason"]) == ("False", "ProfilingFailed")
+    assert cond["message"].startswith("profiling job failed: ")
+    assert "Container: profiler, ExitCode: 1, Reason: Error, Message: CUDA out of memory" in cond["message"]
+    assert "ProfilingCheckFailed" in await eventually(
+        lambda: event_reasons(api, ns, "bad"), until=lambda rs: "ProfilingCheckFailed" in rs
+    )
+
+
+async def test_spec_edit_while_profiling_refused(
+    api: Client, operator: RunningOperator, ns: str, kubectl: Kubectl
+) -> None:
+    """Once profiling started the spec is frozen: the API server refuses the edit (CEL transition
+    rule); where it cannot, the controller reports SpecChangeRejected and applies nothing."""
+    await apply(api, request("frozen", ns))
+    before = await wait_state(api, ns, "frozen", "Profiling")
+    job_before = await api.get(JOB, "profile-frozen", namespace=ns)
+    try:
+        kubectl("patch", "dgdr/frozen", "-n", ns, "--type=merge", "-p", '{"spec":{"model":"other/model"}}')
+    except KubectlError as err:
+        assert "immutable" in err.stderr
+        after = await state_of(api, ns, "frozen")
+        assert after["metadata"]["generation"] == before["metadata"]["generation"]
+    else:
+        after = await eventually(
+            lambda: state_of(api, ns, "frozen"),
+            until=lambda d: condition(d, "Validation").get("reason") == "SpecChangeRejected",
+            timeout=TIMEOUT,
+        )
+        assert after["status"]["observedGeneration"] == before["metadata"]["generation"]
+        assert "SpecChangeRejected" in await eventually(
+            lambda: event_reasons(api, ns, "frozen"), until=lambda rs: "SpecChangeRejected" in rs
+        )
+    assert after["status"]["state"] == "Profiling"
+    job_after = await api.get(JOB, "profile-frozen", namespace=ns)
+    assert job_after["metadata"]["uid"] == job_before["metadata"]["uid"]
+    assert (
+        job_after["spec"]["template"]["spec"]["containers"][0]["args"]
+        == job_before["spec"]["template"]["spec"]["containers"][0]["args"]
+    )
