@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
-from dynamo_operator.internal.workqueue import Queue
+from dynamo_operator.internal.workqueue import (
+    DelayingQueue,
+    FakeClock,
+    ItemExponentialFailureRateLimiter,
+    Queue,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -55,3 +60,41 @@ def run_ops(ops: list[tuple[str, object]]) -> None:
 def test_no_key_is_ever_held_twice_and_no_add_is_lost(ops: list[tuple[str, object]]) -> None:
     """A random add/get/done sequence never yields a key to two holders and loses no add."""
     run_ops(ops)
+
+
+DELAYS = st.lists(
+    st.tuples(st.sampled_from(["a", "b", "c"]), st.floats(min_value=-1, max_value=50, allow_nan=False)),
+    max_size=30,
+)
+STEPS = st.lists(st.floats(min_value=0, max_value=20, allow_nan=False), min_size=1, max_size=10)
+
+
+@settings(max_examples=300, deadline=None)
+@given(DELAYS, STEPS)
+def test_delayed_keys_arrive_once_at_their_earliest_deadline(
+    adds: list[tuple[str, float]], steps: list[float]
+) -> None:
+    """Whatever add_after calls and clock steps: a key is queued at most once, never before the
+    earliest deadline asked for it, and by then for sure."""
+    clock = FakeClock(start=0.0)
+    q: DelayingQueue[str] = DelayingQueue(clock=clock)
+    earliest: dict[str, float] = {}
+    for key, delay in adds:
+        q.add_after(key, delay)
+        earliest[key] = min(earliest.get(key, float("inf")), max(delay, 0.0))
+    for step in steps:
+        clock.advance(step)
+        due = {k for k, t in earliest.items() if t <= clock.now()}
+        assert len(q) == len(due), (clock.now(), earliest)
+        assert clock.pending_timers <= 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=1, max_value=80))
+def test_exponential_delays_never_shrink_and_stay_capped(failures: int) -> None:
+    """Consecutive failures of one key: delays are non-decreasing and never above the cap."""
+    limiter: ItemExponentialFailureRateLimiter[str] = ItemExponentialFailureRateLimiter()
+    delays = [limiter.when("k") for _ in range(failures)]
+    assert delays == sorted(delays)
+    assert max(delays) <= 1000.0
+    assert limiter.num_requeues("k") == failures
