@@ -9,9 +9,10 @@ which lies in 127.0.0.0/8, so whatever the operator dials on a pod IP stays on l
 Pods never finish on their own: annotate a Running pod `kwok.dynamo.test/phase: Succeeded` or
 `Failed` (with `kwok.dynamo.test/message`) to finish it (hack/kwok/pod-phase-by-annotation.yaml).
 
-CLI: localcluster.py up|down|status|kubeconfig [--name NAME] [--state-dir DIR] [--nodes N].
+CLI: localcluster.py up|down|status|kubeconfig|reap [--name NAME] [--state-dir DIR] [--nodes N].
 `up` prints the admin kubeconfig path on stdout (progress on stderr); `down` stops exactly the
-recorded pids and removes the state dir. Both are idempotent. Only the stdlib is imported, so the
+recorded pids and removes the state dir. Both are idempotent. `reap` stops the clusters of test
+sessions that died before their teardown. Only the stdlib is imported, so the
 system python3 can run `down` without the project venv.
 """
 
@@ -793,7 +794,7 @@ def running(cluster: LocalCluster, *, timeout: float = 240.0) -> Iterator[LocalC
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    parser.add_argument("command", choices=["up", "down", "status", "kubeconfig"])
+    parser.add_argument("command", choices=["up", "down", "status", "kubeconfig", "reap"])
     parser.add_argument("--name", default="default")
     parser.add_argument("--state-dir", default=os.environ.get(STATE_DIR_ENV), help=f"env: {STATE_DIR_ENV}")
     parser.add_argument("--nodes", type=int, default=DEFAULT_NODES)
@@ -820,6 +821,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"{name:24} {pids.get(name, '-')!s:>8}  127.0.0.1:{ports[name]}")
                 print(f"server     {cluster.server}\nkubeconfig {cluster.kubeconfig}")
                 return 0 if cluster.is_up() else 1
+            case "reap":
+                for name in reap_orphans():
+                    log(f"stopped orphaned cluster {name}")
             case "kubeconfig":
                 if not cluster.is_up():
                     log(f"{args.name} is not up")
