@@ -1,0 +1,160 @@
+"""The ValidatingAdmissionPolicy of config/admission, proven with impersonated identities.
+
+Replicas of a service whose scalingAdapter is enabled may be changed only by the operator's service
+account (it mirrors the adapter) or a planner service account; a user must scale the adapter instead.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from testsupport.cluster import Kubectl, KubectlError
+
+pytestmark = pytest.mark.cluster
+
+REPO = Path(__file__).resolve().parents[3]
+SAMPLE = REPO / "config" / "samples" / "nvidia.com_v1alpha1_dynamographdeployment_scaling_adapter.yaml"
+OPERATOR = "system:serviceaccount:dynamo-system:dynamo-operator-controller-manager"
+USER = "alice@example.com"
+POLICY_ACTIVE_WITHIN = 30.0  # seconds: the API server loads a new policy asynchronously
+
+
+@pytest.fixture
+def policy(kubectl: Kubectl, ns: str) -> Iterator[str]:
+    """The policy of config/admission, bound to `ns` only (so no other test is subject to it)."""
+    docs = list(yaml.safe_load_all(kubectl("kustomize", str(REPO / "config" / "admission"))))
+    [vap] = [d for d in docs if d["kind"] == "ValidatingAdmissionPolicy"]
+    [binding] = [d for d in docs if d["kind"] == "ValidatingAdmissionPolicyBinding"]
+    name = f"{vap['metadata']['name']}-{ns}"
+    vap["metadata"]["name"] = binding["metadata"]["name"] = binding["spec"]["policyName"] = name
+    binding["spec"]["matchResources"] = {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}
+    }
+    try:
+        for doc in (vap, binding):
+            kubectl("apply", "--server-side", "-f", "-", stdin=json.dumps(doc))
+        yield name
+    finally:
+        kubectl("delete", "validatingadmissionpolicybinding", name, "--ignore-not-found", check=False)
+        kubectl("delete", "validatingadmissionpolicy", name, "--ignore-not-found", check=False)
+
+
+@pytest.fixture
+def graph(crds: None, kubectl: Kubectl, ns: str) -> str:
+    """The scaling-adapter sample, and RBAC letting the user and both service accounts edit graphs."""
+    kubectl("apply", "--server-side", "-n", ns, "-f", str(SAMPLE))
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "dgd-editor"},
+        "rules": [
+            {"apiGroups": ["nvidia.com"], "resources": ["dynamographdeployments"], "verbs": ["get", "patch"]}
+        ],
+    }
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "dgd-editor"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "dgd-editor"},
+        "subjects": [
+            {"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": USER},
+            {
+                "kind": "ServiceAccount",
+                "name": "dynamo-operator-controller-manager",
+                "namespace": "dynamo-system",
+            },
+            {"kind": "ServiceAccount", "name": "planner-serviceaccount", "namespace": ns},
+        ],
+    }
+    for doc in (role, binding):
+        kubectl("create", "-n", ns, "-f", "-", stdin=json.dumps(doc))
+    return "dgd/vllm-autoscale"
+
+
+def _set_replicas(
+    kubectl: Kubectl, ns: str, resource: str, service: str, replicas: int, *, as_user: str
+) -> str:
+    body: dict[str, Any] = {"spec": {"services": {service: {"replicas": replicas}}}}
+    return kubectl("patch", "-n", ns, resource, "--type=merge", "-p", json.dumps(body), f"--as={as_user}")
+
+
+def _replicas(kubectl: Kubectl, ns: str, resource: str, service: str) -> int:
+    value: int = kubectl.json("get", "-n", ns, resource)["spec"]["services"][service]["replicas"]
+    return value
+
+
+def _user_refused_once_policy_is_active(kubectl: Kubectl, ns: str, resource: str) -> str:
+    """The user's replica edit of the adapter-managed service, retried until the policy has loaded."""
+    deadline = time.monotonic() + POLICY_ACTIVE_WITHIN
+    replicas = 10
+    while True:
+        replicas += 1
+        try:
+            _set_replicas(kubectl, ns, resource, "VllmDecodeWorker", replicas, as_user=USER)
+        except KubectlError as refused:
+            return refused.stderr
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the policy did not refuse the user's edit within {POLICY_ACTIVE_WITHIN} s")
+        time.sleep(0.2)
+
+
+def test_user_may_not_change_adapter_managed_replicas(
+    kubectl: Kubectl, ns: str, graph: str, policy: str
+) -> None:
+    """The refusal names the service and the field and tells the user what to do instead."""
+    error = _user_refused_once_policy_is_active(kubectl, ns, graph)
+    assert (
+        "spec.services[VllmDecodeWorker].replicas is managed by a DynamoGraphDeploymentScalingAdapter"
+        in error
+    )
+    assert "kubectl scale dgdsa" in error
+    assert policy in error
+
+
+@pytest.mark.parametrize(
+    "identity",
+    [
+        pytest.param(OPERATOR, id="operator-service-account"),
+        pytest.param("system:serviceaccount:{ns}:planner-serviceaccount", id="planner-service-account"),
+    ],
+)
+def test_operator_and_planner_may_change_adapter_managed_replicas(
+    kubectl: Kubectl, ns: str, graph: str, policy: str, identity: str
+) -> None:
+    _user_refused_once_policy_is_active(kubectl, ns, graph)
+    before = _replicas(kubectl, ns, graph, "VllmDecodeWorker")
+    _set_replicas(kubectl, ns, graph, "VllmDecodeWorker", before + 1, as_user=identity.format(ns=ns))
+    assert _replicas(kubectl, ns, graph, "VllmDecodeWorker") == before + 1
+
+
+def test_user_may_still_edit_everything_else(kubectl: Kubectl, ns: str, graph: str, policy: str) -> None:
+    """Replicas of services without an adapter, and other fields of the adapter's service, stay editable."""
+    _user_refused_once_policy_is_active(kubectl, ns, graph)
+    _set_replicas(kubectl, ns, graph, "Frontend", 2, as_user=USER)
+    assert _replicas(kubectl, ns, graph, "Frontend") == 2
+    body = {"spec": {"services": {"VllmDecodeWorker": {"envFromSecret": "hf-token"}}}}
+    kubectl("patch", "-n", ns, graph, "--type=merge", "-p", json.dumps(body), f"--as={USER}")
+
+
+def test_other_service_accounts_are_refused(kubectl: Kubectl, ns: str, graph: str, policy: str) -> None:
+    """Only the exact operator and planner account names are trusted, not any service account."""
+    _user_refused_once_policy_is_active(kubectl, ns, graph)
+    kubectl(
+        "create",
+        "rolebinding",
+        "-n",
+        ns,
+        "other-sa",
+        "--role=dgd-editor",
+        f"--serviceaccount={ns}:dynamo-operator",
+    )
+    with pytest.raises(KubectlError, match="managed by a DynamoGraphDeploymentScalingAdapter"):
+        _set_replicas(
+            kubectl, ns, graph, "VllmDecodeWorker", 7, as_user=f"system:serviceaccount:{ns}:dynamo-operator"
+        )
