@@ -68,7 +68,12 @@ async def run_operator(options: OperatorOptions) -> int:
     except ValueError as err:
         log.error("Invalid options", error=str(err))
         return 1
-    client = await Client.from_kubeconfig(options.kubeconfig)
+    try:
+        client = await Client.from_kubeconfig(options.kubeconfig)
+    except Exception as err:  # no kubeconfig, no service account, unreadable file: a clear line, exit 1
+        log.error("Cannot configure the Kubernetes client", kubeconfig=options.kubeconfig, error=str(err))
+        tracer_provider.shutdown()
+        return 1
     try:
         async with client:
             ctx = OperatorContext(options=options, capabilities=await detect_capabilities(client))

@@ -157,3 +157,17 @@ async def test_capabilities_from_discovery() -> None:
         )
     )
     assert caps == Capabilities(lws=True, istio=True)
+
+
+def test_run_without_a_cluster_exits_1_with_a_message(tmp_path: Path) -> None:
+    """No usable kubeconfig: one error line and exit code 1, no traceback."""
+    exe = Path(sys.executable).with_name("dynamo-operator")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONSAFEPATH": "1"}
+    done = subprocess.run(
+        [exe, "--kubeconfig", str(tmp_path / "missing"), "--metrics-bind-address", "0",
+         "--health-probe-bind-address", "0"],
+        capture_output=True, text=True, timeout=60, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "Cannot configure the Kubernetes client" in done.stderr
+    assert "Traceback" not in done.stderr
