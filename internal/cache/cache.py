@@ -55,13 +55,17 @@ class Cache:
         label_selector: str | None = None,
         field_selector: str | None = None,
         transform: Transform | None = None,
+        metadata_only: bool = False,
     ) -> SharedInformer:
         """The informer for this scope, created on first request (and started if the cache runs).
 
-        The first caller's `transform` wins; asking again with a different one is an error, since
-        the store can only hold one shape of object.
+        `metadata_only` asks the server for metadata alone (a separate scope: its store holds
+        another shape of object). The `transform` is fixed when the informer is created: asking
+        again with a different one is an error; asking with none accepts whatever is registered.
         """
-        scope = Scope(resource, namespace or None, label_selector or None, field_selector or None)
+        scope = Scope(
+            resource, namespace or None, label_selector or None, field_selector or None, metadata_only
+        )
         existing = self._informers.get(scope)
         if existing is not None:
             if transform is not None and existing.transform is not transform:
@@ -84,7 +88,11 @@ class Cache:
         candidates = [i for s, i in self._informers.items() if s.resource == resource]
         if not candidates:
             raise InformerNotRegistered(f"no informer registered for {resource.plural}.{resource.group}")
-        unfiltered = [i for i in candidates if not (i.scope.label_selector or i.scope.field_selector)]
+        unfiltered = [
+            i
+            for i in candidates
+            if not (i.scope.label_selector or i.scope.field_selector or i.scope.metadata_only)
+        ]
         cluster_wide = [i for i in unfiltered if i.scope.namespace is None]
         return (cluster_wide or unfiltered or candidates)[0]
 

@@ -101,6 +101,7 @@ class ListWatcher(Protocol):
         limit: int = PAGE_SIZE,
         continue_token: str | None = None,
         resource_version: str | None = None,
+        metadata_only: bool = False,
     ) -> ListPage: ...
 
     def watch(
@@ -112,6 +113,7 @@ class ListWatcher(Protocol):
         label_selector: str | None = None,
         field_selector: str | None = None,
         timeout_seconds: int | None = None,
+        metadata_only: bool = False,
     ) -> AbstractAsyncContextManager[AsyncIterator[WatchEvent]]: ...
 
 
@@ -131,6 +133,7 @@ class Scope:
     namespace: str | None = None
     label_selector: str | None = None
     field_selector: str | None = None
+    metadata_only: bool = False  # the server sends apiVersion, kind and metadata only
 
 
 class Reflector:
@@ -205,6 +208,7 @@ class Reflector:
                 field_selector=scope.field_selector,
                 limit=PAGE_SIZE,
                 continue_token=token,
+                metadata_only=scope.metadata_only,
             )
             items.extend(page.items)
             if not (token := page.continue_token):
@@ -224,6 +228,7 @@ class Reflector:
             resource_version=self.resource_version,
             label_selector=scope.label_selector,
             field_selector=scope.field_selector,
+            metadata_only=scope.metadata_only,
         ) as stream:
             async for event in stream:
                 events += 1

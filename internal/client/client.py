@@ -51,8 +51,13 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return meta
 
 
-def _with_type(resource: Resource, obj: Obj) -> Obj:
-    """Fill apiVersion/kind (list items come without them); a shallow copy when changed."""
+def _with_type(resource: Resource, obj: Obj, *, retype: bool = False) -> Obj:
+    """Fill apiVersion/kind (list items come without them); a shallow copy when changed.
+
+    `retype` overwrites them: a PartialObjectMetadata stands for an object of `resource`'s kind.
+    """
+    if retype:
+        return {**obj, "apiVersion": resource.api_version, "kind": resource.kind}
     if "apiVersion" in obj and "kind" in obj:
         return obj
     return {"apiVersion": resource.api_version, "kind": resource.kind, **obj}
@@ -69,6 +74,15 @@ def _map_transport(err: BaseException) -> TransportError:
 
 
 _TRANSPORT_ERRORS = (aiohttp.ClientError, TimeoutError, ConnectionError)
+
+# Ask for metadata only (apiVersion, kind, metadata): the server drops spec/status/data before
+# sending, which saves bandwidth and decode time for kinds we only map or index (Pods, Secrets).
+# Plain JSON stays acceptable so a server without the conversion still answers. Lists and watches
+# need different `as=` values: offered the List form, a watch answers with an empty stream.
+METADATA_ONLY_LIST_ACCEPT = (
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+)
+METADATA_ONLY_WATCH_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 
 class Client:
@@ -138,8 +152,10 @@ class Client:
 
     # -- the one request path --------------------------------------------------------------------
 
-    async def _headers(self, content_type: str | None, *, refresh: bool = False) -> dict[str, str]:
-        headers: dict[str, str] = {}
+    async def _headers(
+        self, content_type: str | None, accept: str | None, *, refresh: bool = False
+    ) -> dict[str, str]:
+        headers: dict[str, str] = {"Accept": accept} if accept else {}
         auth = await self.config.credentials.authorization(refresh=refresh)
         if auth:
             headers["Authorization"] = auth
@@ -158,6 +174,7 @@ class Client:
         client_timeout: aiohttp.ClientTimeout,
         label: str,
         verb: str,
+        accept: str | None = None,
     ) -> aiohttp.ClientResponse:
         """Send once and return a successful response (caller releases it); failures are typed."""
         refreshed = False
@@ -169,7 +186,7 @@ class Client:
                     self.config.server + path,
                     params=params,
                     data=body,
-                    headers=await self._headers(content_type, refresh=refreshed),
+                    headers=await self._headers(content_type, accept, refresh=refreshed),
                     timeout=client_timeout,
                     server_hostname=self.config.tls_server_name,
                 )
@@ -219,6 +236,7 @@ class Client:
         verb: str | None = None,
         idempotent: bool = True,
         retry: RetryPolicy | None = None,
+        accept: str | None = None,
     ) -> Obj:
         """A request with retries; returns the decoded JSON body ({} when empty)."""
         data = orjson.dumps(body) if body is not None else None
@@ -237,6 +255,7 @@ class Client:
                     client_timeout=timeout,
                     label=label,
                     verb=verb or method,
+                    accept=accept,
                 )
                 try:
                     raw = await resp.read()
@@ -291,8 +310,12 @@ class Client:
         limit: int = PAGE_SIZE,
         continue_token: str | None = None,
         resource_version: str | None = None,
+        metadata_only: bool = False,
     ) -> ListPage:
-        """One page of a LIST. `resource_version` None/"" is a consistent read from etcd."""
+        """One page of a LIST. `resource_version` None/"" is a consistent read from etcd.
+
+        `metadata_only` returns each item as apiVersion, kind and metadata only.
+        """
         params: dict[str, str] = {"limit": str(limit)}
         if label_selector:
             params["labelSelector"] = label_selector
@@ -308,9 +331,10 @@ class Client:
             params=params,
             label=_resource_label(resource),
             verb="LIST",
+            accept=METADATA_ONLY_LIST_ACCEPT if metadata_only else None,
         )
         meta = body.get("metadata") or {}
-        items = [_with_type(resource, item) for item in body.get("items") or []]
+        items = [_with_type(resource, item, retype=metadata_only) for item in body.get("items") or []]
         return ListPage(
             items=items,
             resource_version=str(meta.get("resourceVersion", "")),
@@ -324,6 +348,7 @@ class Client:
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        metadata_only: bool = False,
     ) -> builtins.list[Obj]:
         """Every object, following `continue` tokens page by page (consistent snapshot)."""
         items: builtins.list[Obj] = []
@@ -335,6 +360,7 @@ class Client:
                 label_selector=label_selector,
                 field_selector=field_selector,
                 continue_token=token,
+                metadata_only=metadata_only,
             )
             items.extend(page.items)
             if not (token := page.continue_token):
@@ -350,6 +376,7 @@ class Client:
         label_selector: str | None = None,
         field_selector: str | None = None,
         timeout_seconds: int | None = None,
+        metadata_only: bool = False,
     ) -> AsyncIterator[AsyncIterator[WatchEvent]]:
         """Open a watch from `resource_version` with bookmarks; iterate events until the server closes.
 
@@ -381,8 +408,9 @@ class Client:
             client_timeout=timeout,
             label=_resource_label(resource),
             verb="WATCH",
+            accept=METADATA_ONLY_WATCH_ACCEPT if metadata_only else None,
         )
-        events = _events(resp, resource)
+        events = _events(resp, resource, retype=metadata_only)
         try:
             yield events
         finally:
@@ -503,7 +531,9 @@ class Client:
         )
 
 
-async def _events(resp: aiohttp.ClientResponse, resource: Resource) -> AsyncGenerator[WatchEvent, None]:
+async def _events(
+    resp: aiohttp.ClientResponse, resource: Resource, *, retype: bool = False
+) -> AsyncGenerator[WatchEvent, None]:
     """Split the chunked body into lines ourselves (no line-length cap) and decode each one."""
     buffer = bytearray()
     try:
@@ -516,14 +546,14 @@ async def _events(resp: aiohttp.ClientResponse, resource: Resource) -> AsyncGene
             buffer = bytearray(rest)
             for line in lines:
                 if line.strip():
-                    yield _decode(line, resource)
+                    yield _decode(line, resource, retype)
     except _TRANSPORT_ERRORS as err:
         raise _map_transport(err) from err
     if buffer.strip():
-        yield _decode(buffer, resource)
+        yield _decode(buffer, resource, retype)
 
 
-def _decode(line: bytes | bytearray, resource: Resource) -> WatchEvent:
+def _decode(line: bytes | bytearray, resource: Resource, retype: bool = False) -> WatchEvent:
     raw = orjson.loads(line)
     kind = raw.get("type")
     if kind not in _WATCH_TYPES:
@@ -531,7 +561,7 @@ def _decode(line: bytes | bytearray, resource: Resource) -> WatchEvent:
     event_type: WatchEventType = kind
     obj = raw.get("object") or {}
     if event_type in ("ADDED", "MODIFIED", "DELETED"):
-        obj = _with_type(resource, obj)
+        obj = _with_type(resource, obj, retype=retype)
     return WatchEvent(event_type, obj)
 
 

@@ -179,3 +179,21 @@ async def test_compaction_forces_410_then_relist_drops_deleted(
     assert reflector.resource_version != old_rv
     assert recorder.saw(("delete", "b"), ("add", "c"))
     assert names(informer.store.list()) == ["a", "c"]
+
+
+async def test_metadata_only_informer_gets_no_payload(api: Client, cache: Cache, ns: str) -> None:
+    """The server strips everything but metadata; objects still say what kind they are."""
+    await api.create(
+        SECRET, {"metadata": {"name": "s", "namespace": ns, "labels": {"a": "b"}}, "stringData": {"k": "v"}}
+    )
+    informer = cache.informer(SECRET, namespace=ns, metadata_only=True)
+    recorder = Recorder()
+    informer.add_event_handler(recorder)
+    await cache.start()
+    assert await cache.wait_for_sync(timeout=30)
+    await api.patch(SECRET, "s", {"metadata": {"labels": {"a": "c"}}}, namespace=ns)
+    await eventually(lambda: recorder.saw(("update", "s")))
+    obj = informer.store.get(f"{ns}/s")
+    assert obj is not None
+    assert set(obj) == {"apiVersion", "kind", "metadata"}
+    assert (obj["apiVersion"], obj["kind"], obj["metadata"]["labels"]) == ("v1", "Secret", {"a": "c"})
