@@ -82,7 +82,7 @@ class ChildWriteError(Exception):
     @property
     def terminal(self) -> bool:
         """True when retrying the same write cannot succeed (the server refused its content)."""
-        return isinstance(self.cause, errors.Invalid | errors.BadRequest | errors.Forbidden)
+        return isinstance(self.cause, errors.Invalid | errors.BadRequest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +193,20 @@ class ChildSyncer:
         only when every write succeeded, so a half-failed sync never removes the old objects.
         """
         report = SyncReport()
+        try:
+            await self._write_and_prune(owner, desired, owned, keep, report)
+        finally:
+            self._summarise(owner, report)
+        return report
+
+    async def _write_and_prune(
+        self,
+        owner: Obj,
+        desired: Sequence[Desired],
+        owned: Iterable[Resource],
+        keep: Callable[[Resource, Obj], bool] | None,
+        report: SyncReport,
+    ) -> None:
         prepared = [(d, prepare(owner, d.obj)) for d in desired]
         results = await asyncio.gather(
             *(self._one(owner, d, obj, report) for d, obj in prepared), return_exceptions=True
@@ -205,7 +219,19 @@ class ChildSyncer:
             raise failures[0]
         wanted = {(d.resource, _name(obj)) for d, obj in prepared}
         await self._prune(owner, wanted, owned, keep, report)
-        return report
+
+    def _summarise(self, owner: Obj, report: SyncReport) -> None:
+        """One Normal Event per verb and sync (not per child): every write is worth a line, but an
+        Event is itself a write, so a new graph should not cost a dozen of them."""
+        for reason, verb, names in (
+            ("Created", "created", report.created),
+            ("Updated", "updated", report.updated),
+            ("Deleted", "deleted (no longer desired)", report.deleted),
+        ):
+            if names:
+                self._recorder.event(
+                    owner, type="Normal", reason=reason, message=f"{verb}: {', '.join(sorted(names))}"
+                )
 
     async def _one(self, owner: Obj, d: Desired, obj: Obj, report: SyncReport) -> None:
         resource, name = d.resource, _name(obj)
@@ -248,11 +274,7 @@ class ChildSyncer:
             self._failed(owner, resource, name, "apply", err)
             raise ChildWriteError(resource, name, "apply", err) from err
         report.current[(resource, name)] = result
-        verb = "Create" if live is None else "Update"
         (report.created if live is None else report.updated).append(f"{resource.kind}/{name}")
-        self._recorder.event(
-            owner, type="Normal", reason=f"{verb}{resource.kind}", message=f"{verb}d {resource.kind} {name}"
-        )
 
     async def _prune(
         self,
@@ -293,12 +315,6 @@ class ChildSyncer:
             self._failed(owner, resource, meta["name"], "delete", err)
             raise ChildWriteError(resource, meta["name"], "delete", err) from err
         report.deleted.append(f"{resource.kind}/{meta['name']}")
-        self._recorder.event(
-            owner,
-            type="Normal",
-            reason=f"Delete{resource.kind}",
-            message=f"Deleted {resource.kind} {meta['name']}: no longer desired",
-        )
 
     def _foreign_event(self, owner: Obj, resource: Resource, live: Obj) -> None:
         ref = controller_ref(live) or {}

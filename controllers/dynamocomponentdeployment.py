@@ -61,6 +61,7 @@ class WorkloadReadiness:
     message: str
     service: dict[str, Any]  # ServiceReplicaStatus, camelCase
     scaled_to_zero: bool = False
+    unobserved: bool = False  # the workload's controller has not yet seen its latest spec
 
 
 def _int(value: Any) -> int:
@@ -97,7 +98,8 @@ def deployment_readiness(deployment: Mapping[str, Any]) -> WorkloadReadiness:
     if not observed:
         # Not yet seen by the Deployment controller; with pods already running this starts a rollout.
         suffix = ", rolling" if replicas else ""
-        return WorkloadReadiness(False, f"{min(ready_n, desired)}/{desired} ready{suffix}", service)
+        message = f"{min(ready_n, desired)}/{desired} ready{suffix}"
+        return WorkloadReadiness(False, message, service, unobserved=True)
     if desired == 0:
         if replicas:
             return WorkloadReadiness(False, f"scaling to zero, {replicas} left", service)
@@ -140,6 +142,7 @@ def lws_readiness(sets: Sequence[Mapping[str, Any]]) -> WorkloadReadiness:
     if desired_total == 0 and not lagging:
         return WorkloadReadiness(True, "scaled to zero", service, scaled_to_zero=True)
     if not sets or lagging:
+        # Never `unobserved`: without a LeaderWorkerSet controller no status would ever come.
         return WorkloadReadiness(False, f"{ready_n}/{desired_total} groups ready", service)
     return WorkloadReadiness(True, f"{desired_total}/{desired_total} groups ready", service)
 
@@ -226,6 +229,10 @@ class DynamoComponentDeploymentReconciler:
             await self._fail(raw, "ApplyRejected", str(err))
             raise TerminalError(str(err)) from err
         verdict = self._readiness(desired, report.current)
+        if verdict.unobserved and not raw.get("status"):
+            # A brand-new workload: its controller is about to report on it, and that event brings
+            # us back with something worth writing. Saves one status write per new component.
+            return Result()
         await self._write_status(raw, ready_conditions(verdict), verdict.service)
         return Result()
 

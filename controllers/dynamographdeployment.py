@@ -133,8 +133,10 @@ def dcd_rolled(dcd: Mapping[str, Any]) -> bool:
 
 
 def _service_message(dcd: Mapping[str, Any] | None, replicas: int) -> str:
+    # New components say "0/N ready" from the first moment, so the message (and hence the status)
+    # changes only when something real happens: each change costs a status write.
     if dcd is None:
-        return "creating"
+        return f"0/{replicas} ready"
     status = dcd.get("status") or {}
     if not status:
         return f"0/{replicas} ready"

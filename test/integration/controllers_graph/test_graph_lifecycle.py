@@ -1,0 +1,504 @@
+"""The DGD and DCD controllers end to end, against the real API server, with the operator in-process.
+
+kube-controller-manager runs Deployments and garbage collection, the scheduler places pods on kwok
+nodes and kwok makes them Running/Ready, so "Ready" here is the real chain: DGD → DCDs → Deployments
+→ ReplicaSets → pods → Deployment status → DCD `Available` → DGD `successful`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import copy
+import json
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from dynamo_operator.controllers import kinds
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.errors import NotFound
+from dynamo_operator.internal.client.resource import Resource
+from testsupport.api import eventually
+from testsupport.operator import (
+    TEST_FIELD_MANAGER,
+    RunningOperator,
+    count_writes,
+    delta,
+    wait_quiet,
+    writes_by_verb,
+)
+
+SAMPLES = Path(__file__).resolve().parents[3] / "config" / "samples"
+PERSISTENT_VOLUME = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
+IMAGE = "registry.example/ai-dynamo/vllm-runtime:0.6.1"
+READY_TIMEOUT = 120.0
+QUIET_SECONDS = 30.0
+
+
+def sample(name: str, namespace: str) -> dict[str, Any]:
+    """config/samples/nvidia.com_v1alpha1_dynamographdeployment_<name>.yaml, placed in `namespace`."""
+    doc = yaml.safe_load((SAMPLES / f"nvidia.com_v1alpha1_dynamographdeployment_{name}.yaml").read_text())
+    doc["metadata"]["namespace"] = namespace
+    return dict(doc)
+
+
+def two_services(name: str, namespace: str, *, worker_env: str = "a") -> dict[str, Any]:
+    """A small graph: a frontend and one worker, each one replica."""
+    main = {"image": IMAGE}
+    worker = {**main, "command": ["python3", "-m", "dynamo.vllm"], "args": ["--model", "m"]}
+    return {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "backendFramework": "vllm",
+            "services": {
+                "Frontend": {
+                    "componentType": "frontend",
+                    "replicas": 1,
+                    "extraPodSpec": {"mainContainer": main},
+                },
+                "Worker": {
+                    "componentType": "worker",
+                    "replicas": 1,
+                    "envs": [{"name": "WORKER_FLAVOUR", "value": worker_env}],
+                    "extraPodSpec": {"mainContainer": worker},
+                },
+            },
+        },
+    }
+
+
+async def apply(api: Client, obj: dict[str, Any]) -> dict[str, Any]:
+    """Apply a manifest as the test's own field manager (so edits never fight the operator's)."""
+    return await api.apply(kinds.resource_of(obj), copy.deepcopy(obj), field_manager=TEST_FIELD_MANAGER)
+
+
+def is_ready(dgd: dict[str, Any]) -> bool:
+    """DGD `successful`, Ready=True, and the status describes the current generation."""
+    status = dgd.get("status") or {}
+    ready = any(
+        c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ()
+    )
+    return (
+        status.get("state") == "successful"
+        and ready
+        and status.get("observedGeneration") == dgd["metadata"].get("generation")
+    )
+
+
+async def wait_ready(
+    api: Client,
+    namespace: str,
+    name: str,
+    *,
+    timeout: float = READY_TIMEOUT,  # noqa: ASYNC109 - a polling bound
+) -> dict[str, Any]:
+    """The DGD once it is Ready for its current generation."""
+    return await eventually(
+        lambda: api.get(kinds.DGD, name, namespace=namespace), until=is_ready, timeout=timeout, interval=0.25
+    )
+
+
+async def get_or_none(api: Client, resource: Resource, name: str, namespace: str) -> dict[str, Any] | None:
+    try:
+        return await api.get(resource, name, namespace=namespace)
+    except NotFound:
+        return None
+
+
+async def bind_volumes(api: Client, dgd: dict[str, Any], namespace: str) -> list[str]:
+    """A PersistentVolume per PVC the graph names, so its claims bind (no provisioner here)."""
+    names = []
+    for pvc in (dgd.get("spec") or {}).get("pvcs") or ():
+        pv_name = f"{namespace}-{pvc['name']}"[:63]
+        await api.apply(
+            PERSISTENT_VOLUME,
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": {"name": pv_name},
+                "spec": {
+                    "capacity": {"storage": pvc.get("size") or "1Gi"},
+                    "accessModes": [pvc.get("volumeAccessMode") or "ReadWriteOnce"],
+                    "storageClassName": pvc.get("storageClass") or "standard",
+                    "persistentVolumeReclaimPolicy": "Retain",
+                    "hostPath": {"path": f"/tmp/{pv_name}"},
+                    "claimRef": {"namespace": namespace, "name": pvc["name"]},
+                },
+            },
+            field_manager=TEST_FIELD_MANAGER,
+        )
+        names.append(pv_name)
+    return names
+
+
+async def delete_volumes(api: Client, names: list[str]) -> None:
+    for name in names:
+        with contextlib.suppress(NotFound):
+            await api.delete(PERSISTENT_VOLUME, name)
+
+
+@contextlib.asynccontextmanager
+async def recording(
+    api: Client, resource: Resource, namespace: str, *, keep: Callable[[dict[str, Any]], Any] = lambda o: o
+) -> AsyncIterator[list[Any]]:
+    """Every version of every `resource` object in `namespace` seen by a watch while the block runs,
+    mapped through `keep` (a watch misses no intermediate state, unlike polling)."""
+    seen: list[Any] = []
+    page = await api.list_page(resource, namespace=namespace)
+    seen += [keep(o) for o in page.items]
+
+    async def follow() -> None:
+        rv = page.resource_version
+        while True:
+            async with api.watch(
+                resource, namespace=namespace, resource_version=rv, timeout_seconds=60
+            ) as events:
+                async for event in events:
+                    if event.type in ("ADDED", "MODIFIED"):
+                        seen.append(keep(event.object))
+                    if event.type != "ERROR":
+                        rv = event.object.get("metadata", {}).get("resourceVersion", rv)
+
+    task = asyncio.create_task(follow())
+    try:
+        yield seen
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
+
+
+@pytest.mark.parametrize("name", ["vllm_agg", "vllm_disagg", "scaling_adapter"])
+async def test_sample_ready(api: Client, operator: RunningOperator, ns: str, name: str) -> None:
+    """Each single-node sample: one DCD per service, its Deployment and Service, pods Ready, every
+    DCD Available, the DGD successful with `status.services` describing every service."""
+    dgd = sample(name, ns)
+    volumes = await bind_volumes(api, dgd, ns)
+    try:
+        await apply(api, dgd)
+        ready = await wait_ready(api, ns, dgd["metadata"]["name"])
+        services = dgd["spec"]["services"]
+        assert set(ready["status"]["services"]) == set(services)
+        for svc, spec in services.items():
+            dcd_name = f"{dgd['metadata']['name']}-{svc.lower()}"
+            dcd = await api.get(kinds.DCD, dcd_name, namespace=ns)
+            [owner] = dcd["metadata"]["ownerReferences"]
+            assert (owner["uid"], owner["controller"]) == (ready["metadata"]["uid"], True)
+            conds = {c["type"]: c["status"] for c in dcd["status"]["conditions"]}
+            assert conds == {"Available": "True", "DynamoComponentReady": "True"}
+            deployment = await api.get(kinds.DEPLOYMENT, dcd_name, namespace=ns)
+            assert deployment["status"].get("readyReplicas", 0) == spec.get("replicas", 1)
+            status = ready["status"]["services"][svc]
+            assert (status["componentKind"], status["componentName"]) == ("Deployment", dcd_name)
+            assert status["readyReplicas"] == status["replicas"] == spec.get("replicas", 1)
+        ready_cond = next(c for c in ready["status"]["conditions"] if c["type"] == "Ready")
+        assert ready_cond["reason"] == "all_resources_are_ready"
+    finally:
+        await delete_volumes(api, volumes)
+
+
+@pytest.mark.parametrize("name", ["sglang_multinode", "trtllm_multinode"])
+async def test_multinode_lws(api: Client, operator: RunningOperator, ns: str, name: str) -> None:
+    """With the LeaderWorkerSet API served, a multinode service becomes LeaderWorkerSets (no
+    Deployment), and its DCD says truthfully that they are not ready (no LWS controller runs here)."""
+    assert operator.capabilities.lws
+    dgd = sample(name, ns)
+    await apply(api, dgd)
+    dgd_name = dgd["metadata"]["name"]
+    multinode = [s for s, spec in dgd["spec"]["services"].items() if spec.get("multinode")]
+    for svc in multinode:
+        dcd_name = f"{dgd_name}-{svc.lower()}"
+        sets = await eventually(
+            lambda dcd_name=dcd_name: api.list(kinds.LWS, namespace=ns),
+            until=lambda xs, dcd_name=dcd_name: any(x["metadata"]["name"].startswith(dcd_name) for x in xs),
+            timeout=60,
+        )
+        for lws in sets:
+            [owner] = lws["metadata"]["ownerReferences"]
+            assert (owner["kind"], owner["name"]) == ("DynamoComponentDeployment", dcd_name)
+        assert await get_or_none(api, kinds.DEPLOYMENT, dcd_name, ns) is None
+        dcd = await eventually(
+            lambda dcd_name=dcd_name: api.get(kinds.DCD, dcd_name, namespace=ns),
+            until=lambda d: bool((d.get("status") or {}).get("conditions")),
+            timeout=60,
+        )
+        available = next(c for c in dcd["status"]["conditions"] if c["type"] == "Available")
+        assert (available["status"], available["reason"]) == ("False", "LeaderWorkerSetNotReady")
+    dgd_live = await eventually(
+        lambda: api.get(kinds.DGD, dgd_name, namespace=ns),
+        until=lambda d: (d.get("status") or {}).get("state") == "pending",
+        timeout=60,
+    )
+    ready = next(c for c in dgd_live["status"]["conditions"] if c["type"] == "Ready")
+    assert all(svc in ready["message"] for svc in multinode)
+
+
+# --- edits of a running graph ---------------------------------------------------------------------
+
+RESTART_AT = "nvidia.com/restartAt"
+
+
+async def workload_views(api: Client, ns: str) -> dict[str, tuple[int, str]]:
+    """Deployment name → (generation, pod-template hash annotation)."""
+    out = {}
+    for d in await api.list(kinds.DEPLOYMENT, namespace=ns):
+        meta = d["metadata"]
+        out[meta["name"]] = (
+            meta["generation"],
+            (meta.get("annotations") or {}).get("nvidia.com/pod-template-hash", ""),
+        )
+    return out
+
+
+async def test_env_change_rolls_only_that_deployment(api: Client, operator: RunningOperator, ns: str) -> None:
+    """Changing one service's env rolls exactly its Deployment; the other keeps generation and template."""
+    await apply(api, two_services("g", ns, worker_env="a"))
+    await wait_ready(api, ns, "g")
+    before = await workload_views(api, ns)
+    await apply(api, two_services("g", ns, worker_env="b"))
+    ready = await wait_ready(api, ns, "g")
+    after = await workload_views(api, ns)
+    assert after["g-frontend"] == before["g-frontend"]
+    assert after["g-worker"][0] == before["g-worker"][0] + 1
+    assert after["g-worker"][1] != before["g-worker"][1]
+    worker = await api.get(kinds.DEPLOYMENT, "g-worker", namespace=ns)
+    [main] = [c for c in worker["spec"]["template"]["spec"]["containers"] if c["name"] == "main"]
+    assert {"name": "WORKER_FLAVOUR", "value": "b"} in main["env"]
+    assert ready["status"]["services"]["Worker"]["updatedReplicas"] == 1
+
+
+async def test_scaling_a_service_changes_only_its_replicas(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """Scaling one service changes its Deployment's replicas only; status reports the new count."""
+    dgd = two_services("g", ns)
+    await apply(api, dgd)
+    await wait_ready(api, ns, "g")
+    before = await workload_views(api, ns)
+    dgd["spec"]["services"]["Worker"]["replicas"] = 3
+    await apply(api, dgd)
+    ready = await wait_ready(api, ns, "g")
+    after = await workload_views(api, ns)
+    assert after["g-frontend"] == before["g-frontend"]
+    assert after["g-worker"][1] == before["g-worker"][1]  # no roll: same pod template
+    worker = await api.get(kinds.DEPLOYMENT, "g-worker", namespace=ns)
+    assert (worker["spec"]["replicas"], worker["status"]["readyReplicas"]) == (3, 3)
+    assert ready["status"]["services"]["Worker"]["replicas"] == 3
+
+
+async def test_adding_and_removing_services_touches_only_them(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """A removed service's DCD and children go away, an added one appears, the others stay as they were."""
+    dgd = two_services("g", ns)
+    await apply(api, dgd)
+    await wait_ready(api, ns, "g")
+    frontend_dcd = await api.get(kinds.DCD, "g-frontend", namespace=ns)
+    before = await workload_views(api, ns)
+    dgd["spec"]["services"]["Prefill"] = copy.deepcopy(dgd["spec"]["services"].pop("Worker"))
+    await apply(api, dgd)
+    ready = await wait_ready(api, ns, "g")
+    assert set(ready["status"]["services"]) == {"Frontend", "Prefill"}
+    await eventually(
+        lambda: get_or_none(api, kinds.DCD, "g-worker", ns), until=lambda x: x is None, timeout=60
+    )
+    await eventually(
+        lambda: get_or_none(api, kinds.DEPLOYMENT, "g-worker", ns), until=lambda x: x is None, timeout=60
+    )
+    assert (await api.get(kinds.DEPLOYMENT, "g-prefill", namespace=ns))["status"]["readyReplicas"] == 1
+    frontend_now = await api.get(kinds.DCD, "g-frontend", namespace=ns)
+    assert frontend_now["metadata"]["uid"] == frontend_dcd["metadata"]["uid"]
+    assert frontend_now["metadata"]["generation"] == frontend_dcd["metadata"]["generation"]
+    assert (await workload_views(api, ns))["g-frontend"] == before["g-frontend"]
+
+
+async def test_deleting_the_graph_collects_every_child(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """Foreground deletion: GC removes DCDs, Deployments, Services; the operator recreates nothing."""
+    await apply(api, two_services("g", ns))
+    await wait_ready(api, ns, "g")
+    await api.delete(kinds.DGD, "g", namespace=ns, propagation_policy="Foreground")
+
+    async def leftovers() -> list[str]:
+        names = []
+        for resource in (kinds.DGD, kinds.DCD, kinds.DEPLOYMENT, kinds.SERVICE, kinds.SERVICE_ACCOUNT):
+            names += [
+                f"{resource.kind}/{o['metadata']['name']}"
+                for o in await api.list(resource, namespace=ns)
+                if o["metadata"]["name"] != "default"
+            ]
+        return names
+
+    await eventually(leftovers, until=lambda xs: xs == [], timeout=90)
+
+
+async def test_image_pull_secrets_are_discovered_and_opt_out_honoured(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """A registry Secret created later is injected into the matching pods; a service that opts out
+    (annotation) never gets it."""
+    dgd = two_services("g", ns)
+    dgd["spec"]["services"]["Worker"]["annotations"] = {
+        "nvidia.com/disable-image-pull-secret-discovery": "true"
+    }
+    await apply(api, dgd)
+    await wait_ready(api, ns, "g")
+    frontend = await api.get(kinds.DEPLOYMENT, "g-frontend", namespace=ns)
+    assert not frontend["spec"]["template"]["spec"].get("imagePullSecrets")
+    payload = base64.b64encode(
+        json.dumps({"auths": {"registry.example": {"auth": "eDp5"}}}).encode()
+    ).decode()
+    await api.create(
+        kinds.SECRET,
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "kubernetes.io/dockerconfigjson",
+            "metadata": {"name": "regcred", "namespace": ns},
+            "data": {".dockerconfigjson": payload},
+        },
+    )
+    frontend = await eventually(
+        lambda: api.get(kinds.DEPLOYMENT, "g-frontend", namespace=ns),
+        until=lambda d: d["spec"]["template"]["spec"].get("imagePullSecrets") == [{"name": "regcred"}],
+        timeout=60,
+    )
+    worker = await api.get(kinds.DEPLOYMENT, "g-worker", namespace=ns)
+    assert not worker["spec"]["template"]["spec"].get("imagePullSecrets")
+    await wait_ready(api, ns, "g")
+
+
+def _restart_view(dcd: dict[str, Any]) -> tuple[str, str | None, bool]:
+    """(DCD name, restart id it carries, rolled) for one version of a DCD."""
+    meta, status = dcd["metadata"], dcd.get("status") or {}
+    rolled = status.get("observedGeneration") == meta.get("generation") and any(
+        c.get("type") == "Available" and c.get("status") == "True" for c in status.get("conditions") or ()
+    )
+    return meta["name"], ((dcd.get("spec") or {}).get("annotations") or {}).get(RESTART_AT), rolled
+
+
+async def _restart_done(api: Client, ns: str, rid: str) -> dict[str, Any]:
+    def done(d: dict[str, Any]) -> bool:
+        restart = (d.get("status") or {}).get("restart") or {}
+        return is_ready(d) and restart.get("observedID") == rid and restart.get("phase") == "Completed"
+
+    return await eventually(lambda: api.get(kinds.DGD, "g", namespace=ns), until=done, timeout=READY_TIMEOUT)
+
+
+async def test_restart_sequential_follows_order(api: Client, operator: RunningOperator, ns: str) -> None:
+    """Sequential restart: services restart in `order`, the next only once the previous has fully rolled;
+    every pod template ends up carrying the restart id."""
+    dgd = two_services("g", ns)
+    await apply(api, dgd)
+    await wait_ready(api, ns, "g")
+    dgd["spec"]["restart"] = {"id": "r1", "strategy": {"type": "Sequential", "order": ["Worker", "Frontend"]}}
+    async with (
+        recording(api, kinds.DCD, ns, keep=_restart_view) as dcds,
+        recording(api, kinds.DGD, ns, keep=lambda o: (o.get("status") or {}).get("restart")) as restarts,
+    ):
+        await apply(api, dgd)
+        await _restart_done(api, ns, "r1")
+    first_frontend = next(i for i, (n, rid, _) in enumerate(dcds) if n == "g-frontend" and rid == "r1")
+    assert any(n == "g-worker" and rid == "r1" and rolled for n, rid, rolled in dcds[:first_frontend])
+    progress = [tuple(r.get("inProgress") or ()) for r in restarts if r and r.get("observedID") == "r1"]
+    assert [p for i, p in enumerate(progress) if i == 0 or p != progress[i - 1]] == [
+        ("Worker",),
+        ("Frontend",),
+        (),
+    ]
+    for name in ("g-worker", "g-frontend"):
+        deployment = await api.get(kinds.DEPLOYMENT, name, namespace=ns)
+        assert deployment["spec"]["template"]["metadata"]["annotations"][RESTART_AT] == "r1"
+
+
+async def test_restart_parallel_restarts_all_at_once(api: Client, operator: RunningOperator, ns: str) -> None:
+    """Parallel restart: every service carries the new id from the first step on."""
+    dgd = two_services("g", ns)
+    await apply(api, dgd)
+    await wait_ready(api, ns, "g")
+    dgd["spec"]["restart"] = {"id": "p1", "strategy": {"type": "Parallel"}}
+    async with recording(
+        api, kinds.DGD, ns, keep=lambda o: (o.get("status") or {}).get("restart")
+    ) as restarts:
+        await apply(api, dgd)
+        await _restart_done(api, ns, "p1")
+    steps = [r for r in restarts if r and r.get("observedID") == "p1"]
+    assert steps[0] == {"observedID": "p1", "phase": "Restarting", "inProgress": ["Frontend", "Worker"]}
+    assert steps[-1] == {"observedID": "p1", "phase": "Completed"}
+    for name in ("g-worker", "g-frontend"):
+        deployment = await api.get(kinds.DEPLOYMENT, name, namespace=ns)
+        assert deployment["spec"]["template"]["metadata"]["annotations"][RESTART_AT] == "p1"
+
+
+async def test_users_pvc_is_never_deleted(api: Client, operator: RunningOperator, ns: str) -> None:
+    """A PVC the user brought (`create: false`) is never owned nor deleted; one the graph created is
+    owned by it and goes with it."""
+    await api.create(
+        kinds.PVC,
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "users-data", "namespace": ns},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+        },
+    )
+    dgd = two_services("g", ns)
+    dgd["spec"]["pvcs"] = [
+        {"name": "users-data", "create": False},
+        {
+            "name": "made",
+            "create": True,
+            "size": "1Gi",
+            "storageClass": "standard",
+            "volumeAccessMode": "ReadWriteOnce",
+        },
+    ]
+    dgd["spec"]["services"]["Worker"]["volumeMounts"] = [{"name": "users-data", "mountPoint": "/data"}]
+    dgd_live = await apply(api, dgd)
+    made = await eventually(lambda: get_or_none(api, kinds.PVC, "made", ns), until=lambda x: x is not None)
+    assert [(r["uid"], r["controller"]) for r in made["metadata"]["ownerReferences"]] == [
+        (dgd_live["metadata"]["uid"], True)
+    ]
+    await eventually(
+        lambda: get_or_none(api, kinds.DEPLOYMENT, "g-worker", ns), until=lambda x: x is not None
+    )
+    # The user takes the claim out of the graph: still not ours to delete.
+    dgd["spec"]["pvcs"] = dgd["spec"]["pvcs"][1:]
+    del dgd["spec"]["services"]["Worker"]["volumeMounts"]
+    await apply(api, dgd)
+    await eventually(
+        lambda: api.get(kinds.DEPLOYMENT, "g-worker", namespace=ns),
+        until=lambda d: (
+            not any(v.get("name") == "users-data" for v in d["spec"]["template"]["spec"].get("volumes") or ())
+        ),
+    )
+    await api.delete(kinds.DGD, "g", namespace=ns, propagation_policy="Foreground")
+    await eventually(lambda: get_or_none(api, kinds.DGD, "g", ns), until=lambda x: x is None, timeout=90)
+    users = await api.get(kinds.PVC, "users-data", namespace=ns)
+    assert not users["metadata"].get("deletionTimestamp")
+    assert not users["metadata"].get("ownerReferences")
+    made_now = await get_or_none(api, kinds.PVC, "made", ns)
+    assert made_now is None or made_now["metadata"].get("deletionTimestamp")
+
+
+async def test_quiet_after_convergence(api: Client, operator: RunningOperator, ns: str) -> None:
+    """Once every graph is Ready and nothing changes, the operator sends no write at all for 30 s."""
+    await apply(api, two_services("g", ns))
+    agg = sample("vllm_agg", ns)
+    await apply(api, agg)
+    await wait_ready(api, ns, "g")
+    await wait_ready(api, ns, agg["metadata"]["name"])
+    await wait_quiet(settle=3.0, timeout=90)
+    before, by_verb = count_writes(), writes_by_verb()
+    await asyncio.sleep(QUIET_SECONDS)
+    assert count_writes() - before == 0, delta(by_verb, writes_by_verb())
