@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import ssl
 import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -214,3 +215,35 @@ async def test_service_account_without_rbac_is_forbidden(
     async with await Client.from_kubeconfig(path) as sa:
         with pytest.raises(errors.Forbidden):
             await sa.list(SECRET, namespace=ns)
+
+
+async def test_rotated_token_file_is_picked_up_after_a_401(
+    api: Client, local_cluster: Any, ns: str, tmp_path: Path
+) -> None:
+    """The client holds a stale token; the file now has a valid one: the 401 triggers a re-read and
+    the retried request authenticates (and is then refused by RBAC, which proves who we are)."""
+    token_file = tmp_path / "token"
+    kubeconfig = token_file_kubeconfig(local_cluster, ns, tmp_path, token_file)
+    async with await Client.from_kubeconfig(kubeconfig) as rotating:
+        with pytest.raises(errors.Unauthorized):
+            await rotating.list(SECRET, namespace=ns)  # the refresh re-reads the same stale token
+        token_file.write_text(issued_token(local_cluster, ns, tmp_path))
+        with pytest.raises(errors.Forbidden):
+            await rotating.list(SECRET, namespace=ns)
+
+
+def token_file_kubeconfig(local_cluster: Any, ns: str, tmp_path: Path, token_file: Path) -> str:
+    """A kubeconfig for the cluster whose user reads its bearer token from `token_file` (stale now)."""
+    doc = yaml.safe_load(
+        Path(local_cluster.token_kubeconfig("default", ns, tmp_path / "sa.kubeconfig")).read_text()
+    )
+    token_file.write_text("stale-token")
+    doc["users"][0]["user"] = {"tokenFile": str(token_file)}
+    path = tmp_path / "rotating.kubeconfig"
+    path.write_text(yaml.safe_dump(doc))
+    return str(path)
+
+
+def issued_token(local_cluster: Any, ns: str, tmp_path: Path) -> str:
+    path = local_cluster.token_kubeconfig("default", ns, tmp_path / "fresh.kubeconfig")
+    return str(yaml.safe_load(Path(path).read_text())["users"][0]["user"]["token"])
