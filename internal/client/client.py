@@ -129,7 +129,6 @@ class Client:
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
-                json_serialize=lambda o: orjson.dumps(o).decode(),
                 # The watch reader splits lines itself; a large buffer keeps chunk reads cheap.
                 read_bufsize=2**21,
             )
@@ -235,7 +234,6 @@ class Client:
         label: str = "",
         verb: str | None = None,
         idempotent: bool = True,
-        retry: RetryPolicy | None = None,
         accept: str | None = None,
     ) -> Obj:
         """A request with retries; returns the decoded JSON body ({} when empty)."""
@@ -243,8 +241,9 @@ class Client:
         if data is not None and content_type is None:
             content_type = "application/json"
         timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT, sock_connect=CONNECT_TIMEOUT)
-        policy = retry or self._retry
-        async for attempt in retrying(idempotent=idempotent, policy=policy, sleep=self._sleep, rng=self._rng):
+        async for attempt in retrying(
+            idempotent=idempotent, policy=self._retry, sleep=self._sleep, rng=self._rng
+        ):
             with attempt:
                 resp = await self._open(
                     method,
