@@ -207,8 +207,12 @@ class Manager:
             ),
             name="leader-election",
         )
+        # The elector ends by itself only on a lost Lease (handled by `_stopped_leading`) or a bug.
+        self._elector_task.add_done_callback(self._watch_task)
 
     def _start_leading(self) -> None:
+        if self._stopping:  # won the Lease while stopping: the shutdown will release it, start nothing
+            return
         self._leading = True
         log.info("Starting controllers", controllers=sorted(self._controllers))
         for controller in self._controllers.values():
@@ -230,7 +234,7 @@ class Manager:
         task.add_done_callback(self._watch_task)
         return task
 
-    def _watch_task(self, task: asyncio.Task[None]) -> None:
+    def _watch_task(self, task: asyncio.Task[Any]) -> None:
         if task.cancelled() or self._stopping:
             return
         if (err := task.exception()) is not None:
