@@ -5,6 +5,11 @@ created by the graph/component that declares `modelRef`), read from the cache. A
 POSTed to every serving endpoint on each reconcile (the call is idempotent) and the model is looked
 at again every 30 s until every endpoint has it. Base models are never contacted.
 
+Where the slices of the Service carry no endpoint at all while pods are selected by it, the endpoints
+are read off those Pods instead (a label-scoped Pod informer, metadata and status only): the API
+server refuses loopback addresses in EndpointSlices, so simulated pods with 127.0.0.0/8 IPs (our test
+clusters) never appear in slices. In a real cluster slices are populated and are the only source.
+
 Deletion of a LoRA model runs through the `nvidia.com/finalizer` finalizer: DELETE the adapter on
 every endpoint. Failed unloads are retried (every 10 s) until `UNLOAD_GRACE` seconds after deletion was
 requested, then the finalizer is removed anyway with a Warning Event: an unreachable or broken pod
@@ -26,8 +31,12 @@ from dynamo_operator.controllers import conditions, kinds
 from dynamo_operator.controllers.apply import ChildClient, write_status_if_changed
 from dynamo_operator.controllers.conditions import Clock, Condition, utc_now
 from dynamo_operator.controllers.lora_client import LoraApi, LoraClient
+from dynamo_operator.internal import consts
+from dynamo_operator.internal.cache.interface import StoreReader
+from dynamo_operator.internal.cache.transform import keep_fields
 from dynamo_operator.internal.client import errors
-from dynamo_operator.internal.client.resource import ENDPOINT_SLICE, Resource, object_key, split_key
+from dynamo_operator.internal.client.resource import ENDPOINT_SLICE, POD, Resource, object_key, split_key
+from dynamo_operator.internal.controller.handlers import EnqueueMapped
 from dynamo_operator.internal.controller.predicates import Funcs
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.dynamo.dgdr.names import FINALIZER
@@ -95,9 +104,12 @@ class DynamoModelReconciler:
         cache: ModelReader,
         recorder: Recorder,
         lora: LoraApi,
+        pods: StoreReader | None = None,
         clock: Clock = utc_now,
     ) -> None:
         self._client, self._cache, self._recorder, self._lora = client, cache, recorder, lora
+        # Pods carrying a base-model-hash label (see the module docstring); None: slices only.
+        self._pods = pods
         self._clock = clock
 
     def setup(self, b: Builder) -> None:
@@ -118,14 +130,35 @@ class DynamoModelReconciler:
             if ep.service_name(str((m.get("spec") or {}).get("baseModelName", ""))) == service
         ]
 
+    def models_of_pod(self, pod: Obj) -> list[str]:
+        """Models whose base model the pod serves (by its base-model-hash label)."""
+        model_hash = (_meta(pod, "labels") or {}).get(consts.LABEL_BASE_MODEL_HASH)
+        namespace = _meta(pod, "namespace")
+        if not model_hash or not namespace:
+            return []
+        return [
+            object_key(m)
+            for m in self._cache.by_index(kinds.DYNAMO_MODEL, "namespace", str(namespace))
+            if ep.base_model_hash(str((m.get("spec") or {}).get("baseModelName", ""))) == model_hash
+        ]
+
     def _endpoints(self, model: Obj) -> list[ep.Endpoint]:
         base = str((model.get("spec") or {}).get("baseModelName", ""))
+        namespace = str(_meta(model, "namespace"))
+        service = ep.service_name(base)
         slices = self._cache.list(
-            ENDPOINT_SLICE,
-            namespace=_meta(model, "namespace"),
-            labels={ep.SERVICE_NAME_LABEL: ep.service_name(base)},
+            ENDPOINT_SLICE, namespace=namespace, labels={ep.SERVICE_NAME_LABEL: service}
         )
-        return ep.endpoints_from_slices(slices)
+        found = ep.endpoints_from_slices(slices)
+        if found or self._pods is None:
+            return found
+        model_hash = ep.base_model_hash(base)
+        pods = [
+            p
+            for p in self._pods.by_index("namespace", namespace)
+            if (_meta(p, "labels") or {}).get(consts.LABEL_BASE_MODEL_HASH) == model_hash
+        ]
+        return ep.endpoints_from_pods(pods, service=service)
 
     async def reconcile(self, key: str) -> Result:
         model = self._cache.get(kinds.DYNAMO_MODEL, key)
@@ -218,12 +251,23 @@ def register(mgr: Any) -> Any:
     """Build the reconciler (with the process's one LoRA client) and register its controller; the
     client's connections are closed when the manager stops."""
     lora_client = LoraClient()
+    pods = mgr.cache.informer(
+        POD,
+        namespace=getattr(mgr.options, "namespace", None) or None,
+        label_selector=consts.LABEL_BASE_MODEL_HASH,
+        transform=keep_fields("status"),
+    )
     reconciler = DynamoModelReconciler(
-        client=mgr.client, cache=mgr.cache, recorder=mgr.event_recorder(CONTROLLER_NAME), lora=lora_client
+        client=mgr.client,
+        cache=mgr.cache,
+        recorder=mgr.event_recorder(CONTROLLER_NAME),
+        lora=lora_client,
+        pods=pods.store,
     )
     builder = mgr.builder(CONTROLLER_NAME)
     reconciler.setup(builder)
     controller = builder.complete(reconciler)
+    pods.add_event_handler(EnqueueMapped(controller.queue, reconciler.models_of_pod))
 
     async def close_lora_client_at_stop() -> None:
         try:

@@ -63,5 +63,27 @@ def endpoints_from_slices(slices: Iterable[Mapping[str, Any]]) -> list[Endpoint]
     return sorted(found.values())
 
 
+def endpoints_from_pods(pods: Iterable[Mapping[str, Any]], *, service: str) -> list[Endpoint]:
+    """The endpoints the EndpointSlice controller would publish for `service`, read off its Pods: every
+    live pod with an IP, serving when Ready. Used where slices cannot carry the pods' addresses (the API
+    server refuses loopback IPs in EndpointSlices, and simulated pods in tests have loopback IPs)."""
+    found: dict[str, Endpoint] = {}
+    for pod in pods:
+        meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+        if status.get("phase") in ("Succeeded", "Failed"):
+            continue
+        ip = status.get("podIP")
+        if not ip:
+            continue
+        ready = any(
+            c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ()
+        )
+        addr = address(str(ip))
+        found[addr] = Endpoint(
+            addr, str(meta.get("name", "")), ready and not meta.get("deletionTimestamp"), service
+        )
+    return sorted(found.values())
+
+
 def services_of(endpoints: Iterable[Endpoint]) -> list[str]:
     return sorted({e.service for e in endpoints if e.service})

@@ -155,3 +155,31 @@ def test_base_model_lists_endpoints_never_ready_and_discovered() -> None:
     assert [i["ready"] for i in s.endpoints] == [False, False]
     assert (s.ready, s.total, s.requeue_after) == (0, 2, None)
     assert _conds(s)["EndpointsReady"] == (True, "EndpointsDiscovered")
+
+
+def _pod(
+    name: str, ip: str | None, *, ready: bool = True, phase: str = "Running", deleting: bool = False
+) -> Any:
+    meta: dict[str, Any] = {"name": name}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    status: dict[str, Any] = {"phase": phase, "conditions": [{"type": "Ready", "status": str(ready)}]}
+    if ip:
+        status["podIP"] = ip
+    return {"metadata": meta, "status": status}
+
+
+def test_endpoints_from_pods_mirror_what_slices_would_say() -> None:
+    pods = [
+        _pod("b", "127.0.0.2", ready=False),
+        _pod("a", "127.0.0.1"),
+        _pod("pending", None),
+        _pod("done", "127.0.0.3", phase="Succeeded"),
+        _pod("going", "127.0.0.4", deleting=True),
+    ]
+    found = ep.endpoints_from_pods(pods, service="dynamo-model-x")
+    assert [(e.address, e.pod_name, e.serving, e.service) for e in found] == [
+        ("http://127.0.0.1:9090", "a", True, "dynamo-model-x"),
+        ("http://127.0.0.2:9090", "b", False, "dynamo-model-x"),
+        ("http://127.0.0.4:9090", "going", False, "dynamo-model-x"),
+    ]
