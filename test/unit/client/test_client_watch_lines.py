@@ -72,3 +72,24 @@ async def test_very_long_lines_are_fine() -> None:
 async def test_unknown_event_type_is_a_transport_error() -> None:
     with pytest.raises(errors.TransportError):
         await decode([b'{"type":"WAT","object":{}}\n'])
+
+
+class StalledContent:
+    """A stream that delivers one event and then hits the client read timeout (a dead peer)."""
+
+    async def iter_any(self) -> AsyncIterator[bytes]:
+        yield line("ADDED", "a", "1")
+        raise TimeoutError
+
+
+async def test_read_timeout_mid_stream_is_a_transport_error() -> None:
+    """A half-open connection is noticed by the read timeout and surfaces as a typed error, after
+    the events that did arrive."""
+    response = FakeResponse([])
+    response.content = StalledContent()  # type: ignore[assignment]
+    seen = []
+    with pytest.raises(errors.TransportError) as raised:
+        async for event in _events(response, CONFIG_MAP):  # type: ignore[arg-type]
+            seen.append(event.type)
+    assert seen == ["ADDED"]
+    assert raised.value.sent is True
