@@ -38,9 +38,15 @@ class Cache:
     """Shared informers for one client, plus reads by resource."""
 
     def __init__(
-        self, client: ListWatcher, *, clock: Clock | None = None, rng: random.Random | None = None
+        self,
+        client: ListWatcher,
+        *,
+        clock: Clock | None = None,
+        rng: random.Random | None = None,
+        resync_period: float | None = None,
     ) -> None:
         self._client = client
+        self._resync_period = resync_period  # for every informer; None: never (the default)
         self._clock = clock or MonotonicClock()
         self._rng = rng
         self._informers: dict[Scope, SharedInformer] = {}
@@ -71,7 +77,14 @@ class Cache:
             if transform is not None and existing.transform is not transform:
                 raise ValueError(f"informer for {scope} already exists with another transform")
             return existing
-        informer = SharedInformer(self._client, scope, transform=transform, clock=self._clock, rng=self._rng)
+        informer = SharedInformer(
+            self._client,
+            scope,
+            transform=transform,
+            clock=self._clock,
+            rng=self._rng,
+            resync_period=self._resync_period,
+        )
         self._informers[scope] = informer
         if self._started:
             self._run(scope, informer)

@@ -10,6 +10,9 @@ Delivery contract (what handlers may rely on):
   that vanished (deleted while we were not watching) are deletes carrying their last known state.
 - A handler added after objects arrived first receives each current object as an add.
 - A handler that raises is logged and skipped; it cannot break delivery to others.
+- With a `resync_period`, every cached object is re-delivered as an update with old == new,
+  about once per period (no API calls): the only updates that carry an unchanged resourceVersion.
+  Prefer `Result(requeue_after=...)` for polling; resync is a safety net against lost work.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from dynamo_operator.internal.client.resource import object_key
 
 log = structlog.get_logger(__name__)
 
+MIN_RESYNC_PERIOD = 1.0  # seconds; shorter would turn the cache into a busy loop
+
 
 def _rv(obj: Obj) -> str | None:
     rv = obj.get("metadata", {}).get("resourceVersion")
@@ -45,14 +50,20 @@ class SharedInformer:
         transform: Transform | None = None,
         clock: Clock | None = None,
         rng: random.Random | None = None,
+        resync_period: float | None = None,
     ) -> None:
+        if resync_period is not None and resync_period < MIN_RESYNC_PERIOD:
+            raise ValueError(f"resync_period must be at least {MIN_RESYNC_PERIOD} s")
         self.scope = scope
         self.transform = transform
+        self.resync_period = resync_period
+        self._clock = clock or MonotonicClock()
+        self._rng = rng or random.Random()
         self._store = Store()
         self._handlers: list[EventHandler] = []
         self._sync_callbacks: list[Callable[[], None]] = []
         self._synced = asyncio.Event()
-        self.reflector = Reflector(source, scope, self, clock=clock or MonotonicClock(), rng=rng)
+        self.reflector = Reflector(source, scope, self, clock=self._clock, rng=self._rng)
 
     # -- Informer protocol -----------------------------------------------------------------------
 
@@ -91,8 +102,24 @@ class SharedInformer:
         return True
 
     async def run(self) -> None:
-        """List and watch until cancelled."""
-        await self.reflector.run()
+        """List and watch (and resync, if asked) until cancelled."""
+        async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(self.reflector.run())
+            if self.resync_period is not None:
+                tasks.create_task(self._resync_forever(self.resync_period))
+
+    async def _resync_forever(self, period: float) -> None:
+        while True:
+            # ±10 % so informers created together do not resync in lock-step.
+            await self._clock.sleep(period * self._rng.uniform(0.9, 1.1))
+            self.resync()
+
+    def resync(self) -> None:
+        """Deliver every cached object to every handler as an update with old == new."""
+        if not self.has_synced():
+            return
+        for obj in self._store.list():
+            self._emit_update(obj, obj)
 
     # -- Sink: called by the reflector -----------------------------------------------------------
 

@@ -245,3 +245,58 @@ async def test_wait_for_sync_times_out() -> None:
     cache = Cache(OneListSource())
     cache.informer(CONFIG_MAP)  # never started
     assert await cache.wait_for_sync(timeout=0.05) is False
+
+
+# -- periodic resync -----------------------------------------------------------------------------
+
+
+def test_resync_redelivers_every_object_as_an_unchanged_update(informer: SharedInformer) -> None:
+    """Resync is the one case where old and new are the same object (same resourceVersion)."""
+    rec = Recorder()
+    informer.add_event_handler(rec)
+    informer.resync()  # before the first list: nothing to resync
+    informer.replace([cm("x", "1"), cm("y", "4")])
+    rec.events.clear()
+    informer.resync()
+    assert sorted(rec.events) == [("update", "x", "1", ""), ("update", "y", "4", "")]
+
+
+def test_resync_period_has_a_floor() -> None:
+    with pytest.raises(ValueError, match="at least"):
+        SharedInformer(NoSource(), Scope(CONFIG_MAP), resync_period=0.1)
+
+
+class SteppingClock:
+    """Each sleep returns at once (recording its length) until `limit` sleeps, then parks forever."""
+
+    def __init__(self, limit: int) -> None:
+        self.sleeps: list[float] = []
+        self.limit = limit
+
+    def now(self) -> float:
+        return sum(self.sleeps)
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        if len(self.sleeps) >= self.limit:
+            await asyncio.Event().wait()
+        await asyncio.sleep(0)
+
+
+async def test_resync_runs_about_once_per_period_with_jitter() -> None:
+    clock = SteppingClock(limit=4)
+    informer = SharedInformer(NoSource(), Scope(CONFIG_MAP), clock=clock, resync_period=60.0)
+    informer.replace([cm("x", "1")])
+    rec = Recorder()
+    informer.add_event_handler(rec)
+    rec.events.clear()
+    task = asyncio.create_task(informer._resync_forever(60.0))
+    for _ in range(100):
+        if len(clock.sleeps) >= clock.limit:
+            break
+        await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert rec.events == [("update", "x", "1", "")] * 3
+    assert all(54.0 <= s <= 66.0 for s in clock.sleeps)
