@@ -203,3 +203,37 @@ async def test_model_without_serving_pods_reports_no_endpoints(
     assert condition(dm, "EndpointsReady")["reason"] == "NoEndpoints"
     await api.delete(kinds.DYNAMO_MODEL, "lonely", namespace=ns)
     await eventually(lambda: get_or_none(api, kinds.DYNAMO_MODEL, "lonely", ns), until=lambda m: m is None)
+
+
+async def test_unreachable_endpoint_delays_but_never_blocks_deletion(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """One pod has nothing listening on 9090: the adapter loads on the other only; on deletion the
+    unload is retried and, once the grace period after the delete request is over, the finalizer is
+    dropped anyway (Warning LoRAUnloadFailed), so the object goes."""
+    base = "org/base-unreachable-test"
+    await apply(api, graph("ug", ns, adapter=False, model=base, workers=2))
+    up, down = await serving_ips(api, ns, base, 2)
+    async with lora_servers([up]) as servers:
+        await apply(api, model("half", ns, base, "lora", source={"uri": "hf://org/half@main"}))
+        dm = await eventually(
+            lambda: api.get(kinds.DYNAMO_MODEL, "half", namespace=ns),
+            until=lambda m: (m.get("status") or {}).get("totalEndpoints") == 2,
+            timeout=TIMEOUT,
+        )
+        assert {e["address"]: e["ready"] for e in dm["status"]["endpoints"]} == {
+            f"http://{up}:9090": True,
+            f"http://{down}:9090": False,
+        }
+        await api.delete(kinds.DYNAMO_MODEL, "half", namespace=ns)
+        await eventually(
+            lambda: event_reasons(api, ns, "half"), until=lambda rs: "LoRAUnloadFailed" in rs, timeout=TIMEOUT
+        )
+        assert await get_or_none(api, kinds.DYNAMO_MODEL, "half", ns) is not None  # held while retrying
+        await eventually(
+            lambda: get_or_none(api, kinds.DYNAMO_MODEL, "half", ns),
+            until=lambda m: m is None,
+            timeout=TIMEOUT,
+        )
+        deletes = [r[1] for r in servers[up].requests if r[0] == "DELETE"]
+        assert deletes and set(deletes) == {"/v1/loras/half"}
