@@ -8,6 +8,8 @@ Delivery contract (what handlers may rely on):
   objects we already have; nothing changed).
 - A relist diffs against the previous content: new keys are adds, changed ones updates, and keys
   that vanished (deleted while we were not watching) are deletes carrying their last known state.
+  A key whose UID changed (deleted and re-created meanwhile) is a delete of the old object and
+  an add of the new one, never an update between two different objects.
 - A handler added after objects arrived first receives each current object as an add.
 - A handler that raises is logged and skipped; it cannot break delivery to others.
 - With a `resync_period`, every cached object is re-delivered as an update with old == new,
@@ -32,6 +34,11 @@ from dynamo_operator.internal.client.resource import object_key
 log = structlog.get_logger(__name__)
 
 MIN_RESYNC_PERIOD = 1.0  # seconds; shorter would turn the cache into a busy loop
+
+
+def _uid(obj: Obj) -> str | None:
+    uid = obj.get("metadata", {}).get("uid")
+    return str(uid) if uid is not None else None
 
 
 def _rv(obj: Obj) -> str | None:
@@ -133,6 +140,9 @@ class SharedInformer:
         for obj in fresh:
             old = previous.pop(object_key(obj), None)
             if old is None:
+                self._emit_add(obj)
+            elif _uid(old) != _uid(obj):
+                self._emit_delete(old)
                 self._emit_add(obj)
             elif _rv(old) != _rv(obj):
                 self._emit_update(old, obj)

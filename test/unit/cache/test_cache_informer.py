@@ -300,3 +300,13 @@ async def test_resync_runs_about_once_per_period_with_jitter() -> None:
         await task
     assert rec.events == [("update", "x", "1", "")] * 3
     assert all(54.0 <= s <= 66.0 for s in clock.sleeps)
+
+
+def test_relist_turns_a_recreated_object_into_delete_then_add(informer: SharedInformer) -> None:
+    """Same name, new UID: the old object is gone and a new one exists; no update between them."""
+    informer.replace([cm("x", "1", uid="old")])
+    rec = Recorder()
+    informer.add_event_handler(rec)
+    rec.events.clear()
+    informer.replace([cm("x", "9", uid="new")])
+    assert rec.events == [("delete", "x", ""), ("add", "x", "9")]
