@@ -16,7 +16,9 @@ to upsert and Events to record. Keeping the decision pure lets every arrow be a 
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from dynamo_operator.internal.dynamo.dgdr.names import DGD_READY_STATE
 from dynamo_operator.internal.dynamo.dgdr.vocabulary import (
@@ -369,3 +371,8 @@ def _completed() -> ConditionSpec:
     return _cond(
         ConditionType.PROFILING, True, Reason.PROFILING_COMPLETED, "Profiling job completed successfully"
     )
+
+
+def metrics_state(dgdr: Mapping[str, Any]) -> str:
+    """The `status` label of the resource-count metric: the state, `unknown` before initialisation."""
+    return str((dgdr.get("status") or {}).get("state") or "unknown")

@@ -120,3 +120,10 @@ def compute(
     cond = Cond(ENDPOINTS_READY, False, "NotReady", message)
     events.append(Event("Warning", "NotReady", message))
     return ModelStatus(infos, ready, total, (found, cond), tuple(events), LORA_RETRY_SECONDS, failures)
+
+
+def metrics_state(model: Mapping[str, Any]) -> str:
+    """The `status` label of the resource-count metric: `ready` when every endpoint (at least one) is."""
+    status = model.get("status") or {}
+    total, ready = int(status.get("totalEndpoints") or 0), int(status.get("readyEndpoints") or 0)
+    return "ready" if total > 0 and ready == total else "not_ready"

@@ -98,3 +98,10 @@ def status(
     if last:
         out["lastScaleTime"] = last
     return out
+
+
+def metrics_state(adapter: Mapping[str, Any]) -> str:
+    """The `status` label of the resource-count metric: `ready` once the adapter reports a selector and
+    running replicas."""
+    status = adapter.get("status") or {}
+    return "ready" if status.get("selector") and int(status.get("replicas") or 0) > 0 else "not_ready"

@@ -224,3 +224,16 @@ def test_impossible_observations_are_refused(state: State, obs: object) -> None:
 )
 def test_state_parse(value: str | None, state: State | None) -> None:
     assert State.parse(value) is state
+
+
+@pytest.mark.parametrize(
+    ("status", "label"),
+    [
+        pytest.param({}, "unknown", id="uninitialised"),
+        pytest.param({"state": "Profiling"}, "Profiling", id="state"),
+    ],
+)
+def test_metrics_state(status: dict[str, str], label: str) -> None:
+    from dynamo_operator.internal.dynamo.dgdr.machine import metrics_state
+
+    assert metrics_state({"status": status}) == label

@@ -183,3 +183,17 @@ def test_endpoints_from_pods_mirror_what_slices_would_say() -> None:
         ("http://127.0.0.2:9090", "b", False, "dynamo-model-x"),
         ("http://127.0.0.4:9090", "going", False, "dynamo-model-x"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("ready", "total", "label"),
+    [
+        pytest.param(0, 0, "not_ready", id="none"),
+        pytest.param(1, 2, "not_ready", id="partial"),
+        pytest.param(2, 2, "ready", id="all"),
+    ],
+)
+def test_metrics_state(ready: int, total: int, label: str) -> None:
+    from dynamo_operator.internal.dynamo.dynamomodel.status import metrics_state
+
+    assert metrics_state({"status": {"readyEndpoints": ready, "totalEndpoints": total}}) == label

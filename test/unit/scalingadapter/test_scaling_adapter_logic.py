@@ -98,3 +98,15 @@ def test_status_without_graph_report_is_zero_and_keeps_last_scale_time() -> None
         ]
         == "t1"
     )
+
+
+@pytest.mark.parametrize(
+    ("status", "label"),
+    [
+        pytest.param({}, "not_ready", id="no-status"),
+        pytest.param({"selector": "a=b", "replicas": 0}, "not_ready", id="zero"),
+        pytest.param({"selector": "a=b", "replicas": 2}, "ready", id="ready"),
+    ],
+)
+def test_metrics_state(status: dict[str, Any], label: str) -> None:
+    assert adapter.metrics_state({"status": status}) == label
