@@ -103,6 +103,14 @@ def test_operator_service_account_may_do_what_the_controllers_need(kubectl: Kube
     )
 
 
+def test_crds_apply_client_side_too(crds: None, kubectl: Kubectl) -> None:
+    """A plain `kubectl apply` (last-applied annotation, 256 KiB limit) works, not only --server-side."""
+    out = kubectl("apply", "-k", str(REPO / "config" / "crd"), timeout=120)
+    assert out.count("customresourcedefinition.apiextensions.k8s.io/") == 5, out
+    # Leave the CRDs owned by server-side apply again, as every other suite installs them.
+    kubectl("apply", "--server-side", "--force-conflicts", "-k", str(REPO / "config" / "crd"), timeout=120)
+
+
 def test_every_sample_applies(crds: None, kubectl: Kubectl, ns: str) -> None:
     """`kubectl apply --server-side -k config/samples` creates every sample object."""
     out = kubectl("apply", "--server-side", "-n", ns, "-k", str(SAMPLES), timeout=120)
