@@ -12,6 +12,7 @@ import json
 import os
 import re
 import secrets
+import signal
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -85,6 +86,10 @@ def _existing_cluster() -> Cluster:
     return Cluster(kubeconfig=kubeconfig, server=server.strip(), local=None)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[Cluster]:
     """The cluster for this test session (see the module docstring)."""
@@ -94,6 +99,11 @@ def cluster() -> Iterator[Cluster]:
     reap_orphans()  # clusters of earlier sessions that were killed before their teardown
     local = LocalCluster(f"pytest-{os.getpid()}", owner_pid=os.getpid())
     atexit.register(local.down)  # backstop if the session dies between up() and teardown
+    # `timeout`, CI runners and IDEs stop pytest with SIGTERM, which would skip every teardown and
+    # leave the cluster running: treat it like Ctrl-C, which pytest unwinds through the fixtures.
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _interrupt)
     try:
         try:
             local.up()
@@ -104,6 +114,8 @@ def cluster() -> Iterator[Cluster]:
         yield Cluster(kubeconfig=local.kubeconfig, server=local.server, local=local)
     finally:
         local.down()
+        if previous == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, previous)
 
 
 @pytest.fixture(scope="session")
