@@ -27,6 +27,8 @@ class ApiModel(BaseModel):
 
     # Object-level CEL rules, emitted as `x-kubernetes-validations` by the CRD generator.
     __cel__: ClassVar[tuple[Cel, ...]] = ()
+    # A Kubernetes type whose properties this model extends (its own fields are added on top).
+    __k8s_base__: ClassVar[K8sType | None] = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (camelCase, no nulls), as the API server stores it."""

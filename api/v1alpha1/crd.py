@@ -25,7 +25,6 @@ from pydantic_core import PydanticUndefined
 from .base import ApiModel
 from .groupversion import GROUP, VERSION
 from .markers import Cel, CrdInfo, IntOrString, K8sType, ListType, PreserveUnknown, Schema
-from .shared import EXTRA_POD_SPEC_BASE, ExtraPodSpec
 
 Json = dict[str, Any]
 
@@ -189,9 +188,10 @@ def field_schema(info: FieldInfo) -> Json:
 
 def object_schema(model: type[BaseModel]) -> Json:
     """The schema of a model: its own fields (plus the Kubernetes base type it extends, if any)."""
-    if model is ExtraPodSpec:
-        schema = k8s_schema(EXTRA_POD_SPEC_BASE.name)
-        _drop_required(schema, EXTRA_POD_SPEC_BASE.drop_required)
+    base: K8sType | None = getattr(model, "__k8s_base__", None)
+    if base is not None:
+        schema = k8s_schema(base.name)
+        _drop_required(schema, base.drop_required)
     else:
         schema = {"type": "object"}
     if (description := _describe(model.__doc__)) is not None:

@@ -32,6 +32,8 @@ class ExtraPodSpec(ApiModel):
 
     # PodSpec fields are kept verbatim; only mainContainer is typed here.
     model_config = ConfigDict(extra="allow")
+    # The CRD schema is PodSpec (containers optional, the operator supplies the main one) + mainContainer.
+    __k8s_base__ = K8sType("io.k8s.api.core.v1.PodSpec", drop_required=("containers",))
 
     main_container: Container | None = Field(
         None, description="Container fields merged over the generated main container (image, args, env, ...)."
@@ -41,9 +43,6 @@ class ExtraPodSpec(ApiModel):
         """The PodSpec part (everything except mainContainer), camelCase keys as written by the user."""
         return dict(self.model_extra or {})
 
-
-# The CRD schema of ExtraPodSpec is PodSpec (containers optional) plus mainContainer.
-EXTRA_POD_SPEC_BASE = K8sType("io.k8s.api.core.v1.PodSpec", drop_required=("containers",))
 
 _EPP = "has(self.componentType) && self.componentType == 'epp'"
 
