@@ -264,7 +264,10 @@ class DynamoGraphDeploymentRequestReconciler:
 
     async def _start_profiling(self, dgdr: Obj) -> Step:
         namespace, name = str(_meta(dgdr, "namespace")), str(_meta(dgdr, "name"))
-        desired = job.profiling_job(dgdr)
+        try:
+            desired = job.profiling_job(dgdr)
+        except profiler_config.ProfilerConfigError as err:  # edited into shape after validation
+            return Step(advance(State.PENDING, JobCreationFailed(str(err))))
         aic = desired["metadata"]["labels"][names.LABEL_APP] == names.APP_AIC_PROFILER
         existing = self._cache.get(JOB, f"{namespace}/{names.job_name(name)}")
         if existing is not None:
