@@ -4,16 +4,18 @@ direct edits are reverted, HPA can target an adapter, and disabling the adapter 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from dynamo_operator.controllers import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import HORIZONTAL_POD_AUTOSCALER, POD
 from dynamo_operator.internal.dynamo.scalingadapter.adapter import FIELD_MANAGER
 from integration.controllers_requests.requests_testlib import apply, get_or_none, graph
 from testsupport.api import eventually
-from testsupport.cluster import Kubectl
+from testsupport.cluster import Kubectl, KubectlError
 from testsupport.operator import RunningOperator
 
 pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
@@ -166,3 +168,51 @@ async def test_disabling_adapter_deletes_it(api: Client, operator: RunningOperat
         lambda: get_or_none(api, kinds.DGDSA, "d-worker", ns), until=lambda a: a is None, timeout=TIMEOUT
     )
     assert worker_replicas(await api.get(kinds.DGD, "d", namespace=ns)) == 1
+
+
+POLICY_FILE = Path(__file__).resolve().parents[3] / "config" / "admission" / "adapter_replicas_policy.yaml"
+OPERATOR_SA = "system:serviceaccount:dynamo-system:dynamo-operator-controller-manager"
+
+
+async def test_admission_policy_refuses_replica_edits_by_ordinary_users(
+    api: Client, operator: RunningOperator, ns: str, kubectl: Kubectl
+) -> None:
+    """With the shipped ValidatingAdmissionPolicy bound to this namespace only, a user editing an
+    adapter-managed service's replicas is refused with a pointer to the adapter; the operator's
+    service account may; edits of services without an adapter stay free."""
+    await apply(api, graph("p", ns))
+    await eventually(lambda: get_or_none(api, kinds.DGDSA, "p-worker", ns), timeout=TIMEOUT)
+    policy = yaml.safe_load(POLICY_FILE.read_text())
+    name = f"{ns}-adapter-replicas"[:63]
+    policy["metadata"]["name"] = name
+    binding = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": {
+            "policyName": name,
+            "validationActions": ["Deny"],
+            "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}},
+        },
+    }
+    kubectl("apply", "-f", "-", stdin=json.dumps(policy))
+    kubectl("apply", "-f", "-", stdin=json.dumps(binding))
+    edit = '{"spec":{"services":{"Worker":{"replicas":5}}}}'
+    try:
+
+        def as_user(user: str, patch: str = edit) -> str:
+            args = ["patch", "dgd/p", "-n", ns, "--type=merge", "-p", patch, "--dry-run=server"]
+            try:
+                return kubectl(*args, "--as", user, "--as-group", "system:masters")
+            except KubectlError as err:
+                return err.stderr
+
+        refused = await eventually(
+            lambda: as_user("jane"), until=lambda out: "DynamoGraphDeploymentScalingAdapter" in out
+        )
+        assert "spec.services[Worker].replicas" in refused and "kubectl scale dgdsa" in refused
+        assert "patched" in as_user(OPERATOR_SA)
+        assert "patched" in as_user("jane", '{"spec":{"services":{"Frontend":{"replicas":2}}}}')
+    finally:
+        kubectl("delete", "validatingadmissionpolicybinding", name, "--ignore-not-found", check=False)
+        kubectl("delete", "validatingadmissionpolicy", name, "--ignore-not-found", check=False)
