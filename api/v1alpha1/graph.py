@@ -234,6 +234,16 @@ class DynamoGraphDeploymentStatus(ApiModel):
     rolling_update: RollingUpdateStatus | None = Field(None, description="Status of a worker rolling update.")
 
 
+_ROLLING = (
+    "has(oldSelf.status.rollingUpdate.phase)"
+    " && oldSelf.status.rollingUpdate.phase in ['Pending', 'InProgress']"
+)
+
+
+def _restart_id(obj: str) -> str:
+    return f"(has({obj}.spec.restart) ? {obj}.spec.restart.id : '')"
+
+
 _NAME_BUDGET = (
     "size(self.metadata.name) + size(k) <= (has(self.spec.services[k].multinode)"
     f" ? {MAX_GRAPH_AND_MULTINODE_SERVICE_NAME_CHARS} : {MAX_GRAPH_AND_SERVICE_NAME_CHARS})"
@@ -264,6 +274,14 @@ class DynamoGraphDeployment(ApiModel):
             " so that generated object names fit in 63",
             field_path=".spec.services",
             reason="FieldValueInvalid",
+        ),
+        # Reads the old status: a restart must not start while workers are being rolled.
+        Cel(
+            rule=f"!has(oldSelf.status) || !has(oldSelf.status.rollingUpdate) || !({_ROLLING})"
+            f" || {_restart_id('self')} == {_restart_id('oldSelf')}",
+            message="spec.restart.id cannot change while a rolling update is in progress",
+            field_path=".spec.restart",
+            reason="FieldValueForbidden",
         ),
     )
 

@@ -637,3 +637,29 @@ def test_request_spec_is_immutable_once_profiling_started(
         with pytest.raises(KubectlError, match="spec is immutable once profiling has started"):
             patch(kubectl, ns, "dgdr/request", edit_spec)
     patch(kubectl, ns, "dgdr/request", {"metadata": {"labels": {"edited": "yes"}}})
+
+
+@pytest.mark.parametrize(
+    ("phase", "allowed"),
+    [
+        pytest.param("Pending", False, id="pending"),
+        pytest.param("InProgress", False, id="in-progress"),
+        pytest.param("Completed", True, id="completed"),
+        pytest.param("", True, id="none"),
+    ],
+)
+def test_restart_id_is_frozen_during_a_rolling_update(
+    crds: None, kubectl: Kubectl, ns: str, phase: str, allowed: bool
+) -> None:
+    """A restart may not start while workers roll; other spec edits stay possible meanwhile."""
+    create(kubectl, ns, dgd())
+    patch(kubectl, ns, "dgd/graph", {"status": {"rollingUpdate": {"phase": phase}}}, "--subresource=status")
+    patch(kubectl, ns, "dgd/graph", {"spec": {"services": {"Worker": {"replicas": 2}}}})
+    restart = {"spec": {"restart": {"id": "r2"}}}
+    if allowed:
+        patch(kubectl, ns, "dgd/graph", restart)
+    else:
+        with pytest.raises(
+            KubectlError, match=r"restart\.id cannot change while a rolling update is in progress"
+        ):
+            patch(kubectl, ns, "dgd/graph", restart)
