@@ -32,10 +32,9 @@ _INT_OR_STRING: Json = {
     "anyOf": [{"type": "integer"}, {"type": "string"}],
     "x-kubernetes-int-or-string": True,
 }
-_ROOT_DESCRIPTIONS = {
+_TYPE_META_DESCRIPTIONS = {
     "apiVersion": "Versioned schema of this representation of an object (nvidia.com/v1alpha1).",
     "kind": "REST resource this object represents.",
-    "metadata": "Standard object metadata.",
 }
 
 
@@ -214,16 +213,16 @@ def object_schema(model: type[BaseModel]) -> Json:
 def root_schema(kind: type[ApiModel]) -> Json:
     """The openAPIV3Schema of a top-level kind."""
     schema = object_schema(kind)
-    for key, description in _ROOT_DESCRIPTIONS.items():
-        # The API server refuses any keyword but `type` on the root metadata.
-        schema["properties"][key] = (
-            {"type": "object"} if key == "metadata" else {"type": "string", "description": description}
-        )
+    for key, description in _TYPE_META_DESCRIPTIONS.items():
+        schema["properties"][key] = {"type": "string", "description": description}
+    # The API server refuses any keyword but `type` on the root metadata.
+    schema["properties"]["metadata"] = {"type": "object"}
     schema["required"] = ["spec"]
     return schema
 
 
 def crd_info(kind: type[ApiModel]) -> CrdInfo:
+    """The CRD-only facts (names, columns, subresources) a top-level kind declares."""
     info: CrdInfo = getattr(kind, "__crd__")  # noqa: B009 - dunder ClassVar, not a pydantic field
     return info
 
