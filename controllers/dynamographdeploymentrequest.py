@@ -384,9 +384,28 @@ class DynamoGraphDeploymentRequestReconciler:
             result = output.read_output(cm, use_mocker=bool(spec.get("useMocker")))
         except output.ProfileOutputError as err:
             return Step(advance(State.PROFILING, GenerationFailed(str(err))))
+        await self._adopt_output(dgdr, cm)
         await self._create_extra_resources(dgdr, result.extra)
         fields = {"generatedDeployment": result.deployment, "profilingResults": f"configmap/{cm_name}"}
         return Step(advance(State.PROFILING, SpecGenerated(auto_apply=bool(spec.get("autoApply")))), fields)
+
+    async def _adopt_output(self, dgdr: Obj, cm: Obj) -> None:
+        """Hang the output ConfigMap (written by the sidecar, unowned) off the request, so it goes
+        with it; best effort, a failure only leaves it behind."""
+        uid = _meta(dgdr, "uid")
+        refs = list(_meta(cm, "ownerReferences") or [])
+        if any(r.get("uid") == uid for r in refs):
+            return
+        ref = {**owner_reference(dgdr), "controller": False, "blockOwnerDeletion": False}
+        body = {
+            "metadata": {"ownerReferences": [*refs, ref], "resourceVersion": _meta(cm, "resourceVersion")}
+        }
+        try:
+            await self._client.patch(
+                CONFIG_MAP, str(_meta(cm, "name")), body, namespace=_meta(cm, "namespace")
+            )
+        except errors.ApiError as err:
+            log.info("could not adopt the output ConfigMap", dgdr=object_key(dgdr), error=str(err))
 
     async def _create_extra_resources(self, dgdr: Obj, extra: Sequence[Obj]) -> None:
         """ConfigMaps the profiler produced next to the DGD (e.g. planner data), in the target

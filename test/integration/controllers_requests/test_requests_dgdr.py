@@ -191,6 +191,8 @@ async def test_profiling_result_becomes_generated_deployment(
     generated = ready["status"]["generatedDeployment"]
     assert (generated["kind"], generated["metadata"]["name"]) == ("DynamoGraphDeployment", expected)
     assert ready["status"]["profilingResults"] == "configmap/dgdr-output-req"
+    output_cm = await api.get(CONFIG_MAP, "dgdr-output-req", namespace=ns)
+    assert [r["uid"] for r in output_cm["metadata"]["ownerReferences"]] == [created["metadata"]["uid"]]
     assert (condition(ready, "Profiling")["status"], condition(ready, "Profiling")["reason"]) == (
         "True",
         "ProfilingCompleted",
