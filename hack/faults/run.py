@@ -1,0 +1,538 @@
+#!/usr/bin/env python3
+"""Fault scenarios against a fresh local control plane, one command each:
+
+    .venv/bin/python hack/faults/run.py leader-failover | apiserver-restart | compaction |
+                                        throttling | invalid-input | pvc-safety | all
+
+Each scenario starts its own loopback cluster, deploys config/default, runs the operator as local
+processes authenticated as its own ServiceAccount, injects the fault, prints what it checked and its
+figures on stdout, and ends with the invariant line ("every DGD converged, no duplicate or orphaned
+object, no lost user PVC"). Exit 0 on pass, 1 on a failed check. Bounded: --timeout (default 600 s)
+per scenario; the cluster and every operator process are always stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # PYTHONSAFEPATH=1 drops the script dir
+
+import harness as h
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.errors import ApiError, NotFound
+from dynamo_operator.internal.client.resource import (
+    CONFIG_MAP,
+    DEPLOYMENT,
+    LEASE,
+    PERSISTENT_VOLUME_CLAIM,
+    Resource,
+)
+from localcluster import LocalCluster
+
+PV = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
+NS = "faults"
+LEASE_NAME = "dynamo-operator-leader"
+# Longer than any injected outage: a leader whose renewals fail past renew-deadline exits by design
+# (controller-runtime's rule), and these scenarios measure recovery of the *same* process.
+PATIENT_LEASE = ("--leader-election-lease-duration=60s", "--leader-election-renew-deadline=45s")
+WORKERS = "--max-concurrent-reconciles=4"
+
+
+class CheckFailed(AssertionError):
+    """A scenario check did not hold."""
+
+
+@dataclass
+class Run:
+    """One scenario's cluster, clients, operator processes and the lines it reports."""
+
+    name: str
+    cluster: LocalCluster
+    workdir: Path
+    api: Client
+    op_kubeconfig: str
+    operators: list[h.OperatorProcess] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    failed: bool = False
+
+    def check(self, ok: bool, what: str) -> None:
+        self.lines.append(f"  [{'ok' if ok else 'FAIL'}] {what}")
+        print(self.lines[-1], flush=True)
+        if not ok:
+            raise CheckFailed(what)
+
+    def figure(self, name: str, value: Any) -> None:
+        self.lines.append(f"  figure: {name} = {value}")
+        print(self.lines[-1], flush=True)
+
+    def operator(self, *extra: str) -> h.OperatorProcess:
+        op = h.OperatorProcess(
+            self.op_kubeconfig, self.workdir / f"operator-{len(self.operators)}.log", extra_args=extra
+        ).start()
+        self.operators.append(op)
+        return op
+
+    async def invariants(self, *, expect: list[str] | None = None, user_pvcs: list[str] = ()) -> None:  # type: ignore[assignment]
+        # The garbage collector deletes grandchildren a moment after their owner: give it a bound.
+        deadline = time.monotonic() + 60.0
+        while True:
+            report = await h.check_invariants(self.api, NS, expect_converged=expect, user_pvcs=user_pvcs)
+            if not report.problems or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(1.0)
+        for problem in report.problems[:20]:
+            print(f"    problem: {problem}", flush=True)
+        self.check(not report.problems, report.line())
+
+
+@contextlib.asynccontextmanager
+async def scenario(name: str, *, nodes: int = 4, keep: bool = False) -> AsyncIterator[Run]:
+    """Cluster up, config/default deployed, admin client and operator token ready; all torn down."""
+    workdir = Path(tempfile.mkdtemp(prefix=f"dynamo-fault-{name}-"))
+    h.say(f"{name}: starting a local control plane (work dir {workdir})")
+    cluster = h.start_cluster(f"fault-{name}-{os.getpid()}", nodes=nodes)
+    run: Run | None = None
+    try:
+        h.deploy_default(cluster.kubeconfig)
+        op_kubeconfig = h.operator_kubeconfig(cluster, workdir / "operator.kubeconfig")
+        api = await Client.from_kubeconfig(cluster.kubeconfig)
+        try:
+            await h.ensure_namespace(api, NS)
+            await h.eventually(
+                lambda: api.list(Resource("", "v1", "serviceaccounts", "ServiceAccount"), namespace=NS),
+                lambda sas: any(s["metadata"]["name"] == "default" for s in sas),
+                timeout=30,
+                what="default ServiceAccount",
+            )
+            run = Run(name, cluster, workdir, api, op_kubeconfig)
+            yield run
+        finally:
+            keep = keep and (run is None or run.failed)  # --keep keeps only what failed
+            if run is not None and not keep:
+                for op in run.operators:
+                    op.stop(timeout=20)
+            await api.close()
+    finally:
+        if keep:
+            pids = [op.pid for op in run.operators] if run else []
+            h.say(
+                f"--keep: operators {pids}, KUBECONFIG={cluster.kubeconfig}; stop with: kill {' '.join(map(str, pids))};"
+                f" .venv/bin/python hack/localcluster.py down --name {cluster.name}"
+            )
+        else:
+            cluster.down()
+
+
+async def create_graphs(api: Client, names: list[str], *, services: int = 2, limit: int = 16) -> None:
+    await h.bounded_gather((api.create(h.DGD, h.graph(n, NS, services=services)) for n in names), limit=limit)
+
+
+async def lease_holder(api: Client) -> str:
+    lease = await api.get(LEASE, LEASE_NAME, namespace=h.OPERATOR_NAMESPACE)
+    return str((lease.get("spec") or {}).get("holderIdentity") or "")
+
+
+def reconciles(op: h.OperatorProcess) -> float:
+    return h.metric_sum(op.metrics(), "controller_runtime_reconcile_total")
+
+
+def rbac_denials(run: Run, op: h.OperatorProcess) -> None:
+    denied = h.forbidden_requests(op.metrics()) if op.alive() else {}
+    run.check(not denied, f"no RBAC denial in the operator's requests (403s: {denied or 0})")
+
+
+# --- scenarios -------------------------------------------------------------------------------------
+
+
+async def leader_failover(run: Run) -> None:
+    """SIGKILL the leader during a rollout of 50 DGDs; the standby takes over within lease + retry."""
+    lease_duration, retry = 15.0, 2.0  # the CLI defaults, which this scenario keeps
+    leader = run.operator(WORKERS)
+    leader.wait_ready()
+    first = await h.eventually(lambda: lease_holder(run.api), bool, timeout=30, interval=0.1, what="a leader")
+    standby = run.operator(WORKERS)
+    standby.wait_ready()
+    await asyncio.sleep(2 * retry)  # the standby has tried (and failed) to acquire at least once
+    run.check(await lease_holder(run.api) == first, "exactly one leader while both run")
+    names = [f"g{i:03d}" for i in range(50)]
+    creating = asyncio.create_task(create_graphs(run.api, names))
+    # Mid-rollout: some graphs have children already, most are not converged.
+    await h.eventually(
+        lambda: run.api.list(h.DCD, namespace=NS), lambda dcds: len(dcds) >= 20, timeout=60, interval=0.1
+    )
+    killed_at = time.monotonic()
+    leader.kill(signal.SIGKILL)
+    h.say("leader SIGKILLed mid-rollout")
+    await creating
+    second = await h.eventually(
+        lambda: lease_holder(run.api),
+        lambda who: who not in ("", first),
+        timeout=60,
+        interval=0.1,
+        what="failover",
+    )
+    failover = time.monotonic() - killed_at
+    run.figure("failover time (SIGKILL → standby holds the Lease)", f"{failover:.1f} s")
+    bound = lease_duration + retry * 1.2 + 1.0  # lease + one jittered retry period + polling slack
+    run.check(
+        failover <= bound, f"standby took over within lease + retry ({failover:.1f} s <= {bound:.1f} s)"
+    )
+    run.check(bool(second), f"new holder {second} is the standby")
+    took = await h.wait_converged(run.api, NS, names, timeout=240)
+    run.figure(
+        "all 50 DGDs converged after the kill", f"{time.monotonic() - killed_at:.1f} s (wait {took:.1f} s)"
+    )
+    run.check(standby.alive(), "the standby process is alive and leading")
+    rbac_denials(run, standby)
+    await run.invariants(expect=names)
+
+
+async def apiserver_restart(run: Run) -> None:
+    """Stop and restart kube-apiserver mid-run; the same operator process recovers."""
+    op = run.operator(WORKERS, *PATIENT_LEASE)
+    op.wait_ready()
+    pid = op.pid
+    first = [f"a{i:02d}" for i in range(20)]
+    await create_graphs(run.api, first)
+    await h.wait_converged(run.api, NS, first, timeout=120)
+    second = [f"b{i:02d}" for i in range(20)]
+    await create_graphs(run.api, second)
+    await asyncio.sleep(1.0)  # mid-rollout
+    stopped_at = time.monotonic()
+    run.cluster.stop_component("kube-apiserver")
+    h.say("kube-apiserver stopped")
+    await asyncio.sleep(8.0)
+    healthz_during = op.get("/healthz")[0] if op.alive() else None
+    run.cluster.start_component("kube-apiserver")
+    back_at = time.monotonic()
+    run.figure("API server outage", f"{back_at - stopped_at:.1f} s")
+    h.say("kube-apiserver back; creating a probe graph")
+    # Recreate the client's connections too: the admin client's pool died with the server.
+    probe = ["probe"]
+    await h.eventually(lambda: run.api.create(h.DGD, h.graph("probe", NS)), lambda _: True, timeout=30)
+    await h.wait_converged(run.api, NS, [*second, *probe], timeout=180, interval=0.25)
+    recovery = time.monotonic() - back_at
+    run.figure("recovery time (API server ready → every pending and new DGD converged)", f"{recovery:.1f} s")
+    run.check(op.alive() and op.pid == pid, f"operator never restarted (pid {pid} alive)")
+    run.check(healthz_during == 200, f"operator /healthz answered during the outage ({healthz_during})")
+    # A delete after the restart is seen: the watches were re-established, not just the lists.
+    dep = f"{first[0]}-frontend"
+    await run.api.delete(DEPLOYMENT, dep, namespace=NS)
+    await h.eventually(
+        lambda: run.api.get(DEPLOYMENT, dep, namespace=NS),
+        lambda d: not d["metadata"].get("deletionTimestamp"),
+        timeout=60,
+        what="deleted Deployment recreated",
+    )
+    run.check(True, "a child Deployment deleted after the restart was recreated (watches live)")
+    await h.wait_converged(run.api, NS, [*first, *second, *probe], timeout=120)
+    rbac_denials(run, op)
+    await run.invariants(expect=[*first, *second, *probe])
+
+
+def gone_relists(op: h.OperatorProcess) -> int:
+    return sum(1 for line in op.log_text().splitlines() if "reflector step failed" in line and "Gone" in line)
+
+
+async def compaction(run: Run) -> None:
+    """etcd compacted while the operator's watches are behind: it relists (410) and misses no delete."""
+    op = run.operator(WORKERS, *PATIENT_LEASE)
+    op.wait_ready()
+    names = [f"c{i:02d}" for i in range(20)]
+    await create_graphs(run.api, names)
+    await h.wait_converged(run.api, NS, names, timeout=120)
+    # Freeze the operator so its watches fall behind everything that follows.
+    op.kill(signal.SIGSTOP)
+    try:
+        deleted_graphs, kept = names[:8], names[8:]
+        for n in deleted_graphs:
+            await run.api.delete(h.DGD, n, namespace=NS)
+        # Children deleted behind the operator's back: only a relist that notices deletes restores them.
+        lost_deps = [f"{n}-frontend" for n in kept[:6]]
+        for d in lost_deps:
+            await run.api.delete(DEPLOYMENT, d, namespace=NS)
+        lost_dcds = [f"{n}-workerdecode" for n in kept[6:9]]
+        for d in lost_dcds:
+            with contextlib.suppress(NotFound):
+                await run.api.delete(h.DCD, d, namespace=NS)
+        # Churn, so the operator's last resourceVersions are far behind, then compact and empty the
+        # watch cache: every resume from an old resourceVersion now gets 410 Gone.
+        for i in range(50):
+            cm = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": f"churn-{i}", "namespace": NS},
+            }
+            await run.api.create(CONFIG_MAP, cm)
+        revision = run.cluster.compact_etcd()
+        run.figure("etcd compacted at revision", revision)
+        run.cluster.restart_apiserver()
+    finally:
+        op.kill(signal.SIGCONT)
+    resumed = time.monotonic()
+    for n in deleted_graphs:
+        await h.eventually(
+            lambda n=n: run.api.list(h.DCD, namespace=NS),
+            lambda dcds, n=n: not any(d["metadata"]["name"].startswith(f"{n}-") for d in dcds),
+            timeout=90,
+            what=f"children of deleted {n} gone",
+        )
+    await h.wait_converged(run.api, NS, kept, timeout=180, interval=0.25)
+    for d in lost_deps:
+        await run.api.get(DEPLOYMENT, d, namespace=NS)
+    run.figure("time from resume to reconverged", f"{time.monotonic() - resumed:.1f} s")
+    relists = gone_relists(op)
+    run.figure("watches that got 410 Gone and relisted", relists)
+    run.check(relists > 0, "the operator's reflectors saw 410 Gone and relisted")
+    run.check(op.alive(), "operator alive (no restart)")
+    live = {d["metadata"]["name"] for d in await run.api.list(h.DGD, namespace=NS)}
+    run.check(live == set(kept), f"deleted DGDs stay deleted ({len(live)} remain)")
+    run.check(
+        True, f"{len(lost_deps)} Deployments and {len(lost_dcds)} DCDs deleted behind its back were recreated"
+    )
+    rbac_denials(run, op)
+    await run.invariants(expect=kept)
+
+
+async def throttling(run: Run) -> None:
+    """Tight in-flight limits: 429s honoured (Retry-After), convergence still reached."""
+    run.cluster.restart_apiserver(["--max-requests-inflight=4", "--max-mutating-requests-inflight=1"])
+    op = run.operator(WORKERS, *PATIENT_LEASE)
+    op.wait_ready(timeout=120)
+    names = [f"t{i:02d}" for i in range(40)]
+    started = time.monotonic()
+    await create_graphs(run.api, names)  # admin (system:masters) is exempt from the limits
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "probe", "namespace": NS}}
+    await run.api.create(CONFIG_MAP, cm)
+    probe = await Client.from_kubeconfig(run.op_kubeconfig)  # same ServiceAccount: not exempt
+    from dynamo_operator.internal.client.metrics import REQUESTS
+
+    def local_429() -> float:
+        return sum(
+            s.value
+            for m in REQUESTS.collect()
+            for s in m.samples
+            if s.name.endswith("_total") and s.labels["code"] == "429"
+        )
+
+    honoured, probed, throttled_probes = True, 0, 0
+    try:
+        for i in range(40):  # sequential: each probe's 429s are its own
+            before, t0 = local_429(), time.monotonic()
+            with contextlib.suppress(ApiError):
+                # A write: the operator's own writes fill the single mutating seat.
+                await probe.patch(CONFIG_MAP, "probe", {"data": {"i": str(i)}}, namespace=NS)
+            seen, took = local_429() - before, time.monotonic() - t0
+            probed += 1
+            if seen:
+                throttled_probes += 1
+                honoured &= took >= 0.9 * seen  # the in-flight filter answers Retry-After: 1
+    finally:
+        await probe.close()
+    took = await h.wait_converged(run.api, NS, names, timeout=420, interval=1.0)
+    samples = op.metrics()
+    got_429 = h.metric_sum(samples, "rest_client_requests_total", code="429")
+    total = sum(h.requests_by_verb(samples).values())
+    run.figure("time to converge 40 DGDs under throttling", f"{time.monotonic() - started:.1f} s")
+    run.figure(
+        "operator requests answered 429", f"{got_429:.0f} of {total} ({100 * got_429 / max(total, 1):.1f} %)"
+    )
+    run.figure("probe requests throttled", f"{throttled_probes} of {probed}")
+    run.check(got_429 > 0, "the operator was throttled (429s in rest_client_requests_total)")
+    run.check(honoured, "every throttled probe waited at least Retry-After per 429 before succeeding")
+    run.check(op.alive(), "operator alive")
+    rbac_denials(run, op)
+    await run.invariants(expect=names)
+    del took
+
+
+async def invalid_input(run: Run) -> None:
+    """200 fuzzed invalid graphs among 200 valid ones: refused or conditioned; valid converge; no spin."""
+    import fuzz
+
+    op = run.operator(WORKERS, *PATIENT_LEASE)
+    op.wait_ready()
+    pid = op.pid
+    crd = await run.api.get(
+        Resource(
+            "apiextensions.k8s.io",
+            "v1",
+            "customresourcedefinitions",
+            "CustomResourceDefinition",
+            namespaced=False,
+        ),
+        "dynamographdeployments.nvidia.com",
+    )
+    invalid = fuzz.invalid_graphs(crd, count=200, namespace=NS)
+    valid = [h.graph(f"v{i:03d}", NS) for i in range(200)]
+    mixed = [x for pair in zip(valid, invalid, strict=True) for x in pair]
+    refused: list[str] = []
+    accepted: list[str] = []
+
+    async def send(obj: dict[str, Any]) -> None:
+        try:
+            await run.api.create(h.DGD, obj)
+        except ApiError as err:
+            if obj["metadata"]["name"].startswith("v"):
+                raise
+            refused.append(f"{err.code}")
+            return
+        if not obj["metadata"]["name"].startswith("v"):
+            accepted.append(obj["metadata"]["name"])
+
+    await h.bounded_gather((send(o) for o in mixed), limit=16)
+    run.figure("fuzzed invalid graphs refused by the API server", f"{len(refused)} of {len(invalid)}")
+    run.figure("fuzzed graphs the API server accepted", len(accepted))
+    names = [v["metadata"]["name"] for v in valid]
+    took = await h.wait_converged(run.api, NS, names, timeout=400, interval=2.0)
+    run.figure("200 valid DGDs converged in", f"{took:.1f} s")
+    await asyncio.sleep(15)  # let the accepted-but-broken ones reach their condition and backoff
+    by_name = {d["metadata"]["name"]: d for d in await run.api.list(h.DGD, namespace=NS)}
+    silent = [
+        n
+        for n in accepted
+        if not h.is_converged(by_name[n]) and not (by_name[n].get("status") or {}).get("conditions")
+    ]
+    converged_fuzz = sum(1 for n in accepted if h.is_converged(by_name[n]))
+    run.figure(
+        "accepted fuzzed graphs that converged anyway / carry a not-ready condition",
+        f"{converged_fuzz} / {len(accepted) - converged_fuzz}",
+    )
+    run.check(
+        not silent, f"every accepted fuzzed graph converged or carries a condition (silent: {silent[:5]})"
+    )
+    window = 60.0
+    before = reconciles(op)
+    await asyncio.sleep(window)
+    per_minute = (reconciles(op) - before) * 60.0 / window
+    bound = max(60.0, 2.0 * len(accepted))
+    run.figure("reconciles per minute after convergence (400 objects)", f"{per_minute:.0f}")
+    run.check(per_minute <= bound, f"no hot loop: {per_minute:.0f} reconciles/min <= {bound:.0f}")
+    run.check(op.alive() and op.pid == pid, f"operator never crashed (pid {pid} alive throughout)")
+    rbac_denials(run, op)
+    await run.invariants(expect=names)
+
+
+async def pvc_safety(run: Run) -> None:
+    """Deleting a DGD whose PVC has `create: false` never deletes that PVC (background and foreground)."""
+    op = run.operator(WORKERS)
+    op.wait_ready()
+    pvcs = []
+    for policy in ("Background", "Foreground"):
+        pvc = f"models-{policy.lower()}"
+        pv = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": f"{NS}-{pvc}"},
+            "spec": {
+                "capacity": {"storage": "1Gi"},
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": "",
+                "hostPath": {"path": f"/tmp/dynamo-fault-pv/{pvc}"},
+                "claimRef": {"namespace": NS, "name": pvc},
+            },
+        }
+        await run.api.create(PV, pv)
+        claim = h.user_pvc(pvc, NS)
+        claim["spec"]["storageClassName"] = ""
+        await run.api.create(PERSISTENT_VOLUME_CLAIM, claim)
+        pvcs.append(pvc)
+    await h.eventually(
+        lambda: run.api.list(PERSISTENT_VOLUME_CLAIM, namespace=NS),
+        lambda items: sum((p.get("status") or {}).get("phase") == "Bound" for p in items) == 2,
+        timeout=60,
+        what="user PVCs bound",
+    )
+    names = []
+    for policy, pvc in zip(("Background", "Foreground"), pvcs, strict=True):
+        name = f"uses-{policy.lower()}"
+        await run.api.create(h.DGD, h.graph(name, NS, pvc=pvc))
+        names.append(name)
+    await h.wait_converged(run.api, NS, names, timeout=120)
+    await run.invariants(expect=names, user_pvcs=pvcs)
+    for policy, name in zip(("Background", "Foreground"), names, strict=True):
+        await run.api.delete(h.DGD, name, namespace=NS, propagation_policy=policy)
+    await h.eventually(
+        lambda: run.api.list(h.DCD, namespace=NS),
+        lambda dcds: not dcds,
+        timeout=90,
+        what="DCDs garbage-collected",
+    )
+    await h.eventually(
+        lambda: run.api.list(DEPLOYMENT, namespace=NS), lambda ds: not ds, timeout=90, what="Deployments gone"
+    )
+    await h.eventually(
+        lambda: run.api.list(h.DGD, namespace=NS), lambda ds: not ds, timeout=90, what="DGDs gone"
+    )
+    await asyncio.sleep(5)  # anything that would delete the PVC has had its chance
+    run.check(True, "both DGDs and all their children are gone (background and foreground deletion)")
+    rbac_denials(run, op)
+    await run.invariants(expect=[], user_pvcs=pvcs)
+
+
+SCENARIOS: dict[str, Callable[[Run], Awaitable[None]]] = {
+    "leader-failover": leader_failover,
+    "apiserver-restart": apiserver_restart,
+    "compaction": compaction,
+    "throttling": throttling,
+    "invalid-input": invalid_input,
+    "pvc-safety": pvc_safety,
+}
+
+
+async def run_one(name: str, timeout: float, *, keep: bool = False) -> bool:  # noqa: ASYNC109 - the scenario's bound
+    started = time.monotonic()
+    print(f"== {name}: {(SCENARIOS[name].__doc__ or '').strip()}", flush=True)
+    ok = False
+    try:
+        async with scenario(name, keep=keep) as run:
+            try:
+                await asyncio.wait_for(SCENARIOS[name](run), timeout)
+                ok = True
+            except CheckFailed:
+                pass
+            except Exception as err:  # report, never hang: the scenario failed
+                print(f"  [FAIL] {type(err).__name__}: {str(err)[:800]}", flush=True)
+            if not ok:
+                run.failed = True
+                for op in run.operators:
+                    tail = op.log_text().splitlines()[-5:]
+                    print(
+                        f"  operator log {op.log_path} (last lines):",
+                        *(f"    {t[:300]}" for t in tail),
+                        sep="\n",
+                    )
+    except Exception as err:
+        print(f"  [FAIL] setup: {type(err).__name__}: {str(err)[:800]}", flush=True)
+    print(f"== {name}: {'PASS' if ok else 'FAIL'} in {time.monotonic() - started:.0f} s", flush=True)
+    return ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("scenario", choices=[*SCENARIOS, "all"])
+    parser.add_argument("--timeout", type=float, default=600.0, help="bound per scenario, seconds")
+    parser.add_argument(
+        "--keep", action="store_true", help="leave the cluster and operators running (debugging)"
+    )
+    args = parser.parse_args(argv)
+    names = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
+    results = {n: asyncio.run(run_one(n, args.timeout, keep=args.keep)) for n in names}
+    if len(names) > 1:
+        print("summary: " + ", ".join(f"{n} {'PASS' if ok else 'FAIL'}" for n, ok in results.items()))
+    return 0 if all(results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,454 @@
+"""End to end as users run it: config/default deployed, `kubectl apply` of every sample, then the day-2
+operations (update, scale, restart, delete) and what users read back (`kubectl describe`, /metrics).
+
+The tests of this module share one namespace and run in file order: the samples applied first are
+what later tests scale, describe and delete. Where no real component exists on this cluster the test
+plays it, as documented on each test: the storage admin (a PV for the disagg model cache), the
+profiler (DGDR output ConfigMap and the Job's pod finishing), the serving pods' LoRA API (loopback
+HTTP servers on the simulated pod IPs, which are in 127.0.0.0/8).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+import yaml
+from aiohttp import web
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.errors import NotFound
+from dynamo_operator.internal.client.resource import (
+    CONFIG_MAP,
+    CUSTOM_RESOURCE_DEFINITION,
+    DEPLOYMENT,
+    JOB,
+    PERSISTENT_VOLUME_CLAIM,
+    POD,
+    SERVICE,
+    Resource,
+)
+from e2e.conftest import Deployed
+from testsupport.api import eventually
+from testsupport.cluster import Kubectl
+
+pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "config" / "samples"
+GROUP = "nvidia.com"
+DGD = Resource(GROUP, "v1alpha1", "dynamographdeployments", "DynamoGraphDeployment")
+DCD = Resource(GROUP, "v1alpha1", "dynamocomponentdeployments", "DynamoComponentDeployment")
+DGDR = Resource(GROUP, "v1alpha1", "dynamographdeploymentrequests", "DynamoGraphDeploymentRequest")
+DGDSA = Resource(
+    GROUP, "v1alpha1", "dynamographdeploymentscalingadapters", "DynamoGraphDeploymentScalingAdapter"
+)
+MODEL = Resource(GROUP, "v1alpha1", "dynamomodels", "DynamoModel")
+PV = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
+STORAGE_CLASS = Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False)
+TIMEOUT = 120.0
+BASE_MODEL = "Qwen/Qwen3-0.6B"
+LORA_PORT = 9090
+CONVERGING = ["vllm-agg", "vllm-autoscale", "vllm-disagg"]
+MULTINODE = {"sglang-multinode": "SGLangWorker", "trtllm-multinode": "TRTLLMWorker"}
+
+
+def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any]:
+    for cond in ((obj or {}).get("status") or {}).get("conditions") or ():
+        if cond.get("type") == kind:
+            return dict(cond)
+    return {}
+
+
+async def get_or_none(api: Client, resource: Resource, name: str, namespace: str) -> dict[str, Any] | None:
+    """The object, or None while it does not exist (yet)."""
+    try:
+        return await api.get(resource, name, namespace=namespace)
+    except NotFound:
+        return None
+
+
+def converged(dgd: dict[str, Any] | None) -> bool:
+    if dgd is None:
+        return False
+    ready = condition(dgd, "Ready")
+    return (
+        (dgd.get("status") or {}).get("state") == "successful"
+        and ready.get("status") == "True"
+        and ready.get("observedGeneration") == dgd["metadata"]["generation"]
+    )
+
+
+async def wait_dgd(api: Client, ns: str, name: str, timeout: float = TIMEOUT) -> dict[str, Any]:  # noqa: ASYNC109
+    return await eventually(
+        lambda: get_or_none(api, DGD, name, ns), until=converged, timeout=timeout, interval=0.5
+    )  # type: ignore[return-value]
+
+
+@pytest.fixture(scope="module")
+def samples_ns(kubectl: Kubectl) -> Iterator[str]:
+    """One namespace for the whole module (the samples interact: models find the graphs' pods)."""
+    name = f"e2e-samples-{secrets.token_hex(3)}"
+    kubectl("create", "namespace", name)
+    kubectl("label", "namespace", name, "dynamo-operator.test/namespace=true")
+    kubectl("wait", "--for=create", "serviceaccount/default", "-n", name, "--timeout=30s", timeout=40)
+    yield name
+    kubectl("delete", "namespace", name, "--wait=false", "--ignore-not-found", timeout=20, check=False)
+
+
+# --- the test's stand-ins for components this cluster lacks ---------------------------------------
+
+
+class LoraServers:
+    """The serving pods' LoRA API (`POST /v1/loras`, `DELETE /v1/loras/<name>`) on each pod IP."""
+
+    def __init__(self) -> None:
+        self.loaded: dict[str, set[str]] = {}
+        self._runners: dict[str, web.AppRunner] = {}
+
+    def _app(self, ip: str) -> web.Application:
+        async def load(request: web.Request) -> web.Response:
+            body = await request.json()
+            self.loaded.setdefault(ip, set()).add(str(body["lora_name"]))
+            return web.json_response({"status": "success"})
+
+        async def unload(request: web.Request) -> web.Response:
+            self.loaded.setdefault(ip, set()).discard(request.match_info["name"])
+            return web.json_response({"status": "success"})
+
+        app = web.Application()
+        app.router.add_post("/v1/loras", load)
+        app.router.add_delete("/v1/loras/{name}", unload)
+        return app
+
+    async def serve(self, ip: str) -> None:
+        assert ip.startswith("127."), f"pod IP {ip} is not loopback"
+        if ip in self._runners:
+            return
+        runner = web.AppRunner(self._app(ip), access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, ip, LORA_PORT).start()
+        self._runners[ip] = runner
+
+    async def close(self) -> None:
+        for runner in self._runners.values():
+            await runner.cleanup()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def lora_servers() -> AsyncIterator[LoraServers]:
+    servers = LoraServers()
+    try:
+        yield servers
+    finally:
+        await servers.close()
+
+
+async def prepare_prerequisites(api: Client, kubectl: Kubectl, ns: str) -> None:
+    """What the samples expect to exist: the HF token Secret, the DGDR's profiling ConfigMap, and storage
+    that can bind the disagg model cache PVC (this cluster has no provisioner)."""
+    kubectl("create", "secret", "generic", "hf-token-secret", "-n", ns, "--from-literal=HF_TOKEN=dummy")
+    await api.create(
+        CONFIG_MAP,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "trtllm-disagg-config", "namespace": ns},
+            "data": {"disagg.yaml": yaml.safe_dump({"Frontend": {"replicas": 1}})},
+        },
+    )
+    with contextlib.suppress(Exception):  # kind ships a `standard` class; the local cluster has none
+        await api.create(
+            STORAGE_CLASS,
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": {"name": "standard"},
+                "provisioner": "kubernetes.io/no-provisioner",
+                "volumeBindingMode": "Immediate",
+            },
+        )
+    await api.create(
+        PV,
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": f"{ns}-model-cache"},
+            "spec": {
+                "capacity": {"storage": "100Gi"},
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": "standard",
+                "persistentVolumeReclaimPolicy": "Delete",
+                "hostPath": {"path": f"/tmp/{ns}-model-cache"},
+                "claimRef": {"namespace": ns, "name": "vllm-disagg-model-cache"},
+            },
+        },
+    )
+
+
+async def lws_served(api: Client) -> bool:
+    try:
+        await api.get(CUSTOM_RESOURCE_DEFINITION, "leaderworkersets.leaderworkerset.x-k8s.io")
+    except NotFound:
+        return False
+    return True
+
+
+async def play_profiler(api: Client, kubectl: Kubectl, ns: str, dgdr: str) -> str:
+    """Write the output ConfigMap as the profiler's sidecar would and finish the Job's pod."""
+    generated = {
+        "apiVersion": f"{GROUP}/v1alpha1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "llm-sla-generated"},
+        "spec": {
+            "backendFramework": "trtllm",
+            "services": {
+                "Frontend": {
+                    "componentType": "frontend",
+                    "replicas": 1,
+                    "extraPodSpec": {
+                        "mainContainer": {"image": "registry.example/ai-dynamo/tensorrtllm-runtime:0.6.1"}
+                    },
+                },
+                "TRTLLMWorker": {
+                    "componentType": "worker",
+                    "replicas": 1,
+                    "extraPodSpec": {
+                        "mainContainer": {
+                            "image": "registry.example/ai-dynamo/tensorrtllm-runtime:0.6.1",
+                            "command": ["python3"],
+                            "args": ["-m", "dynamo.trtllm"],
+                        }
+                    },
+                },
+            },
+        },
+    }
+    await eventually(lambda: get_or_none(api, JOB, f"profile-{dgdr}", ns), timeout=TIMEOUT)
+    await api.create(
+        CONFIG_MAP,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": f"dgdr-output-{dgdr}",
+                "namespace": ns,
+                "labels": {"dgdr.nvidia.com/name": dgdr},
+            },
+            "data": {
+                "config_with_planner.yaml": yaml.safe_dump(generated),
+                "mocker_config_with_planner.yaml": yaml.safe_dump(generated),
+                "profiler_status.yaml": "status: success\n",
+            },
+        },
+    )
+    pods = await eventually(
+        lambda: api.list(POD, namespace=ns, label_selector=f"batch.kubernetes.io/job-name=profile-{dgdr}"),
+        until=lambda ps: any((p.get("status") or {}).get("phase") == "Running" for p in ps),
+        timeout=TIMEOUT,
+    )
+    pod = next(p for p in pods if (p.get("status") or {}).get("phase") == "Running")["metadata"]["name"]
+    kubectl("annotate", f"pod/{pod}", "-n", ns, "kwok.dynamo.test/phase=Succeeded")
+    return str(generated["metadata"]["name"])
+
+
+# --- the tests -----------------------------------------------------------------------------------
+
+
+async def test_operator_serves_readyz_healthz_and_metrics(deployed: Deployed) -> None:
+    """The probes answer ok and /metrics carries the controller, workqueue and REST client families."""
+    assert deployed.health("/readyz")[0] == 200
+    assert deployed.health("/healthz")[0] == 200
+    text = deployed.metrics()
+    for family in (
+        "controller_runtime_reconcile_total",
+        "controller_runtime_active_workers",
+        "workqueue_depth",
+        "rest_client_requests_total",
+        "process_resident_memory_bytes",
+    ):
+        assert family in text, family
+
+
+async def test_every_sample_reaches_ready_or_its_documented_state(
+    api: Client, kubectl: Kubectl, samples_ns: str, lora_servers: LoraServers
+) -> None:
+    """`kubectl apply -k config/samples`: the single-node graphs converge; multinode graphs say why they
+    cannot run without LeaderWorkerSet; the DGDR profiles and deploys its graph; the base model finds
+    its endpoints and the LoRA is loaded on every serving pod."""
+    ns = samples_ns
+    await prepare_prerequisites(api, kubectl, ns)
+    kubectl("apply", "--server-side", "-n", ns, "-k", str(SAMPLES))
+    for name in CONVERGING:
+        dgd = await wait_dgd(api, ns, name)
+        assert set(dgd["status"]["services"]) == set(dgd["spec"]["services"]), name
+
+    if await lws_served(api):
+        for name in MULTINODE:
+            await wait_dgd(api, ns, name, timeout=240)
+    else:
+        for name, service in MULTINODE.items():
+            dcd = await eventually(
+                lambda name=name, service=service: get_or_none(api, DCD, f"{name}-{service.lower()}", ns),
+                until=lambda d: condition(d, "Available").get("reason") == "MissingAPI",
+                timeout=TIMEOUT,
+            )
+            assert "LeaderWorkerSet" in condition(dcd, "Available")["message"]
+            dgd = await api.get(DGD, name, namespace=ns)
+            assert condition(dgd, "Ready")["status"] == "False"
+            assert "LeaderWorkerSet" in condition(dgd, "Ready")["message"]
+
+    generated = await play_profiler(api, kubectl, ns, "example-llm-sla")
+    await wait_dgd(api, ns, generated)
+    dgdr = await eventually(
+        lambda: get_or_none(api, DGDR, "example-llm-sla", ns),
+        until=lambda d: ((d or {}).get("status") or {}).get("state") == "Ready",
+        timeout=TIMEOUT,
+    )
+    assert dgdr["status"]["generatedDeployment"]["metadata"]["name"] == generated
+
+    # The model samples need a graph whose workers serve the base model: the vllm-agg sample's worker,
+    # once it names the model (an update, applied as its own field manager like a user would).
+    patch = {
+        "apiVersion": f"{GROUP}/v1alpha1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "vllm-agg", "namespace": ns},
+        "spec": {"services": {"VllmDecodeWorker": {"modelRef": {"name": BASE_MODEL}}}},
+    }
+    kubectl("apply", "--server-side", "--field-manager=e2e-model", "-f", "-", stdin=json.dumps(patch))
+    await wait_dgd(api, ns, "vllm-agg")
+    base = await eventually(
+        lambda: get_or_none(api, MODEL, "qwen3-0-6b", ns),
+        until=lambda m: condition(m, "EndpointsReady").get("status") == "True",
+        timeout=TIMEOUT,
+    )
+    ips = [e["address"].removeprefix("http://").rsplit(":", 1)[0] for e in base["status"]["endpoints"]]
+    assert ips, base["status"]
+    for ip in ips:
+        await lora_servers.serve(ip)
+    lora = await eventually(
+        lambda: get_or_none(api, MODEL, "qwen3-0-6b-sql-lora", ns),
+        until=lambda m: condition(m, "EndpointsReady").get("status") == "True",
+        timeout=TIMEOUT,
+    )
+    assert lora["status"]["readyEndpoints"] == len(ips)
+    assert all("example-org/qwen3-0.6b-sql-lora" in lora_servers.loaded.get(ip, set()) for ip in ips)
+
+
+async def test_events_and_conditions_readable_with_kubectl_describe(
+    kubectl: Kubectl, samples_ns: str
+) -> None:
+    """What a user reads: conditions and the operator's Events in `kubectl describe`."""
+    ns = samples_ns
+    text = kubectl("describe", "dgd", "vllm-disagg", "-n", ns)
+    assert "Conditions:" in text and "All resources are ready" in text, text
+    assert "Events:" in text and "Created" in text, text
+    dcd = kubectl("describe", "dcd", "sglang-multinode-sglangworker", "-n", ns)
+    assert "Available" in dcd and "LeaderWorkerSet" in dcd, dcd
+    model = kubectl("describe", "dynamomodel", "qwen3-0-6b-sql-lora", "-n", ns)
+    assert "EndpointsReady" in model and "Events:" in model, model
+
+
+async def test_model_lora_unloaded_when_the_model_is_deleted(
+    api: Client, kubectl: Kubectl, samples_ns: str, lora_servers: LoraServers
+) -> None:
+    """Deleting the LoRA model unloads it from every pod (finalizer) and the object goes away."""
+    ns = samples_ns
+    kubectl("delete", "dynamomodel", "qwen3-0-6b-sql-lora", "-n", ns, "--wait=false")
+
+    async def gone() -> bool:
+        try:
+            await api.get(MODEL, "qwen3-0-6b-sql-lora", namespace=ns)
+        except NotFound:
+            return True
+        return False
+
+    assert lora_servers.loaded, "the adapter was loaded somewhere before"
+    await eventually(gone, until=bool, timeout=TIMEOUT)
+    assert all("example-org/qwen3-0.6b-sql-lora" not in names for names in lora_servers.loaded.values())
+
+
+async def test_scaling_adapter_scales_its_service(api: Client, kubectl: Kubectl, samples_ns: str) -> None:
+    """`kubectl scale dgdsa` on the scaling-adapter sample: the worker Deployment follows and the graph
+    is Ready again with two replicas."""
+    ns = samples_ns
+    kubectl("scale", "dgdsa", "vllm-autoscale-vllmdecodeworker", "-n", ns, "--replicas=2")
+    await eventually(
+        lambda: get_or_none(api, DEPLOYMENT, "vllm-autoscale-vllmdecodeworker", ns),
+        until=lambda d: ((d or {}).get("status") or {}).get("readyReplicas") == 2,
+        timeout=TIMEOUT,
+    )
+    dgd = await wait_dgd(api, ns, "vllm-autoscale")
+    assert dgd["spec"]["services"]["VllmDecodeWorker"]["replicas"] == 2
+
+
+async def test_update_scale_restart_and_delete_a_graph(
+    api: Client, kubectl: Kubectl, samples_ns: str
+) -> None:
+    """On the vllm-agg sample: an env change rolls exactly that service; a replica change scales it; a
+    restart id replaces every pod; deleting the graph removes all it created."""
+    ns = samples_ns
+    deps = {
+        d: await api.get(DEPLOYMENT, f"vllm-agg-{d}", namespace=ns) for d in ("frontend", "vllmdecodeworker")
+    }
+    worker_patch = {
+        "spec": {"services": {"VllmDecodeWorker": {"envs": [{"name": "E2E_FLAG", "value": "1"}]}}}
+    }
+    kubectl("patch", "dgd", "vllm-agg", "-n", ns, "--type=merge", "-p", json.dumps(worker_patch))
+    await wait_dgd(api, ns, "vllm-agg")
+    after = {d: await api.get(DEPLOYMENT, f"vllm-agg-{d}", namespace=ns) for d in deps}
+    assert (
+        after["vllmdecodeworker"]["metadata"]["generation"]
+        > deps["vllmdecodeworker"]["metadata"]["generation"]
+    )
+    assert after["frontend"]["metadata"]["generation"] == deps["frontend"]["metadata"]["generation"]
+
+    scale = {"spec": {"services": {"VllmDecodeWorker": {"replicas": 3}}}}
+    kubectl("patch", "dgd", "vllm-agg", "-n", ns, "--type=merge", "-p", json.dumps(scale))
+    await eventually(
+        lambda: get_or_none(api, DEPLOYMENT, "vllm-agg-vllmdecodeworker", ns),
+        until=lambda d: (
+            ((d or {}).get("status") or {}).get("readyReplicas") == 3 and d["spec"]["replicas"] == 3
+        ),
+        timeout=TIMEOUT,
+    )
+    await wait_dgd(api, ns, "vllm-agg")
+
+    selector = "nvidia.com/dynamo-graph-deployment-name=vllm-agg"
+    before = {p["metadata"]["name"] for p in await api.list(POD, namespace=ns, label_selector=selector)}
+    assert before, "no pods carry the graph label"
+    restart = {"spec": {"restart": {"id": "e2e-1", "strategy": {"type": "Parallel"}}}}
+    kubectl("patch", "dgd", "vllm-agg", "-n", ns, "--type=merge", "-p", json.dumps(restart))
+    dgd = await eventually(
+        lambda: get_or_none(api, DGD, "vllm-agg", ns),
+        until=lambda d: (
+            (((d or {}).get("status") or {}).get("restart") or {}).get("phase") == "Completed"
+            and converged(d)
+        ),
+        timeout=TIMEOUT * 2,
+    )
+    assert dgd["status"]["restart"]["observedID"] == "e2e-1"
+    live = await api.list(POD, namespace=ns, label_selector=selector)
+    current = {p["metadata"]["name"] for p in live if not p["metadata"].get("deletionTimestamp")}
+    assert not (current & before), "every pod was replaced"
+
+    uid = dgd["metadata"]["uid"]
+    kubectl("delete", "dgd", "vllm-agg", "-n", ns, "--wait=true", timeout=TIMEOUT)
+
+    async def leftovers() -> list[str]:
+        out = []
+        for resource in (DCD, DEPLOYMENT, SERVICE, PERSISTENT_VOLUME_CLAIM):
+            for obj in await api.list(resource, namespace=ns):
+                if any(r.get("uid") == uid for r in obj["metadata"].get("ownerReferences") or ()):
+                    out.append(f"{resource.kind}/{obj['metadata']['name']}")
+        for obj in await api.list(DEPLOYMENT, namespace=ns):
+            if obj["metadata"]["name"].startswith("vllm-agg-"):
+                out.append(f"Deployment/{obj['metadata']['name']}")
+        return out
+
+    await eventually(leftovers, until=lambda left: not left, timeout=TIMEOUT)
