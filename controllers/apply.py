@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -165,8 +166,46 @@ def _name(obj: Mapping[str, Any]) -> str:
     return str(obj["metadata"]["name"])
 
 
+class RecentWrites:
+    """What this process wrote lately, so a cache that has not yet caught up does not make us write
+    the same thing again (each repeat would be a real request, and the quiet period must be zero).
+
+    An entry is (resourceVersion the cache showed before our write, what we wrote). While the cache
+    still shows that resourceVersion, our write is in flight from the cache's point of view and the
+    recorded content stands in for it. Purely an optimisation: forgetting costs one redundant write.
+    """
+
+    def __init__(self, size: int = 8192) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[str, ...], tuple[str, Any]] = OrderedDict()
+
+    def remember(self, key: tuple[str, ...], live: Mapping[str, Any] | None, content: Any) -> None:
+        self._entries[key] = (_rv(live), content)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+
+    def in_flight(self, key: tuple[str, ...], live: Mapping[str, Any] | None) -> Any | None:
+        """What we wrote for `key` if the cache still shows the version from before that write."""
+        entry = self._entries.get(key)
+        if entry is None or entry[0] != _rv(live):
+            return None
+        return entry[1]
+
+
+def _rv(obj: Mapping[str, Any] | None) -> str:
+    if obj is None:
+        return ""
+    return str((obj.get("metadata") or {}).get("resourceVersion", ""))
+
+
+def _write_key(resource: Resource, obj: Mapping[str, Any]) -> tuple[str, ...]:
+    meta = obj.get("metadata") or {}
+    return (resource.group, resource.plural, str(meta.get("namespace", "")), str(meta.get("name", "")))
+
+
 class ChildSyncer:
-    """Applies an owner's desired children and prunes the rest. Stateless between calls."""
+    """Applies an owner's desired children and prunes the rest. Keeps only `RecentWrites`."""
 
     def __init__(
         self,
@@ -175,9 +214,11 @@ class ChildSyncer:
         cache: ChildReader,
         recorder: Recorder,
         field_manager: str = FIELD_MANAGER,
+        recent: RecentWrites | None = None,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
         self._field_manager = field_manager
+        self._recent = recent or RecentWrites()
 
     async def sync(
         self,
@@ -250,6 +291,10 @@ class ChildSyncer:
             if recorded_hash(live) == content_hash(obj) and not _drifted(obj, live) and live_uid is not None:
                 report.current[(resource, name)] = live
                 return
+        written = self._recent.in_flight(_write_key(resource, obj), live)
+        if written is not None and recorded_hash(written) == content_hash(obj) and not d.create_only:
+            report.current[(resource, name)] = written  # already sent; the cache is behind
+            return
         if d.create_only:
             # POST, not apply: a same-named object the cache has not seen yet (a user's PVC) must
             # stay exactly as it is, and AlreadyExists says so.
@@ -274,6 +319,7 @@ class ChildSyncer:
             self._failed(owner, resource, name, "apply", err)
             raise ChildWriteError(resource, name, "apply", err) from err
         report.current[(resource, name)] = result
+        self._recent.remember(_write_key(resource, obj), live, result)
         (report.created if live is None else report.updated).append(f"{resource.kind}/{name}")
 
     async def _prune(
@@ -369,10 +415,42 @@ def without_none(value: Any) -> Any:
     return value
 
 
+class StatusWriter:
+    """Writes an object's status subresource only when it changed, remembering what it wrote so a
+    stale cache is compared against our own last write rather than the older version it shows."""
+
+    def __init__(self, client: ChildClient, resource: Resource, recent: RecentWrites | None = None) -> None:
+        self._client, self._resource = client, resource
+        self._recent = recent or RecentWrites()
+
+    def current(self, live: Mapping[str, Any]) -> dict[str, Any]:
+        """The status to build on: our in-flight write when the cache is behind it, else the live one."""
+        written = self._recent.in_flight(("status", *_write_key(self._resource, live)), live)
+        return dict(written if written is not None else (live.get("status") or {}))
+
+    async def write(self, live: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+        """Merge-patch the status when it differs from `current(live)`; True when a request was sent."""
+        new = without_none(status)
+        patch = merge_patch(live.get("status") or {}, new)
+        if not patch or self.current(live) == new:
+            return False
+        meta = live["metadata"]
+        await self._client.patch(
+            self._resource,
+            meta["name"],
+            {"status": patch},
+            namespace=meta.get("namespace"),
+            subresource="status",
+        )
+        self._recent.remember(("status", *_write_key(self._resource, live)), live, new)
+        return True
+
+
 async def write_status_if_changed(
     client: ChildClient, resource: Resource, live: Mapping[str, Any], status: Mapping[str, Any]
 ) -> Obj | None:
-    """Merge-patch the status subresource when `status` differs from the live one; None when equal."""
+    """Merge-patch the status subresource when `status` differs from the live one; None when equal.
+    Stateless; `StatusWriter` also covers a cache that has not yet seen our previous write."""
     new = without_none(status)
     patch = merge_patch(live.get("status") or {}, new)
     if not patch:

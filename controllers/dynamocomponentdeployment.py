@@ -22,7 +22,7 @@ from dynamo_operator.controllers.apply import (
     ChildWriteError,
     Desired,
     Recorder,
-    write_status_if_changed,
+    StatusWriter,
 )
 from dynamo_operator.controllers.conditions import Condition
 from dynamo_operator.internal.client.resource import Resource, split_key
@@ -190,6 +190,7 @@ class DynamoComponentDeploymentReconciler:
         self._client, self._cache, self._recorder = client, cache, recorder
         self._gen_context = gen_context
         self._syncer = ChildSyncer(client=client, cache=cache, recorder=recorder)
+        self._status = StatusWriter(client, kinds.DCD)
         owned = [kinds.DEPLOYMENT, kinds.SERVICE, kinds.INGRESS]
         if lws:
             owned.append(kinds.LWS)
@@ -229,7 +230,7 @@ class DynamoComponentDeploymentReconciler:
             await self._fail(raw, "ApplyRejected", str(err))
             raise TerminalError(str(err)) from err
         verdict = self._readiness(desired, report.current)
-        if verdict.unobserved and not raw.get("status"):
+        if verdict.unobserved and not self._status.current(raw):
             # A brand-new workload: its controller is about to report on it, and that event brings
             # us back with something worth writing. Saves one status write per new component.
             return Result()
@@ -256,7 +257,7 @@ class DynamoComponentDeploymentReconciler:
             self._recorder.event(raw, type="Warning", reason=reason, message=message)
 
     async def _write_status(self, raw: Obj, wants: list[Condition], service: dict[str, Any] | None) -> bool:
-        old = raw.get("status") or {}
+        old = self._status.current(raw)
         generation = raw["metadata"].get("generation")
         status: dict[str, Any] = {
             "observedGeneration": generation,
@@ -268,7 +269,7 @@ class DynamoComponentDeploymentReconciler:
             status["service"] = service
         elif old.get("service") is not None:
             status["service"] = old["service"]
-        return await write_status_if_changed(self._client, kinds.DCD, raw, status) is not None
+        return await self._status.write(raw, status)
 
 
 # --- image-pull secret discovery --------------------------------------------------------------------

@@ -26,9 +26,9 @@ from dynamo_operator.controllers.apply import (
     ChildWriteError,
     Desired,
     Recorder,
+    StatusWriter,
     SyncReport,
     controller_uid,
-    write_status_if_changed,
 )
 from dynamo_operator.controllers.conditions import Condition
 from dynamo_operator.internal import consts
@@ -219,6 +219,7 @@ class DynamoGraphDeploymentReconciler:
         self._client, self._cache, self._recorder = client, cache, recorder
         self._gen_context = gen_context
         self._syncer = ChildSyncer(client=client, cache=cache, recorder=recorder)
+        self._status = StatusWriter(client, kinds.DGD)
 
     def setup(self, b: Builder) -> None:
         """For DGD (spec or annotation changes); Owns DCDs (their status drives ours), PVCs, adapters;
@@ -256,7 +257,7 @@ class DynamoGraphDeploymentReconciler:
                 for s, d in live.items()
             },
             rolled={s: dcd_rolled(d) for s, d in live.items()},
-            previous=(raw.get("status") or {}).get("restart"),
+            previous=self._status.current(raw).get("restart"),
         )
         try:
             problems = self._semantic_problems(raw)
@@ -343,7 +344,7 @@ class DynamoGraphDeploymentReconciler:
 
     async def _fail(self, raw: Obj, reason: str, message: str) -> None:
         """A problem only a spec change can fix: report it once, apply nothing, keep the rest of status."""
-        old = raw.get("status") or {}
+        old = self._status.current(raw)
         status = dict(old)
         status["state"] = STATE_FAILED
         status["conditions"] = conditions.set_condition(
@@ -351,11 +352,11 @@ class DynamoGraphDeploymentReconciler:
             Condition(READY, "False", reason, message),
             observed_generation=raw["metadata"].get("generation"),
         )
-        if await write_status_if_changed(self._client, kinds.DGD, raw, status) is not None:
+        if await self._status.write(raw, status):
             self._recorder.event(raw, type="Warning", reason=reason, message=message)
 
     async def _write_status(self, raw: Obj, verdict: GraphStatus, restart: dict[str, Any] | None) -> None:
-        old = raw.get("status") or {}
+        old = self._status.current(raw)
         generation = raw["metadata"].get("generation")
         ready = Condition(
             READY,
@@ -373,7 +374,7 @@ class DynamoGraphDeploymentReconciler:
         }
         if restart is not None:
             status["restart"] = restart
-        await write_status_if_changed(self._client, kinds.DGD, raw, status)
+        await self._status.write(raw, status)
 
 
 def controlled_by(obj: Mapping[str, Any], uid: str) -> bool:
