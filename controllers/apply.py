@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -170,17 +171,21 @@ class RecentWrites:
     """What this process wrote lately, so a cache that has not yet caught up does not make us write
     the same thing again (each repeat would be a real request, and the quiet period must be zero).
 
-    An entry is (resourceVersion the cache showed before our write, what we wrote). While the cache
-    still shows that resourceVersion, our write is in flight from the cache's point of view and the
-    recorded content stands in for it. Purely an optimisation: forgetting costs one redundant write.
+    An entry is (resourceVersion the cache showed before our write, when, what we wrote). While the
+    cache still shows that resourceVersion, our write is in flight from the cache's point of view and
+    the recorded content stands in for it. Once the cache shows anything else the entry is dropped,
+    and it expires after `ttl` seconds anyway, so a later deletion of the object is never mistaken
+    for "our create is still in flight". Purely an optimisation: forgetting costs one redundant write.
     """
 
-    def __init__(self, size: int = 8192) -> None:
-        self._size = size
-        self._entries: OrderedDict[tuple[str, ...], tuple[str, Any]] = OrderedDict()
+    def __init__(
+        self, size: int = 8192, *, ttl: float = 30.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._size, self._ttl, self._clock = size, ttl, clock
+        self._entries: OrderedDict[tuple[str, ...], tuple[str, float, Any]] = OrderedDict()
 
     def remember(self, key: tuple[str, ...], live: Mapping[str, Any] | None, content: Any) -> None:
-        self._entries[key] = (_rv(live), content)
+        self._entries[key] = (_rv(live), self._clock(), content)
         self._entries.move_to_end(key)
         while len(self._entries) > self._size:
             self._entries.popitem(last=False)
@@ -188,9 +193,13 @@ class RecentWrites:
     def in_flight(self, key: tuple[str, ...], live: Mapping[str, Any] | None) -> Any | None:
         """What we wrote for `key` if the cache still shows the version from before that write."""
         entry = self._entries.get(key)
-        if entry is None or entry[0] != _rv(live):
+        if entry is None:
             return None
-        return entry[1]
+        before, when, content = entry
+        if before != _rv(live) or self._clock() - when > self._ttl:
+            del self._entries[key]  # the cache has moved on (or we waited long enough): trust it
+            return None
+        return content
 
 
 def _rv(obj: Mapping[str, Any] | None) -> str:

@@ -51,7 +51,7 @@ FIELD_MANAGER = "bench"
 IMAGE = "registry.example/ai-dynamo/vllm-runtime:0.6.1"
 CREATE_CONCURRENCY = 20
 LOG_LEVEL = os.environ.get("BENCH_OPERATOR_LOG_LEVEL", "warning")
-WORKERS = int(os.environ.get("BENCH_OPERATOR_WORKERS", "32"))  # --max-concurrent-reconciles of the operator under test
+WORKERS = int(os.environ.get("BENCH_OPERATOR_WORKERS", "8"))  # --max-concurrent-reconciles of the operator under test
 POLL_SECONDS = 0.5
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
 

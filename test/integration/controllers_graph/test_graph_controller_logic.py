@@ -325,3 +325,21 @@ def test_pull_secret_notifier_reports_only_real_changes() -> None:
     notifier.refresh([secret("s1", "nvcr.io")])
     notifier.on_delete(secret("s1", "nvcr.io"))
     assert changed == ["ns", "ns"]
+
+
+def test_recent_writes_stand_in_only_while_the_cache_is_behind() -> None:
+    """Our write stands in for the cache only while it still shows the version from before the write;
+    once it moved on (or the entry expired), the cache is trusted again — so a later deletion of a
+    created object is never mistaken for our create still being in flight."""
+    from dynamo_operator.controllers.apply import RecentWrites
+
+    now = [0.0]
+    recent = RecentWrites(ttl=30.0, clock=lambda: now[0])
+    key = ("apps", "deployments", "ns", "d")
+    recent.remember(key, None, {"v": 1})
+    assert recent.in_flight(key, None) == {"v": 1}  # created, watch event not in yet
+    assert recent.in_flight(key, {"metadata": {"resourceVersion": "5"}}) is None  # cache caught up
+    assert recent.in_flight(key, None) is None  # deleted later: trust the cache, recreate
+    recent.remember(key, {"metadata": {"resourceVersion": "5"}}, {"v": 2})
+    now[0] = 31.0
+    assert recent.in_flight(key, {"metadata": {"resourceVersion": "5"}}) is None  # expired
