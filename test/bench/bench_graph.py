@@ -51,7 +51,8 @@ FIELD_MANAGER = "bench"
 IMAGE = "registry.example/ai-dynamo/vllm-runtime:0.6.1"
 CREATE_CONCURRENCY = 20
 LOG_LEVEL = os.environ.get("BENCH_OPERATOR_LOG_LEVEL", "warning")
-WORKERS = int(os.environ.get("BENCH_OPERATOR_WORKERS", "8"))  # --max-concurrent-reconciles of the operator under test
+# --max-concurrent-reconciles of the operator under test (more only adds API-server contention here).
+WORKERS = int(os.environ.get("BENCH_OPERATOR_WORKERS", "8"))
 POLL_SECONDS = 0.5
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
 
@@ -214,7 +215,7 @@ async def breakdown(api: Client, ns: str) -> dict[str, float]:
             _cond_time(dep, "Available"),
             _cond_time(dcd, "Available"),
         ]
-        for (label, values), a, b in zip(list(hops.items())[:4], points, points[1:], strict=False):
+        for (_label, values), a, b in zip(list(hops.items())[:4], points, points[1:], strict=False):
             if a is not None and b is not None:
                 values.append(b - a)
     for dgd in dgds.values():
@@ -298,6 +299,7 @@ async def operator_run(
     api: Client,
     kubeconfig: str,
     n: int,
+    *,
     quiet_seconds: float,
     timeout: float,  # noqa: ASYNC109 - a polling bound
     profile: str | None = None,
@@ -399,7 +401,12 @@ async def main(args: argparse.Namespace) -> int:
             await install_crds(api)
             base = await baseline(api, args.graphs, args.timeout)
             op = await operator_run(
-                api, cluster.kubeconfig, args.graphs, args.quiet_seconds, args.timeout, profile=args.profile
+                api,
+                cluster.kubeconfig,
+                args.graphs,
+                quiet_seconds=args.quiet_seconds,
+                timeout=args.timeout,
+                profile=args.profile,
             )
         finally:
             await api.close()
