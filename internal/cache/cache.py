@@ -96,18 +96,25 @@ class Cache:
     # -- reads -----------------------------------------------------------------------------------
 
     def reader(self, resource: Resource) -> SharedInformer:
-        """The informer reads of `resource` go to: the one without selectors (cluster-wide preferred),
-        else the first registered."""
+        """The informer reads of `resource` go to: the one without selectors (cluster-wide preferred).
+
+        A filtered informer (selector, metadata-only) never serves these reads: a reader asking for
+        "all ConfigMaps" would silently see only another consumer's subset. Read such an informer
+        through its own handle instead.
+        """
         candidates = [i for s, i in self._informers.items() if s.resource == resource]
-        if not candidates:
-            raise InformerNotRegistered(f"no informer registered for {resource.plural}.{resource.group}")
         unfiltered = [
             i
             for i in candidates
             if not (i.scope.label_selector or i.scope.field_selector or i.scope.metadata_only)
         ]
+        if not unfiltered:
+            what = "only filtered informers" if candidates else "no informer"
+            raise InformerNotRegistered(
+                f"{what} registered for {resource.plural}.{resource.group}; read a filtered one by its handle"
+            )
         cluster_wide = [i for i in unfiltered if i.scope.namespace is None]
-        return (cluster_wide or unfiltered or candidates)[0]
+        return (cluster_wide or unfiltered)[0]
 
     def get(self, resource: Resource, key: str) -> Obj | None:
         """The cached object under `namespace/name` (or `name`), None when absent."""

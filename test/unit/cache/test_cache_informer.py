@@ -200,6 +200,14 @@ def test_reading_an_unregistered_resource_raises() -> None:
         Cache(NoSource()).get(DEPLOYMENT, "a/x")
 
 
+def test_reads_never_fall_back_to_a_filtered_informer() -> None:
+    """A label-scoped informer holds a subset: reading "all" from it would silently miss objects."""
+    cache = Cache(NoSource())
+    cache.informer(CONFIG_MAP, label_selector="app=x").replace([cm("only-filtered", "1")])
+    with pytest.raises(InformerNotRegistered, match="only filtered informers"):
+        cache.get(CONFIG_MAP, "a/only-filtered")
+
+
 class OneListSource:
     """Lists once, then watches that never end until cancelled."""
 
