@@ -114,6 +114,43 @@ class SyncReport:
         return self.current.get((resource, name))
 
 
+def _content(obj: Mapping[str, Any]) -> tuple[Any, ...]:
+    meta = obj.get("metadata") or {}
+    body = {k: v for k, v in obj.items() if k not in ("metadata", "status")}
+    return body, meta.get("labels"), meta.get("annotations"), meta.get("ownerReferences")
+
+
+def _status_or_content(obj: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (*_content(obj), obj.get("status"), (obj.get("metadata") or {}).get("generation"))
+
+
+class ChildPredicate:
+    """Which events of an owned child are worth a reconcile of its owner.
+
+    Create events are skipped: we created the child ourselves (after a restart the owners' own adds
+    reconcile everything). Updates pass when what the owner reads changed: the child's content
+    (someone edited it) and, when `status` is set, its status (readiness drives ours). Deletes
+    always pass, so a deleted child is recreated.
+    """
+
+    def __init__(self, *, status: bool) -> None:
+        self._view = _status_or_content if status else _content
+
+    def create(self, obj: Obj) -> bool:
+        return False
+
+    def update(self, old: Obj, new: Obj) -> bool:
+        return self._view(old) != self._view(new)
+
+    def delete(self, obj: Obj) -> bool:
+        return True
+
+
+# Children whose status the owner reads (workloads, DCDs) and children it only writes.
+CHILD_STATUS_CHANGED = ChildPredicate(status=True)
+CHILD_CONTENT_CHANGED = ChildPredicate(status=False)
+
+
 def owner_reference(owner: Mapping[str, Any]) -> dict[str, Any]:
     """A controller ownerReference to `owner` (blockOwnerDeletion so foreground deletion waits)."""
     meta = owner["metadata"]

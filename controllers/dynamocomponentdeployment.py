@@ -16,6 +16,8 @@ from typing import Any, Protocol
 import structlog
 from dynamo_operator.controllers import conditions, kinds
 from dynamo_operator.controllers.apply import (
+    CHILD_CONTENT_CHANGED,
+    CHILD_STATUS_CHANGED,
     ChildClient,
     ChildReader,
     ChildSyncer,
@@ -204,7 +206,8 @@ class DynamoComponentDeploymentReconciler:
         """For DCD (spec changes), Owns every child kind (their status drives ours)."""
         b.for_(kinds.DCD, predicates=(generation_changed,))
         for resource in self.owned:
-            b.owns(resource)
+            reads_status = resource in (kinds.DEPLOYMENT, kinds.LWS)
+            b.owns(resource, predicates=(CHILD_STATUS_CHANGED if reads_status else CHILD_CONTENT_CHANGED,))
 
     async def reconcile(self, key: str) -> Result:
         raw = self._cache.get(kinds.DCD, key)

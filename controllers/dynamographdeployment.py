@@ -20,6 +20,8 @@ from typing import Any, Protocol
 import structlog
 from dynamo_operator.controllers import conditions, kinds
 from dynamo_operator.controllers.apply import (
+    CHILD_CONTENT_CHANGED,
+    CHILD_STATUS_CHANGED,
     ChildClient,
     ChildReader,
     ChildSyncer,
@@ -226,7 +228,8 @@ class DynamoGraphDeploymentReconciler:
         Watches PVCs a graph names but does not own, so a user creating one re-triggers the graph."""
         b.for_(kinds.DGD, predicates=(any_of(generation_changed, annotation_changed),))
         for resource in self.owned:
-            b.owns(resource)
+            reads_status = resource == kinds.DCD
+            b.owns(resource, predicates=(CHILD_STATUS_CHANGED if reads_status else CHILD_CONTENT_CHANGED,))
         b.watches(kinds.PVC, self.graphs_naming_pvc)
 
     def graphs_naming_pvc(self, pvc: Obj) -> list[str]:
