@@ -222,7 +222,10 @@ def desired_service(comp: Component, ctx: GenContext, owner: Obj | None) -> Obj 
     if kube_discovery_enabled(comp, ctx):
         labels[c.LABEL_DISCOVERY_BACKEND] = c.DISCOVERY_BACKEND_KUBERNETES
         labels[c.LABEL_DISCOVERY_ENABLED] = c.LABEL_VALUE_TRUE
-    selector = {c.LABEL_DYNAMO_NAMESPACE: dynamo_namespace_of(comp), c.LABEL_COMPONENT: comp.service_name}
+    selector = {
+        c.LABEL_DYNAMO_NAMESPACE: naming.label_value(dynamo_namespace_of(comp)),
+        c.LABEL_COMPONENT: comp.service_name,
+    }
     if comp.component_type:
         selector[c.LABEL_COMPONENT_TYPE] = comp.component_type
     if comp.is_multinode:

@@ -97,7 +97,7 @@ def dcd_labels(dgd_name: str, service: str, dyn_ns: str) -> dict[str, str]:
     """Labels identifying a DCD (and, through spec.labels, its pods) as one service of one graph."""
     return {
         c.LABEL_COMPONENT: service,
-        c.LABEL_DYNAMO_NAMESPACE: dyn_ns,
+        c.LABEL_DYNAMO_NAMESPACE: naming.label_value(dyn_ns),
         c.LABEL_GRAPH_DEPLOYMENT_NAME: dgd_name,
     }
 

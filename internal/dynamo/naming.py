@@ -63,6 +63,21 @@ def short_digest(value: str) -> str:
     return digest(value, length=8)
 
 
+# Kubernetes caps label values at 63 characters; a Dynamo namespace (`<namespace>-<dgd>`) can be longer.
+LABEL_VALUE_MAX = 63
+
+
+def label_value(value: str) -> str:
+    """`value` when it fits a label; else a stable shortened form: a prefix, "-", and its short digest.
+
+    Every label and selector site goes through this, so a long value still selects consistently.
+    """
+    if len(value) <= LABEL_VALUE_MAX:
+        return value
+    prefix = value[: LABEL_VALUE_MAX - 9].rstrip("-_.")
+    return f"{prefix}-{short_digest(value)}"
+
+
 def name_problems(dgd_name: str, services: list[str]) -> list[str]:
     """Human-readable reasons why names generated for this graph would be rejected by the API server."""
     problems: list[str] = []

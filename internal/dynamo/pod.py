@@ -126,7 +126,7 @@ def pod_labels(comp: Component, ctx: GenContext) -> dict[str, str]:
     # Re-asserted last: selectors of the Deployment and Services depend on these.
     labels[c.LABEL_SELECTOR] = comp.name
     labels[c.LABEL_COMPONENT] = comp.service_name
-    labels[c.LABEL_DYNAMO_NAMESPACE] = dynamo_namespace_of(comp)
+    labels[c.LABEL_DYNAMO_NAMESPACE] = naming.label_value(dynamo_namespace_of(comp))
     if comp.parent_dgd:
         labels[c.LABEL_GRAPH_DEPLOYMENT_NAME] = comp.parent_dgd
     if comp.component_type:

@@ -107,7 +107,10 @@ def desired_epp_objects(dgd: Obj, service: str, spec: Obj, ctx: GenContext) -> l
     pool["spec"] = {
         "targetPorts": [{"number": c.HTTP_PORT}],
         "selector": {
-            "matchLabels": {c.LABEL_COMPONENT_TYPE: c.COMPONENT_WORKER, c.LABEL_DYNAMO_NAMESPACE: dyn_ns}
+            "matchLabels": {
+                c.LABEL_COMPONENT_TYPE: c.COMPONENT_WORKER,
+                c.LABEL_DYNAMO_NAMESPACE: naming.label_value(dyn_ns),
+            }
         },
         "endpointPickerRef": {
             "kind": "Service",
