@@ -21,7 +21,7 @@ import yaml
 from dynamo_operator.controllers import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
-from dynamo_operator.internal.client.resource import NAMESPACE, Resource
+from dynamo_operator.internal.client.resource import EVENT, NAMESPACE, Resource
 from testsupport.api import eventually
 from testsupport.cluster import TEST_NAMESPACE_LABEL
 from testsupport.operator import (
@@ -511,3 +511,39 @@ async def test_quiet_after_convergence(api: Client, operator: RunningOperator, n
     before, by_verb = count_writes(), writes_by_verb()
     await asyncio.sleep(QUIET_SECONDS)
     assert count_writes() - before == 0, delta(by_verb, writes_by_verb())
+
+
+async def test_semantic_error_is_reported_and_nothing_applied(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """What the schema lets through but cannot be generated (an unparsable PVC size) fails the graph
+    with a condition naming the field and a Warning Event, creates no child, and recovers once fixed."""
+    dgd = two_services("g", ns)
+    bad = {
+        "name": "p",
+        "create": True,
+        "size": "lots",
+        "storageClass": "standard",
+        "volumeAccessMode": "ReadWriteOnce",
+    }
+    dgd["spec"]["pvcs"] = [bad]
+    await apply(api, dgd)
+    failed = await eventually(
+        lambda: api.get(kinds.DGD, "g", namespace=ns),
+        until=lambda d: (d.get("status") or {}).get("state") == "failed",
+        timeout=60,
+    )
+    ready = next(c for c in failed["status"]["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "InvalidSpec")
+    assert "spec.pvcs[0].size" in ready["message"]
+    assert await api.list(kinds.DCD, namespace=ns) == []
+    assert await api.list(kinds.PVC, namespace=ns) == []
+    warnings = await eventually(
+        lambda: api.list(EVENT, namespace=ns, field_selector="involvedObject.name=g,type=Warning"),
+        until=lambda xs: any(e.get("reason") == "InvalidSpec" for e in xs),
+        timeout=30,
+    )
+    assert len([e for e in warnings if e.get("reason") == "InvalidSpec"]) == 1
+    dgd["spec"]["pvcs"] = [{**bad, "size": "1Gi"}]
+    await apply(api, dgd)
+    await wait_ready(api, ns, "g")
