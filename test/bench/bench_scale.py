@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Scale benchmark: N three-service DGDs (frontend, decode, prefill: 3·N components) on a fresh local
+control plane, with the operator deployed from config/default and run as its own process.
+
+For each N of --graphs (default 100,300,1000; each on its own cluster) it prints:
+- baseline: seconds until 3·N bare Deployments (same pod template, no operator) are all available —
+  the physical limit of this cluster (scheduler + kwok + kcm on this machine);
+- operator: seconds from the first DGD create until every DGD is Ready, and the ratio to baseline;
+- operator peak RSS (VmHWM) and CPU seconds; API requests by verb, in total and per DGD;
+- writes in a quiet period after convergence (goal 0);
+- restart: a new operator process replacing the old one — seconds to caches synced (/readyz), to
+  quiet (no write for --settle seconds), and the writes it made although nothing changed (goal 0).
+
+Usage: .venv/bin/python test/bench/bench_scale.py [--graphs 100,300,1000] [--timeout 1800]
+Bounded: --timeout per size; the cluster and operators are always stopped. Sizes run in order and
+the first one that does not finish in its bound stops the run (the figures so far are printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(REPO / "hack"), str(REPO / "hack" / "faults")]
+
+import harness as h  # noqa: E402
+from dynamo_operator.internal.client.client import Client  # noqa: E402
+from dynamo_operator.internal.client.resource import DEPLOYMENT, NAMESPACE, POD  # noqa: E402
+
+NS = "bench"
+BASELINE_NS = "baseline"
+WORKERS = 8
+CREATE_CONCURRENCY = 24
+WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def bare_deployment(name: str, namespace: str) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "main", "image": h.IMAGE}]},
+            },
+        },
+    }
+
+
+def available(dep: dict[str, Any]) -> bool:
+    status = dep.get("status") or {}
+    return bool(
+        status.get("availableReplicas") == 1
+        and status.get("observedGeneration") == dep["metadata"]["generation"]
+    )
+
+
+async def count_until(
+    api: Client,
+    resource: Any,
+    namespace: str,
+    want: int,
+    ok: Any,
+    *,
+    timeout: float,  # noqa: ASYNC109
+) -> float:
+    started = time.monotonic()
+    await h.eventually(
+        lambda: api.list(resource, namespace=namespace),
+        lambda items: sum(1 for i in items if ok(i)) >= want,
+        timeout=timeout,
+        interval=2.0,
+        what=f"{want} {resource.plural} ready",
+    )
+    return time.monotonic() - started
+
+
+LEASES = "leases.coordination.k8s.io"
+
+
+def writes(samples: list[tuple[str, dict[str, str], float]]) -> float:
+    """Writes to anything but the leader Lease (renewed every retry period by design)."""
+    return sum(
+        v
+        for n, labels, v in samples
+        if n == "rest_client_requests_total"
+        and labels.get("method") in WRITE_VERBS
+        and labels.get("resource") != LEASES
+    )
+
+
+def by_verb_without_leases(samples: list[tuple[str, dict[str, str], float]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for n, labels, v in samples:
+        if n == "rest_client_requests_total" and labels.get("resource") != LEASES:
+            out[labels["method"]] = out.get(labels["method"], 0) + int(v)
+    return dict(sorted(out.items()))
+
+
+async def wait_quiet(op: h.OperatorProcess, *, settle: float, timeout: float) -> tuple[float, float]:  # noqa: ASYNC109
+    """Seconds from now until the operator's writes stopped moving for `settle` s, and writes meanwhile."""
+    started = time.monotonic()
+    first = last = writes(op.metrics())
+    since = time.monotonic()
+    while time.monotonic() - started < timeout:
+        await asyncio.sleep(1.0)
+        now = writes(op.metrics())
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= settle:
+            return since - started, last - first
+    raise TimeoutError(f"operator did not go quiet within {timeout} s")
+
+
+async def one_size(n: int, *, timeout: float, settle: float, quiet_window: float) -> dict[str, Any]:  # noqa: ASYNC109
+    deadline = time.monotonic() + timeout
+    left = lambda: max(30.0, deadline - time.monotonic())  # noqa: E731
+    fig: dict[str, Any] = {"graphs": n, "components": 3 * n}
+    workdir = Path(tempfile.mkdtemp(prefix=f"dynamo-bench-scale-{n}-"))
+    nodes = max(4, (6 * n) // 900 + 1)  # pods per node is capped at 1000
+    h.say(f"N={n}: local control plane with {nodes} nodes (work dir {workdir})")
+    cluster = h.start_cluster(f"bench-scale-{n}-{os.getpid()}", nodes=nodes)
+    ops: list[h.OperatorProcess] = []
+    try:
+        api = await Client.from_kubeconfig(cluster.kubeconfig)
+        try:
+            for ns in (NS, BASELINE_NS):
+                await h.ensure_namespace(api, ns)
+            await asyncio.sleep(3)  # the namespaces' default ServiceAccounts
+            # Baseline: 3·N bare Deployments, the cluster's own limit.
+            h.say(f"N={n}: baseline, {3 * n} bare Deployments")
+            t0 = time.monotonic()
+            names = [f"d{i:05d}" for i in range(3 * n)]
+            await h.bounded_gather(
+                (api.create(DEPLOYMENT, bare_deployment(x, BASELINE_NS)) for x in names),
+                limit=CREATE_CONCURRENCY,
+            )
+            await count_until(api, DEPLOYMENT, BASELINE_NS, len(names), available, timeout=left())
+            fig["baseline_s"] = round(time.monotonic() - t0, 1)
+            h.say(f"N={n}: baseline {fig['baseline_s']} s; removing it")
+            await api.delete(NAMESPACE, BASELINE_NS)
+            await h.eventually(
+                lambda: api.list(POD, namespace=BASELINE_NS),
+                lambda pods: not pods,
+                timeout=left(),
+                interval=2.0,
+            )
+            # The operator, as users deploy it, then N graphs.
+            h.deploy_default(cluster.kubeconfig)
+            op_kubeconfig = h.operator_kubeconfig(cluster, workdir / "operator.kubeconfig")
+            args = (f"--max-concurrent-reconciles={WORKERS}", "--log-level=warning")
+            op = h.OperatorProcess(op_kubeconfig, workdir / "operator-0.log", extra_args=args).start()
+            ops.append(op)
+            op.wait_ready(timeout=120)
+            h.say(f"N={n}: operator ready; creating {n} DGDs")
+            t0 = time.monotonic()
+            graphs = [f"g{i:05d}" for i in range(n)]
+            await h.bounded_gather(
+                (api.create(h.DGD, h.graph(g, NS, services=3)) for g in graphs), limit=CREATE_CONCURRENCY
+            )
+            fig["create_s"] = round(time.monotonic() - t0, 1)
+            await h.wait_converged(api, NS, graphs, timeout=left(), interval=3.0)
+            fig["operator_s"] = round(time.monotonic() - t0, 1)
+            fig["ratio"] = round(fig["operator_s"] / fig["baseline_s"], 2)
+            h.say(f"N={n}: all Ready in {fig['operator_s']} s (ratio {fig['ratio']})")
+            samples = op.metrics()
+            by_verb = by_verb_without_leases(samples)
+            fig["requests_by_verb"] = by_verb  # the leader Lease renewals left out
+            fig["requests_per_dgd"] = {k: round(v / n, 1) for k, v in sorted(by_verb.items())}
+            fig["writes_per_dgd"] = round(writes(samples) / n, 1)
+            fig["rss_peak_mb"] = round(op.peak_rss_mb(), 1)
+            fig["cpu_s"] = round(op.cpu_seconds(), 1)
+            # Quiet: nothing changes, so nothing should be written.
+            before = writes(op.metrics())
+            await asyncio.sleep(quiet_window)
+            fig["quiet_writes"] = writes(op.metrics()) - before
+            fig["quiet_window_s"] = quiet_window
+            # Restart: a fresh process must sync its caches and go quiet without writing anything.
+            op.stop(timeout=60)
+            fresh = h.OperatorProcess(op_kubeconfig, workdir / "operator-1.log", extra_args=args)
+            t0 = time.monotonic()
+            fresh.start()
+            ops.append(fresh)
+            fig["restart_ready_s"] = round(fresh.wait_ready(timeout=left()), 1)
+            called = time.monotonic() - t0
+            quiet_at, restart_writes = await wait_quiet(fresh, settle=settle, timeout=left())
+            # From process start until its last write (or until synced, when it wrote nothing).
+            fig["restart_quiet_s"] = round(called + quiet_at, 1)
+            fig["restart_writes"] = restart_writes
+            fig["restart_reconciles"] = h.metric_sum(fresh.metrics(), "controller_runtime_reconcile_total")
+            fig["restart_rss_peak_mb"] = round(fresh.peak_rss_mb(), 1)
+            fig["restart_cpu_s"] = round(fresh.cpu_seconds(), 1)
+            fig["rbac_denials"] = h.forbidden_requests(fresh.metrics()) or 0
+        finally:
+            await api.close()
+    finally:
+        for op in ops:
+            with contextlib.suppress(Exception):
+                op.stop(timeout=30)
+        cluster.down()
+    return fig
+
+
+def print_figures(fig: dict[str, Any]) -> None:
+    n = fig["graphs"]
+    print(f"--- bench_scale: {n} DGDs ({fig['components']} components)", flush=True)
+    for key, value in fig.items():
+        if key not in ("graphs", "components"):
+            print(f"  {key:20} {value}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--graphs", default="100,300,1000", help="comma-separated sizes, run in order")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="bound per size, seconds")
+    parser.add_argument("--settle", type=float, default=10.0, help="no write for this long = quiet")
+    parser.add_argument("--quiet-window", type=float, default=30.0)
+    args = parser.parse_args(argv)
+    status = 0
+    for n in [int(x) for x in args.graphs.split(",") if x]:
+        try:
+            fig = asyncio.run(
+                one_size(n, timeout=args.timeout, settle=args.settle, quiet_window=args.quiet_window)
+            )
+        except Exception as err:
+            print(
+                f"--- bench_scale: {n} DGDs did not finish: {type(err).__name__}: {str(err)[:500]}",
+                flush=True,
+            )
+            status = 1
+            break
+        print_figures(fig)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
