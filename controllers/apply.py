@@ -89,11 +89,14 @@ class ChildWriteError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Desired:
-    """One child the owner should have. `create_only`: never updated once it exists."""
+    """One object the owner should have. `create_only`: never updated once it exists. `owned=False`:
+    shared with others (e.g. a namespace's planner ServiceAccount), so it gets no ownerReference,
+    is only ever created, and is never pruned."""
 
     resource: Resource
     obj: Obj
     create_only: bool = False
+    owned: bool = True
 
 
 @dataclass(slots=True)
@@ -294,7 +297,9 @@ class ChildSyncer:
         keep: Callable[[Resource, Obj], bool] | None,
         report: SyncReport,
     ) -> None:
-        prepared = [(d, prepare(owner, d.obj)) for d in desired]
+        prepared = [
+            (d, prepare(owner, d.obj) if d.owned else stamp_hash(copy.deepcopy(d.obj))) for d in desired
+        ]
         results = await asyncio.gather(
             *(self._one(owner, d, obj, report) for d, obj in prepared), return_exceptions=True
         )
@@ -304,7 +309,7 @@ class ChildSyncer:
                 raise failure  # cancellation and friends propagate untouched
         if failures:
             raise failures[0]
-        wanted = {(d.resource, _name(obj)) for d, obj in prepared}
+        wanted = {(d.resource, _name(obj)) for d, obj in prepared if d.owned}
         await self._prune(owner, wanted, owned, keep, report)
 
     def _summarise(self, owner: Obj, report: SyncReport) -> None:
@@ -324,8 +329,13 @@ class ChildSyncer:
         resource, name = d.resource, _name(obj)
         live = self._cache.get(resource, object_key(obj))
         owner_uid = owner["metadata"]["uid"]
+        if not d.owned:
+            d = Desired(d.resource, obj, create_only=True, owned=False)
         if live is not None:
             live_uid = controller_uid(live)
+            if not d.owned:
+                report.current[(resource, name)] = live
+                return
             if live_uid is not None and live_uid != owner_uid:
                 report.foreign.append(f"{resource.kind}/{name}")
                 report.current[(resource, name)] = live

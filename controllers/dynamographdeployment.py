@@ -39,7 +39,7 @@ from dynamo_operator.internal.controller.predicates import annotation_changed, a
 from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError
-from dynamo_operator.internal.dynamo.graph import desired_graph_objects
+from dynamo_operator.internal.dynamo.graph import desired_graph_objects, desired_planner_rbac, missing_apis
 
 log = structlog.get_logger(__name__)
 
@@ -205,21 +205,30 @@ def _service_of(dcd: Mapping[str, Any]) -> str | None:
 class DynamoGraphDeploymentReconciler:
     """Turns one DGD into DCDs, PVCs and scaling adapters, and reports the graph's readiness."""
 
-    owned: tuple[Resource, ...] = (
-        kinds.DCD,
-        kinds.PVC,
-        kinds.DGDSA,
-        kinds.SERVICE,  # model Services
-        kinds.SERVICE_ACCOUNT,  # discovery RBAC
-        kinds.ROLE,
-        kinds.ROLE_BINDING,
-    )
-
     def __init__(
-        self, *, client: ChildClient, cache: ChildReader, recorder: Recorder, gen_context: GenContextFor
+        self,
+        *,
+        client: ChildClient,
+        cache: ChildReader,
+        recorder: Recorder,
+        gen_context: GenContextFor,
+        inference_pools: bool = False,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
         self._gen_context = gen_context
+        owned = [
+            kinds.DCD,
+            kinds.PVC,
+            kinds.DGDSA,
+            kinds.SERVICE,  # model Services
+            kinds.SERVICE_ACCOUNT,  # discovery RBAC
+            kinds.ROLE,
+            kinds.ROLE_BINDING,
+            kinds.CONFIG_MAP,  # wait-for-leader script, EPP config
+        ]
+        if inference_pools:
+            owned.append(kinds.INFERENCE_POOL)
+        self.owned: tuple[Resource, ...] = tuple(owned)
         self._syncer = ChildSyncer(client=client, cache=cache, recorder=recorder)
         self._status = StatusWriter(client, kinds.DGD)
 
@@ -266,10 +275,18 @@ class DynamoGraphDeploymentReconciler:
             problems = self._semantic_problems(raw)
             if problems:
                 raise GenerationError("spec", "; ".join(problems))
+            missing = missing_apis(raw, ctx)
             desired = desired_graph_objects(raw, ctx, restart_at=plan.values)
+            shared = desired_planner_rbac(raw, ctx)
         except GenerationError as err:
             await self._fail(raw, "InvalidSpec", str(err))
             raise TerminalError(str(err)) from err
+
+        if missing:
+            # Nothing is applied: half a graph (a frontend without its workers) helps nobody.
+            message = "; ".join(str(err) for err in missing)
+            await self._fail(raw, consts.REASON_NO_ORCHESTRATOR, message)
+            raise TerminalError(message)
 
         names = {p.get("name") for p in (raw.get("spec") or {}).get("pvcs") or ()}
         try:
@@ -278,9 +295,13 @@ class DynamoGraphDeploymentReconciler:
                 [
                     # Create-only: a PVC's spec is (mostly) immutable and its data precious; once an
                     # adapter exists it, not the graph, is the source of truth for its replicas.
-                    Desired(r, o, create_only=r in (kinds.PVC, kinds.DGDSA))
-                    for o in desired
-                    for r in (kinds.resource_of(o),)
+                    *(
+                        Desired(r, o, create_only=r in (kinds.PVC, kinds.DGDSA))
+                        for o in desired
+                        for r in (kinds.resource_of(o),)
+                    ),
+                    # The namespace's planner ServiceAccount/RoleBinding: shared, create-if-absent.
+                    *(Desired(kinds.resource_of(o), o, owned=False) for o in shared),
                 ],
                 owned=self.owned,
                 # Never delete a PVC the graph still names (its entry may have turned create: false).
@@ -295,10 +316,10 @@ class DynamoGraphDeploymentReconciler:
         dcds = [o for o in desired if o.get("kind") == kinds.DCD.kind]
         current = self._current_dcds(dcds, report)
         verdict = graph_status(services, current)
-        missing = self._missing_user_pvcs(raw)
-        if missing:
+        absent = self._missing_user_pvcs(raw)
+        if absent:
             verdict.ready = False
-            extra = f"waiting for PVC {', '.join(missing)}"
+            extra = f"waiting for PVC {', '.join(absent)}"
             verdict.message = extra if verdict.message.startswith("All") else f"{verdict.message}; {extra}"
         await self._write_status(raw, verdict, plan.status)
         return Result()

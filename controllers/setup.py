@@ -44,7 +44,7 @@ def register_all(mgr: Manager, ctx: Any) -> None:
     index = DockerSecretIndex()
     gen_context = gen_context_factory(ctx, index)
     dcd = register_component_deployments(mgr, ctx, gen_context)
-    register_graph_deployments(mgr, gen_context)
+    register_graph_deployments(mgr, ctx, gen_context)
     register_docker_secrets(mgr, index, dcd)
     dynamographdeploymentscalingadapter.register(mgr)
     dynamographdeploymentrequest.register(mgr, ctx)
@@ -85,6 +85,8 @@ def gen_context_factory(ctx: Any, index: DockerSecretIndex) -> GenContextFor:
         virtual_service_gateway=opt("istio_virtual_service_gateway"),
     )
     settings: dict[str, Any] = {}
+    if opt("planner_cluster_role_name"):
+        settings["planner_cluster_role"] = opt("planner_cluster_role_name")
     if opt("mpi_run_ssh_secret_name"):
         settings["mpi_ssh_secret_name"] = opt("mpi_run_ssh_secret_name")
     infra = {
@@ -126,12 +128,13 @@ def register_component_deployments(mgr: Manager, ctx: Any, gen_context: GenConte
     return b.complete(reconciler)
 
 
-def register_graph_deployments(mgr: Manager, gen_context: GenContextFor) -> Controller:
+def register_graph_deployments(mgr: Manager, ctx: Any, gen_context: GenContextFor) -> Controller:
     reconciler = DynamoGraphDeploymentReconciler(
         client=mgr.client,
         cache=mgr.cache,
         recorder=mgr.event_recorder(DGD_CONTROLLER),
         gen_context=gen_context,
+        inference_pools=capabilities_of(ctx).gateway_inference_extension,
     )
     b = mgr.builder(DGD_CONTROLLER)
     reconciler.setup(b)
