@@ -6,13 +6,13 @@ session, on the session event loop, closed at the end.
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import pytest_asyncio
 from dynamo_operator.internal.client.client import Client
+
+import testsupport
 
 T = TypeVar("T")
 
@@ -34,14 +34,5 @@ async def eventually(
     timeout: float = 30.0,  # noqa: ASYNC109 - a polling bound, not a cancellation scope
     interval: float = 0.1,
 ) -> T:
-    """Poll `probe` until `until(result)` holds; AssertionError with the last result after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = probe()
-        if isinstance(result, Awaitable):
-            result = await result
-        if until(result):  # type: ignore[arg-type]
-            return result  # type: ignore[return-value]
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s; last value: {result!r}")
-        await asyncio.sleep(interval)
+    """`testsupport.eventually` with a truthiness default: None, [] and 0 mean "not yet"."""
+    return await testsupport.eventually(probe, until=until, timeout=timeout, interval=interval)
