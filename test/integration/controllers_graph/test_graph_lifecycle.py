@@ -396,6 +396,15 @@ async def _restart_done(api: Client, ns: str, rid: str) -> dict[str, Any]:
     return await eventually(lambda: api.get(kinds.DGD, "g", namespace=ns), until=done, timeout=READY_TIMEOUT)
 
 
+async def _seen_completed(restarts: list[Any], rid: str) -> None:
+    """The watch recorder lags the GET that saw completion by a moment: wait for it to catch up."""
+    await eventually(
+        lambda: restarts,
+        until=lambda xs: any(r and r.get("observedID") == rid and r.get("phase") == "Completed" for r in xs),
+        timeout=30,
+    )
+
+
 async def test_restart_sequential_follows_order(api: Client, operator: RunningOperator, ns: str) -> None:
     """Sequential restart: services restart in `order`, the next only once the previous has fully rolled;
     every pod template ends up carrying the restart id."""
@@ -409,6 +418,8 @@ async def test_restart_sequential_follows_order(api: Client, operator: RunningOp
     ):
         await apply(api, dgd)
         await _restart_done(api, ns, "r1")
+        await _seen_completed(restarts, "r1")
+        await eventually(lambda: dcds, until=lambda xs: ("g-frontend", "r1", True) in xs, timeout=30)
     first_frontend = next(i for i, (n, rid, _) in enumerate(dcds) if n == "g-frontend" and rid == "r1")
     assert any(n == "g-worker" and rid == "r1" and rolled for n, rid, rolled in dcds[:first_frontend])
     progress = [tuple(r.get("inProgress") or ()) for r in restarts if r and r.get("observedID") == "r1"]
@@ -433,6 +444,7 @@ async def test_restart_parallel_restarts_all_at_once(api: Client, operator: Runn
     ) as restarts:
         await apply(api, dgd)
         await _restart_done(api, ns, "p1")
+        await _seen_completed(restarts, "p1")
     steps = [r for r in restarts if r and r.get("observedID") == "p1"]
     assert steps[0] == {"observedID": "p1", "phase": "Restarting", "inProgress": ["Frontend", "Worker"]}
     assert steps[-1] == {"observedID": "p1", "phase": "Completed"}
