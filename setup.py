@@ -8,8 +8,12 @@ from pathlib import Path
 
 from setuptools import setup
 
-ROOTS = {"dynamo_operator": "operator", "dynamo_operator.api": "api",
-         "dynamo_operator.controllers": "controllers", "dynamo_operator.internal": "internal"}
+ROOTS = {
+    "dynamo_operator": "operator",
+    "dynamo_operator.api": "api",
+    "dynamo_operator.controllers": "controllers",
+    "dynamo_operator.internal": "internal",
+}
 
 
 def discover() -> list[str]:
