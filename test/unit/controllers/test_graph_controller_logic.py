@@ -1,4 +1,4 @@
-"""Pure decision logic of the graph controllers (no cluster): restart planning, readiness, status diffs,
+"""Pure decision logic of the graph controllers: restart planning, readiness, status diffs,
 and the child syncer's write/skip/prune choices against an in-memory fake (fakes only for pure logic)."""
 
 from __future__ import annotations
