@@ -439,7 +439,7 @@ async def check_invariants(
     dcds_of: Counter[tuple[str, str]] = Counter()
     for dcd in dcds:
         owner = _controller_uid(dcd)
-        if owner not in by_uid:
+        if owner is None or owner not in by_uid:
             report.problems.append(f"orphaned DCD {dcd['metadata']['name']} (controller {owner})")
             continue
         service = (dcd.get("spec") or {}).get("serviceName") or dcd["metadata"]["name"]
@@ -457,7 +457,7 @@ async def check_invariants(
             owner = _controller_uid(obj)
             if owner is None and MANAGED_BY not in labels:
                 continue  # not ours
-            if owner not in by_uid:
+            if owner is None or owner not in by_uid:
                 report.problems.append(f"orphaned {kind} {obj['metadata']['name']} (controller {owner})")
                 continue
             if (

@@ -326,13 +326,13 @@ async def compaction(run: Run) -> None:
     finally:
         op.kill(signal.SIGCONT)
     resumed = time.monotonic()
-    for n in deleted_graphs:
-        await h.eventually(
-            lambda n=n: run.api.list(h.DCD, namespace=NS),
-            lambda dcds, n=n: not any(d["metadata"]["name"].startswith(f"{n}-") for d in dcds),
-            timeout=90,
-            what=f"children of deleted {n} gone",
-        )
+    gone_prefixes = tuple(f"{n}-" for n in deleted_graphs)
+    await h.eventually(
+        lambda: run.api.list(h.DCD, namespace=NS),
+        lambda dcds: not any(d["metadata"]["name"].startswith(gone_prefixes) for d in dcds),
+        timeout=90,
+        what="children of the deleted graphs gone",
+    )
     await h.wait_converged(run.api, NS, kept, timeout=180, interval=0.25)
     for d in lost_deps:
         await run.api.get(DEPLOYMENT, d, namespace=NS)

@@ -101,6 +101,24 @@ def writes(samples: list[tuple[str, dict[str, str], float]]) -> float:
     )
 
 
+def write_delta(
+    before: list[tuple[str, dict[str, str], float]], after: list[tuple[str, dict[str, str], float]]
+) -> dict[str, float]:
+    """Writes between two scrapes, by `METHOD resource code` (leases left out)."""
+
+    def table(samples: list[tuple[str, dict[str, str], float]]) -> dict[str, float]:
+        return {
+            f"{labels['method']} {labels['resource']} {labels['code']}": v
+            for n, labels, v in samples
+            if n == "rest_client_requests_total"
+            and labels.get("method") in WRITE_VERBS
+            and labels.get("resource") != LEASES
+        }
+
+    old, new = table(before), table(after)
+    return {k: v - old.get(k, 0.0) for k, v in new.items() if v - old.get(k, 0.0)}
+
+
 def by_verb_without_leases(samples: list[tuple[str, dict[str, str], float]]) -> dict[str, int]:
     out: dict[str, int] = {}
     for n, labels, v in samples:
@@ -126,7 +144,10 @@ async def wait_quiet(op: h.OperatorProcess, *, settle: float, timeout: float) ->
 
 async def one_size(n: int, *, timeout: float, settle: float, quiet_window: float) -> dict[str, Any]:  # noqa: ASYNC109
     deadline = time.monotonic() + timeout
-    left = lambda: max(30.0, deadline - time.monotonic())  # noqa: E731
+
+    def left() -> float:
+        return max(30.0, deadline - time.monotonic())
+
     fig: dict[str, Any] = {"graphs": n, "components": 3 * n}
     workdir = Path(tempfile.mkdtemp(prefix=f"dynamo-bench-scale-{n}-"))
     nodes = max(4, (6 * n) // 900 + 1)  # pods per node is capped at 1000
@@ -183,9 +204,12 @@ async def one_size(n: int, *, timeout: float, settle: float, quiet_window: float
             fig["rss_peak_mb"] = round(op.peak_rss_mb(), 1)
             fig["cpu_s"] = round(op.cpu_seconds(), 1)
             # Quiet: nothing changes, so nothing should be written.
-            before = writes(op.metrics())
+            before_samples = op.metrics()
+            before = writes(before_samples)
             await asyncio.sleep(quiet_window)
-            fig["quiet_writes"] = writes(op.metrics()) - before
+            after_samples = op.metrics()
+            fig["quiet_writes"] = writes(after_samples) - before
+            fig["quiet_writes_by"] = write_delta(before_samples, after_samples)
             fig["quiet_window_s"] = quiet_window
             # Restart: a fresh process must sync its caches and go quiet without writing anything.
             op.stop(timeout=60)
