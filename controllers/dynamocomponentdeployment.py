@@ -4,7 +4,9 @@ Reads the DCD and its children from the cache, generates the desired children wi
 writes only those whose content changed, prunes the ones no longer desired (a multinode toggle swaps
 Deployment and LeaderWorkerSet) and reports `Available` / `DynamoComponentReady` from the workload's
 real status. Readiness is judged on the freshest view: the write response when we just wrote the
-workload (its status then still describes the previous spec), else the cache.
+workload (its status then still describes the previous spec), else the cache. When the workload is
+not available, its pods (a label-filtered, trimmed Pod informer read through its own handle) say
+why: unschedulable, image pulls failing, crash loops, not ready yet.
 """
 
 from __future__ import annotations
@@ -27,12 +29,17 @@ from dynamo_operator.controllers.apply import (
     StatusWriter,
 )
 from dynamo_operator.controllers.conditions import Condition
+from dynamo_operator.internal import consts
+from dynamo_operator.internal.cache.interface import Informer, StoreReader
 from dynamo_operator.internal.client.resource import Resource, split_key
-from dynamo_operator.internal.controller.predicates import generation_changed
+from dynamo_operator.internal.controller.handlers import EnqueueMapped
+from dynamo_operator.internal.controller.predicates import Funcs, Predicate, generation_changed
 from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo.component import desired_component_objects
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError
+from dynamo_operator.internal.dynamo.pod_diagnosis import Diagnosis, diagnose, readiness_changed, slim_pod
+from dynamo_operator.internal.workqueue.interface import WorkQueue
 
 log = structlog.get_logger(__name__)
 
@@ -149,8 +156,12 @@ def lws_readiness(sets: Sequence[Mapping[str, Any]]) -> WorkloadReadiness:
     return WorkloadReadiness(True, f"{desired_total}/{desired_total} groups ready", service)
 
 
-def ready_conditions(verdict: WorkloadReadiness) -> list[Condition]:
-    """`Available` and `DynamoComponentReady`, both saying the same thing in upstream's reasons."""
+def ready_conditions(verdict: WorkloadReadiness, why: Diagnosis | None = None) -> list[Condition]:
+    """`Available` and `DynamoComponentReady`, both saying the same thing in upstream's reasons.
+
+    When not ready, `why` (what the pods show) is appended to both messages and becomes the reason
+    of `Available`; `DynamoComponentReady` keeps upstream's reason, which tools match on.
+    """
     kind = verdict.service.get("componentKind")
     noun = "LeaderWorkerSets" if kind == LWS_KIND else "Deployment"
     if verdict.ready:
@@ -159,9 +170,11 @@ def ready_conditions(verdict: WorkloadReadiness) -> list[Condition]:
             Condition(AVAILABLE, "True", reason, f"{noun} is ready: {verdict.message}"),
             Condition(COMPONENT_READY, "True", "ComponentReady", verdict.message),
         ]
+    message = f"{verdict.message} ({why.message})" if why else verdict.message
+    reason = why.reason if why else f"{kind}NotReady"
     return [
-        Condition(AVAILABLE, "False", f"{kind}NotReady", f"{noun} is not ready: {verdict.message}"),
-        Condition(COMPONENT_READY, "False", "ComponentNotReady", verdict.message),
+        Condition(AVAILABLE, "False", reason, f"{noun} is not ready: {message}"),
+        Condition(COMPONENT_READY, "False", "ComponentNotReady", message),
     ]
 
 
@@ -188,8 +201,10 @@ class DynamoComponentDeploymentReconciler:
         lws: bool,
         istio: bool,
         volcano: bool = False,
+        pods: StoreReader | None = None,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
+        self._pods = pods  # the store of `pod_informer`; None: conditions carry counts only
         self._gen_context = gen_context
         self._syncer = ChildSyncer(client=client, cache=cache, recorder=recorder)
         self._status = StatusWriter(client, kinds.DCD)
@@ -237,8 +252,14 @@ class DynamoComponentDeploymentReconciler:
             # A brand-new workload: its controller is about to report on it, and that event brings
             # us back with something worth writing. Saves one status write per new component.
             return Result()
-        await self._write_status(raw, ready_conditions(verdict), verdict.service)
+        why = None if verdict.ready else self._diagnose(key)
+        await self._write_status(raw, ready_conditions(verdict, why), verdict.service)
         return Result()
+
+    def _diagnose(self, key: str) -> Diagnosis | None:
+        if self._pods is None:
+            return None
+        return diagnose(self._pods.by_index(POD_OWNER_INDEX, key))
 
     def _readiness(
         self, desired: Sequence[Obj], current: Mapping[tuple[Resource, str], Obj]
@@ -273,6 +294,51 @@ class DynamoComponentDeploymentReconciler:
         elif old.get("service") is not None:
             status["service"] = old["service"]
         return await self._status.write(raw, status)
+
+
+# --- pods: why a workload is not ready ---------------------------------------------------------------
+
+POD_OWNER_INDEX = "dcd"
+"""Index of the pod informer: `namespace/<DCD name>`, from the selector label every generated pod
+template carries (Deployment and LeaderWorkerSet pods alike)."""
+
+POD_READINESS_CHANGED: Predicate = Funcs(on_update=readiness_changed)
+"""Pod updates that may change a verdict: not a new resourceVersion or annotations alone."""
+
+
+class PodInformers(Protocol):
+    """The part of the cache that creates the filtered, trimmed Pod informer."""
+
+    def informer(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        transform: Callable[[Obj], Obj] | None = None,
+    ) -> Informer: ...
+
+
+def pod_owner_keys(pod: Obj) -> list[str]:
+    """The key of the DCD whose workload runs this pod ([] for a pod without the selector label)."""
+    meta = pod.get("metadata") or {}
+    owner = (meta.get("labels") or {}).get(consts.LABEL_SELECTOR)
+    return [f"{meta.get('namespace')}/{owner}"] if owner and meta.get("namespace") else []
+
+
+def pod_informer(cache: PodInformers, *, namespace: str | None) -> Informer:
+    """Only pods the operator generated (selector label present), trimmed by `slim_pod`, indexed
+    by owning DCD. Read it through this handle: the cache façade refuses filtered informers."""
+    informer = cache.informer(
+        kinds.POD, namespace=namespace, label_selector=consts.LABEL_SELECTOR, transform=slim_pod
+    )
+    informer.add_indexers({POD_OWNER_INDEX: pod_owner_keys})
+    return informer
+
+
+def watch_pods(informer: Informer, queue: WorkQueue[str]) -> None:
+    """A pod change that may change readiness reconciles the DCD that owns the pod."""
+    informer.add_event_handler(EnqueueMapped(queue, pod_owner_keys, (POD_READINESS_CHANGED,)))
 
 
 # --- image-pull secret discovery --------------------------------------------------------------------

@@ -21,6 +21,8 @@ from dynamo_operator.controllers import (
 from dynamo_operator.controllers.dynamocomponentdeployment import (
     DynamoComponentDeploymentReconciler,
     PullSecretNotifier,
+    pod_informer,
+    watch_pods,
 )
 from dynamo_operator.controllers.dynamographdeployment import DynamoGraphDeploymentReconciler
 from dynamo_operator.internal.cache.interface import Informer
@@ -114,6 +116,7 @@ def gen_context_factory(ctx: Any, index: DockerSecretIndex) -> GenContextFor:
 
 def register_component_deployments(mgr: Manager, ctx: Any, gen_context: GenContextFor) -> Controller:
     caps = capabilities_of(ctx)
+    pods = pod_informer(mgr.cache, namespace=mgr.options.namespace)
     reconciler = DynamoComponentDeploymentReconciler(
         client=mgr.client,
         cache=mgr.cache,
@@ -122,10 +125,13 @@ def register_component_deployments(mgr: Manager, ctx: Any, gen_context: GenConte
         lws=caps.lws,
         istio=caps.istio,
         volcano=caps.volcano,
+        pods=pods.store,
     )
     b = mgr.builder(DCD_CONTROLLER)
     reconciler.setup(b)
-    return b.complete(reconciler)
+    controller = b.complete(reconciler)
+    watch_pods(pods, controller.queue)
+    return controller
 
 
 def register_graph_deployments(mgr: Manager, ctx: Any, gen_context: GenContextFor) -> Controller:
