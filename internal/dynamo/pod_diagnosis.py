@@ -77,6 +77,13 @@ def clip(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: max(limit - 1, 0)].rstrip() + ELLIPSIS
 
 
+def scheduler_reason(message: str) -> str:
+    """The scheduler's message without its preemption post-mortem ("preemption: 0/4 nodes are
+    available: 4 Preemption is not helpful..."), which only repeats that nothing fits."""
+    head, sep, _ = message.partition(" preemption:")
+    return head.rstrip(" .") + "." if sep and head.strip() else message
+
+
 def _statuses(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     status = pod.get("status") or {}
     return [*(status.get("initContainerStatuses") or ()), *(status.get("containerStatuses") or ())]
@@ -106,9 +113,8 @@ def finding(pod: Mapping[str, Any]) -> Finding | None:
         return None
     scheduled = _condition(pod, "PodScheduled")
     if scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable":
-        return Finding(
-            Problem.UNSCHEDULABLE, "unschedulable", clip(scheduled.get("message") or "", MAX_DETAIL)
-        )
+        detail = clip(scheduler_reason(str(scheduled.get("message") or "")), MAX_DETAIL)
+        return Finding(Problem.UNSCHEDULABLE, "unschedulable", detail)
     found: list[Finding] = []
     for cs in _statuses(pod):
         waiting = (cs.get("state") or {}).get("waiting") or {}

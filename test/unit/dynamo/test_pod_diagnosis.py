@@ -16,6 +16,7 @@ from dynamo_operator.internal.dynamo.pod_diagnosis import (
 )
 
 SCHED_PVC = "0/4 nodes are available: pod has unbound immediate PersistentVolumeClaims."
+PREEMPTION = "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
 SCHED_MISSING = '0/4 nodes are available: persistentvolumeclaim "model-cache" not found.'
 
 
@@ -65,6 +66,12 @@ def pod(
             Problem.UNSCHEDULABLE,
             f"2 pods unschedulable: {SCHED_PVC}",
             id="identical-unschedulable-pods-are-grouped-with-a-count",
+        ),
+        pytest.param(
+            [pod(unschedulable=f"{SCHED_PVC} {PREEMPTION}")],
+            Problem.UNSCHEDULABLE,
+            f"1 pod unschedulable: {SCHED_PVC}",
+            id="the-preemption-post-mortem-is-dropped",
         ),
         pytest.param(
             [pod(unschedulable=SCHED_MISSING)],
