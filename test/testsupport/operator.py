@@ -10,8 +10,9 @@ installed and Established; stopped gracefully at the end of the session.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,15 @@ TEST_FIELD_MANAGER = "integration-test"
 START_TIMEOUT = 60.0  # seconds until the caches synced
 STOP_TIMEOUT = 45.0
 
-__all__ = ["RunningOperator", "count_writes", "eventually", "install_crds", "operator", "writes_by_verb"]
+__all__ = [
+    "RunningOperator",
+    "count_writes",
+    "eventually",
+    "install_crds",
+    "operator",
+    "record_writes",
+    "writes_by_verb",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +140,28 @@ def writes_by_verb() -> dict[str, float]:
                 key = f"{sample.labels['method']} {sample.labels['resource']}"
                 out[key] = out.get(key, 0.0) + sample.value
     return out
+
+
+@contextlib.contextmanager
+def record_writes() -> Iterator[list[tuple[str, str]]]:
+    """Record every write (method, path) any Client in this process sends while the block runs.
+
+    Unlike the metrics, the path says which namespace and object a write touched, so a test can
+    judge its own objects while other tests' namespaces are still being torn down.
+    """
+    writes: list[tuple[str, str]] = []
+    original = Client._send
+
+    async def recording(self: Client, method: str, path: str, **kwargs: Any) -> Any:
+        if method in WRITE_METHODS:
+            writes.append((method, path))
+        return await original(self, method, path, **kwargs)
+
+    Client._send = recording  # type: ignore[method-assign]
+    try:
+        yield writes
+    finally:
+        Client._send = original  # type: ignore[method-assign]
 
 
 def delta(before: Mapping[str, float], after: Mapping[str, float]) -> dict[str, float]:
