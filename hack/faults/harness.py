@@ -107,9 +107,12 @@ async def eventually(
 # --- cluster and deployment ----------------------------------------------------------------------
 
 
-def start_cluster(name: str, *, nodes: int = 4, extra_apiserver_args: Sequence[str] = ()) -> LocalCluster:
-    """A fresh local control plane in its own state dir (owned by this process)."""
-    cluster = LocalCluster(name, nodes=nodes, owner_pid=os.getpid())
+def start_cluster(
+    name: str, *, nodes: int = 4, extra_apiserver_args: Sequence[str] = (), owned: bool = True
+) -> LocalCluster:
+    """A fresh local control plane in its own state dir; `owned` (by this process) lets test sessions
+    reap it once this process is gone, so a cluster kept for debugging must not be owned."""
+    cluster = LocalCluster(name, nodes=nodes, owner_pid=os.getpid() if owned else None)
     cluster.down()  # leftovers of an earlier, killed run with the same name
     cluster.up()
     if extra_apiserver_args:

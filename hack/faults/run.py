@@ -106,7 +106,7 @@ async def scenario(name: str, *, nodes: int = 4, keep: bool = False) -> AsyncIte
     """Cluster up, config/default deployed, admin client and operator token ready; all torn down."""
     workdir = Path(tempfile.mkdtemp(prefix=f"dynamo-fault-{name}-"))
     h.say(f"{name}: starting a local control plane (work dir {workdir})")
-    cluster = h.start_cluster(f"fault-{name}-{os.getpid()}", nodes=nodes)
+    cluster = h.start_cluster(f"fault-{name}-{os.getpid()}", nodes=nodes, owned=not keep)
     run: Run | None = None
     try:
         h.deploy_default(cluster.kubeconfig)
