@@ -32,11 +32,19 @@ def configure_logging(*, level: str = "info", fmt: LogFormat | str = LogFormat.J
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
     renderer: structlog.types.Processor
+    # Tracebacks never carry local variables: they would copy objects, tokens and whole specs into
+    # every error line (megabytes per minute under load, and secrets in logs).
     if fmt is LogFormat.JSON:
-        shared += [structlog.processors.dict_tracebacks]
+        shared += [
+            structlog.processors.ExceptionRenderer(
+                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+            )
+        ]
         renderer = structlog.processors.JSONRenderer(serializer=_dumps)
     else:
-        renderer = structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+        renderer = structlog.dev.ConsoleRenderer(
+            colors=sys.stderr.isatty(), exception_formatter=structlog.dev.plain_traceback
+        )
     structlog.configure(
         processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         logger_factory=structlog.stdlib.LoggerFactory(),

@@ -52,6 +52,26 @@ logging.getLogger("aiohttp").warning("from stdlib")
     assert second["event"] == "from stdlib" and second["level"] == "warning"
 
 
+@pytest.mark.parametrize("fmt", [pytest.param("json", id="json"), pytest.param("console", id="console")])
+def test_tracebacks_never_carry_local_variables(fmt: str) -> None:
+    """A local holding a credential must not reach the log through an exception's frame."""
+    code = f"""
+import structlog
+from dynamo_operator.internal.observability.logging import configure_logging
+configure_logging(level="info", fmt="{fmt}")
+def fail():
+    bearer_token = "s3cr3t-value"
+    raise RuntimeError("boom")
+try:
+    fail()
+except RuntimeError as err:
+    structlog.get_logger().error("Reconciler error", exc_info=err)
+"""
+    err = run_python(code).stderr
+    assert "RuntimeError" in err
+    assert "s3cr3t-value" not in err
+
+
 def test_console_format_is_not_json() -> None:
     """--log-format console renders human lines."""
     code = """
