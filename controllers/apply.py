@@ -36,6 +36,7 @@ class ChildClient(Protocol):
         self, resource: Resource, obj: Obj, *, field_manager: str = ..., force: bool = ...
     ) -> Obj: ...
     async def create(self, resource: Resource, obj: Obj) -> Obj: ...
+    async def get(self, resource: Resource, name: str, *, namespace: str | None = ...) -> Obj: ...
     async def delete(
         self,
         resource: Resource,
@@ -214,8 +215,9 @@ class RecentWrites:
     An entry is (resourceVersion the cache showed before our write, when, what we wrote). While the
     cache still shows that resourceVersion, our write is in flight from the cache's point of view and
     the recorded content stands in for it. Once the cache shows anything else the entry is dropped,
-    and it expires after `ttl` seconds anyway, so a later deletion of the object is never mistaken
-    for "our create is still in flight". Purely an optimisation: forgetting costs one redundant write.
+    and it expires after `ttl` seconds anyway. A created object that the cache does not show is
+    ambiguous (not seen yet, or seen and deleted since): the syncer reads it once to decide, so a
+    deleted child is re-created at once. Purely an optimisation: forgetting costs one redundant write.
     """
 
     def __init__(
@@ -229,6 +231,9 @@ class RecentWrites:
         self._entries.move_to_end(key)
         while len(self._entries) > self._size:
             self._entries.popitem(last=False)
+
+    def forget(self, key: tuple[str, ...]) -> None:
+        self._entries.pop(key, None)
 
     def in_flight(self, key: tuple[str, ...], live: Mapping[str, Any] | None) -> Any | None:
         """What we wrote for `key` if the cache still shows the version from before that write."""
@@ -347,10 +352,15 @@ class ChildSyncer:
             if recorded_hash(live) == content_hash(obj) and not _drifted(obj, live) and live_uid is not None:
                 report.current[(resource, name)] = live
                 return
-        written = self._recent.in_flight(_write_key(resource, obj), live)
+        key = _write_key(resource, obj)
+        written = self._recent.in_flight(key, live)
         if written is not None and recorded_hash(written) == content_hash(obj) and not d.create_only:
-            report.current[(resource, name)] = written  # already sent; the cache is behind
-            return
+            # Already sent and the cache is behind, unless what we created has been deleted since:
+            # "absent from the cache" cannot tell those apart, one read can.
+            if live is not None or await self._exists(resource, obj):
+                report.current[(resource, name)] = written
+                return
+            self._recent.forget(key)
         if d.create_only:
             # POST, not apply: a same-named object the cache has not seen yet (a user's PVC) must
             # stay exactly as it is, and AlreadyExists says so.
@@ -377,6 +387,14 @@ class ChildSyncer:
         report.current[(resource, name)] = result
         self._recent.remember(_write_key(resource, obj), live, result)
         (report.created if live is None else report.updated).append(f"{resource.kind}/{name}")
+
+    async def _exists(self, resource: Resource, obj: Obj) -> bool:
+        meta = obj["metadata"]
+        try:
+            await self._client.get(resource, meta["name"], namespace=meta.get("namespace"))
+        except errors.NotFound:
+            return False
+        return True
 
     async def _prune(
         self,

@@ -235,6 +235,7 @@ class FakeClient:
     def __init__(self, cache: FakeCache) -> None:
         self.cache = cache
         self.calls: list[tuple[str, str]] = []
+        self.server: dict[tuple[Resource, str], dict[str, Any]] = {}  # what a GET finds
 
     async def apply(self, resource: Resource, obj: dict[str, Any], **_: Any) -> dict[str, Any]:
         self.calls.append(("apply", obj["metadata"]["name"]))
@@ -244,6 +245,13 @@ class FakeClient:
         self.calls.append(("create", obj["metadata"]["name"]))
         if (resource, object_key(obj)) in self.cache.objects:
             raise errors.AlreadyExists(409, "AlreadyExists")
+        return obj
+
+    async def get(self, resource: Resource, name: str, *, namespace: str | None = None) -> dict[str, Any]:
+        self.calls.append(("get", name))
+        obj = self.server.get((resource, f"{namespace}/{name}"))
+        if obj is None:
+            raise errors.NotFound(404, "NotFound")
         return obj
 
     async def delete(self, resource: Resource, name: str, **_: Any) -> None:
@@ -303,6 +311,22 @@ async def test_syncer_writes_only_changes_and_prunes_only_its_own() -> None:
     assert sorted(client.calls) == [("apply", "changed"), ("apply", "fresh"), ("delete", "stale")]
     assert report.foreign == ["ConfigMap/foreign"]
     assert ("Warning", "OwnedByAnother") in recorder.events
+
+
+async def test_child_created_then_deleted_before_the_cache_saw_it_is_created_again() -> None:
+    """Our create is remembered as in flight while the cache lags; if the child is deleted before a
+    reconcile saw it, the next sync must not mistake the empty cache for that lag."""
+    cache = FakeCache()
+    client = FakeClient(cache)
+    syncer = ChildSyncer(client=client, cache=cache, recorder=FakeRecorder())
+    want = [Desired(kinds.CONFIG_MAP, _cm("child", "1", owner_uid=None))]
+    await syncer.sync(OWNER, want, owned=[kinds.CONFIG_MAP])
+    client.server[(kinds.CONFIG_MAP, "ns/child")] = _cm("child", "1")
+    await syncer.sync(OWNER, want, owned=[kinds.CONFIG_MAP])  # cache still behind: no second write
+    assert client.calls == [("apply", "child"), ("get", "child")]
+    del client.server[(kinds.CONFIG_MAP, "ns/child")]  # deleted; the cache never showed it
+    await syncer.sync(OWNER, want, owned=[kinds.CONFIG_MAP])
+    assert client.calls[-2:] == [("get", "child"), ("apply", "child")]
 
 
 def test_pull_secret_notifier_reports_only_real_changes() -> None:
