@@ -19,15 +19,7 @@ BOUND = 420.0  # seconds per scenario, cluster start included
     "scenario",
     [
         pytest.param("pvc-safety", id="pvc-safety"),
-        pytest.param(
-            "compaction",
-            id="compaction",
-            # Known operator bug (controllers/apply.py RecentWrites): a child created < ttl (30 s)
-            # before it is deleted behind the operator's back is taken for "our create is still in
-            # flight" (cache RV "" == the RV before our create), so it is never recreated. Remove
-            # this mark once fixed; it shows XPASS meanwhile whenever the scenario passes.
-            marks=pytest.mark.xfail(reason="RecentWrites mistakes a fresh deletion for an in-flight create"),
-        ),
+        pytest.param("compaction", id="compaction"),
     ],
 )
 def test_fault_scenario_passes(scenario: str) -> None:
