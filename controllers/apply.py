@@ -318,17 +318,22 @@ class ChildSyncer:
         await self._prune(owner, wanted, owned, keep, report)
 
     def _summarise(self, owner: Obj, report: SyncReport) -> None:
-        """One Normal Event per verb and sync (not per child): every write is worth a line, but an
-        Event is itself a write, so a new graph should not cost a dozen of them."""
-        for reason, verb, names in (
-            ("Created", "created", report.created),
-            ("Updated", "updated", report.updated),
-            ("Deleted", "deleted (no longer desired)", report.deleted),
-        ):
-            if names:
-                self._recorder.event(
-                    owner, type="Normal", reason=reason, message=f"{verb}: {', '.join(sorted(names))}"
-                )
+        """At most one Normal Event per sync, naming every child written: each write is worth a line,
+        but an Event is itself a write, so a new graph should not cost a dozen of them."""
+        parts = [
+            (reason, f"{verb}: {', '.join(sorted(names))}")
+            for reason, verb, names in (
+                ("Created", "created", report.created),
+                ("Updated", "updated", report.updated),
+                ("Deleted", "deleted (no longer desired)", report.deleted),
+            )
+            if names
+        ]
+        if parts:
+            reason = parts[0][0] if len(parts) == 1 else "Changed"
+            self._recorder.event(
+                owner, type="Normal", reason=reason, message="; ".join(message for _, message in parts)
+            )
 
     async def _one(self, owner: Obj, d: Desired, obj: Obj, report: SyncReport) -> None:
         resource, name = d.resource, _name(obj)
@@ -371,13 +376,7 @@ class ChildSyncer:
             except errors.ApiError as err:
                 self._failed(owner, resource, name, "create", err)
                 raise ChildWriteError(resource, name, "create", err) from err
-            report.created.append(f"{resource.kind}/{name}")
-            self._recorder.event(
-                owner,
-                type="Normal",
-                reason=f"Create{resource.kind}",
-                message=f"Created {resource.kind} {name}",
-            )
+            report.created.append(f"{resource.kind}/{name}")  # the sync's summary Event names it
             return
         try:
             result = await self._client.apply(resource, obj, field_manager=self._field_manager, force=True)
