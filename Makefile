@@ -70,6 +70,9 @@ test-unit: venv ## Unit tests only (no cluster)
 test-e2e: venv ## Deploy config/default and run the e2e suite (kind if KIND_CLUSTER is set, else local)
 	hack/test-e2e.sh
 
+faults: venv cluster-bins ## Fault scenarios, each on a fresh cluster: make faults F=leader-failover (or all)
+	$(PY) hack/faults/run.py $(or $(F),all)
+
 bench: venv cluster-bins ## Benchmarks: prints the figures
 	$(PY) test/bench/run.py $(BENCH_ARGS)
 
@@ -89,4 +92,4 @@ undeploy: ## Remove the operator deployment
 docker-build: ## Build the operator image (needs a Docker engine)
 	docker build -t $(IMG) .
 
-.PHONY: help venv reinstall lint fmt manifests render cluster-bins cluster-up cluster-down run test test-unit test-e2e bench install uninstall deploy undeploy docker-build
+.PHONY: help venv reinstall lint fmt manifests render cluster-bins cluster-up cluster-down run test test-unit test-e2e faults bench install uninstall deploy undeploy docker-build
