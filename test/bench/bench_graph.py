@@ -45,10 +45,11 @@ from dynamo_operator.internal.dynamo.context import GenContext  # noqa: E402
 from dynamo_operator.internal.dynamo.graph import desired_dcds  # noqa: E402
 from localcluster import LocalCluster  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+from testsupport.graphs import two_service_graph  # noqa: E402
 from testsupport.operator import install_crds  # noqa: E402
 
 FIELD_MANAGER = "bench"
-IMAGE = "registry.example/ai-dynamo/vllm-runtime:0.6.1"
+
 CREATE_CONCURRENCY = 20
 LOG_LEVEL = os.environ.get("BENCH_OPERATOR_LOG_LEVEL", "warning")
 # --max-concurrent-reconciles of the operator under test: on a 2-core host 16 beat 8 and 32 (2.08 vs
@@ -60,28 +61,7 @@ WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
 
 def graph(name: str, namespace: str) -> dict[str, Any]:
     """A two-service graph: a frontend and a worker, one replica each."""
-    main = {"image": IMAGE}
-    worker = {**main, "command": ["python3", "-m", "dynamo.vllm"], "args": ["--model", "m"]}
-    return {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "backendFramework": "vllm",
-            "services": {
-                "Frontend": {
-                    "componentType": "frontend",
-                    "replicas": 1,
-                    "extraPodSpec": {"mainContainer": main},
-                },
-                "Worker": {
-                    "componentType": "worker",
-                    "replicas": 1,
-                    "extraPodSpec": {"mainContainer": worker},
-                },
-            },
-        },
-    }
+    return two_service_graph(name, namespace)
 
 
 def bare_deployments(dgd: dict[str, Any]) -> list[dict[str, Any]]:

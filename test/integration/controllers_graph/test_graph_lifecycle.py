@@ -24,6 +24,7 @@ from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import EVENT, NAMESPACE, Resource
 from testsupport.api import eventually
 from testsupport.cluster import TEST_NAMESPACE_LABEL
+from testsupport.graphs import two_service_graph
 from testsupport.operator import (
     TEST_FIELD_MANAGER,
     RunningOperator,
@@ -33,7 +34,7 @@ from testsupport.operator import (
 
 SAMPLES = Path(__file__).resolve().parents[3] / "config" / "samples"
 PERSISTENT_VOLUME = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
-IMAGE = "registry.example/ai-dynamo/vllm-runtime:0.6.1"
+
 READY_TIMEOUT = 120.0
 QUIET_SECONDS = 30.0
 
@@ -47,29 +48,7 @@ def sample(name: str, namespace: str) -> dict[str, Any]:
 
 def two_services(name: str, namespace: str, *, worker_env: str = "a") -> dict[str, Any]:
     """A small graph: a frontend and one worker, each one replica."""
-    main = {"image": IMAGE}
-    worker = {**main, "command": ["python3", "-m", "dynamo.vllm"], "args": ["--model", "m"]}
-    return {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "backendFramework": "vllm",
-            "services": {
-                "Frontend": {
-                    "componentType": "frontend",
-                    "replicas": 1,
-                    "extraPodSpec": {"mainContainer": main},
-                },
-                "Worker": {
-                    "componentType": "worker",
-                    "replicas": 1,
-                    "envs": [{"name": "WORKER_FLAVOUR", "value": worker_env}],
-                    "extraPodSpec": {"mainContainer": worker},
-                },
-            },
-        },
-    }
+    return two_service_graph(name, namespace, worker_env=worker_env)
 
 
 async def apply(api: Client, obj: dict[str, Any]) -> dict[str, Any]:

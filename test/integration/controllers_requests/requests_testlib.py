@@ -9,42 +9,15 @@ from dynamo_operator.controllers import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import Resource
+from testsupport.graphs import two_service_graph
 from testsupport.operator import TEST_FIELD_MANAGER
-
-IMAGE = "registry.example/ai-dynamo/vllm-runtime:0.6.1"
 
 
 def graph(
     name: str, namespace: str, *, adapter: bool = True, model: str | None = None, workers: int = 1
 ) -> Any:
     """A frontend plus one worker (optionally behind a scaling adapter, optionally serving `model`)."""
-    worker: dict[str, Any] = {
-        "componentType": "worker",
-        "replicas": workers,
-        "extraPodSpec": {
-            "mainContainer": {"image": IMAGE, "command": ["python3"], "args": ["-m", "dynamo.vllm"]}
-        },
-    }
-    if adapter:
-        worker["scalingAdapter"] = {"enabled": True}
-    if model:
-        worker["modelRef"] = {"name": model}
-    return {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "backendFramework": "vllm",
-            "services": {
-                "Frontend": {
-                    "componentType": "frontend",
-                    "replicas": 1,
-                    "extraPodSpec": {"mainContainer": {"image": IMAGE}},
-                },
-                "Worker": worker,
-            },
-        },
-    }
+    return two_service_graph(name, namespace, worker_replicas=workers, adapter=adapter, model=model)
 
 
 async def apply(api: Client, obj: dict[str, Any]) -> dict[str, Any]:
