@@ -11,9 +11,10 @@ import yaml
 from dynamo_operator.controllers import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import CONFIG_MAP, EVENT, JOB, POD, SERVICE_ACCOUNT
-from integration.controllers_requests.requests_testlib import IMAGE, apply, condition, get_or_none
+from integration.controllers_requests.requests_testlib import apply, condition, get_or_none
 from testsupport.api import eventually
 from testsupport.cluster import Kubectl, KubectlError
+from testsupport.graphs import IMAGE
 from testsupport.operator import RunningOperator, wait_quiet
 
 pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
