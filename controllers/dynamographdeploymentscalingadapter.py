@@ -14,11 +14,11 @@ HPA should average metrics over, `lastScaleTime` marks the last write into the g
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import structlog
 from dynamo_operator.controllers import kinds
-from dynamo_operator.controllers.apply import ChildClient, write_status_if_changed
+from dynamo_operator.controllers.apply import ChildClient, ChildReader, Recorder, write_status_if_changed
 from dynamo_operator.controllers.conditions import Clock, rfc3339, utc_now
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.controller.predicates import Funcs, generation_changed
@@ -35,32 +35,6 @@ Mapper = Callable[[Obj], Iterable[str]]
 class Builder(Protocol):
     def for_(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
     def watches(self, resource: Resource, mapper: Mapper, *, predicates: Sequence[Any] = ()) -> Builder: ...
-
-
-class AdapterClient(Protocol):
-    """The writes this reconciler sends (a subset of internal.client.Client)."""
-
-    async def apply(
-        self, resource: Resource, obj: Obj, *, field_manager: str = ..., force: bool = ...
-    ) -> Obj: ...
-    async def patch(
-        self,
-        resource: Resource,
-        name: str,
-        body: Any,
-        *,
-        namespace: str | None = ...,
-        subresource: str | None = ...,
-    ) -> Obj: ...
-
-
-class AdapterReader(Protocol):
-    def get(self, resource: Resource, key: str) -> Obj | None: ...
-    def by_index(self, resource: Resource, index: str, value: str) -> list[Obj]: ...
-
-
-class Recorder(Protocol):
-    def event(self, obj: Obj, *, type: Literal["Normal", "Warning"], reason: str, message: str) -> None: ...
 
 
 def replica_picture(dgd: Mapping[str, Any]) -> dict[str, tuple[int, int, int]]:
@@ -93,7 +67,7 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
     """Pushes an adapter's replicas into its graph and reports the service's scale."""
 
     def __init__(
-        self, *, client: ChildClient, cache: AdapterReader, recorder: Recorder, clock: Clock = utc_now
+        self, *, client: ChildClient, cache: ChildReader, recorder: Recorder, clock: Clock = utc_now
     ) -> None:
         self._client, self._cache, self._recorder, self._clock = client, cache, recorder, clock
 
