@@ -548,6 +548,9 @@ class LocalCluster:
                     # Plain max-in-flight limits instead of APF: less background work on small
                     # machines, and --max-requests-inflight=N then throttles exactly (429 past N).
                     "--enable-priority-and-fairness=false",
+                    # Nodes are born without the not-ready taint: kcm's node-lifecycle controller,
+                    # which would lift it, is off (see kube-controller-manager below).
+                    "--disable-admission-plugins=TaintNodesByCondition",
                     # Close watches on SIGTERM: otherwise shutdown waits 60 s for them to go idle.
                     "--shutdown-watch-termination-grace-period=2s",
                     *state["apiserver_extra_args"],
@@ -555,14 +558,18 @@ class LocalCluster:
             case "kube-controller-manager":
                 args = [
                     *delegated, f"--secure-port={ports[CONTROLLER_MANAGER]}",
-                    "--leader-elect=false", "--controllers=*",
+                    "--leader-elect=false",
+                    # No node-lifecycle controller: kwok's heartbeats are simulated, and on a starved
+                    # 2-core machine they can lapse past the grace period. The controller would then
+                    # mark every pod NotReady, which kwok (unlike a kubelet) never reverts, and a
+                    # rollout would hang with its new pods not ready.
+                    "--controllers=*,-node-lifecycle-controller",
                     # Every controller acts as the admin identity: no per-controller RBAC needed.
                     "--use-service-account-credentials=false",
                     f"--service-account-private-key-file={pki / 'sa.key'}",
                     f"--root-ca-file={pki / 'ca.crt'}",
                     f"--cluster-signing-cert-file={pki / 'ca.crt'}",
                     f"--cluster-signing-key-file={pki / 'ca.key'}",
-                    "--node-monitor-period=5s", "--node-monitor-grace-period=40s",
                     # Tests create hundreds of pods at once; the default 20 QPS would be the bottleneck.
                     "--kube-api-qps=200", "--kube-api-burst=400",
                 ]  # fmt: skip
@@ -761,8 +768,7 @@ class LocalCluster:
             conditions = node.get("status", {}).get("conditions", [])
             taints = node.get("spec", {}).get("taints", [])
             is_ready = any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
-            # kcm's node-lifecycle controller lifts this taint once the Node is Ready; until then
-            # nothing schedules.
+            # Nothing schedules onto a Node tainted not-ready (none should be: see the admission flags).
             if is_ready and not any(t["key"] == "node.kubernetes.io/not-ready" for t in taints):
                 ready += 1
         return ready

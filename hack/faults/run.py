@@ -36,7 +36,6 @@ from dynamo_operator.internal.client.resource import (
     DEPLOYMENT,
     LEASE,
     PERSISTENT_VOLUME_CLAIM,
-    POD,
     Resource,
 )
 from localcluster import LocalCluster
@@ -206,33 +205,6 @@ async def leader_failover(run: Run) -> None:
     await run.invariants(expect=names)
 
 
-async def stand_in_kubelet(api: Client) -> int:
-    """Re-report Ready for Running pods that kcm marked NotReady, as a real kubelet would.
-
-    During the outage kwok's node heartbeats lapse, kcm's node-lifecycle controller then marks every
-    pod NotReady, and kwok (unlike a kubelet) never reports them Ready again. Returns the count.
-    """
-    fixed: set[str] = set()
-    try:
-        while True:
-            with contextlib.suppress(ApiError, OSError):
-                for pod in await api.list(POD, namespace=NS):
-                    status = pod.get("status") or {}
-                    conds = status.get("conditions") or []
-                    ready = next((c for c in conds if c.get("type") == "Ready"), None)
-                    if status.get("phase") != "Running" or ready is None or ready.get("status") == "True":
-                        continue
-                    flipped = [dict(c, status="True") if c.get("type") == "Ready" else c for c in conds]
-                    await api.patch(
-                        POD, pod["metadata"]["name"], {"status": {"conditions": flipped}}, namespace=NS,
-                        subresource="status",
-                    )  # fmt: skip
-                    fixed.add(pod["metadata"]["name"])
-            await asyncio.sleep(2.0)
-    except asyncio.CancelledError:
-        return len(fixed)
-
-
 async def apiserver_restart(run: Run) -> None:
     """Stop and restart kube-apiserver mid-run; the same operator process recovers."""
     op = run.operator(WORKERS, *PATIENT_LEASE)
@@ -251,7 +223,6 @@ async def apiserver_restart(run: Run) -> None:
     healthz_during = op.get("/healthz")[0] if op.alive() else None
     run.cluster.start_component("kube-apiserver")
     back_at = time.monotonic()
-    kubelet = asyncio.create_task(stand_in_kubelet(run.api))
     run.figure("API server outage", f"{back_at - stopped_at:.1f} s")
     h.say("kube-apiserver back; creating a probe graph")
     # Recreate the client's connections too: the admin client's pool died with the server.
@@ -263,9 +234,6 @@ async def apiserver_restart(run: Run) -> None:
     # already ok): those say nothing about config/rbac, so only later 403s count.
     transient = h.forbidden_requests(op.metrics())
     run.figure("403s while the restarted API server's authorizer warmed up", sum(transient.values()))
-    kubelet.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        run.figure("pods the stand-in kubelet re-readied (kcm marked them NotReady)", await kubelet)
     run.figure("recovery time (API server ready → every pending and new DGD converged)", f"{recovery:.1f} s")
     run.check(op.alive() and op.pid == pid, f"operator never restarted (pid {pid} alive)")
     run.check(healthz_during == 200, f"operator /healthz answered during the outage ({healthz_during})")

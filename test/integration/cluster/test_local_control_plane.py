@@ -6,6 +6,7 @@ import ipaddress
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -237,3 +238,28 @@ def test_fault_hooks_restart_components_and_expire_history(
     stream = kubectl("get", "--raw", f"/api/v1/namespaces/{ns}/configmaps?watch=1&resourceVersion={old_rv}")
     event = json.loads(stream.splitlines()[0])
     assert (event["type"], event["object"]["code"]) == ("ERROR", 410)
+
+
+def test_pods_stay_ready_when_the_fake_kubelet_stalls(tmp_path: Path) -> None:
+    """kwok silent for longer than kcm's node grace period (50 s) leaves its pods Ready and the Node
+    untainted: a starved fake kubelet must not hang rollouts (kwok never re-reports a pod Ready)."""
+    state_dir = tmp_path / "stall"
+    kubectl = Kubectl(_cli("up", "--nodes=1", state_dir=state_dir))
+    try:
+        kubectl("create", "deployment", "web", "--image=registry.example/web:1", "--replicas=2")
+        eventually_sync(
+            lambda: pods(kubectl, "default", "app=web"),
+            until=lambda ps: len(ps) == 2 and all(running_and_ready(p) for p in ps),
+            what="two web pods Ready",
+        )
+        stalled = LocalCluster("pytest-second", state_dir=state_dir)
+        stalled.stop_component("kwok")
+        time.sleep(65)  # past the 50 s grace period and one 5 s node-monitor period
+        stalled.start_component("kwok")
+
+        after = pods(kubectl, "default", "app=web")
+        assert len(after) == 2 and all(running_and_ready(p) for p in after)
+        [node] = kubectl.json("get", "nodes")["items"]
+        assert not node["spec"].get("taints")
+    finally:
+        _cli("down", state_dir=state_dir)
