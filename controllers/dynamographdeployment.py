@@ -186,6 +186,15 @@ def graph_status(
     return out
 
 
+def nothing_to_report_yet(
+    status: Mapping[str, Any], verdict: GraphStatus, dcds: Mapping[str, Mapping[str, Any] | None]
+) -> bool:
+    """A new graph whose components have not reported yet: its first status would only say "0/N
+    ready" for every service, and the first DCD status change rewrites it a moment later. Holding
+    it back saves a status write per graph; any DCD status (a diagnosis, a failure) ends the wait."""
+    return not status and not verdict.ready and not any((d or {}).get("status") for d in dcds.values())
+
+
 def _placeholder(svc: str, spec: Mapping[str, Any], dcd: Mapping[str, Any] | None) -> dict[str, Any]:
     kind = "LeaderWorkerSet" if spec.get("multinode") else "Deployment"
     name = str(((dcd or {}).get("metadata") or {}).get("name") or svc)
@@ -321,6 +330,8 @@ class DynamoGraphDeploymentReconciler:
             verdict.ready = False
             extra = f"waiting for PVC {', '.join(absent)}"
             verdict.message = extra if verdict.message.startswith("All") else f"{verdict.message}; {extra}"
+        if not absent and nothing_to_report_yet(self._status.current(raw), verdict, current):
+            return Result()  # the DCDs' first status brings us back with something to say
         await self._write_status(raw, verdict, plan.status)
         return Result()
 

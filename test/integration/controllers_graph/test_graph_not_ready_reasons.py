@@ -68,8 +68,15 @@ async def test_unschedulable_pods_are_named_with_the_schedulers_reason(
         message = str(condition(dgd, "Ready").get("message") or "")
         return "Worker: 0/2 ready (2 pods unschedulable:" in message and MISSING_PVC in message
 
+    def frontend_ready(dgd: dict[str, Any]) -> bool:
+        return dgd["status"]["services"]["Frontend"].get("readyReplicas") == 1
+
+    # The Frontend may still be starting when the Worker's reason first shows: wait for both.
     dgd = await eventually(
-        lambda: api.get(kinds.DGD, "why", namespace=ns), until=explains, timeout=TIMEOUT, interval=0.25
+        lambda: api.get(kinds.DGD, "why", namespace=ns),
+        until=lambda d: explains(d) and frontend_ready(d),
+        timeout=TIMEOUT,
+        interval=0.25,
     )
     ready = condition(dgd, "Ready")
     assert ready["status"] == "False"

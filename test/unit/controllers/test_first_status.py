@@ -1,0 +1,73 @@
+"""A new component's or graph's first status is held back while it would only say "starting"."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from dynamo_operator.controllers.dynamocomponentdeployment import (
+    FIRST_STATUS_GRACE_SECONDS,
+    WorkloadReadiness,
+    first_status_delay,
+)
+from dynamo_operator.controllers.dynamographdeployment import GraphStatus, nothing_to_report_yet
+from dynamo_operator.internal.dynamo.pod_diagnosis import Diagnosis, Problem
+
+CREATED = "2026-11-22T08:00:00Z"
+BORN = datetime.datetime(2026, 11, 22, 8, 0, 0, tzinfo=datetime.UTC).timestamp()
+STARTING = WorkloadReadiness(False, "0/1 ready", {})
+READY = WorkloadReadiness(True, "1/1 ready", {})
+
+
+def test_starting_pods_of_a_new_component_wait_out_the_rest_of_the_grace() -> None:
+    assert first_status_delay(STARTING, None, created=CREATED, now=BORN + 2) == pytest.approx(
+        FIRST_STATUS_GRACE_SECONDS - 2
+    )
+
+
+def test_pods_diagnosed_only_as_not_ready_yet_still_wait() -> None:
+    why = Diagnosis(Problem.NOT_READY, "1 pod not ready yet")
+    assert first_status_delay(STARTING, why, created=CREATED, now=BORN + 1) > 0
+
+
+@pytest.mark.parametrize("problem", [Problem.UNSCHEDULABLE, Problem.IMAGE_PULL, Problem.CRASH_LOOP])
+def test_a_diagnosed_problem_is_reported_at_once(problem: Problem) -> None:
+    why = Diagnosis(problem, "something is wrong")
+    assert first_status_delay(STARTING, why, created=CREATED, now=BORN + 1) == 0
+
+
+def test_a_ready_component_is_reported_at_once() -> None:
+    assert first_status_delay(READY, None, created=CREATED, now=BORN) == 0
+
+
+def test_after_the_grace_a_starting_component_is_reported() -> None:
+    assert first_status_delay(STARTING, None, created=CREATED, now=BORN + FIRST_STATUS_GRACE_SECONDS) == 0
+
+
+def test_a_clock_behind_the_api_server_never_waits_longer_than_the_grace() -> None:
+    assert first_status_delay(STARTING, None, created=CREATED, now=BORN - 60) == FIRST_STATUS_GRACE_SECONDS
+
+
+@pytest.mark.parametrize("created", [None, "", "not-a-time"])
+def test_an_unknown_creation_time_is_reported_at_once(created: str | None) -> None:
+    assert first_status_delay(STARTING, None, created=created, now=BORN) == 0
+
+
+PENDING = GraphStatus(ready=False, message="Frontend: 0/1 ready")
+
+
+def test_a_new_graph_whose_components_have_not_reported_writes_nothing() -> None:
+    assert nothing_to_report_yet({}, PENDING, {"Frontend": {"metadata": {}}, "Worker": None})
+
+
+def test_a_component_status_ends_the_graphs_wait() -> None:
+    dcds = {"Frontend": {"status": {"observedGeneration": 1}}, "Worker": None}
+    assert not nothing_to_report_yet({}, PENDING, dcds)
+
+
+def test_a_graph_with_a_status_always_reports_changes() -> None:
+    assert not nothing_to_report_yet({"state": "pending"}, PENDING, {"Frontend": None})
+
+
+def test_a_ready_graph_is_reported() -> None:
+    assert not nothing_to_report_yet({}, GraphStatus(ready=True, message="All resources are ready"), {})
