@@ -189,10 +189,14 @@ def graph_status(
 def nothing_to_report_yet(
     status: Mapping[str, Any], verdict: GraphStatus, dcds: Mapping[str, Mapping[str, Any] | None]
 ) -> bool:
-    """A new graph whose components have not reported yet: its first status would only say "0/N
-    ready" for every service, and the first DCD status change rewrites it a moment later. Holding
-    it back saves a status write per graph; any DCD status (a diagnosis, a failure) ends the wait."""
-    return not status and not verdict.ready and not any((d or {}).get("status") for d in dcds.values())
+    """A new graph (no status yet) whose components have not all reported, and none that did
+    reports a problem: its first status would only say "0/N ready" and be rewritten a moment later.
+    Holding it back saves status writes per graph; it is bounded, because every component reports
+    within the DCD controller's first-status grace, and any not-ready report ends the wait."""
+    if status or verdict.ready:
+        return False
+    reported = [d for d in dcds.values() if d is not None and d.get("status")]
+    return len(reported) < len(dcds) and all(dcd_rolled(d) for d in reported)
 
 
 def _placeholder(svc: str, spec: Mapping[str, Any], dcd: Mapping[str, Any] | None) -> dict[str, Any]:

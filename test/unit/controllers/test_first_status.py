@@ -54,15 +54,28 @@ def test_an_unknown_creation_time_is_reported_at_once(created: str | None) -> No
 
 
 PENDING = GraphStatus(ready=False, message="Frontend: 0/1 ready")
+ROLLED = {
+    "metadata": {"generation": 1},
+    "status": {"observedGeneration": 1, "conditions": [{"type": "Available", "status": "True"}]},
+}
 
 
 def test_a_new_graph_whose_components_have_not_reported_writes_nothing() -> None:
     assert nothing_to_report_yet({}, PENDING, {"Frontend": {"metadata": {}}, "Worker": None})
 
 
-def test_a_component_status_ends_the_graphs_wait() -> None:
-    dcds = {"Frontend": {"status": {"observedGeneration": 1}}, "Worker": None}
-    assert not nothing_to_report_yet({}, PENDING, dcds)
+def test_a_ready_component_alone_does_not_end_the_graphs_wait() -> None:
+    dcds = {"Frontend": ROLLED, "Worker": {"metadata": {"generation": 1}}}
+    assert nothing_to_report_yet({}, PENDING, dcds)
+
+
+def test_a_component_reporting_not_ready_ends_the_graphs_wait() -> None:
+    starting = {"metadata": {"generation": 1}, "status": {"observedGeneration": 1, "conditions": []}}
+    assert not nothing_to_report_yet({}, PENDING, {"Frontend": ROLLED, "Worker": starting})
+
+
+def test_every_component_reported_ends_the_graphs_wait() -> None:
+    assert not nothing_to_report_yet({}, PENDING, {"Frontend": ROLLED, "Worker": ROLLED})
 
 
 def test_a_graph_with_a_status_always_reports_changes() -> None:
