@@ -44,7 +44,8 @@ from dynamo_operator.internal.dynamo.pod_diagnosis import (
     Diagnosis,
     Problem,
     diagnose,
-    readiness_changed,
+    has_problem,
+    problem_changed,
     slim_pod,
 )
 from dynamo_operator.internal.workqueue.interface import WorkQueue
@@ -339,8 +340,10 @@ POD_OWNER_INDEX = "dcd"
 """Index of the pod informer: `namespace/<DCD name>`, from the selector label every generated pod
 template carries (Deployment and LeaderWorkerSet pods alike)."""
 
-POD_READINESS_CHANGED: Predicate = Funcs(on_update=readiness_changed)
-"""Pod updates that may change a verdict: not a new resourceVersion or annotations alone."""
+POD_PROBLEM_CHANGED: Predicate = Funcs(
+    on_create=has_problem, on_update=problem_changed, on_delete=has_problem
+)
+"""Pod events that change what only the pods can say; readiness itself arrives as workload status."""
 
 
 class PodInformers(Protocol):
@@ -374,8 +377,9 @@ def pod_informer(cache: PodInformers, *, namespace: str | None) -> Informer:
 
 
 def watch_pods(informer: Informer, queue: WorkQueue[str]) -> None:
-    """A pod change that may change readiness reconciles the DCD that owns the pod."""
-    informer.add_event_handler(EnqueueMapped(queue, pod_owner_keys, (POD_READINESS_CHANGED,)))
+    """A pod change that only the pods can tell (a problem appearing, changing or going) reconciles
+    the DCD that owns the pod."""
+    informer.add_event_handler(EnqueueMapped(queue, pod_owner_keys, (POD_PROBLEM_CHANGED,)))
 
 
 # --- image-pull secret discovery --------------------------------------------------------------------

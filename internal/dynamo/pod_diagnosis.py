@@ -222,12 +222,20 @@ def slim_pod(pod: Obj) -> Obj:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": slim_meta, "status": slim_status}
 
 
-def _relevant(pod: Mapping[str, Any]) -> tuple[Any, ...]:
-    meta = pod.get("metadata") or {}
-    return (meta.get("labels"), meta.get("deletionTimestamp"), pod.get("status"))
+def _hidden_problem(pod: Mapping[str, Any]) -> Finding | None:
+    """The pod's problem when its workload's status cannot show it: None for a pod that is ready or
+    merely not ready yet, whose changes the Deployment's or LeaderWorkerSet's own counts report."""
+    found = finding(pod)
+    return None if found is None or found.problem == Problem.NOT_READY else found
 
 
-def readiness_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    """Whether an update of a (slim) pod can change a readiness verdict; a new resourceVersion or
-    annotations alone cannot."""
-    return _relevant(old) != _relevant(new)
+def problem_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether a pod update changes what only the pods can tell (unschedulable, image pulls, create
+    errors, crash loops): a pod turning Ready, or a new resourceVersion, is news the workload's
+    status brings anyway, so reacting to it too would only cost a reconcile."""
+    return _hidden_problem(old) != _hidden_problem(new)
+
+
+def has_problem(pod: Mapping[str, Any]) -> bool:
+    """Whether a pod that appears or goes away carries a problem only the pods can tell."""
+    return _hidden_problem(pod) is not None

@@ -11,7 +11,8 @@ from dynamo_operator.internal.dynamo.pod_diagnosis import (
     MAX_POD_MESSAGE,
     Problem,
     diagnose,
-    readiness_changed,
+    has_problem,
+    problem_changed,
     slim_pod,
 )
 
@@ -224,21 +225,36 @@ def test_slim_pod_keeps_container_states() -> None:
 
 
 @pytest.mark.parametrize(
-    ("change", "relevant"),
+    ("old", "new", "relevant"),
     [
-        pytest.param(lambda p: p["metadata"].update(resourceVersion="9"), False, id="resource-version-only"),
-        pytest.param(lambda p: p["metadata"].update(annotations={"x": "y"}), False, id="annotations-only"),
-        pytest.param(lambda p: p["status"].update(phase="Running"), True, id="phase"),
+        pytest.param(pod(), pod(ready=True), False, id="turning-ready-is-workload-news"),
+        pytest.param(pod(ready=True), pod(), False, id="turning-not-ready-is-workload-news"),
+        pytest.param(pod(unschedulable=SCHED_PVC), pod(), True, id="scheduled-at-last"),
+        pytest.param(pod(), pod(waiting="ImagePullBackOff"), True, id="image-pull-starts-failing"),
         pytest.param(
-            lambda p: p["status"]["conditions"].append({"type": "Ready", "status": "True"}),
-            True,
-            id="conditions",
+            pod(waiting="ErrImagePull"), pod(waiting="ImagePullBackOff"), False, id="pull-back-off-cycle"
         ),
-        pytest.param(lambda p: p["metadata"].update(deletionTimestamp="now"), True, id="deletion"),
+        pytest.param(
+            pod(waiting="CrashLoopBackOff", last_exit="Error", restarts=1),
+            pod(waiting="CrashLoopBackOff", last_exit="Error", restarts=2),
+            True,
+            id="crash-loop-counts-restarts",
+        ),
+        pytest.param(
+            pod(unschedulable=SCHED_PVC),
+            pod(unschedulable=SCHED_PVC, deleting=True),
+            True,
+            id="deleted-problem",
+        ),
     ],
 )
-def test_only_readiness_relevant_updates_pass(change: Any, relevant: bool) -> None:
-    old = slim_pod(pod(unschedulable=SCHED_PVC))
-    new = slim_pod(pod(unschedulable=SCHED_PVC))
-    change(new)
-    assert readiness_changed(old, new) is relevant
+def test_only_updates_that_change_a_pod_only_problem_pass(
+    old: dict[str, Any], new: dict[str, Any], relevant: bool
+) -> None:
+    assert problem_changed(slim_pod(old), slim_pod(new)) is relevant
+
+
+def test_a_pod_appearing_or_going_matters_only_with_a_problem() -> None:
+    assert not has_problem(slim_pod(pod()))
+    assert not has_problem(slim_pod(pod(ready=True)))
+    assert has_problem(slim_pod(pod(unschedulable=SCHED_MISSING)))
