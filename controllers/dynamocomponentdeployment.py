@@ -11,14 +11,12 @@ why: unschedulable, image pulls failing, crash loops, not ready yet.
 
 from __future__ import annotations
 
-import datetime
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import structlog
-from dynamo_operator.controllers import conditions, kinds
+from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import (
     CHILD_CONTENT_CHANGED,
     CHILD_STATUS_CHANGED,
@@ -30,23 +28,33 @@ from dynamo_operator.controllers.apply import (
     Recorder,
     StatusWriter,
 )
-from dynamo_operator.controllers.conditions import Condition
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.cache.interface import Informer, StoreReader
 from dynamo_operator.internal.client.resource import Resource, split_key
 from dynamo_operator.internal.controller.handlers import EnqueueMapped
 from dynamo_operator.internal.controller.predicates import Funcs, Predicate, generation_changed
 from dynamo_operator.internal.controller.result import Result, TerminalError
+from dynamo_operator.internal.dynamo import conditions
 from dynamo_operator.internal.dynamo.component import desired_component_objects
+from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError
 from dynamo_operator.internal.dynamo.pod_diagnosis import (
     Diagnosis,
-    Problem,
     diagnose,
     has_problem,
     problem_changed,
     slim_pod,
+)
+from dynamo_operator.internal.dynamo.status import (
+    DEPLOYMENT_KIND,
+    LWS_KIND,
+    WorkloadReadiness,
+    deployment_readiness,
+    failed_conditions,
+    first_status_delay,
+    lws_readiness,
+    ready_conditions,
 )
 from dynamo_operator.internal.workqueue.interface import WorkQueue
 
@@ -55,165 +63,12 @@ log = structlog.get_logger(__name__)
 Obj = dict[str, Any]
 GenContextFor = Callable[[str], GenContext]
 
-AVAILABLE = "Available"
-COMPONENT_READY = "DynamoComponentReady"
-DEPLOYMENT_KIND = "Deployment"
-LWS_KIND = "LeaderWorkerSet"
-FIRST_STATUS_GRACE_SECONDS = 5.0
-"""How long a new component's first status may wait for its pods to simply start."""
-
 
 class Builder(Protocol):
     """The part of internal.controller's builder this reconciler declares itself with."""
 
     def for_(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
     def owns(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
-
-
-# --- readiness ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadReadiness:
-    """The verdict on one component's workload plus its replica counts for `status.service`."""
-
-    ready: bool
-    message: str
-    service: dict[str, Any]  # ServiceReplicaStatus, camelCase
-    scaled_to_zero: bool = False
-    unobserved: bool = False  # the workload's controller has not yet seen its latest spec
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
-
-
-def _desired(spec: Mapping[str, Any]) -> int:
-    value = spec.get("replicas", 1)
-    return value if isinstance(value, int) else 1
-
-
-def deployment_readiness(deployment: Mapping[str, Any]) -> WorkloadReadiness:
-    """Ready ⇔ the Deployment observed its generation and updated = available = replicas = desired.
-
-    Truthful by construction (user reports #3567, #10527): during a rollout old pods meeting the
-    count do not make it ready; zero desired replicas is ready once the old pods are gone.
-    """
-    spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
-    meta = deployment.get("metadata") or {}
-    desired = _desired(spec)
-    observed = _int(status.get("observedGeneration")) >= _int(meta.get("generation"))
-    replicas, updated = _int(status.get("replicas")), _int(status.get("updatedReplicas"))
-    ready_n, available = _int(status.get("readyReplicas")), _int(status.get("availableReplicas"))
-    service = {
-        "componentKind": DEPLOYMENT_KIND,
-        "componentName": meta.get("name", ""),
-        "replicas": replicas,
-        "updatedReplicas": updated,
-        "readyReplicas": ready_n,
-        "availableReplicas": available,
-    }
-    if spec.get("paused"):
-        return WorkloadReadiness(False, "paused", service)
-    if not observed:
-        # Not yet seen by the Deployment controller; with pods already running this starts a rollout.
-        suffix = ", rolling" if replicas else ""
-        message = f"{min(ready_n, desired)}/{desired} ready{suffix}"
-        return WorkloadReadiness(False, message, service, unobserved=True)
-    if desired == 0:
-        if replicas:
-            return WorkloadReadiness(False, f"scaling to zero, {replicas} left", service)
-        return WorkloadReadiness(True, "scaled to zero", service, scaled_to_zero=True)
-    if updated < desired or replicas > desired:
-        return WorkloadReadiness(False, f"rolling, {updated}/{desired} updated", service)
-    if available < desired or ready_n < desired:
-        return WorkloadReadiness(False, f"{min(ready_n, available)}/{desired} ready", service)
-    if not conditions.is_true(status.get("conditions"), "Available"):
-        return WorkloadReadiness(False, f"{desired}/{desired} ready, not yet available", service)
-    return WorkloadReadiness(True, f"{desired}/{desired} ready", service)
-
-
-def lws_readiness(sets: Sequence[Mapping[str, Any]]) -> WorkloadReadiness:
-    """Ready ⇔ every LeaderWorkerSet has all its groups updated, ready and Available."""
-    names = sorted(str((s.get("metadata") or {}).get("name", "")) for s in sets)
-    desired_total = replicas = updated = ready_n = 0
-    lagging = 0
-    for lws in sets:
-        spec, status = lws.get("spec") or {}, lws.get("status") or {}
-        desired = _desired(spec)
-        desired_total += desired
-        replicas += _int(status.get("replicas"))
-        updated += _int(status.get("updatedReplicas"))
-        ready_n += _int(status.get("readyReplicas"))
-        ok = desired == 0 or (
-            _int(status.get("readyReplicas")) >= desired
-            and _int(status.get("updatedReplicas")) >= desired
-            and conditions.is_true(status.get("conditions"), "Available")
-        )
-        lagging += 0 if ok else 1
-    service: dict[str, Any] = {
-        "componentKind": LWS_KIND,
-        "componentName": names[0] if names else "",
-        "componentNames": names,
-        "replicas": replicas,
-        "updatedReplicas": updated,
-        "readyReplicas": ready_n,
-    }
-    if desired_total == 0 and not lagging:
-        return WorkloadReadiness(True, "scaled to zero", service, scaled_to_zero=True)
-    if not sets or lagging:
-        # Never `unobserved`: without a LeaderWorkerSet controller no status would ever come.
-        return WorkloadReadiness(False, f"{ready_n}/{desired_total} groups ready", service)
-    return WorkloadReadiness(True, f"{desired_total}/{desired_total} groups ready", service)
-
-
-def first_status_delay(
-    verdict: WorkloadReadiness, why: Diagnosis | None, *, created: str | None, now: float
-) -> float:
-    """Seconds to hold back a brand-new component's first, not-ready status (0: write it now).
-
-    Pods that are merely starting usually turn Ready within a few seconds; writing "0/1 ready" first
-    and "1/1 ready" a moment later costs two status writes (and a graph status write each) where one
-    says the same. A diagnosed problem (unschedulable, image pull, crash loop) is never held back,
-    and neither is anything once `FIRST_STATUS_GRACE_SECONDS` have passed since the DCD's creation.
-    """
-    if verdict.ready or (why is not None and why.problem != Problem.NOT_READY) or not created:
-        return 0.0
-    try:
-        born = datetime.datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
-    # A skewed clock can make the age negative: never wait longer than the grace itself.
-    return min(max(FIRST_STATUS_GRACE_SECONDS - (now - born), 0.0), FIRST_STATUS_GRACE_SECONDS)
-
-
-def ready_conditions(verdict: WorkloadReadiness, why: Diagnosis | None = None) -> list[Condition]:
-    """`Available` and `DynamoComponentReady`, both saying the same thing in upstream's reasons.
-
-    When not ready, `why` (what the pods show) is appended to both messages and becomes the reason
-    of `Available`; `DynamoComponentReady` keeps upstream's reason, which tools match on.
-    """
-    kind = verdict.service.get("componentKind")
-    noun = "LeaderWorkerSets" if kind == LWS_KIND else "Deployment"
-    if verdict.ready:
-        reason = "ScaledToZero" if verdict.scaled_to_zero else f"{kind}Ready"
-        return [
-            Condition(AVAILABLE, "True", reason, f"{noun} is ready: {verdict.message}"),
-            Condition(COMPONENT_READY, "True", "ComponentReady", verdict.message),
-        ]
-    message = f"{verdict.message} ({why.message})" if why else verdict.message
-    reason = why.reason if why else f"{kind}NotReady"
-    return [
-        Condition(AVAILABLE, "False", reason, f"{noun} is not ready: {message}"),
-        Condition(COMPONENT_READY, "False", "ComponentNotReady", message),
-    ]
-
-
-def failed_conditions(reason: str, message: str) -> list[Condition]:
-    return [
-        Condition(AVAILABLE, "False", reason, message),
-        Condition(COMPONENT_READY, "False", reason, message),
-    ]
 
 
 # --- reconciler -----------------------------------------------------------------------------------

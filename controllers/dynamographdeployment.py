@@ -14,11 +14,10 @@ has rolled (`observedGeneration` caught up and `Available`). See `plan_restart`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import structlog
-from dynamo_operator.controllers import conditions, kinds
+from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import (
     CHILD_CONTENT_CHANGED,
     CHILD_STATUS_CHANGED,
@@ -32,14 +31,22 @@ from dynamo_operator.controllers.apply import (
     SyncReport,
     controller_uid,
 )
-from dynamo_operator.controllers.conditions import Condition
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.client.resource import Resource, object_key, split_key
 from dynamo_operator.internal.controller.predicates import annotation_changed, any_of, generation_changed
 from dynamo_operator.internal.controller.result import Result, TerminalError
+from dynamo_operator.internal.dynamo import conditions
+from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError
 from dynamo_operator.internal.dynamo.graph import desired_graph_objects, desired_planner_rbac, missing_apis
+from dynamo_operator.internal.dynamo.restart import plan_restart
+from dynamo_operator.internal.dynamo.status import (
+    GraphStatus,
+    dcd_rolled,
+    graph_status,
+    nothing_to_report_yet,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -53,7 +60,6 @@ STATE_SUCCESSFUL = "successful"
 STATE_FAILED = "failed"
 REASON_ALL_READY = "all_resources_are_ready"
 REASON_SOME_NOT_READY = "some_resources_are_not_ready"
-RESTARTING, COMPLETED = "Restarting", "Completed"
 
 
 class Builder(Protocol):
@@ -62,147 +68,6 @@ class Builder(Protocol):
     def for_(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
     def owns(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
     def watches(self, resource: Resource, mapper: Mapper, *, predicates: Sequence[Any] = ()) -> Builder: ...
-
-
-# --- restart ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RestartPlan:
-    """Which restart id each service's DCD should carry, and the status that describes the progress."""
-
-    values: dict[str, str]  # service → restartAt value to write (absent: write none)
-    status: dict[str, Any] | None  # RestartStatus, camelCase; None: nothing to report
-
-
-def plan_restart(
-    restart: Mapping[str, Any] | None,
-    services: Sequence[str],
-    *,
-    live_values: Mapping[str, str | None],
-    rolled: Mapping[str, bool],
-    previous: Mapping[str, Any] | None,
-) -> RestartPlan:
-    """Decide the restart step from what the cluster shows.
-
-    `live_values[s]` is the restart id on service s's DCD (None: none, or no DCD yet); `rolled[s]`
-    whether that DCD's workload runs its latest spec. Sequential restarts stamp the next service in
-    `order` only once every earlier one is stamped and rolled; Parallel stamps all at once. A
-    service whose DCD does not exist yet is stamped directly: new pods need no restart (user report
-    #10955: adding an id at creation is not a restart).
-    """
-    values = {s: v for s in services if (v := live_values.get(s))}
-    rid = (restart or {}).get("id")
-    if not rid:
-        keep = previous if previous and previous.get("phase") == COMPLETED else None
-        return RestartPlan(values, dict(keep) if keep else None)
-    for s in services:
-        if s not in live_values:
-            values[s] = rid
-    strategy = (restart or {}).get("strategy") or {}
-    if strategy.get("type") == "Parallel":
-        for s in services:
-            values[s] = rid
-        in_progress = [s for s in sorted(services) if not (live_values.get(s) == rid and rolled.get(s))]
-    else:
-        order = [s for s in strategy.get("order") or () if s in services]
-        order += sorted(s for s in services if s not in order)
-        in_progress = []
-        for s in order:
-            if live_values.get(s) == rid:
-                if rolled.get(s):
-                    continue
-                in_progress = [s]
-                break
-            values[s] = rid
-            in_progress = [s]
-            break
-    status: dict[str, Any] = {"observedID": rid, "phase": RESTARTING if in_progress else COMPLETED}
-    if in_progress:
-        status["inProgress"] = in_progress
-    return RestartPlan(values, status)
-
-
-# --- status -----------------------------------------------------------------------------------------
-
-
-def dcd_rolled(dcd: Mapping[str, Any]) -> bool:
-    """The DCD's controller has seen its latest spec and reports it Available."""
-    meta, status = dcd.get("metadata") or {}, dcd.get("status") or {}
-    observed = status.get("observedGeneration")
-    caught_up = isinstance(observed, int) and observed >= int(meta.get("generation") or 0)
-    return caught_up and conditions.is_true(status.get("conditions"), "Available")
-
-
-def _service_message(dcd: Mapping[str, Any] | None, replicas: int) -> str:
-    # New components say "0/N ready" from the first moment, so the message (and hence the status)
-    # changes only when something real happens: each change costs a status write.
-    if dcd is None:
-        return f"0/{replicas} ready"
-    status = dcd.get("status") or {}
-    if not status:
-        return f"0/{replicas} ready"
-    cond = conditions.find(status.get("conditions"), "DynamoComponentReady")
-    message = str((cond or {}).get("message") or "")
-    observed = status.get("observedGeneration")
-    if not isinstance(observed, int) or observed < int((dcd.get("metadata") or {}).get("generation") or 0):
-        return "rolling" if (status.get("service") or {}).get("replicas") else f"0/{replicas} ready"
-    return message or "not ready"
-
-
-@dataclass(slots=True)
-class GraphStatus:
-    """What the DGD status should say about its services."""
-
-    ready: bool
-    message: str
-    services: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-
-def graph_status(
-    services: Mapping[str, Mapping[str, Any]], dcds: Mapping[str, Mapping[str, Any] | None]
-) -> GraphStatus:
-    """Ready iff every service's DCD has rolled; the message names each service that has not."""
-    out = GraphStatus(ready=True, message="")
-    waiting: list[str] = []
-    zero: list[str] = []
-    for svc in sorted(services):
-        spec = services[svc] or {}
-        dcd = dcds.get(svc)
-        replicas = spec.get("replicas", consts.DEFAULT_REPLICAS)
-        replicas = replicas if isinstance(replicas, int) else consts.DEFAULT_REPLICAS
-        live = ((dcd or {}).get("status") or {}).get("service")
-        out.services[svc] = dict(live) if live else _placeholder(svc, spec, dcd)
-        if dcd is not None and dcd_rolled(dcd):
-            if replicas == 0:
-                zero.append(svc)
-            continue
-        out.ready = False
-        waiting.append(f"{svc}: {_service_message(dcd, replicas)}")
-    if waiting:
-        out.message = "; ".join(waiting)
-    else:
-        out.message = "All resources are ready" + (f"; scaled to zero: {', '.join(zero)}" if zero else "")
-    return out
-
-
-def nothing_to_report_yet(
-    status: Mapping[str, Any], verdict: GraphStatus, dcds: Mapping[str, Mapping[str, Any] | None]
-) -> bool:
-    """A new graph (no status yet) whose components have not all reported, and none that did
-    reports a problem: its first status would only say "0/N ready" and be rewritten a moment later.
-    Holding it back saves status writes per graph; it is bounded, because every component reports
-    within the DCD controller's first-status grace, and any not-ready report ends the wait."""
-    if status or verdict.ready:
-        return False
-    reported = [d for d in dcds.values() if d is not None and d.get("status")]
-    return len(reported) < len(dcds) and all(dcd_rolled(d) for d in reported)
-
-
-def _placeholder(svc: str, spec: Mapping[str, Any], dcd: Mapping[str, Any] | None) -> dict[str, Any]:
-    kind = "LeaderWorkerSet" if spec.get("multinode") else "Deployment"
-    name = str(((dcd or {}).get("metadata") or {}).get("name") or svc)
-    return {"componentKind": kind, "componentName": name, "replicas": 0, "updatedReplicas": 0}
 
 
 # --- reconciler -------------------------------------------------------------------------------------

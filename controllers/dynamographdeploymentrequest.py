@@ -26,15 +26,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import structlog
-from dynamo_operator.controllers import conditions, kinds
+from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import ChildClient, merge_patch, owner_reference, without_none
-from dynamo_operator.controllers.conditions import Clock, Condition, utc_now
 from dynamo_operator.internal.cache.interface import Informer
 from dynamo_operator.internal.cache.transform import keep_fields
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import CONFIG_MAP, JOB, POD, Resource, object_key, split_key
 from dynamo_operator.internal.controller.handlers import EnqueueMapped
 from dynamo_operator.internal.controller.result import Result, TerminalError
+from dynamo_operator.internal.dynamo import conditions
+from dynamo_operator.internal.dynamo.conditions import Clock, Condition, utc_now
 from dynamo_operator.internal.dynamo.dgdr import deployment, job, names, output, profiler_config
 from dynamo_operator.internal.dynamo.dgdr.machine import (
     IMMUTABLE_STATES,

@@ -19,10 +19,10 @@ from typing import Any, Protocol
 import structlog
 from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import ChildClient, ChildReader, Recorder, write_status_if_changed
-from dynamo_operator.controllers.conditions import Clock, rfc3339, utc_now
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.controller.predicates import Funcs, generation_changed
 from dynamo_operator.internal.controller.result import Result
+from dynamo_operator.internal.dynamo.conditions import Clock, rfc3339, utc_now
 from dynamo_operator.internal.dynamo.pod import multinode_node_count
 from dynamo_operator.internal.dynamo.scalingadapter import adapter as logic
 

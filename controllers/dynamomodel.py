@@ -27,9 +27,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 import structlog
-from dynamo_operator.controllers import conditions, kinds
+from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import ChildClient, write_status_if_changed
-from dynamo_operator.controllers.conditions import Clock, Condition, utc_now
 from dynamo_operator.controllers.lora_client import LoraApi, LoraClient
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.cache.interface import StoreReader
@@ -39,6 +38,8 @@ from dynamo_operator.internal.client.resource import ENDPOINT_SLICE, POD, Resour
 from dynamo_operator.internal.controller.handlers import EnqueueMapped
 from dynamo_operator.internal.controller.predicates import Funcs
 from dynamo_operator.internal.controller.result import Result
+from dynamo_operator.internal.dynamo import conditions
+from dynamo_operator.internal.dynamo.conditions import Clock, Condition, utc_now
 from dynamo_operator.internal.dynamo.dgdr.names import FINALIZER
 from dynamo_operator.internal.dynamo.dynamomodel import endpoints as ep
 from dynamo_operator.internal.dynamo.dynamomodel.status import (

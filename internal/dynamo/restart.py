@@ -1,130 +1,70 @@
-"""The restart state machine (`spec.restart` → `status.restart` and which services carry `restartAt`).
+"""Restart of a graph's services (`spec.restart`), decided from what the cluster shows. Pure.
 
-Pure: the caller says which services have finished restarting (`service_restarted`), and writes
-the result. Phases written: Restarting, Completed (Pending/Failed exist in the API but no transition
-produces them).
+Each DCD carries the restart id it was last restarted for (`spec.annotations["nvidia.com/restartAt"]`)
+and reports whether its workload has rolled; `plan_restart` turns that into the ids to stamp next and
+the `status.restart` that describes the progress, so a restarted operator picks up where it was.
 """
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from dynamo_operator.internal import consts as c
-
-Obj = dict[str, Any]
+RESTARTING, COMPLETED = "Restarting", "Completed"
 
 
-class RestartPhase(enum.StrEnum):
-    """`status.restart.phase` values."""
+@dataclass(frozen=True, slots=True)
+class RestartPlan:
+    """Which restart id each service's DCD should carry, and the status that describes the progress."""
 
-    PENDING = "Pending"
-    RESTARTING = "Restarting"
-    COMPLETED = "Completed"
-    FAILED = "Failed"
-    SUPERSEDED = "Superseded"
+    values: dict[str, str]  # service → restartAt value to write (absent: write none)
+    status: dict[str, Any] | None  # RestartStatus, camelCase; None: nothing to report
 
 
-TERMINAL = frozenset({RestartPhase.COMPLETED, RestartPhase.FAILED, RestartPhase.SUPERSEDED})
-
-
-def restart_order(restart: Mapping[str, Any], services: Sequence[str]) -> list[str]:
-    """`strategy.order` when given, else the service names sorted."""
-    order = list((restart.get("strategy") or {}).get("order") or [])
-    return order or sorted(services)
-
-
-def _parallel(restart: Mapping[str, Any]) -> bool:
-    return (restart.get("strategy") or {}).get("type") == "Parallel"
-
-
-def next_restart_status(
+def plan_restart(
     restart: Mapping[str, Any] | None,
-    previous: Mapping[str, Any] | None,
     services: Sequence[str],
-    restarted: Callable[[str], bool],
     *,
-    first_deploy: bool,
-) -> Obj | None:
-    """The next `status.restart`. `restarted(svc)` says a service's pods run with the current id.
+    live_values: Mapping[str, str | None],
+    rolled: Mapping[str, bool],
+    previous: Mapping[str, Any] | None,
+) -> RestartPlan:
+    """Decide the restart step from what the cluster shows.
 
-    A graph created with a restart id is not restarted: its pods start fresh with the id already
-    set (upstream bounced pods that were still loading their model).
+    `live_values[s]` is the restart id on service s's DCD (None: none, or no DCD yet); `rolled[s]`
+    whether that DCD's workload runs its latest spec. Sequential restarts stamp the next service in
+    `order` only once every earlier one is stamped and rolled; Parallel stamps all at once. A
+    service whose DCD does not exist yet is stamped directly: new pods need no restart (user report
+    #10955: adding an id at creation is not a restart).
     """
-    restart_id = (restart or {}).get("id") or ""
-    prev = dict(previous or {})
-    prev_phase = prev.get("phase")
-    if not restart_id:
-        return prev if prev_phase in TERMINAL else None
-    assert restart is not None
-    if prev.get("observedID") == restart_id and prev_phase in TERMINAL:
-        return prev
-    new_id = prev.get("observedID") != restart_id
-    if new_id and first_deploy:
-        return {"observedID": restart_id, "phase": RestartPhase.COMPLETED.value}
-    if _parallel(restart):
-        pending = sorted(services) if new_id else list(prev.get("inProgress") or sorted(services))
-        if not new_id:
-            pending = [s for s in pending if not restarted(s)]
-        if not pending:
-            return {"observedID": restart_id, "phase": RestartPhase.COMPLETED.value}
-        return {"observedID": restart_id, "phase": RestartPhase.RESTARTING.value, "inProgress": pending}
-    order = restart_order(restart, services)
-    if not order:
-        return {"observedID": restart_id, "phase": RestartPhase.COMPLETED.value}
-    if new_id:
-        return {"observedID": restart_id, "phase": RestartPhase.RESTARTING.value, "inProgress": [order[0]]}
-    current = (prev.get("inProgress") or [order[0]])[0]
-    index = order.index(current) if current in order else 0
-    while index < len(order) and restarted(order[index]):
-        index += 1
-    if index >= len(order):
-        return {"observedID": restart_id, "phase": RestartPhase.COMPLETED.value}
-    return {"observedID": restart_id, "phase": RestartPhase.RESTARTING.value, "inProgress": [order[index]]}
-
-
-def restart_selection(
-    restart: Mapping[str, Any] | None,
-    status: Mapping[str, Any] | None,
-    services: Sequence[str],
-    existing: Mapping[str, str],
-) -> dict[str, str]:
-    """Service → restart id its DCD must carry. Services not selected keep the value their DCD has
-    (`existing`), so a service restarted earlier is not bounced again."""
-    out = {s: existing[s] for s in services if existing.get(s)}
-    if not status:
-        return out
-    observed = str(status.get("observedID") or "")
-    restart_id = (restart or {}).get("id") or ""
-    phase = status.get("phase")
-    if not restart_id:
-        return {s: observed for s in services} if observed else out
-    if phase == RestartPhase.SUPERSEDED:
-        return out
-    if phase == RestartPhase.COMPLETED or _parallel(restart or {}):
-        return {s: restart_id for s in services}
-    order = restart_order(restart or {}, services)
-    in_progress = [s for s in status.get("inProgress") or [] if s in order]
-    last = max((order.index(s) for s in in_progress), default=0)
-    for s in order[: last + 1]:
-        out[s] = restart_id
-    return out
-
-
-def service_restarted(dcd: Mapping[str, Any] | None, restart_id: str) -> bool:
-    """A DCD has finished restarting for `restart_id`: it carries the id, its controller observed that
-    generation, and it is Available."""
-    if not dcd:
-        return False
-    spec_annotations = (dcd.get("spec") or {}).get("annotations") or {}
-    if spec_annotations.get(c.ANNOTATION_RESTART_AT) != restart_id:
-        return False
-    status = dcd.get("status") or {}
-    generation = (dcd.get("metadata") or {}).get("generation") or 0
-    if (status.get("observedGeneration") or 0) < generation:
-        return False
-    return any(
-        cond.get("type") == c.CONDITION_AVAILABLE and cond.get("status") == "True"
-        for cond in status.get("conditions") or []
-    )
+    values = {s: v for s in services if (v := live_values.get(s))}
+    rid = (restart or {}).get("id")
+    if not rid:
+        keep = previous if previous and previous.get("phase") == COMPLETED else None
+        return RestartPlan(values, dict(keep) if keep else None)
+    for s in services:
+        if s not in live_values:
+            values[s] = rid
+    strategy = (restart or {}).get("strategy") or {}
+    if strategy.get("type") == "Parallel":
+        for s in services:
+            values[s] = rid
+        in_progress = [s for s in sorted(services) if not (live_values.get(s) == rid and rolled.get(s))]
+    else:
+        order = [s for s in strategy.get("order") or () if s in services]
+        order += sorted(s for s in services if s not in order)
+        in_progress = []
+        for s in order:
+            if live_values.get(s) == rid:
+                if rolled.get(s):
+                    continue
+                in_progress = [s]
+                break
+            values[s] = rid
+            in_progress = [s]
+            break
+    status: dict[str, Any] = {"observedID": rid, "phase": RESTARTING if in_progress else COMPLETED}
+    if in_progress:
+        status["inProgress"] = in_progress
+    return RestartPlan(values, status)

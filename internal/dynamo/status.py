@@ -1,211 +1,256 @@
-"""Status computation from observed children. Pure: callers pass observed objects (and `now` when a
-condition timestamp is needed)."""
+"""Readiness and status from observed objects, for the DCD and DGD reconcilers. Pure: callers pass
+the objects they read (and `now` where an age matters); nothing here reads a clock or the cluster.
+
+A DCD is ready when its workload runs its latest spec with every replica updated and available
+(`deployment_readiness`, `lws_readiness`); its conditions say so in upstream's reasons, with the
+pods' own explanation appended when not. A DGD is ready when every service's DCD has rolled
+(`graph_status`). The first status of a new object is held back while it would only say "starting"
+(`first_status_delay`, `nothing_to_report_yet`): each status change costs a write.
+"""
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from dynamo_operator.internal import consts as c
-from dynamo_operator.internal.dynamo import naming
+from dynamo_operator.internal import consts
+from dynamo_operator.internal.dynamo import conditions
+from dynamo_operator.internal.dynamo.conditions import Condition
+from dynamo_operator.internal.dynamo.pod_diagnosis import Diagnosis, Problem
 
-Obj = dict[str, Any]
-
-
-def _condition_true(obj: Mapping[str, Any], ctype: str) -> bool:
-    return any(
-        x.get("type") == ctype and x.get("status") == "True"
-        for x in (obj.get("status") or {}).get("conditions") or []
-    )
-
-
-def deployment_ready(dep: Mapping[str, Any]) -> bool:
-    """Every desired replica of the latest template is updated, available and running (zero is ready)."""
-    spec = dep.get("spec") or {}
-    status = dep.get("status") or {}
-    if spec.get("paused"):
-        return False
-    desired = spec.get("replicas", c.DEFAULT_REPLICAS)
-    if desired == 0:
-        return True
-    generation = (dep.get("metadata") or {}).get("generation") or 0
-    return bool(
-        (status.get("observedGeneration") or 0) >= generation
-        and (status.get("updatedReplicas") or 0) >= desired
-        and (status.get("availableReplicas") or 0) >= desired
-        and (status.get("replicas") or 0) == desired
-        and _condition_true(dep, "Available")
-    )
+AVAILABLE = "Available"
+COMPONENT_READY = "DynamoComponentReady"
+DEPLOYMENT_KIND = "Deployment"
+LWS_KIND = "LeaderWorkerSet"
+FIRST_STATUS_GRACE_SECONDS = 5.0
+"""How long a new component's first status may wait for its pods to simply start."""
 
 
-def leader_worker_set_ready(lws: Mapping[str, Any]) -> bool:
-    """All groups ready and the LWS reports Available (zero replicas is ready)."""
-    desired = (lws.get("spec") or {}).get("replicas", c.DEFAULT_REPLICAS)
-    if desired == 0:
-        return True
-    generation = (lws.get("metadata") or {}).get("generation") or 0
-    status = lws.get("status") or {}
-    observed = status.get("observedGeneration")
-    if observed is not None and observed < generation:
-        return False
-    return (status.get("readyReplicas") or 0) >= desired and _condition_true(lws, "Available")
+# --- component readiness (a DCD's workload) ----------------------------------------------------
 
 
-def deployment_replica_status(dep: Mapping[str, Any]) -> Obj:
-    """`ServiceReplicaStatus` of a Deployment."""
-    status = dep.get("status") or {}
-    name = str((dep.get("metadata") or {}).get("name"))
-    return {
-        "componentKind": "Deployment",
-        "componentName": name,
-        "componentNames": [name],
-        "replicas": status.get("replicas") or 0,
-        "updatedReplicas": status.get("updatedReplicas") or 0,
-        "readyReplicas": status.get("readyReplicas") or 0,
-        "availableReplicas": status.get("availableReplicas") or 0,
+@dataclass(frozen=True, slots=True)
+class WorkloadReadiness:
+    """The verdict on one component's workload plus its replica counts for `status.service`."""
+
+    ready: bool
+    message: str
+    service: dict[str, Any]  # ServiceReplicaStatus, camelCase
+    scaled_to_zero: bool = False
+    unobserved: bool = False  # the workload's controller has not yet seen its latest spec
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _desired(spec: Mapping[str, Any]) -> int:
+    value = spec.get("replicas", 1)
+    return value if isinstance(value, int) else 1
+
+
+def deployment_readiness(deployment: Mapping[str, Any]) -> WorkloadReadiness:
+    """Ready ⇔ the Deployment observed its generation and updated = available = replicas = desired.
+
+    Truthful by construction (user reports #3567, #10527): during a rollout old pods meeting the
+    count do not make it ready; zero desired replicas is ready once the old pods are gone.
+    """
+    spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
+    meta = deployment.get("metadata") or {}
+    desired = _desired(spec)
+    observed = _int(status.get("observedGeneration")) >= _int(meta.get("generation"))
+    replicas, updated = _int(status.get("replicas")), _int(status.get("updatedReplicas"))
+    ready_n, available = _int(status.get("readyReplicas")), _int(status.get("availableReplicas"))
+    service = {
+        "componentKind": DEPLOYMENT_KIND,
+        "componentName": meta.get("name", ""),
+        "replicas": replicas,
+        "updatedReplicas": updated,
+        "readyReplicas": ready_n,
+        "availableReplicas": available,
     }
+    if spec.get("paused"):
+        return WorkloadReadiness(False, "paused", service)
+    if not observed:
+        # Not yet seen by the Deployment controller; with pods already running this starts a rollout.
+        suffix = ", rolling" if replicas else ""
+        message = f"{min(ready_n, desired)}/{desired} ready{suffix}"
+        return WorkloadReadiness(False, message, service, unobserved=True)
+    if desired == 0:
+        if replicas:
+            return WorkloadReadiness(False, f"scaling to zero, {replicas} left", service)
+        return WorkloadReadiness(True, "scaled to zero", service, scaled_to_zero=True)
+    if updated < desired or replicas > desired:
+        return WorkloadReadiness(False, f"rolling, {updated}/{desired} updated", service)
+    if available < desired or ready_n < desired:
+        return WorkloadReadiness(False, f"{min(ready_n, available)}/{desired} ready", service)
+    if not conditions.is_true(status.get("conditions"), "Available"):
+        return WorkloadReadiness(False, f"{desired}/{desired} ready, not yet available", service)
+    return WorkloadReadiness(True, f"{desired}/{desired} ready", service)
 
 
-def lws_replica_status(sets: Sequence[Mapping[str, Any]]) -> Obj:
-    """`ServiceReplicaStatus` summed over a component's LeaderWorkerSets (no availableReplicas)."""
-    names = sorted(str((x.get("metadata") or {}).get("name")) for x in sets)
-    total = {"replicas": 0, "updatedReplicas": 0, "readyReplicas": 0}
-    for x in sets:
-        status = x.get("status") or {}
-        for key in total:
-            total[key] += status.get(key) or 0
-    return {
-        "componentKind": "LeaderWorkerSet",
+def lws_readiness(sets: Sequence[Mapping[str, Any]]) -> WorkloadReadiness:
+    """Ready ⇔ every LeaderWorkerSet has all its groups updated, ready and Available."""
+    names = sorted(str((s.get("metadata") or {}).get("name", "")) for s in sets)
+    desired_total = replicas = updated = ready_n = 0
+    lagging = 0
+    for lws in sets:
+        spec, status = lws.get("spec") or {}, lws.get("status") or {}
+        desired = _desired(spec)
+        desired_total += desired
+        replicas += _int(status.get("replicas"))
+        updated += _int(status.get("updatedReplicas"))
+        ready_n += _int(status.get("readyReplicas"))
+        ok = desired == 0 or (
+            _int(status.get("readyReplicas")) >= desired
+            and _int(status.get("updatedReplicas")) >= desired
+            and conditions.is_true(status.get("conditions"), "Available")
+        )
+        lagging += 0 if ok else 1
+    service: dict[str, Any] = {
+        "componentKind": LWS_KIND,
         "componentName": names[0] if names else "",
         "componentNames": names,
-        **total,
+        "replicas": replicas,
+        "updatedReplicas": updated,
+        "readyReplicas": ready_n,
     }
+    if desired_total == 0 and not lagging:
+        return WorkloadReadiness(True, "scaled to zero", service, scaled_to_zero=True)
+    if not sets or lagging:
+        # Never `unobserved`: without a LeaderWorkerSet controller no status would ever come.
+        return WorkloadReadiness(False, f"{ready_n}/{desired_total} groups ready", service)
+    return WorkloadReadiness(True, f"{desired_total}/{desired_total} groups ready", service)
 
 
-def component_conditions(ready: bool, *, multinode: bool) -> list[Obj]:
-    """`Available` and `DynamoComponentReady` for a DCD (without timestamps; see `merge_conditions`)."""
-    status = "True" if ready else "False"
-    if multinode:
-        reason, message = (
-            ("AllLeaderWorkerSetsReady", "All LeaderWorkerSets are ready")
-            if ready
-            else ("SomeLeaderWorkerSetsNotReady", "Some LeaderWorkerSets are not ready")
-        )
-    else:
-        reason, message = (
-            ("DeploymentReady", "Deployment is ready")
-            if ready
-            else ("DeploymentNotReady", "Deployment is not ready")
-        )
-    comp_reason, comp_message = (
-        ("ComponentReady", "DynamoComponent is ready")
-        if ready
-        else ("ComponentNotReady", "DynamoComponent is not ready")
-    )
+def first_status_delay(
+    verdict: WorkloadReadiness, why: Diagnosis | None, *, created: str | None, now: float
+) -> float:
+    """Seconds to hold back a brand-new component's first, not-ready status (0: write it now).
+
+    Pods that are merely starting usually turn Ready within a few seconds; writing "0/1 ready" first
+    and "1/1 ready" a moment later costs two status writes (and a graph status write each) where one
+    says the same. A diagnosed problem (unschedulable, image pull, crash loop) is never held back,
+    and neither is anything once `FIRST_STATUS_GRACE_SECONDS` have passed since the DCD's creation.
+    """
+    if verdict.ready or (why is not None and why.problem != Problem.NOT_READY) or not created:
+        return 0.0
+    try:
+        born = datetime.datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+    # A skewed clock can make the age negative: never wait longer than the grace itself.
+    return min(max(FIRST_STATUS_GRACE_SECONDS - (now - born), 0.0), FIRST_STATUS_GRACE_SECONDS)
+
+
+def ready_conditions(verdict: WorkloadReadiness, why: Diagnosis | None = None) -> list[Condition]:
+    """`Available` and `DynamoComponentReady`, both saying the same thing in upstream's reasons.
+
+    When not ready, `why` (what the pods show) is appended to both messages and becomes the reason
+    of `Available`; `DynamoComponentReady` keeps upstream's reason, which tools match on.
+    """
+    kind = verdict.service.get("componentKind")
+    noun = "LeaderWorkerSets" if kind == LWS_KIND else "Deployment"
+    if verdict.ready:
+        reason = "ScaledToZero" if verdict.scaled_to_zero else f"{kind}Ready"
+        return [
+            Condition(AVAILABLE, "True", reason, f"{noun} is ready: {verdict.message}"),
+            Condition(COMPONENT_READY, "True", "ComponentReady", verdict.message),
+        ]
+    message = f"{verdict.message} ({why.message})" if why else verdict.message
+    reason = why.reason if why else f"{kind}NotReady"
     return [
-        {"type": c.CONDITION_AVAILABLE, "status": status, "reason": reason, "message": message},
-        {
-            "type": c.CONDITION_COMPONENT_READY,
-            "status": status,
-            "reason": comp_reason,
-            "message": comp_message,
-        },
+        Condition(AVAILABLE, "False", reason, f"{noun} is not ready: {message}"),
+        Condition(COMPONENT_READY, "False", "ComponentNotReady", message),
     ]
 
 
-def merge_conditions(
-    previous: Sequence[Mapping[str, Any]],
-    updates: Sequence[Mapping[str, Any]],
-    *,
-    now: str,
-    generation: int | None = None,
-) -> list[Obj]:
-    """Upsert conditions by type; lastTransitionTime moves only when the status flips, so an
-    unchanged status serialises identically (and costs no write)."""
-    by_type = {str(x["type"]): dict(x) for x in previous}
-    for update in updates:
-        old = by_type.get(str(update["type"]))
-        new = dict(update)
-        if generation is not None:
-            new["observedGeneration"] = generation
-        new["lastTransitionTime"] = (
-            old["lastTransitionTime"]
-            if old and old.get("status") == new["status"] and old.get("lastTransitionTime")
-            else now
-        )
-        by_type[str(update["type"])] = new
-    return [by_type[t] for t in sorted(by_type)]
+def failed_conditions(reason: str, message: str) -> list[Condition]:
+    return [
+        Condition(AVAILABLE, "False", reason, message),
+        Condition(COMPONENT_READY, "False", reason, message),
+    ]
 
 
-def dcd_available(dcd: Mapping[str, Any] | None) -> bool:
-    """A DCD is ready when its controller observed the latest generation and reports Available."""
-    if not dcd:
-        return False
-    generation = (dcd.get("metadata") or {}).get("generation") or 0
-    observed = (dcd.get("status") or {}).get("observedGeneration") or 0
-    return observed >= generation and _condition_true(dcd, c.CONDITION_AVAILABLE)
+# --- graph readiness (a DGD's components) ------------------------------------------------------
 
 
-def graph_status(dgd: Mapping[str, Any], dcds: Mapping[str, Mapping[str, Any] | None]) -> Obj:
-    """`state`, the `Ready` condition (no timestamp) and `services` for a graph, given its services'
-    observed DCDs (None: not created yet). The message names every resource that is not ready."""
-    dgd_name = str((dgd.get("metadata") or {}).get("name"))
-    services = sorted(((dgd.get("spec") or {}).get("services") or {}).keys())
-    not_ready: list[tuple[str, str]] = []
-    replica_status: dict[str, Obj] = {}
-    for svc in services:
+def dcd_rolled(dcd: Mapping[str, Any]) -> bool:
+    """The DCD's controller has seen its latest spec and reports it Available."""
+    meta, status = dcd.get("metadata") or {}, dcd.get("status") or {}
+    observed = status.get("observedGeneration")
+    caught_up = isinstance(observed, int) and observed >= int(meta.get("generation") or 0)
+    return caught_up and conditions.is_true(status.get("conditions"), "Available")
+
+
+def _service_message(dcd: Mapping[str, Any] | None, replicas: int) -> str:
+    # New components say "0/N ready" from the first moment, so the message (and hence the status)
+    # changes only when something real happens: each change costs a status write.
+    if dcd is None:
+        return f"0/{replicas} ready"
+    status = dcd.get("status") or {}
+    if not status:
+        return f"0/{replicas} ready"
+    cond = conditions.find(status.get("conditions"), "DynamoComponentReady")
+    message = str((cond or {}).get("message") or "")
+    observed = status.get("observedGeneration")
+    if not isinstance(observed, int) or observed < int((dcd.get("metadata") or {}).get("generation") or 0):
+        return "rolling" if (status.get("service") or {}).get("replicas") else f"0/{replicas} ready"
+    return message or "not ready"
+
+
+@dataclass(slots=True)
+class GraphStatus:
+    """What the DGD status should say about its services."""
+
+    ready: bool
+    message: str
+    services: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def graph_status(
+    services: Mapping[str, Mapping[str, Any]], dcds: Mapping[str, Mapping[str, Any] | None]
+) -> GraphStatus:
+    """Ready iff every service's DCD has rolled; the message names each service that has not."""
+    out = GraphStatus(ready=True, message="")
+    waiting: list[str] = []
+    zero: list[str] = []
+    for svc in sorted(services):
+        spec = services[svc] or {}
         dcd = dcds.get(svc)
-        name = naming.dcd_name(dgd_name, svc)
-        if dcd is None:
-            not_ready.append((name, "not created yet"))
+        replicas = spec.get("replicas", consts.DEFAULT_REPLICAS)
+        replicas = replicas if isinstance(replicas, int) else consts.DEFAULT_REPLICAS
+        live = ((dcd or {}).get("status") or {}).get("service")
+        out.services[svc] = dict(live) if live else _placeholder(svc, spec, dcd)
+        if dcd is not None and dcd_rolled(dcd):
+            if replicas == 0:
+                zero.append(svc)
             continue
-        service_status = (dcd.get("status") or {}).get("service")
-        if service_status:
-            replica_status[svc] = dict(service_status)
-        if not dcd_available(dcd):
-            not_ready.append((name, _dcd_reason(dcd)))
-    if not_ready:
-        detail = "; ".join(f"{name}: {why}" for name, why in sorted(not_ready))
-        ready = {
-            "type": c.CONDITION_READY,
-            "status": "False",
-            "reason": c.REASON_SOME_NOT_READY,
-            "message": f"Resources not ready: {detail}",
-        }
-        state = c.DGD_STATE_PENDING
+        out.ready = False
+        waiting.append(f"{svc}: {_service_message(dcd, replicas)}")
+    if waiting:
+        out.message = "; ".join(waiting)
     else:
-        ready = {
-            "type": c.CONDITION_READY,
-            "status": "True",
-            "reason": c.REASON_ALL_READY,
-            "message": "All resources are ready",
-        }
-        state = c.DGD_STATE_SUCCESSFUL
-    out: Obj = {"state": state, "conditions": [ready]}
-    if replica_status:
-        out["services"] = replica_status
+        out.message = "All resources are ready" + (f"; scaled to zero: {', '.join(zero)}" if zero else "")
     return out
 
 
-def failed_graph_status(reason: str, message: str) -> Obj:
-    """Status of a graph that cannot be reconciled (semantic error, missing API)."""
-    return {
-        "state": c.DGD_STATE_FAILED,
-        "conditions": [{"type": c.CONDITION_READY, "status": "False", "reason": reason, "message": message}],
-    }
+def nothing_to_report_yet(
+    status: Mapping[str, Any], verdict: GraphStatus, dcds: Mapping[str, Mapping[str, Any] | None]
+) -> bool:
+    """A new graph (no status yet) whose components have not all reported, and none that did
+    reports a problem: its first status would only say "0/N ready" and be rewritten a moment later.
+    Holding it back saves status writes per graph; it is bounded, because every component reports
+    within the DCD controller's first-status grace, and any not-ready report ends the wait."""
+    if status or verdict.ready:
+        return False
+    reported = [d for d in dcds.values() if d is not None and d.get("status")]
+    return len(reported) < len(dcds) and all(dcd_rolled(d) for d in reported)
 
 
-def _dcd_reason(dcd: Mapping[str, Any]) -> str:
-    generation = (dcd.get("metadata") or {}).get("generation") or 0
-    status = dcd.get("status") or {}
-    observed = status.get("observedGeneration") or 0
-    if observed < generation:
-        return f"spec not yet processed: generation={generation}, observedGeneration={observed}"
-    service = status.get("service") or {}
-    for cond in status.get("conditions") or []:
-        if cond.get("type") == c.CONDITION_AVAILABLE and cond.get("status") != "True":
-            desired = service.get("replicas")
-            ready = service.get("readyReplicas")
-            counts = f" (replicas={desired}, ready={ready})" if desired is not None else ""
-            return f"{cond.get('message') or 'Available condition not true'}{counts}"
-    return "Component deployment not ready - Available condition not true"
+def _placeholder(svc: str, spec: Mapping[str, Any], dcd: Mapping[str, Any] | None) -> dict[str, Any]:
+    kind = "LeaderWorkerSet" if spec.get("multinode") else "Deployment"
+    name = str(((dcd or {}).get("metadata") or {}).get("name") or svc)
+    return {"componentKind": kind, "componentName": name, "replicas": 0, "updatedReplicas": 0}

@@ -196,7 +196,13 @@ async def one_size(n: int, *, timeout: float, settle: float, quiet_window: float
             fig["operator_s"] = round(time.monotonic() - t0, 1)
             fig["ratio"] = round(fig["operator_s"] / fig["baseline_s"], 2)
             h.say(f"N={n}: all Ready in {fig['operator_s']} s (ratio {fig['ratio']})")
+            at_ready = writes(op.metrics())
+            # Events go out through one serial sender and trail the status writes: let them land
+            # before judging quiet, and report how long that took.
+            settled_at, _ = await wait_quiet(op, settle=settle, timeout=left())
             samples = op.metrics()
+            fig["settle_after_ready_s"] = round(settled_at, 1)
+            fig["writes_after_ready"] = writes(samples) - at_ready
             by_verb = by_verb_without_leases(samples)
             fig["requests_by_verb"] = by_verb  # the leader Lease renewals left out
             fig["requests_per_dgd"] = {k: round(v / n, 1) for k, v in sorted(by_verb.items())}

@@ -7,14 +7,16 @@ import datetime
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers import conditions, kinds
+from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import ChildSyncer, Desired, merge_patch
-from dynamo_operator.controllers.conditions import Condition
-from dynamo_operator.controllers.dynamocomponentdeployment import PullSecretNotifier, deployment_readiness
-from dynamo_operator.controllers.dynamographdeployment import graph_status, plan_restart
+from dynamo_operator.controllers.dynamocomponentdeployment import PullSecretNotifier
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource, object_key
+from dynamo_operator.internal.dynamo import conditions
+from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.hashing import stamp_hash
+from dynamo_operator.internal.dynamo.restart import plan_restart
+from dynamo_operator.internal.dynamo.status import deployment_readiness, graph_status
 
 SEQ = {"id": "r1", "strategy": {"type": "Sequential", "order": ["b", "a"]}}
 PAR = {"id": "r1", "strategy": {"type": "Parallel"}}
