@@ -258,6 +258,18 @@ def _write_key(resource: Resource, obj: Mapping[str, Any]) -> tuple[str, ...]:
     return (resource.group, resource.plural, str(meta.get("namespace", "")), str(meta.get("name", "")))
 
 
+WRITTEN_LAST = frozenset({"RoleBinding"})
+"""Kinds written after all others: the API server checks a RoleBinding against the Role it names
+(RBAC's escalation check) and answers 404 "role not found" while that Role is not yet there."""
+
+
+def _waves(prepared: Sequence[tuple[Desired, Obj]]) -> list[list[tuple[Desired, Obj]]]:
+    """The writes of one sync in order: everything else first, then `WRITTEN_LAST` kinds."""
+    first = [p for p in prepared if p[0].resource.kind not in WRITTEN_LAST]
+    last = [p for p in prepared if p[0].resource.kind in WRITTEN_LAST]
+    return [wave for wave in (first, last) if wave]
+
+
 class ChildSyncer:
     """Applies an owner's desired children and prunes the rest. Keeps only `RecentWrites`."""
 
@@ -284,8 +296,9 @@ class ChildSyncer:
     ) -> SyncReport:
         """Write every desired child whose content changed, then delete owned children not desired.
 
-        Raises ChildWriteError for the first write that failed (the others still ran). Pruning runs
-        only when every write succeeded, so a half-failed sync never removes the old objects.
+        Writes go in waves (`_waves`), each wave concurrently. Raises ChildWriteError for the first
+        write that failed (the rest of its wave still ran; later waves do not). Pruning runs only
+        when every write succeeded, so a half-failed sync never removes the old objects.
         """
         report = SyncReport()
         try:
@@ -305,15 +318,16 @@ class ChildSyncer:
         prepared = [
             (d, prepare(owner, d.obj) if d.owned else stamp_hash(copy.deepcopy(d.obj))) for d in desired
         ]
-        results = await asyncio.gather(
-            *(self._one(owner, d, obj, report) for d, obj in prepared), return_exceptions=True
-        )
-        failures = [r for r in results if isinstance(r, BaseException)]
-        for failure in failures:
-            if not isinstance(failure, Exception):
-                raise failure  # cancellation and friends propagate untouched
-        if failures:
-            raise failures[0]
+        for wave in _waves(prepared):
+            results = await asyncio.gather(
+                *(self._one(owner, d, obj, report) for d, obj in wave), return_exceptions=True
+            )
+            failures = [r for r in results if isinstance(r, BaseException)]
+            for failure in failures:
+                if not isinstance(failure, Exception):
+                    raise failure  # cancellation and friends propagate untouched
+            if failures:
+                raise failures[0]
         wanted = {(d.resource, _name(obj)) for d, obj in prepared if d.owned}
         await self._prune(owner, wanted, owned, keep, report)
 

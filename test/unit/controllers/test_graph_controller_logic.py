@@ -331,6 +331,32 @@ async def test_child_created_then_deleted_before_the_cache_saw_it_is_created_aga
     assert client.calls[-2:] == [("get", "child"), ("apply", "child")]
 
 
+async def test_role_bindings_are_written_after_every_other_child() -> None:
+    """The API server checks a RoleBinding against its Role: the Role's write must have finished."""
+    cache = FakeCache()
+    client = FakeClient(cache)
+    syncer = ChildSyncer(client=client, cache=cache, recorder=FakeRecorder())
+
+    def rbac(kind: str, name: str) -> dict[str, Any]:
+        return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+                "metadata": {"name": name, "namespace": "ns"}}  # fmt: skip
+
+    await syncer.sync(
+        OWNER,
+        [
+            Desired(kinds.ROLE_BINDING, rbac("RoleBinding", "binding")),
+            Desired(kinds.ROLE, rbac("Role", "role")),
+            Desired(
+                kinds.SERVICE_ACCOUNT,
+                {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sa", "namespace": "ns"}},
+            ),
+        ],
+        owned=[kinds.ROLE_BINDING, kinds.ROLE, kinds.SERVICE_ACCOUNT],
+    )
+    assert client.calls[-1] == ("apply", "binding")
+    assert sorted(client.calls[:-1]) == [("apply", "role"), ("apply", "sa")]
+
+
 def test_pull_secret_notifier_reports_only_real_changes() -> None:
     """Only an event that changes a namespace's registry → secrets map enqueues its components."""
     import base64
