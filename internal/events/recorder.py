@@ -1,7 +1,9 @@
 """Kubernetes Events with client-go's manners: never block the caller, fold repeats, limit spam.
 
 `EventRecorder.event()` only puts a record on a bounded in-memory queue (dropped, with a log line,
-when full). One background sender (`EventBroadcaster.run()`) then, per record:
+when full). A few background senders (`EventBroadcaster.run()`, `SENDERS` of them: one sender fell
+behind by thousands of Events at 1,000 graphs) then, per record, and one record at a time per
+correlation key, so a repeat always finds the Event its predecessor created:
 
 1. spam filter: a token bucket per source + object (burst 25, one token per 300 s) drops floods;
 2. correlation: a repeat of the same object + type + reason + message + source (kept in an LRU of
@@ -12,11 +14,12 @@ when full). One background sender (`EventBroadcaster.run()`) then, per record:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import socket
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -34,6 +37,7 @@ LRU_SIZE = 4096
 SPAM_BURST = 25
 SPAM_REFILL_PER_SECOND = 1 / 300
 SEND_ATTEMPTS = 3
+SENDERS = 4
 MAX_MESSAGE_CHARS = 1024
 
 
@@ -147,6 +151,7 @@ class EventBroadcaster:
         monotonic: Callable[[], float] = time.monotonic,
         queue_size: int = QUEUE_SIZE,
         retry_delay: float = 1.0,
+        senders: int = SENDERS,
     ) -> None:
         self._sink = sink
         self.host = host or socket.gethostname()
@@ -157,6 +162,8 @@ class EventBroadcaster:
         self._buckets: OrderedDict[tuple[str, ...], _Bucket] = OrderedDict()
         self._retry_delay = retry_delay
         self.dropped = 0
+        self._senders = max(1, senders)
+        self._key_locks: dict[tuple[str, ...], tuple[asyncio.Lock, int]] = {}
 
     def recorder(self, component: str) -> EventRecorder:
         return EventRecorder(self, component)
@@ -169,13 +176,35 @@ class EventBroadcaster:
             log.warning("Event queue full, dropping event", reason=pending.reason, object=pending.involved)
 
     async def run(self) -> None:
-        """Send queued events until cancelled."""
+        """Send queued events with `senders` concurrent senders until cancelled."""
+        async with asyncio.TaskGroup() as group:
+            for _ in range(self._senders):
+                group.create_task(self._sender())
+
+    async def _sender(self) -> None:
         while True:
             pending = await self._queue.get()
             try:
-                await self._send(pending)
+                async with self._one_at_a_time(pending.correlation_key()):
+                    await self._send(pending)
             finally:
                 self._queue.task_done()
+
+    @contextlib.asynccontextmanager
+    async def _one_at_a_time(self, key: tuple[str, ...]) -> AsyncIterator[None]:
+        """Serialise records of one correlation key; the lock lives only while someone holds or
+        waits for it, so the map stays as small as the number of records in flight."""
+        lock, users = self._key_locks.get(key) or (asyncio.Lock(), 0)
+        self._key_locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._key_locks[key]
+            if users == 1:
+                del self._key_locks[key]
+            else:
+                self._key_locks[key] = (lock, users - 1)
 
     async def flush(self, timeout: float) -> bool:  # noqa: ASYNC109
         """Wait (bounded) until everything queued so far was sent or given up on."""

@@ -157,3 +157,41 @@ def test_event_type_is_validated() -> None:
     b = make(FakeSink(), Clock())
     with pytest.raises(ValueError):
         b.recorder("c").event(dgd(), type="Info", reason="R", message="m")
+
+
+class SlowSink(FakeSink):
+    """A sink whose writes take a moment, counting how many are in flight at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_flight = self.most_in_flight = 0
+
+    async def create(self, event: dict[str, Any]) -> dict[str, Any]:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(0.01)
+            return await super().create(event)
+        finally:
+            self.in_flight -= 1
+
+
+async def test_events_of_different_objects_are_sent_concurrently() -> None:
+    sink, clock = SlowSink(), Clock()
+    b = make(sink, clock, senders=4)
+    for i in range(8):
+        b.recorder("c").event(dgd(f"g{i}"), type="Normal", reason="Created", message="created")
+    await drain(b)
+    assert sink.creates == 8
+    assert sink.most_in_flight == 4
+
+
+async def test_repeats_sent_by_concurrent_senders_still_fold_into_one_event() -> None:
+    sink, clock = SlowSink(), Clock()
+    b = make(sink, clock, senders=4)
+    for _ in range(3):
+        b.recorder("c").event(dgd(), type="Warning", reason="Failed", message="same")
+    await drain(b)
+    assert (sink.creates, sink.patches) == (1, 2)
+    [event] = sink.events.values()
+    assert event["count"] == 3
