@@ -8,6 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_LEADER_ELECTION_ID = "dynamo-operator-leader"
+DEFAULT_WORKERS = 8
+"""Workers per controller. controller-runtime defaults to 1, but here a worker is a coroutine and a
+reconcile mostly waits on the API server: one worker would serialise all that waiting (at 1,000
+graphs a DCD apply takes 0.3 s under load, so 3,000 components would need 15 minutes)."""
 _SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
@@ -38,7 +42,7 @@ class OperatorOptions:
     leader_election_retry_period: float = 2.0
     graceful_shutdown_timeout: float = 30.0
     namespace: str | None = None
-    max_concurrent_reconciles: int = 1
+    max_concurrent_reconciles: int = DEFAULT_WORKERS
     log_level: str = "info"
     log_format: str = "json"
     kubeconfig: str | None = None
@@ -137,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--max-concurrent-reconciles",
         type=_positive_int,
-        default=1,
+        default=DEFAULT_WORKERS,
         help="workers per controller (default %(default)s)",
     )
     run.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error", "critical"])
