@@ -33,7 +33,7 @@ sys.path[:0] = [str(REPO / "hack"), str(REPO / "hack" / "faults")]
 
 import harness as h  # noqa: E402
 from dynamo_operator.internal.client.client import Client  # noqa: E402
-from dynamo_operator.internal.client.resource import DEPLOYMENT, NAMESPACE, POD  # noqa: E402
+from dynamo_operator.internal.client.resource import DEPLOYMENT, NAMESPACE  # noqa: E402
 
 NS = "bench"
 BASELINE_NS = "baseline"
@@ -172,12 +172,13 @@ async def one_size(n: int, *, timeout: float, settle: float, quiet_window: float
             fig["baseline_s"] = round(time.monotonic() - t0, 1)
             h.say(f"N={n}: baseline {fig['baseline_s']} s; removing it")
             await api.delete(NAMESPACE, BASELINE_NS)
+            # Wait for the whole namespace, not just its pods: kcm garbage-collecting a thousand
+            # leftover Deployments and ReplicaSets would otherwise be billed to the operator's phase.
             await h.eventually(
-                lambda: api.list(POD, namespace=BASELINE_NS),
-                lambda pods: not pods,
-                timeout=left(),
-                interval=2.0,
-            )
+                lambda: api.list(NAMESPACE), lambda nss: not any(
+                    n["metadata"]["name"] == BASELINE_NS for n in nss
+                ), timeout=left(), interval=2.0,
+            )  # fmt: skip
             # The operator, as users deploy it, then N graphs.
             h.deploy_default(cluster.kubeconfig)
             op_kubeconfig = h.operator_kubeconfig(cluster, workdir / "operator.kubeconfig")
