@@ -42,7 +42,7 @@ from dynamo_operator.internal.client.errors import NotFound  # noqa: E402
 from dynamo_operator.internal.client.resource import NAMESPACE  # noqa: E402
 from dynamo_operator.internal.dynamo.component import desired_component_objects  # noqa: E402
 from dynamo_operator.internal.dynamo.context import GenContext  # noqa: E402
-from dynamo_operator.internal.dynamo.graph import desired_dcds  # noqa: E402
+from dynamo_operator.internal.dynamo.graph import desired_dcds, desired_graph_objects  # noqa: E402
 from localcluster import LocalCluster  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 from testsupport.graphs import two_service_graph  # noqa: E402
@@ -184,6 +184,76 @@ async def baseline(
     spent = ClusterCPU.spent(cluster_cpu.sample(), cpu_before)
     await drop_namespace(api, ns, timeout=timeout)
     return end - start, spent
+
+
+async def write_floor(
+    api: Client,
+    n: int,
+    timeout: float,  # noqa: ASYNC109 - a polling bound
+    cluster_cpu: ClusterCPU,
+) -> tuple[float, dict[str, float], int]:
+    """The cost of the writes alone: this client writes, per graph, every object the operator
+    writes (the DGD, its discovery RBAC and DCDs, their Deployments and Services, three Events, and
+    one status per DGD and DCD once Ready) with no controller and no reconcile chain in between.
+    Returns seconds until the last status write, control-plane CPU seconds, and writes sent."""
+    ns = "bench-floor"
+    await make_namespace(api, ns)
+    sent = 0
+    cpu_before = cluster_cpu.sample()
+    start = time.monotonic()
+
+    async def one(i: int) -> None:
+        nonlocal sent
+        dgd = await api.apply(kinds.DGD, graph(f"g{i:03d}", ns), field_manager=FIELD_MANAGER)
+        ctx = GenContext(namespace=ns)
+        children = desired_graph_objects(dgd, ctx)
+        rbac = [o for o in children if o["kind"] != "DynamoComponentDeployment"]
+        for obj in sorted(rbac, key=lambda o: o["kind"] == "RoleBinding"):
+            await api.apply(kinds.resource_of(obj), obj, field_manager=FIELD_MANAGER)
+        dcds = await asyncio.gather(
+            *(api.apply(kinds.DCD, d, field_manager=FIELD_MANAGER) for d in desired_dcds(dgd, ctx))
+        )
+        workload = [o for d in dcds for o in desired_component_objects(d, ctx)]
+        await asyncio.gather(
+            *(api.apply(kinds.resource_of(o), o, field_manager=FIELD_MANAGER) for o in workload)
+        )
+        for obj in [dgd, *dcds]:
+            meta = obj["metadata"]
+            await api.create(
+                kinds.Resource("", "v1", "events", "Event"),
+                {
+                    "apiVersion": "v1",
+                    "kind": "Event",
+                    "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": ns},
+                    "involvedObject": {"kind": obj["kind"], "name": meta["name"], "namespace": ns,
+                                       "uid": meta["uid"], "apiVersion": obj["apiVersion"]},
+                    "reason": "Created", "message": "created", "type": "Normal",
+                },
+            )  # fmt: skip
+        sent += 1 + len(rbac) + len(dcds) + len(workload) + 1 + len(dcds)
+
+    await bounded(lambda i=i: one(i) for i in range(n))
+
+    async def all_ready() -> bool:
+        items = await api.list(kinds.DEPLOYMENT, namespace=ns)
+        ready = [d for d in items if (d.get("status") or {}).get("readyReplicas") == 1]
+        return len(ready) == 2 * n
+
+    await wait_until(all_ready, timeout=timeout, what="floor Deployments Ready")
+
+    async def report(resource: kinds.Resource, obj: dict[str, Any]) -> None:
+        status = {"status": {"observedGeneration": 1, "state": "successful"}}
+        await api.patch(resource, obj["metadata"]["name"], status, namespace=ns, subresource="status")
+
+    dgds, dcds = await api.list(kinds.DGD, namespace=ns), await api.list(kinds.DCD, namespace=ns)
+    await bounded(
+        [*(lambda o=o: report(kinds.DGD, o) for o in dgds), *(lambda o=o: report(kinds.DCD, o) for o in dcds)]
+    )
+    end = time.monotonic()
+    sent += len(dgds) + len(dcds)
+    spent = ClusterCPU.spent(cluster_cpu.sample(), cpu_before)
+    await drop_namespace(api, ns, timeout=timeout)
+    return end - start, spent, sent
 
 
 def _ts(value: str | None) -> float | None:
@@ -413,6 +483,7 @@ async def main(args: argparse.Namespace) -> int:
             await install_crds(api)
             cpu = ClusterCPU(cluster)
             base, base_cpu = await baseline(api, args.graphs, args.timeout, cpu)
+            floor, floor_cpu, floor_writes = await write_floor(api, args.graphs, args.timeout, cpu)
             op = await operator_run(
                 api,
                 cluster.kubeconfig,
@@ -431,6 +502,10 @@ async def main(args: argparse.Namespace) -> int:
     print(f"baseline (bare Deployments Ready): {base:.1f} s")
     ratio = op["seconds"] / base
     print(f"operator (all DGDs Ready):         {op['seconds']:.1f} s  ratio {ratio:.2f} (goal <= 1.2)")
+    print(
+        f"write floor (a client writes what the operator writes, no controller): {floor:.1f} s, "
+        f"ratio {floor / base:.2f}, {floor_writes / args.graphs:.1f} writes per graph"
+    )
     with_events, without = writes(per_dgd), writes(per_dgd, events=False)
     print(f"writes per DGD: {with_events:.1f} incl. Events, {without:.1f} without (goal <= 15)")
     print("requests per DGD by verb and resource:")
@@ -443,9 +518,12 @@ async def main(args: argparse.Namespace) -> int:
         print(f"  median {stage:45} {seconds:5.1f} s")
     for key, (count, mean) in sorted(op["timings"].items()):
         print(f"  {key:60} n={count:6.0f} mean {mean * 1000:7.1f} ms")
-    print("control-plane CPU seconds until all Ready (baseline / operator):")
+    print("control-plane CPU seconds until all Ready (baseline / write floor / operator):")
     for name in sorted(base_cpu):
-        print(f"  {name:45} {base_cpu[name]:6.1f} / {op['cluster_cpu'].get(name, 0.0):6.1f}")
+        print(
+            f"  {name:45} {base_cpu[name]:6.1f} / {floor_cpu.get(name, 0.0):6.1f}"
+            f" / {op['cluster_cpu'].get(name, 0.0):6.1f}"
+        )
     print(f"operator peak RSS: {op['peak_rss_mib']:.0f} MiB, CPU: {op['cpu_seconds']:.1f} s")
     return 0
 
