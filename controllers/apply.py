@@ -4,7 +4,11 @@ Rules (ARCHITECTURE.md "Apply is idempotent and quiet", "Deletion is sacred"):
 - a desired child is written (server-side apply, one field manager) only when its content hash
   differs from the hash recorded on the live object, or a field another actor may change behind our
   back (`spec.replicas`) drifted;
-- a live object controlled by another owner is never touched; an Event says so;
+- a live object controlled by another owner is never touched, and the sync writes nothing at all
+  (`ChildrenOwnedByOthers`): half a set of children is worse than none, and the owner's status
+  must say why, never "ready"; only children marked `shared` may be controlled by a sibling;
+- a desired set naming one object twice is a bug of the caller (`DuplicateChildren`), refused before
+  any write: two versions of one object would overwrite each other on every sync;
 - create-only kinds (PVCs, scaling adapters) are created when missing and otherwise left alone;
 - children this owner controls that are no longer desired are deleted with a UID precondition,
   unless the caller's `keep` says otherwise (e.g. PVCs a user still names).
@@ -16,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -88,16 +92,47 @@ class ChildWriteError(Exception):
         return isinstance(self.cause, errors.Invalid | errors.BadRequest)
 
 
+class ChildrenOwnedByOthers(Exception):
+    """Desired children already exist under another controller; nothing was written."""
+
+    def __init__(self, conflicts: Sequence[str]) -> None:
+        super().__init__("; ".join(conflicts))
+        self.conflicts = list(conflicts)
+
+
+CONFLICT_RECHECK_SECONDS = 60.0
+"""An owner whose children another owner controls is looked at again this often: that owner's
+deletion brings no event to us (its children's events go to it), and one look a minute is cheap."""
+
+
+def conflict_message(err: ChildrenOwnedByOthers) -> str:
+    """What a user reads when generated names are taken: who holds them and what to do."""
+    return (
+        f"{err}; nothing was applied: rename the graph or the service, or delete the other owner"
+        f" (checked again every {CONFLICT_RECHECK_SECONDS:.0f} s)"
+    )
+
+
+class DuplicateChildren(Exception):
+    """The desired set names one object more than once (a generation bug); nothing was written."""
+
+    def __init__(self, duplicates: Sequence[str]) -> None:
+        super().__init__(f"the desired children name {', '.join(duplicates)} more than once")
+        self.duplicates = list(duplicates)
+
+
 @dataclass(frozen=True, slots=True)
 class Desired:
     """One object the owner should have. `create_only`: never updated once it exists. `owned=False`:
     shared with others (e.g. a namespace's planner ServiceAccount), so it gets no ownerReference,
-    is only ever created, and is never pruned."""
+    is only ever created, and is never pruned. `shared`: another owner may control it (one model
+    Service per model, a PVC two graphs create): found so, it is used as it is, not a conflict."""
 
     resource: Resource
     obj: Obj
     create_only: bool = False
     owned: bool = True
+    shared: bool = False
 
 
 @dataclass(slots=True)
@@ -108,7 +143,6 @@ class SyncReport:
     created: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
-    foreign: list[str] = field(default_factory=list)
 
     @property
     def wrote(self) -> bool:
@@ -298,7 +332,9 @@ class ChildSyncer:
 
         Writes go in waves (`_waves`), each wave concurrently. Raises ChildWriteError for the first
         write that failed (the rest of its wave still ran; later waves do not). Pruning runs only
-        when every write succeeded, so a half-failed sync never removes the old objects.
+        when every write succeeded, so a half-failed sync never removes the old objects. Before any
+        write: DuplicateChildren when `desired` names an object twice, ChildrenOwnedByOthers when
+        a desired child (not `shared`) is controlled by another owner.
         """
         report = SyncReport()
         try:
@@ -318,6 +354,8 @@ class ChildSyncer:
         prepared = [
             (d, prepare(owner, d.obj) if d.owned else stamp_hash(copy.deepcopy(d.obj))) for d in desired
         ]
+        self._refuse_duplicates(prepared)
+        self._refuse_conflicts(owner, prepared)
         for wave in _waves(prepared):
             results = await asyncio.gather(
                 *(self._one(owner, d, obj, report) for d, obj in wave), return_exceptions=True
@@ -330,6 +368,29 @@ class ChildSyncer:
                 raise failures[0]
         wanted = {(d.resource, _name(obj)) for d, obj in prepared if d.owned}
         await self._prune(owner, wanted, owned, keep, report)
+
+    @staticmethod
+    def _refuse_duplicates(prepared: Sequence[tuple[Desired, Obj]]) -> None:
+        counts = Counter(_write_key(d.resource, obj) for d, obj in prepared)
+        duplicates = sorted(f"{key[1]}/{key[3]}" for key, n in counts.items() if n > 1)
+        if duplicates:
+            raise DuplicateChildren(duplicates)
+
+    def _refuse_conflicts(self, owner: Obj, prepared: Sequence[tuple[Desired, Obj]]) -> None:
+        owner_uid = owner["metadata"]["uid"]
+        conflicts = []
+        for d, obj in prepared:
+            if not d.owned or d.shared:
+                continue
+            live = self._cache.get(d.resource, object_key(obj))
+            live_uid = controller_uid(live) if live is not None else None
+            if live is not None and live_uid is not None and live_uid != owner_uid:
+                ref = controller_ref(live) or {}
+                conflicts.append(
+                    f"{d.resource.kind} {_name(obj)} is controlled by {ref.get('kind')} {ref.get('name')}"
+                )
+        if conflicts:
+            raise ChildrenOwnedByOthers(conflicts)
 
     def _summarise(self, owner: Obj, report: SyncReport) -> None:
         """At most one Normal Event per sync, naming every child written: each write is worth a line,
@@ -361,9 +422,7 @@ class ChildSyncer:
                 report.current[(resource, name)] = live
                 return
             if live_uid is not None and live_uid != owner_uid:
-                report.foreign.append(f"{resource.kind}/{name}")
-                report.current[(resource, name)] = live
-                self._foreign_event(owner, resource, live)
+                report.current[(resource, name)] = live  # `shared`: another owner's is ours to use
                 return
             if d.create_only:
                 report.current[(resource, name)] = live
@@ -448,22 +507,6 @@ class ChildSyncer:
             self._failed(owner, resource, meta["name"], "delete", err)
             raise ChildWriteError(resource, meta["name"], "delete", err) from err
         report.deleted.append(f"{resource.kind}/{meta['name']}")
-
-    def _foreign_event(self, owner: Obj, resource: Resource, live: Obj) -> None:
-        ref = controller_ref(live) or {}
-        if ref.get("kind") == owner.get("kind"):
-            # A sibling of our own kind shares the object by design (one model Service per model,
-            # whichever component came first controls it): nothing to warn about.
-            return
-        self._recorder.event(
-            owner,
-            type="Warning",
-            reason="OwnedByAnother",
-            message=(
-                f"{resource.kind} {_name(live)} is controlled by {ref.get('kind')}/{ref.get('name')}; "
-                "leaving it untouched"
-            ),
-        )
 
     def _failed(self, owner: Obj, resource: Resource, name: str, verb: str, err: errors.ApiError) -> None:
         if isinstance(err, errors.Conflict):

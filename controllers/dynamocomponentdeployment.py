@@ -20,13 +20,17 @@ from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import (
     CHILD_CONTENT_CHANGED,
     CHILD_STATUS_CHANGED,
+    CONFLICT_RECHECK_SECONDS,
     ChildClient,
     ChildReader,
+    ChildrenOwnedByOthers,
     ChildSyncer,
     ChildWriteError,
     Desired,
+    DuplicateChildren,
     Recorder,
     StatusWriter,
+    conflict_message,
 )
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.cache.interface import Informer, StoreReader
@@ -59,6 +63,10 @@ from dynamo_operator.internal.dynamo.status import (
 from dynamo_operator.internal.workqueue.interface import WorkQueue
 
 log = structlog.get_logger(__name__)
+
+REASON_NAME_CONFLICT = "NameConflict"
+REASON_DUPLICATE_CHILDREN = "DuplicateChildren"
+
 
 Obj = dict[str, Any]
 GenContextFor = Callable[[str], GenContext]
@@ -134,6 +142,13 @@ class DynamoComponentDeploymentReconciler:
             if not err.terminal:
                 raise
             await self._fail(raw, "ApplyRejected", str(err))
+            raise TerminalError(str(err)) from err
+        except ChildrenOwnedByOthers as err:
+            await self._fail(raw, REASON_NAME_CONFLICT, conflict_message(err))
+            return Result(requeue_after=CONFLICT_RECHECK_SECONDS)
+        except DuplicateChildren as err:
+            log.error("Generated children collide: a bug", key=key, error=str(err))
+            await self._fail(raw, REASON_DUPLICATE_CHILDREN, f"{err}; nothing was applied")
             raise TerminalError(str(err)) from err
         verdict = self._readiness(desired, report.current)
         if verdict.unobserved and not self._status.current(raw):

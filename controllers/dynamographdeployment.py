@@ -21,14 +21,18 @@ from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import (
     CHILD_CONTENT_CHANGED,
     CHILD_STATUS_CHANGED,
+    CONFLICT_RECHECK_SECONDS,
     ChildClient,
     ChildReader,
+    ChildrenOwnedByOthers,
     ChildSyncer,
     ChildWriteError,
     Desired,
+    DuplicateChildren,
     Recorder,
     StatusWriter,
     SyncReport,
+    conflict_message,
     controller_uid,
 )
 from dynamo_operator.internal import consts
@@ -38,8 +42,13 @@ from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo import conditions
 from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.context import GenContext
-from dynamo_operator.internal.dynamo.errors import GenerationError
-from dynamo_operator.internal.dynamo.graph import desired_graph_objects, desired_planner_rbac, missing_apis
+from dynamo_operator.internal.dynamo.errors import GenerationError, NameCollisionError
+from dynamo_operator.internal.dynamo.graph import (
+    desired_graph_objects,
+    desired_planner_rbac,
+    missing_apis,
+    shared_between_owners,
+)
 from dynamo_operator.internal.dynamo.restart import plan_restart
 from dynamo_operator.internal.dynamo.status import (
     GraphStatus,
@@ -60,6 +69,9 @@ STATE_SUCCESSFUL = "successful"
 STATE_FAILED = "failed"
 REASON_ALL_READY = "all_resources_are_ready"
 REASON_SOME_NOT_READY = "some_resources_are_not_ready"
+REASON_NAME_COLLISION = "NameCollision"
+REASON_NAME_CONFLICT = "NameConflict"
+REASON_DUPLICATE_CHILDREN = "DuplicateChildren"
 
 
 class Builder(Protocol):
@@ -156,6 +168,9 @@ class DynamoGraphDeploymentReconciler:
             missing = missing_apis(raw, ctx)
             desired = desired_graph_objects(raw, ctx, restart_at=plan.values)
             shared = desired_planner_rbac(raw, ctx)
+        except NameCollisionError as err:
+            await self._fail(raw, REASON_NAME_COLLISION, str(err))
+            raise TerminalError(str(err)) from err
         except GenerationError as err:
             await self._fail(raw, "InvalidSpec", str(err))
             raise TerminalError(str(err)) from err
@@ -174,7 +189,9 @@ class DynamoGraphDeploymentReconciler:
                     # Create-only: a PVC's spec is (mostly) immutable and its data precious; once an
                     # adapter exists it, not the graph, is the source of truth for its replicas.
                     *(
-                        Desired(r, o, create_only=r in (kinds.PVC, kinds.DGDSA))
+                        Desired(
+                            r, o, create_only=r in (kinds.PVC, kinds.DGDSA), shared=shared_between_owners(o)
+                        )
                         for o in desired
                         for r in (kinds.resource_of(o),)
                     ),
@@ -189,6 +206,13 @@ class DynamoGraphDeploymentReconciler:
             if not err.terminal:
                 raise
             await self._fail(raw, "ApplyRejected", str(err))
+            raise TerminalError(str(err)) from err
+        except ChildrenOwnedByOthers as err:
+            await self._fail(raw, REASON_NAME_CONFLICT, conflict_message(err))
+            return Result(requeue_after=CONFLICT_RECHECK_SECONDS)
+        except DuplicateChildren as err:
+            log.error("Generated children collide: a bug", key=key, error=str(err))
+            await self._fail(raw, REASON_DUPLICATE_CHILDREN, f"{err}; nothing was applied")
             raise TerminalError(str(err)) from err
 
         dcds = [o for o in desired if o.get("kind") == kinds.DCD.kind]

@@ -106,6 +106,42 @@ _MULTINODE_KEPT = (
 )
 
 
+# One dot-separated part of a service key: every generated name embeds the key lower-cased, so each
+# part must be a DNS label once lower-cased (no empty part, no leading or trailing '-').
+_KEY_PART = "[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?"
+
+
+def _normalised(key: str) -> str:
+    """A service key as generated names spell it (internal/dynamo/naming.normalised_service)."""
+    return f"{key}.lowerAscii().replace('.', '-')"
+
+
+_SERVICE_KEY_RULES = (
+    Cel(
+        rule=f"self.all(k, size(k) <= 63 && k.matches('^{_KEY_PART}([.]{_KEY_PART})*$'))",
+        message="service names must be at most 63 characters: letters, digits and '-' in parts "
+        "separated by single dots, each part starting and ending with a letter or digit",
+        reason="FieldValueInvalid",
+    ),
+    Cel(
+        rule=f"self.all(k, self.all(j, k == j || {_normalised('k')} != {_normalised('j')}))",
+        message_expression=(
+            "'service names ' + self.filter(k, self.exists(j, k != j && "
+            f"{_normalised('k')} == {_normalised('j')})).join(', ')"
+            ' + \' collide: generated object names lower-case them and read "." as "-";'
+            " rename all but one'"
+        ),
+        reason="FieldValueDuplicate",
+    ),
+    Cel(
+        rule="self.filter(k, has(self[k].componentType) && self[k].componentType == 'epp').size() <= 1",
+        message="at most one service may have componentType epp (its ConfigMap and InferencePool"
+        " are named after the graph)",
+        reason="FieldValueInvalid",
+    ),
+)
+
+
 class DynamoGraphDeploymentSpec(ApiModel):
     """Desired state of a graph: its services, shared PVCs and environment, backend and restarts."""
 
@@ -160,12 +196,7 @@ class DynamoGraphDeploymentSpec(ApiModel):
         Annotated[
             dict[str, DynamoComponentDeploymentSharedSpec],
             Schema({"maxProperties": MAX_SERVICES}),
-            Cel(
-                rule="self.all(k, size(k) <= 63 && k.matches('^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?$'))",
-                message="service names must be at most 63 characters of letters, digits, '-' and '.', "
-                "starting and ending with a letter or digit",
-                reason="FieldValueInvalid",
-            ),
+            *_SERVICE_KEY_RULES,
         ]
         | None
     ) = Field(None, description="The services of the graph, keyed by service name.")
@@ -273,6 +304,13 @@ class DynamoGraphDeployment(ApiModel):
             f" ({MAX_GRAPH_AND_MULTINODE_SERVICE_NAME_CHARS} for multinode services)"
             " so that generated object names fit in 63",
             field_path=".spec.services",
+            reason="FieldValueInvalid",
+        ),
+        Cel(
+            rule="self.metadata.name.matches('^[a-z]')",
+            message="metadata.name must start with a letter: it begins the names of the graph's"
+            " Services, which must be DNS-1035 labels",
+            field_path=".metadata.name",
             reason="FieldValueInvalid",
         ),
         # Reads the old status: a restart must not start while workers are being rolled.

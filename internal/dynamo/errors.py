@@ -18,3 +18,11 @@ class MissingAPIError(GenerationError):
     def __init__(self, field: str, api: str, message: str) -> None:
         super().__init__(field, message)
         self.api = api
+
+
+class NameCollisionError(GenerationError):
+    """Two inputs (service keys) would generate objects with the same kind and name."""
+
+    def __init__(self, field: str, groups: list[tuple[str, ...]], message: str) -> None:
+        super().__init__(field, message)
+        self.groups = groups

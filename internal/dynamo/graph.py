@@ -4,14 +4,14 @@ the discovery RBAC and the model Services."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo import naming
 from dynamo_operator.internal.dynamo.component import desired_model_service
 from dynamo_operator.internal.dynamo.context import GenContext
-from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError
+from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError, NameCollisionError
 from dynamo_operator.internal.dynamo.hashing import stamp_hash
 from dynamo_operator.internal.dynamo.merge import merge_env
 from dynamo_operator.internal.dynamo.objects import as_dict, envelope
@@ -197,7 +197,7 @@ def desired_discovery_rbac(dgd: Any, ctx: GenContext) -> list[Obj]:
     labels = {
         c.LABEL_APP_MANAGED_BY: c.MANAGED_BY_VALUE,
         c.LABEL_APP_COMPONENT: "rbac",
-        c.LABEL_APP_NAME: sa_name,
+        c.LABEL_APP_NAME: naming.label_value(sa_name),
     }
     sa = envelope("v1", "ServiceAccount", sa_name, ctx.namespace, labels=labels, owner=obj)
     role = envelope(
@@ -242,6 +242,33 @@ def desired_model_services(dgd: Any, ctx: GenContext) -> list[Obj]:
     return [stamp_hash(desired_model_service(m, ctx.namespace, obj)) for m in models]
 
 
+def check_unique_names(dgd_name: str, services: Mapping[str, Any]) -> None:
+    """Raise NameCollisionError when service keys differ only in case or in '.' versus '-': they would
+    write one DCD, Deployment or Service twice (the CRD refuses this; this is the backstop)."""
+    groups = naming.service_collisions(services)
+    if not groups:
+        return
+    described = "; ".join(
+        f"{' and '.join(repr(s) for s in group)} would all be named "
+        f"{naming.dcd_name(dgd_name, naming.normalised_service(group[0]))!r}"
+        for group in groups
+    )
+    raise NameCollisionError(
+        "spec.services",
+        groups,
+        f"service names must stay distinct once lower-cased with '.' read as '-': {described}; rename one",
+    )
+
+
+def shared_between_owners(obj: Mapping[str, Any]) -> bool:
+    """Objects another owner may control without a conflict: a model's headless Service (one per
+    model and namespace, whichever graph came first) and a PVC (two graphs may both create one
+    model cache; its data is never ours to take over)."""
+    kind = obj.get("kind")
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return kind == "PersistentVolumeClaim" or (kind == "Service" and c.LABEL_BASE_MODEL_HASH in labels)
+
+
 def validate_graph(dgd: Any, ctx: GenContext) -> None:
     """Semantic checks a schema cannot express; raises GenerationError naming the field."""
     obj = as_dict(dgd)
@@ -249,6 +276,7 @@ def validate_graph(dgd: Any, ctx: GenContext) -> None:
     services = services_of(obj)
     if not services:
         raise GenerationError("spec.services", "at least one service is required")
+    check_unique_names(str(meta["name"]), services)
     problems = naming.name_problems(str(meta["name"]), list(services))
     if problems:
         raise GenerationError(problems[0].split(":", 1)[0], problems[0].split(": ", 1)[1])
@@ -283,7 +311,7 @@ def desired_graph_objects(
 ) -> list[Obj]:
     """Everything the graph reconciler owns directly, in apply order."""
     validate_graph(dgd, ctx)
-    return [
+    objects = [
         *desired_pvcs(dgd, ctx),
         *desired_discovery_rbac(dgd, ctx),
         *desired_side_objects(dgd, ctx),
@@ -291,6 +319,24 @@ def desired_graph_objects(
         *desired_dcds(dgd, ctx, restart_at=restart_at),
         *desired_scaling_adapters(dgd, ctx),
     ]
+    check_distinct_objects(objects)
+    return objects
+
+
+def check_distinct_objects(objects: Sequence[Obj]) -> None:
+    """Raise NameCollisionError when two generated objects share kind and name: the CRD's rules
+    should make that impossible, and writing both would make them overwrite each other forever."""
+    seen: set[tuple[str, str]] = set()
+    duplicates: list[str] = []
+    for obj in objects:
+        key = (str(obj.get("kind")), str(obj["metadata"]["name"]))
+        if key in seen:
+            duplicates.append(f"{key[0]} {key[1]}")
+        seen.add(key)
+    if duplicates:
+        raise NameCollisionError(
+            "spec.services", [], f"the graph would generate {', '.join(sorted(set(duplicates)))} twice"
+        )
 
 
 def missing_apis(dgd: Any, ctx: GenContext) -> list[MissingAPIError]:
@@ -338,7 +384,7 @@ def desired_planner_rbac(dgd: Any, ctx: GenContext) -> list[Obj]:
     labels = {
         c.LABEL_APP_MANAGED_BY: c.MANAGED_BY_VALUE,
         c.LABEL_APP_COMPONENT: "rbac",
-        c.LABEL_APP_NAME: sa_name,
+        c.LABEL_APP_NAME: naming.label_value(sa_name),
     }
     out = [envelope("v1", "ServiceAccount", sa_name, ctx.namespace, labels=labels)]
     if ctx.planner_cluster_role:

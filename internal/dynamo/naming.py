@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo.hashing import digest
@@ -14,6 +15,20 @@ MAX_LABEL_LENGTH = 63
 MAX_SUBDOMAIN_LENGTH = 253
 # A pod of a Deployment is named <deployment>-<10 hex>-<5 chars>; keep room so pod hostnames fit 63.
 MAX_DEPLOYMENT_NAME_LENGTH = MAX_LABEL_LENGTH - 17
+
+
+def normalised_service(service: str) -> str:
+    """A service key as every generated name spells it: lower case, dots as dashes (DNS-1035)."""
+    return service.lower().replace(".", "-")
+
+
+def service_collisions(services: Iterable[str]) -> list[tuple[str, ...]]:
+    """Groups of service keys that would generate the same object names (`Frontend` and `frontend`,
+    `Cache.A` and `Cache-A`): each group sorted, groups in order of their first key."""
+    groups: dict[str, list[str]] = {}
+    for service in sorted(services):
+        groups.setdefault(normalised_service(service), []).append(service)
+    return [tuple(group) for group in groups.values() if len(group) > 1]
 
 
 def dcd_name(dgd_name: str, service: str) -> str:

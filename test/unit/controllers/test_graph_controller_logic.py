@@ -8,7 +8,13 @@ from typing import Any
 
 import pytest
 from dynamo_operator.controllers import kinds
-from dynamo_operator.controllers.apply import ChildSyncer, Desired, merge_patch
+from dynamo_operator.controllers.apply import (
+    ChildrenOwnedByOthers,
+    ChildSyncer,
+    Desired,
+    DuplicateChildren,
+    merge_patch,
+)
 from dynamo_operator.controllers.dynamocomponentdeployment import PullSecretNotifier
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource, object_key
@@ -286,8 +292,8 @@ def _cm(name: str, data: str, owner_uid: str | None = "u1") -> dict[str, Any]:
 
 
 async def test_syncer_writes_only_changes_and_prunes_only_its_own() -> None:
-    """Unchanged hash → no request; changed → apply; foreign-controlled → untouched + Warning;
-    controlled but undesired → delete; PVC-like create-only that exists → untouched."""
+    """Unchanged hash → no request; changed → apply; controlled but undesired → delete; PVC-like
+    create-only that exists → untouched; a `shared` child another owner controls → used as is."""
     from dynamo_operator.controllers.apply import prepare
 
     cache = FakeCache()
@@ -295,7 +301,7 @@ async def test_syncer_writes_only_changes_and_prunes_only_its_own() -> None:
     same = prepare(OWNER, _cm("same", "1"))
     cache.objects[(kinds.CONFIG_MAP, "ns/same")] = same
     cache.objects[(kinds.CONFIG_MAP, "ns/changed")] = prepare(OWNER, _cm("changed", "old"))
-    cache.objects[(kinds.CONFIG_MAP, "ns/foreign")] = stamp_hash(_cm("foreign", "1", owner_uid="other"))
+    cache.objects[(kinds.CONFIG_MAP, "ns/sibling")] = stamp_hash(_cm("sibling", "1", owner_uid="other"))
     cache.objects[(kinds.CONFIG_MAP, "ns/stale")] = prepare(OWNER, _cm("stale", "1"))
     cache.objects[(kinds.CONFIG_MAP, "ns/users")] = _cm("users", "1", owner_uid=None)
     syncer = ChildSyncer(client=client, cache=cache, recorder=recorder)
@@ -304,15 +310,64 @@ async def test_syncer_writes_only_changes_and_prunes_only_its_own() -> None:
         [
             Desired(kinds.CONFIG_MAP, _cm("same", "1", owner_uid=None)),
             Desired(kinds.CONFIG_MAP, _cm("changed", "new", owner_uid=None)),
-            Desired(kinds.CONFIG_MAP, _cm("foreign", "1", owner_uid=None)),
+            Desired(kinds.CONFIG_MAP, _cm("sibling", "1", owner_uid=None), shared=True),
             Desired(kinds.CONFIG_MAP, _cm("users", "2", owner_uid=None), create_only=True),
             Desired(kinds.CONFIG_MAP, _cm("fresh", "1", owner_uid=None)),
         ],
         owned=[kinds.CONFIG_MAP],
     )
     assert sorted(client.calls) == [("apply", "changed"), ("apply", "fresh"), ("delete", "stale")]
-    assert report.foreign == ["ConfigMap/foreign"]
-    assert ("Warning", "OwnedByAnother") in recorder.events
+    assert report.get(kinds.CONFIG_MAP, "sibling") == cache.objects[(kinds.CONFIG_MAP, "ns/sibling")]
+    assert [e for e in recorder.events if e[0] == "Warning"] == []
+
+
+async def test_syncer_writes_nothing_when_another_owner_controls_a_child() -> None:
+    """A desired child controlled by someone else: no write at all (not even the children that are
+    free), and the error names the object and its controller."""
+    cache = FakeCache()
+    client = FakeClient(cache)
+    cache.objects[(kinds.CONFIG_MAP, "ns/taken")] = stamp_hash(_cm("taken", "1", owner_uid="other"))
+    syncer = ChildSyncer(client=client, cache=cache, recorder=FakeRecorder())
+    with pytest.raises(ChildrenOwnedByOthers) as err:
+        await syncer.sync(
+            OWNER,
+            [
+                Desired(kinds.CONFIG_MAP, _cm("free", "1", owner_uid=None)),
+                Desired(kinds.CONFIG_MAP, _cm("taken", "1", owner_uid=None)),
+            ],
+            owned=[kinds.CONFIG_MAP],
+        )
+    assert client.calls == []
+    assert err.value.conflicts == ["ConfigMap taken is controlled by K o"]
+
+
+async def test_syncer_adopts_a_child_nobody_controls() -> None:
+    """An object of the desired name without a controller (made by hand) is taken over, as before."""
+    cache = FakeCache()
+    client = FakeClient(cache)
+    cache.objects[(kinds.CONFIG_MAP, "ns/loose")] = _cm("loose", "0", owner_uid=None)
+    syncer = ChildSyncer(client=client, cache=cache, recorder=FakeRecorder())
+    await syncer.sync(OWNER, [Desired(kinds.CONFIG_MAP, _cm("loose", "1", owner_uid=None))], owned=[])
+    assert client.calls == [("apply", "loose")]
+
+
+async def test_syncer_refuses_a_desired_set_naming_one_object_twice() -> None:
+    """Two versions of one object would overwrite each other on every sync (a hot loop): refused
+    before any write, naming the object."""
+    cache = FakeCache()
+    client = FakeClient(cache)
+    syncer = ChildSyncer(client=client, cache=cache, recorder=FakeRecorder())
+    with pytest.raises(DuplicateChildren, match="configmaps/twice"):
+        await syncer.sync(
+            OWNER,
+            [
+                Desired(kinds.CONFIG_MAP, _cm("twice", "1", owner_uid=None)),
+                Desired(kinds.CONFIG_MAP, _cm("once", "1", owner_uid=None)),
+                Desired(kinds.CONFIG_MAP, _cm("twice", "2", owner_uid=None)),
+            ],
+            owned=[kinds.CONFIG_MAP],
+        )
+    assert client.calls == []
 
 
 async def test_child_created_then_deleted_before_the_cache_saw_it_is_created_again() -> None:

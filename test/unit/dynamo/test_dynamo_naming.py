@@ -6,6 +6,8 @@ import hashlib
 
 import pytest
 from dynamo_operator.internal.dynamo import GenerationError, desired_dcds, naming, validate_graph
+from dynamo_operator.internal.dynamo.errors import NameCollisionError
+from dynamo_operator.internal.dynamo.graph import check_distinct_objects, desired_discovery_rbac
 from unit.dynamo.dynamo_testlib import CTX, dgd, service
 
 
@@ -94,3 +96,56 @@ def test_validate_graph_names_the_service_with_a_long_name() -> None:
 def test_lws_name(dcd: str, index: int, expected: str) -> None:
     """One LeaderWorkerSet per replica: `<dcd>-<i>`."""
     assert naming.lws_name(dcd, index) == expected
+
+
+@pytest.mark.parametrize(
+    ("services", "groups"),
+    [
+        pytest.param(["Frontend", "frontend"], [("Frontend", "frontend")], id="case-only"),
+        pytest.param(["Cache.A", "Cache-A"], [("Cache-A", "Cache.A")], id="dot-versus-dash"),
+        pytest.param(["a.b", "A-B", "a-b"], [("A-B", "a-b", "a.b")], id="three-way"),
+        pytest.param(["x", "X", "y", "Y.z", "y-Z"], [("X", "x"), ("Y.z", "y-Z")], id="two-groups"),
+        pytest.param(["Frontend", "Worker", "a.b", "ab"], [], id="distinct"),
+    ],
+)
+def test_service_collisions_group_keys_that_normalise_alike(
+    services: list[str], groups: list[tuple[str, ...]]
+) -> None:
+    """Keys differing only in case or in '.' versus '-' would generate the same object names."""
+    assert naming.service_collisions(services) == groups
+
+
+@pytest.mark.parametrize(
+    ("keys", "named"),
+    [
+        pytest.param(("Frontend", "frontend"), "'g-frontend'", id="case-only"),
+        pytest.param(("Cache.A", "Cache-A"), "'g-cache-a'", id="dot-versus-dash"),
+    ],
+)
+def test_validate_graph_refuses_colliding_service_keys(keys: tuple[str, str], named: str) -> None:
+    """The generation backstop of the CRD rule: a NameCollisionError naming both keys and the name."""
+    graph = dgd({key: service("worker") for key in keys}, name="g")
+    with pytest.raises(NameCollisionError) as err:
+        validate_graph(graph, CTX)
+    assert all(repr(key) in str(err.value) for key in keys)
+    assert named in str(err.value)
+    assert err.value.groups == [tuple(sorted(keys))]
+
+
+def test_duplicate_generated_objects_are_refused() -> None:
+    """Whatever the reason, a desired set with one kind/name twice is never handed to the writer."""
+    one = {"kind": "ConfigMap", "metadata": {"name": "g-epp-config"}}
+    with pytest.raises(NameCollisionError, match="ConfigMap g-epp-config twice"):
+        check_distinct_objects([one, {"kind": "Service", "metadata": {"name": "g-epp-config"}}, one])
+
+
+@pytest.mark.parametrize("length", [41, 42, 52])
+def test_discovery_rbac_labels_fit_for_long_graph_names(length: int) -> None:
+    """Graph names the API accepts (up to 52) give discovery RBAC label values of at most 63."""
+    name = "g" * length
+    objects = desired_discovery_rbac(dgd({"F": service("frontend")}, name=name), CTX)
+    assert objects, "kubernetes discovery is the default"
+    for obj in objects:
+        value = obj["metadata"]["labels"]["app.kubernetes.io/name"]
+        assert len(value) <= 63, (obj["kind"], value)
+        assert value == naming.label_value(f"{name}-k8s-service-discovery")
