@@ -125,13 +125,9 @@ _SERVICE_KEY_RULES = (
     ),
     Cel(
         rule=f"self.all(k, self.all(j, k == j || {_normalised('k')} != {_normalised('j')}))",
-        message_expression=(
-            "'service names ' + self.filter(k, self.exists(j, k != j && "
-            f"{_normalised('k')} == {_normalised('j')})).join(', ')"
-            ' + \' collide: generated object names lower-case them and read "." as "-";'
-            " rename all but one'"
-        ),
-        reason="FieldValueDuplicate",
+        message="service names must stay distinct once lower-cased with '.' read as '-' (generated"
+        " object names spell them so): e.g. 'Frontend' and 'frontend', or 'Cache.A' and 'Cache-A', collide",
+        reason="FieldValueInvalid",
     ),
     Cel(
         rule="self.filter(k, has(self[k].componentType) && self[k].componentType == 'epp').size() <= 1",
@@ -310,7 +306,6 @@ class DynamoGraphDeployment(ApiModel):
             rule="self.metadata.name.matches('^[a-z]')",
             message="metadata.name must start with a letter: it begins the names of the graph's"
             " Services, which must be DNS-1035 labels",
-            field_path=".metadata.name",
             reason="FieldValueInvalid",
         ),
         # Reads the old status: a restart must not start while workers are being rolled.

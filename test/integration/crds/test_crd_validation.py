@@ -111,8 +111,13 @@ def _set(obj: Obj, path: str, value: Any) -> None:
     node[leaf] = value
 
 
-def edit(base: Callable[[], Obj], *changes: tuple[str, Any], fn: Callable[[Obj], None] | None = None) -> Obj:
-    """`base()` with dotted-path assignments (None deletes) and an optional function applied."""
+def edit(
+    base: Callable[[], Obj],
+    *changes: tuple[str, Any],
+    fn: Callable[[Obj], None] | None = None,
+    then: Callable[[Obj], None] | None = None,
+) -> Obj:
+    """`base()` with dotted-path assignments (None deletes) and optional functions applied in order."""
     obj = base()
     for path, value in changes:
         if value is None:
@@ -123,8 +128,9 @@ def edit(base: Callable[[], Obj], *changes: tuple[str, Any], fn: Callable[[Obj],
             del node[leaf]
         else:
             _set(obj, path, copy.deepcopy(value))
-    if fn is not None:
-        fn(obj)
+    for step in (fn, then):
+        if step is not None:
+            step(obj)
     return obj
 
 
@@ -132,9 +138,18 @@ def _many_services(obj: Obj) -> None:
     obj["spec"]["services"] = {f"s{i}": {"componentType": "worker"} for i in range(26)}
 
 
-def _epp(**extra: Any) -> Callable[[Obj], None]:
+def _epp(name: str = "Epp", **extra: Any) -> Callable[[Obj], None]:
     def apply(obj: Obj) -> None:
-        obj["spec"]["services"]["Epp"] = {"componentType": "epp", **extra}
+        obj["spec"]["services"][name] = {"componentType": "epp", **extra}
+
+    return apply
+
+
+def _services(*keys: str) -> Callable[[Obj], None]:
+    """Replace the services with one worker per key."""
+
+    def apply(obj: Obj) -> None:
+        obj["spec"]["services"] = {key: {"componentType": "worker"} for key in keys}
 
     return apply
 
@@ -409,6 +424,47 @@ INVALID = [
         "at least 1 chars long",
         id="dgdsa-service-name-required",
     ),
+    # --- generated names: unique and valid for every accepted graph -------------------------------------
+    pytest.param(
+        edit(dgd, fn=lambda o: o["spec"]["services"].update(frontend={"componentType": "frontend"})),
+        "spec.services",
+        "service names must stay distinct once lower-cased",
+        id="dgd-keys-differing-in-case",
+    ),
+    pytest.param(
+        edit(dgd, fn=_services("Cache.A", "Cache-A", "cache-a")),
+        "spec.services",
+        "service names must stay distinct once lower-cased",
+        id="dgd-keys-differing-in-dot-versus-dash",
+    ),
+    pytest.param(
+        edit(dgd, fn=_services("a..b")),
+        "spec.services",
+        "separated by single dots",
+        id="dgd-key-with-empty-part",
+    ),
+    pytest.param(
+        edit(dgd, fn=_services("a.-b")),
+        "spec.services",
+        "each part starting and ending with a letter or digit",
+        id="dgd-key-part-starting-with-dash",
+    ),
+    pytest.param(
+        edit(
+            dgd,
+            fn=_epp(eppConfig={"config": {}}, replicas=1),
+            then=_epp(name="Epp2", eppConfig={"config": {}}),
+        ),
+        "spec.services",
+        "at most one service may have componentType epp",
+        id="dgd-two-epps",
+    ),
+    pytest.param(
+        edit(dgd, ("metadata.name", "1graph")),
+        "metadata.name",
+        "must start with a letter",
+        id="dgd-name-starting-with-a-digit",
+    ),
     # --- DynamoGraphDeploymentRequest ------------------------------------------------------------------
     pytest.param(edit(dgdr, ("spec.model", None)), "spec.model", "Required value", id="dgdr-model-required"),
     pytest.param(
@@ -460,6 +516,8 @@ VALID = [
     pytest.param(
         edit(dgd, fn=lambda o: svc(o).update(sharedMemory={"disabled": True})), id="dgd-shm-disabled"
     ),
+    pytest.param(edit(dgd, fn=_services("Cache.A", "cache.b", "a.b-c.d")), id="dgd-dotted-distinct-keys"),
+    pytest.param(edit(dgd, ("metadata.name", "g.1-x")), id="dgd-dotted-name"),
     pytest.param(dcd(), id="dcd"),
     pytest.param(edit(dcd, ("metadata.name", "c" * 63)), id="dcd-longest-name"),
     pytest.param(dm(), id="dm-base"),
