@@ -16,6 +16,7 @@ import uuid
 import structlog
 from dynamo_operator.internal.client.resource import split_key
 from dynamo_operator.internal.controller import metrics
+from dynamo_operator.internal.controller.hotloop import HotLoopDetector
 from dynamo_operator.internal.controller.reconciler import Reconciler
 from dynamo_operator.internal.controller.result import ReconcilePanic, Result, TerminalError
 from dynamo_operator.internal.controller.settle import Outcome, settle
@@ -37,6 +38,7 @@ class Controller:
         reconciler: Reconciler,
         queue: WorkQueue[str],
         max_concurrent_reconciles: int = 1,
+        hot_loops: HotLoopDetector | None = None,
     ) -> None:
         if max_concurrent_reconciles < 1:
             raise ValueError(f"max_concurrent_reconciles must be >= 1, got {max_concurrent_reconciles}")
@@ -53,6 +55,8 @@ class Controller:
         self._errors = metrics.RECONCILE_ERRORS.labels(name)
         self._terminal = metrics.TERMINAL_RECONCILE_ERRORS.labels(name)
         self._panics = metrics.RECONCILE_PANICS.labels(name)
+        self._hot_loops = HotLoopDetector() if hot_loops is None else hot_loops
+        self._hot_keys = metrics.HOT_LOOP_KEYS.labels(name)
 
     async def run(self) -> None:
         """Run the workers until `stop()`; a controller runs once."""
@@ -86,6 +90,15 @@ class Controller:
                 self.queue.done(key)
 
     async def _process(self, key: str) -> None:
+        if self._hot_loops.observe(key):
+            self._hot_keys.inc()
+            log.warning(
+                "Key reconciled again and again: a hot loop?",
+                controller=self.name,
+                key=key,
+                reconciles=self._hot_loops.count(key),
+                window_seconds=self._hot_loops.window,
+            )
         namespace, name = split_key(key)
         reconcile_id = str(uuid.uuid4())
         context = {

@@ -82,12 +82,20 @@ MAX_CONCURRENT_RECONCILES = Gauge(
     registry=REGISTRY,
 )
 
+HOT_LOOP_KEYS = Counter(
+    "controller_hot_loop_keys",
+    "Keys reconciled at least the hot-loop limit of times within one window, per controller"
+    " (each key counted once per window): a controller fighting itself",
+    ("controller",),
+    registry=REGISTRY,
+)
+
 
 def init_metrics(controller: str, *, max_concurrent_reconciles: int) -> None:
     """Create every series of `controller` at zero, so rate() works from the first scrape."""
     for outcome in Outcome:
         RECONCILE_TOTAL.labels(controller, outcome.value)
-    for counter in (RECONCILE_ERRORS, TERMINAL_RECONCILE_ERRORS, RECONCILE_PANICS):
+    for counter in (RECONCILE_ERRORS, TERMINAL_RECONCILE_ERRORS, RECONCILE_PANICS, HOT_LOOP_KEYS):
         counter.labels(controller)
     RECONCILE_TIME.labels(controller)
     ACTIVE_WORKERS.labels(controller).set(0)
