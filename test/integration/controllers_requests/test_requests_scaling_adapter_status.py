@@ -119,7 +119,8 @@ async def test_adapter_created_before_its_graph_drives_it_once_the_graph_appears
     api: Client, operator: RunningOperator, ns: str
 ) -> None:
     """Recovery needs no restart and no timer: the graph's creation re-triggers the adapter, which
-    turns Ready and writes its replicas into the graph (the graph adopts the same-named adapter)."""
+    turns Ready and writes its replicas into the graph (which takes the same-named adapter as its
+    own); the graph's deletion turns it GraphNotFound again."""
     await apply(api, adapter("late-worker", ns, dgd="late", replicas=2))
     await ready_is(api, ns, "late-worker", "False", "GraphNotFound")
 
@@ -136,6 +137,10 @@ async def test_adapter_created_before_its_graph_drives_it_once_the_graph_appears
         until=lambda a: bool((a.get("status") or {}).get("selector")),
         timeout=TIMEOUT,
     )
+
+    # The graph goes again: the adapter (the graph's only by name, not owned) is told by the watch.
+    await api.delete(kinds.DGD, "late", namespace=ns)
+    await ready_is(api, ns, "late-worker", "False", "GraphNotFound")
 
 
 async def test_missing_service_is_service_not_found_until_the_adapter_names_a_real_one(
