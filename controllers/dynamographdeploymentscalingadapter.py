@@ -8,7 +8,11 @@ back into the adapter, and the graph reconciler creates adapters create-only and
 graph's spec: no path can undo an autoscaler's decision (upstream's race, reference §8).
 
 Status: `replicas` mirrors what runs (the graph's per-service status), `selector` selects the pods
-HPA should average metrics over, `lastScaleTime` marks the last write into the graph.
+HPA should average metrics over, `lastScaleTime` marks the last write into the graph, and the `Ready`
+condition says whether the adapter drives its service (internal.dynamo.scalingadapter.readiness):
+a missing graph or service, or a service without `scalingAdapter.enabled`, is `Ready=False` with one
+Warning Event per transition and no requeue: the graph watch brings the adapter back when the graph
+changes. An adapter whose owning graph is gone waits quietly for the garbage collector.
 """
 
 from __future__ import annotations
@@ -18,13 +22,15 @@ from typing import Any, Protocol
 
 import structlog
 from dynamo_operator.controllers import kinds
-from dynamo_operator.controllers.apply import ChildClient, ChildReader, Recorder, write_status_if_changed
+from dynamo_operator.controllers.apply import ChildClient, ChildReader, Recorder, StatusWriter
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.controller.predicates import Funcs, generation_changed
 from dynamo_operator.internal.controller.result import Result
-from dynamo_operator.internal.dynamo.conditions import Clock, rfc3339, utc_now
+from dynamo_operator.internal.dynamo import conditions
+from dynamo_operator.internal.dynamo.conditions import Clock, Condition, rfc3339, utc_now
 from dynamo_operator.internal.dynamo.pod import multinode_node_count
 from dynamo_operator.internal.dynamo.scalingadapter import adapter as logic
+from dynamo_operator.internal.dynamo.scalingadapter import readiness
 
 log = structlog.get_logger(__name__)
 
@@ -37,9 +43,9 @@ class Builder(Protocol):
     def watches(self, resource: Resource, mapper: Mapper, *, predicates: Sequence[Any] = ()) -> Builder: ...
 
 
-def replica_picture(dgd: Mapping[str, Any]) -> dict[str, tuple[int, int, int]]:
-    """Per service: (desired replicas, nodes per replica, replicas reported running) — everything an
-    adapter copies into the graph or reports from it."""
+def replica_picture(dgd: Mapping[str, Any]) -> dict[str, tuple[int, int, int, bool]]:
+    """Per service: (desired replicas, nodes per replica, replicas reported running, adapter enabled)
+    — everything an adapter copies into the graph, reports from it, or decides its readiness by."""
     spec_services = (dgd.get("spec") or {}).get("services") or {}
     status_services = (dgd.get("status") or {}).get("services") or {}
     out = {}
@@ -51,16 +57,25 @@ def replica_picture(dgd: Mapping[str, Any]) -> dict[str, tuple[int, int, int]]:
             logic.DEFAULT_REPLICAS if replicas is None else int(replicas),
             multinode_node_count(svc),
             int(running),
+            readiness.adapter_enabled(svc),
         )
     return out
 
 
 # A graph update matters to its adapters only when the replica picture moved: spec edits elsewhere
-# and status noise (conditions, messages) are not theirs to react to.
-graph_replicas_changed = Funcs(
-    on_update=lambda old, new: replica_picture(old) != replica_picture(new),
-    on_delete=lambda _obj: False,  # the adapters go with it (ownerReference)
-)
+# and status noise (conditions, messages) are not theirs to react to. A deletion matters to adapters
+# the graph does not own (they report GraphNotFound); its own ones see their owner gone and stay quiet
+# until the garbage collector removes them.
+graph_replicas_changed = Funcs(on_update=lambda old, new: replica_picture(old) != replica_picture(new))
+
+
+def _dgd_ref(adapter: Mapping[str, Any]) -> Any:
+    return (adapter.get("spec") or {}).get("dgdRef")
+
+
+# Which adapter drives a service changes when an adapter of it appears, vanishes or retargets; scale
+# requests (spec.replicas) and status writes do not change it.
+adapter_target_changed = Funcs(on_update=lambda old, new: _dgd_ref(old) != _dgd_ref(new))
 
 
 class DynamoGraphDeploymentScalingAdapterReconciler:
@@ -70,12 +85,15 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
         self, *, client: ChildClient, cache: ChildReader, recorder: Recorder, clock: Clock = utc_now
     ) -> None:
         self._client, self._cache, self._recorder, self._clock = client, cache, recorder, clock
+        self._status = StatusWriter(client, kinds.DGDSA)
 
     def setup(self, b: Builder) -> None:
         """For adapters (spec changes, i.e. scale requests); Watches graphs whose replica picture
-        changed, mapped to the adapters that reference them."""
+        changed, mapped to the adapters that reference them; Watches adapters that appear, vanish or
+        change target, mapped to the other adapters of the same service (which one drives may change)."""
         b.for_(kinds.DGDSA, predicates=(generation_changed,))
         b.watches(kinds.DGD, self.adapters_of_graph, predicates=(graph_replicas_changed,))
+        b.watches(kinds.DGDSA, self.adapters_sharing_target, predicates=(adapter_target_changed,))
 
     def adapters_of_graph(self, dgd: Obj) -> list[str]:
         """Keys of the adapters in the graph's namespace whose dgdRef names it (label-independent, so
@@ -90,24 +108,42 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
             if ((a.get("spec") or {}).get("dgdRef") or {}).get("name") == name
         ]
 
+    def adapters_sharing_target(self, adapter: Obj) -> list[str]:
+        """Keys of the other adapters naming the same graph and service as `adapter`."""
+        return [object_key(a) for a in self._rivals(adapter)]
+
+    def _rivals(self, adapter: Obj) -> list[Obj]:
+        meta = adapter.get("metadata") or {}
+        namespace = meta.get("namespace")
+        if not namespace:
+            return []
+        t = logic.target(adapter)
+        return [
+            a
+            for a in self._cache.by_index(kinds.DGDSA, "namespace", str(namespace))
+            if logic.target(a) == t and (a.get("metadata") or {}).get("name") != meta.get("name")
+        ]
+
     async def reconcile(self, key: str) -> Result:
         adapter = self._cache.get(kinds.DGDSA, key)
         if adapter is None or adapter["metadata"].get("deletionTimestamp"):
             return Result()
         t = logic.target(adapter)
         dgd = self._cache.get(kinds.DGD, f"{t.namespace}/{t.dgd}")
-        if dgd is None or dgd["metadata"].get("deletionTimestamp"):
-            # Nothing to scale yet (or any more); the graph's creation re-triggers us.
-            log.info("graph not found", adapter=key, dgd=t.dgd)
+        if readiness.awaiting_collection(adapter, dgd):
+            log.debug("owning graph gone; awaiting garbage collection", adapter=key, dgd=t.dgd)
+            return Result()
+        previous = self._status.current(adapter)
+        ready = readiness.ready_condition(adapter, dgd, self._rivals(adapter))
+        if ready.status != "True" or dgd is None:
+            # Nothing is written into the graph. No requeue: only a change of the graph (its watch) or
+            # of the adapter (its spec) can resolve this, and both re-trigger us.
+            await self._report(adapter, previous, {**previous}, ready)
             return Result()
         current = logic.graph_replicas(dgd, t.service)
-        if current is None:
-            # The graph reconciler deletes adapters of removed services; until then, stand still.
-            log.info("service not in graph", adapter=key, dgd=t.dgd, service=t.service)
-            return Result()
         want = logic.desired_replicas(adapter)
         scaled_at: str | None = None
-        if current != want:
+        if current is not None and current != want:
             body = logic.replicas_apply(t, want, api_version=dgd.get("apiVersion") or kinds.DGD.api_version)
             # The resourceVersion makes the apply conditional: written from a stale cache (say, a
             # service removed meanwhile) it conflicts and is retried on a fresh view instead of
@@ -130,13 +166,22 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
                 reason="Scaled",
                 message=f"Scaled service {t.service} from {current} to {want} replicas",
             )
-        await write_status_if_changed(
-            self._client,
-            kinds.DGDSA,
-            adapter,
-            logic.status(adapter, dgd, t.service, scaled_at=scaled_at),
-        )
+        status = logic.status(previous, dgd, t.service, scaled_at=scaled_at)
+        await self._report(adapter, previous, status, ready)
         return Result()
+
+    async def _report(self, adapter: Obj, previous: Mapping[str, Any], status: Obj, ready: Condition) -> None:
+        """Write `status` with `ready` set (only if that changes anything); then, if `ready` is a new
+        problem, one Warning Event (after the write, so a failed write re-decides on retry)."""
+        status["conditions"] = conditions.set_condition(
+            previous.get("conditions"),
+            ready,
+            observed_generation=adapter["metadata"].get("generation"),
+            now=self._clock,
+        )
+        await self._status.write(adapter, status)
+        if readiness.warrants_warning(previous.get("conditions"), ready):
+            self._recorder.event(adapter, type="Warning", reason=ready.reason, message=ready.message)
 
 
 CONTROLLER_NAME = "dgdscalingadapter"

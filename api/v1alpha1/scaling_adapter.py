@@ -6,13 +6,13 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
-from .base import ApiModel, Time
+from .base import ApiModel, Condition, Time
 from .groupversion import (
     API_VERSION,
     DYNAMO_GRAPH_DEPLOYMENT_SCALING_ADAPTER_KIND,
     DYNAMO_GRAPH_DEPLOYMENT_SCALING_ADAPTER_PLURAL,
 )
-from .markers import CrdInfo, PrinterColumn, ScaleSubresource, Schema
+from .markers import CrdInfo, ListType, PrinterColumn, ScaleSubresource, Schema
 
 
 class DynamoGraphDeploymentServiceRef(ApiModel):
@@ -35,7 +35,8 @@ class DynamoGraphDeploymentScalingAdapterSpec(ApiModel):
 
 
 class DynamoGraphDeploymentScalingAdapterStatus(ApiModel):
-    """Observed replicas and pod selector, read through the scale subresource."""
+    """Observed replicas and pod selector (read through the scale subresource), and whether the adapter
+    can drive its service."""
 
     replicas: Annotated[int, Schema({"format": "int32"})] | None = Field(
         None, description="Current replicas of the service (mirrors the graph)."
@@ -43,6 +44,12 @@ class DynamoGraphDeploymentScalingAdapterStatus(ApiModel):
     selector: str | None = Field(None, description="Label selector of the service's Pods (for HPA).")
     last_scale_time: Time | None = Field(
         None, description="When the adapter last changed the service's replicas."
+    )
+    conditions: Annotated[list[Condition], ListType("map", ("type",))] | None = Field(
+        None,
+        description="Ready: True while the adapter drives its service; False with reason GraphNotFound,"
+        " ServiceNotFound or AdapterDisabled (the service lacks scalingAdapter.enabled) and a message"
+        " saying what to fix.",
     )
 
 
@@ -60,6 +67,12 @@ class DynamoGraphDeploymentScalingAdapter(ApiModel):
             PrinterColumn("DGD", ".spec.dgdRef.name", description="DynamoGraphDeployment"),
             PrinterColumn("Service", ".spec.dgdRef.serviceName", description="Service"),
             PrinterColumn("Replicas", ".status.replicas", type="integer", description="Current replicas"),
+            PrinterColumn(
+                "Ready", '.status.conditions[?(@.type=="Ready")].status', description="Ready condition"
+            ),
+            PrinterColumn(
+                "Reason", '.status.conditions[?(@.type=="Ready")].reason', description="Why (not) Ready"
+            ),
             PrinterColumn("Age", ".metadata.creationTimestamp", type="date"),
         ),
         scale=ScaleSubresource(".spec.replicas", ".status.replicas", ".status.selector"),

@@ -86,15 +86,16 @@ def observed_replicas(dgd: Mapping[str, Any], service: str) -> int:
 
 
 def status(
-    adapter: Mapping[str, Any], dgd: Mapping[str, Any], service: str, *, scaled_at: str | None
+    previous: Mapping[str, Any], dgd: Mapping[str, Any], service: str, *, scaled_at: str | None
 ) -> dict[str, Any]:
-    """The adapter's status: observed replicas, pod selector, and the last time it changed the graph."""
-    old = adapter.get("status") or {}
+    """The status of an adapter that drives its service: observed replicas, pod selector, and the last
+    time it changed the graph (kept from `previous`, the status it reported so far, unless it just
+    did). Conditions are the caller's (see readiness)."""
     out: dict[str, Any] = {
         "replicas": observed_replicas(dgd, service),
         "selector": selector(dgd, service),
     }
-    last = scaled_at or old.get("lastScaleTime")
+    last = scaled_at or previous.get("lastScaleTime")
     if last:
         out["lastScaleTime"] = last
     return out
@@ -102,6 +103,9 @@ def status(
 
 def metrics_state(adapter: Mapping[str, Any]) -> str:
     """The `status` label of the resource-count metric: `ready` once the adapter reports a selector and
-    running replicas."""
+    running replicas, and no `Ready=False` condition."""
     status = adapter.get("status") or {}
+    for cond in status.get("conditions") or ():
+        if cond.get("type") == "Ready" and cond.get("status") == "False":
+            return "not_ready"
     return "ready" if status.get("selector") and int(status.get("replicas") or 0) > 0 else "not_ready"

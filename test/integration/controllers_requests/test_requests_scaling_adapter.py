@@ -171,7 +171,8 @@ async def test_disabling_adapter_deletes_it(api: Client, operator: RunningOperat
 
 
 POLICY_FILE = Path(__file__).resolve().parents[3] / "config" / "admission" / "adapter_replicas_policy.yaml"
-OPERATOR_SA = "system:serviceaccount:dynamo-system:dynamo-operator-controller-manager"
+OPERATOR_NAMESPACE, OPERATOR_NAME = "dynamo-system", "dynamo-operator-controller-manager"
+OPERATOR_SA = f"system:serviceaccount:{OPERATOR_NAMESPACE}:{OPERATOR_NAME}"
 
 
 async def test_admission_policy_refuses_replica_edits_by_ordinary_users(
@@ -193,8 +194,20 @@ async def test_admission_policy_refuses_replica_edits_by_ordinary_users(
             "policyName": name,
             "validationActions": ["Deny"],
             "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}},
+            # The policy's param: the operator's ServiceAccount, as config/default names it.
+            "paramRef": {
+                "name": OPERATOR_NAME,
+                "namespace": OPERATOR_NAMESPACE,
+                "parameterNotFoundAction": "Deny",
+            },
         },
     }
+    for kind, namespace, name in (
+        ("namespace", None, OPERATOR_NAMESPACE),
+        ("serviceaccount", OPERATOR_NAMESPACE, OPERATOR_NAME),
+    ):
+        if not kubectl("get", kind, name, *(["-n", namespace] if namespace else []), "--ignore-not-found"):
+            kubectl("create", kind, name, *(["-n", namespace] if namespace else []))
     kubectl("apply", "-f", "-", stdin=json.dumps(policy))
     kubectl("apply", "-f", "-", stdin=json.dumps(binding))
     edit = '{"spec":{"services":{"Worker":{"replicas":5}}}}'

@@ -1,12 +1,15 @@
-"""The ValidatingAdmissionPolicy of config/admission, proven with impersonated identities.
+"""The ValidatingAdmissionPolicy of config/admission as config/default deploys it, proven with
+impersonated identities.
 
 Replicas of a service whose scalingAdapter is enabled may be changed only by the operator's service
-account (it mirrors the adapter) or a planner service account; a user must scale the adapter instead.
+account (it mirrors the adapter), exactly as deployed (namespace and name), or by the planner service
+account of the graph's own namespace; a user must scale the adapter instead.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,24 +23,44 @@ pytestmark = pytest.mark.cluster
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLE = REPO / "config" / "samples" / "nvidia.com_v1alpha1_dynamographdeployment_scaling_adapter.yaml"
-OPERATOR = "system:serviceaccount:dynamo-system:dynamo-operator-controller-manager"
+OPERATOR_NAMESPACE = "dynamo-system"
+OPERATOR_SA = "dynamo-operator-controller-manager"
+OPERATOR = f"system:serviceaccount:{OPERATOR_NAMESPACE}:{OPERATOR_SA}"
+OTHER_NAMESPACE = "elsewhere"
 USER = "alice@example.com"
 POLICY_ACTIVE_WITHIN = 30.0  # seconds: the API server loads a new policy asynchronously
 
 
-@pytest.fixture
-def policy(kubectl: Kubectl, ns: str) -> Iterator[str]:
-    """The policy of config/admission, bound to `ns` only (so no other test is subject to it)."""
-    docs = list(yaml.safe_load_all(kubectl("kustomize", str(REPO / "config" / "admission"))))
+def _deployed() -> list[dict[str, Any]]:
+    """What `kubectl kustomize config/default` renders (the policy as users deploy it)."""
+    out = subprocess.run(
+        ["kubectl", "kustomize", str(REPO / "config" / "default")], capture_output=True, check=True, text=True
+    ).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def _install_policy(kubectl: Kubectl, ns: str, *, param: str | None = None) -> Iterator[str]:
+    """The deployed policy and binding, renamed for `ns` and bound to it only (so no other test is
+    subject to them); `param` overrides the name of the ServiceAccount the binding's paramRef names.
+    The operator's namespace and ServiceAccount (the param) are applied first, as config/default does."""
+    docs = _deployed()
     [vap] = [d for d in docs if d["kind"] == "ValidatingAdmissionPolicy"]
     [binding] = [d for d in docs if d["kind"] == "ValidatingAdmissionPolicyBinding"]
-    name = f"{vap['metadata']['name']}-{ns}"
+    operator = [
+        d
+        for d in docs
+        if (d["kind"], d["metadata"]["name"])
+        in (("Namespace", OPERATOR_NAMESPACE), ("ServiceAccount", OPERATOR_SA))
+    ]
+    name = f"{vap['metadata']['name']}-{ns}"[:63]
     vap["metadata"]["name"] = binding["metadata"]["name"] = binding["spec"]["policyName"] = name
     binding["spec"]["matchResources"] = {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}
     }
+    if param is not None:
+        binding["spec"]["paramRef"]["name"] = param
     try:
-        for doc in (vap, binding):
+        for doc in (*operator, vap, binding):
             kubectl("apply", "--server-side", "-f", "-", stdin=json.dumps(doc))
         yield name
     finally:
@@ -46,8 +69,21 @@ def policy(kubectl: Kubectl, ns: str) -> Iterator[str]:
 
 
 @pytest.fixture
+def policy(kubectl: Kubectl, ns: str) -> Iterator[str]:
+    """The policy of config/default, bound to `ns` only."""
+    yield from _install_policy(kubectl, ns)
+
+
+@pytest.fixture
+def policy_without_param(kubectl: Kubectl, ns: str) -> Iterator[str]:
+    """The same policy, its binding naming a ServiceAccount that does not exist."""
+    yield from _install_policy(kubectl, ns, param="no-such-service-account")
+
+
+@pytest.fixture
 def graph(crds: None, kubectl: Kubectl, ns: str) -> str:
-    """The scaling-adapter sample, and RBAC letting the user and both service accounts edit graphs."""
+    """The scaling-adapter sample, and RBAC letting the user and every service account the tests
+    impersonate (trusted or not) edit graphs."""
     kubectl("apply", "--server-side", "-n", ns, "-f", str(SAMPLE))
     role = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -64,12 +100,11 @@ def graph(crds: None, kubectl: Kubectl, ns: str) -> str:
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "dgd-editor"},
         "subjects": [
             {"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": USER},
-            {
-                "kind": "ServiceAccount",
-                "name": "dynamo-operator-controller-manager",
-                "namespace": "dynamo-system",
-            },
+            {"kind": "ServiceAccount", "name": OPERATOR_SA, "namespace": OPERATOR_NAMESPACE},
             {"kind": "ServiceAccount", "name": "planner-serviceaccount", "namespace": ns},
+            # Same names, other namespaces: impostors.
+            {"kind": "ServiceAccount", "name": OPERATOR_SA, "namespace": ns},
+            {"kind": "ServiceAccount", "name": "planner-serviceaccount", "namespace": OTHER_NAMESPACE},
         ],
     }
     for doc in (role, binding):
@@ -158,3 +193,51 @@ def test_other_service_accounts_are_refused(kubectl: Kubectl, ns: str, graph: st
         _set_replicas(
             kubectl, ns, graph, "VllmDecodeWorker", 7, as_user=f"system:serviceaccount:{ns}:dynamo-operator"
         )
+
+
+def test_deployed_binding_trusts_the_operator_service_account_by_namespace_and_name() -> None:
+    """config/default's namespace and namePrefix reach the binding's paramRef: the exact identity."""
+    [binding] = [d for d in _deployed() if d["kind"] == "ValidatingAdmissionPolicyBinding"]
+    [sa] = [d for d in _deployed() if d["kind"] == "ServiceAccount"]
+    assert binding["spec"]["paramRef"] == {
+        "name": OPERATOR_SA,
+        "namespace": OPERATOR_NAMESPACE,
+        "parameterNotFoundAction": "Deny",
+    }
+    assert (sa["metadata"]["namespace"], sa["metadata"]["name"]) == (OPERATOR_NAMESPACE, OPERATOR_SA)
+
+
+@pytest.mark.parametrize(
+    "identity",
+    [
+        pytest.param(f"system:serviceaccount:{{ns}}:{OPERATOR_SA}", id="operator-name-in-graph-namespace"),
+        pytest.param(
+            f"system:serviceaccount:{OTHER_NAMESPACE}:planner-serviceaccount", id="planner-of-other-namespace"
+        ),
+    ],
+)
+def test_same_named_service_accounts_elsewhere_are_refused(
+    kubectl: Kubectl, ns: str, graph: str, policy: str, identity: str
+) -> None:
+    """Trust is bound to the operator's namespace and to the planner of the graph's own namespace:
+    an account merely named like them is an ordinary user."""
+    _user_refused_once_policy_is_active(kubectl, ns, graph)
+    with pytest.raises(KubectlError, match="managed by a DynamoGraphDeploymentScalingAdapter"):
+        _set_replicas(kubectl, ns, graph, "VllmDecodeWorker", 7, as_user=identity.format(ns=ns))
+
+
+def test_without_the_operator_service_account_replica_edits_are_refused(
+    kubectl: Kubectl, ns: str, graph: str, policy_without_param: str
+) -> None:
+    """A binding whose param (the operator's ServiceAccount) is missing fails closed, even for the
+    operator's identity: nobody is trusted by accident."""
+    deadline = time.monotonic() + POLICY_ACTIVE_WITHIN
+    while True:
+        try:
+            _set_replicas(kubectl, ns, graph, "VllmDecodeWorker", 9, as_user=OPERATOR)
+        except KubectlError as refused:
+            assert policy_without_param in refused.stderr
+            break
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the policy did not refuse within {POLICY_ACTIVE_WITHIN} s")
+        time.sleep(0.2)

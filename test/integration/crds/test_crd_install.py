@@ -152,7 +152,7 @@ def test_get_prints_the_printer_columns(crds: None, kubectl: Kubectl, ns: str) -
         "READY   BACKEND   AGE",
         "COMPONENT   AVAILABLE   BACKEND   AGE",
         "MODEL             BACKEND   STATE   DGD-STATE   AGE",
-        "DGD              SERVICE            REPLICAS   AGE",
+        "DGD              SERVICE            REPLICAS   READY   REASON   AGE",
         "BASEMODEL         TYPE   READY   TOTAL   AGE",
     ):
         assert header in out, out

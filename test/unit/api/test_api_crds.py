@@ -57,13 +57,17 @@ def test_vendored_kubernetes_schemas_match_the_pinned_kubernetes() -> None:
             id="dgdr",
         ),
         pytest.param(
-            "DynamoGraphDeploymentScalingAdapter", "dgdsa", ["DGD", "Service", "Replicas", "Age"], id="dgdsa"
+            "DynamoGraphDeploymentScalingAdapter",
+            "dgdsa",
+            ["DGD", "Service", "Replicas", "Ready", "Reason", "Age"],
+            id="dgdsa",
         ),
         pytest.param("DynamoModel", "dm", ["BaseModel", "Type", "Ready", "Total", "Age"], id="dm"),
     ],
 )
 def test_crd_names_and_printer_columns(kind: str, short_name: str, columns: list[str]) -> None:
-    """Short names and `kubectl get` columns as upstream; every kind has a status subresource."""
+    """Short names and `kubectl get` columns as upstream (the adapter adds Ready and Reason); every kind
+    has a status subresource."""
     crd = CRDS[kind]
     assert crd["spec"]["names"]["shortNames"] == [short_name]
     assert crd["spec"]["scope"] == "Namespaced"

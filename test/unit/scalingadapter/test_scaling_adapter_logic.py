@@ -8,14 +8,11 @@ import pytest
 from dynamo_operator.internal.dynamo.scalingadapter import adapter
 
 
-def _adapter(replicas: int | None = 3, status: dict[str, Any] | None = None) -> dict[str, Any]:
+def _adapter(replicas: int | None = 3) -> dict[str, Any]:
     spec: dict[str, Any] = {"dgdRef": {"name": "g", "serviceName": "VllmWorker"}}
     if replicas is not None:
         spec["replicas"] = replicas
-    obj: dict[str, Any] = {"metadata": {"name": "g-vllmworker", "namespace": "ns"}, "spec": spec}
-    if status is not None:
-        obj["status"] = status
-    return obj
+    return {"metadata": {"name": "g-vllmworker", "namespace": "ns"}, "spec": spec}
 
 
 def _dgd(service: dict[str, Any] | None = None, status: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -84,20 +81,16 @@ def test_selector(service: dict[str, Any], expected: str) -> None:
 
 def test_status_mirrors_observed_replicas_not_desired() -> None:
     dgd = _dgd({"replicas": 3}, status={"services": {"VllmWorker": {"replicas": 2, "readyReplicas": 1}}})
-    out = adapter.status(_adapter(3), dgd, "VllmWorker", scaled_at=None)
+    out = adapter.status({}, dgd, "VllmWorker", scaled_at=None)
     assert out["replicas"] == 2
     assert "lastScaleTime" not in out
 
 
 def test_status_without_graph_report_is_zero_and_keeps_last_scale_time() -> None:
-    out = adapter.status(_adapter(3, {"lastScaleTime": "t0"}), _dgd({}), "VllmWorker", scaled_at=None)
+    previous = {"lastScaleTime": "t0"}
+    out = adapter.status(previous, _dgd({}), "VllmWorker", scaled_at=None)
     assert (out["replicas"], out["lastScaleTime"]) == (0, "t0")
-    assert (
-        adapter.status(_adapter(3, {"lastScaleTime": "t0"}), _dgd({}), "VllmWorker", scaled_at="t1")[
-            "lastScaleTime"
-        ]
-        == "t1"
-    )
+    assert adapter.status(previous, _dgd({}), "VllmWorker", scaled_at="t1")["lastScaleTime"] == "t1"
 
 
 @pytest.mark.parametrize(
@@ -106,6 +99,11 @@ def test_status_without_graph_report_is_zero_and_keeps_last_scale_time() -> None
         pytest.param({}, "not_ready", id="no-status"),
         pytest.param({"selector": "a=b", "replicas": 0}, "not_ready", id="zero"),
         pytest.param({"selector": "a=b", "replicas": 2}, "ready", id="ready"),
+        pytest.param(
+            {"selector": "a=b", "replicas": 2, "conditions": [{"type": "Ready", "status": "False"}]},
+            "not_ready",
+            id="graph-gone-since",
+        ),
     ],
 )
 def test_metrics_state(status: dict[str, Any], label: str) -> None:
