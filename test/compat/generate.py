@@ -85,6 +85,13 @@ class Generated:
     objects: dict[str, Obj] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
+    def add(self, obj: Obj) -> None:
+        """Keep `obj`; two desired objects with one key would fight over it, so say so."""
+        key = f"{obj['kind']}/{obj['metadata']['name']}"
+        if key in self.objects:
+            self.notes.append(f"{key}: generated twice (the later one is compared)")
+        self.objects[key] = obj
+
 
 def gen_context(shape: Shape) -> GenContext:
     """The GenContext the controllers would use in `<ns>` with upstream's settings in `shape`."""
@@ -139,10 +146,6 @@ def _stored(obj: Obj, plural: str) -> Obj:
     return out
 
 
-def _key(obj: Obj) -> str:
-    return f"{obj['kind']}/{obj['metadata']['name']}"
-
-
 def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
     name = (doc.get("metadata") or {}).get("name")
     try:
@@ -151,7 +154,7 @@ def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
         out.notes.append(f"{DGD_KIND}/{name}: refused at admission: {err}")
         return
     dgd = _stored(doc, "dynamographdeployments")
-    out.objects[_key(dgd)] = dgd
+    out.add(dgd)
     try:
         missing = missing_apis(dgd, ctx)
         desired = desired_graph_objects(dgd, ctx)
@@ -171,16 +174,16 @@ def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
             if desired_obj["kind"] == DCD_KIND
             else desired_obj
         )
-        out.objects[_key(obj)] = obj
+        out.add(obj)
         if obj["kind"] != DCD_KIND:
             continue
         try:
             children = desired_component_objects(obj, ctx)
         except GenerationError as err:  # MissingAPIError included: the DCD fails, writes nothing
-            out.notes.append(f"{_key(obj)}: failed: {err}")
+            out.notes.append(f"{DCD_KIND}/{obj['metadata']['name']}: failed: {err}")
             continue
         for child in children:
-            out.objects[_key(child)] = child
+            out.add(child)
 
 
 def _model(doc: Obj, out: Generated) -> None:
@@ -188,7 +191,7 @@ def _model(doc: Obj, out: Generated) -> None:
     model = copy.deepcopy(doc)
     if is_lora(model):
         model.setdefault("metadata", {}).setdefault("finalizers", []).append(FINALIZER)
-    out.objects[_key(model)] = model
+    out.add(model)
 
 
 def generate(example: Example, shape: Shape) -> Generated:
