@@ -67,6 +67,9 @@ test: venv cluster-bins ## Unit + integration tests (starts its own local contro
 test-unit: venv ## Unit tests only (no cluster)
 	$(VENV)/bin/pytest test/unit $(PYTEST_ARGS)
 
+compat: venv ## Diff upstream's examples against its goldens, offline (COMPAT_ARGS="--list gaps")
+	PYTHONPATH=test $(PY) -m compat $(COMPAT_ARGS)
+
 test-e2e: venv ## Deploy config/default and run the e2e suite (kind if KIND_CLUSTER is set, else local)
 	hack/test-e2e.sh
 
@@ -92,4 +95,4 @@ undeploy: ## Remove the operator deployment
 docker-build: ## Build the operator image (needs a Docker engine)
 	docker build -t $(IMG) .
 
-.PHONY: help venv reinstall lint fmt manifests render cluster-bins cluster-up cluster-down run test test-unit test-e2e faults bench install uninstall deploy undeploy docker-build
+.PHONY: help venv reinstall lint fmt manifests render cluster-bins cluster-up cluster-down run test test-unit compat test-e2e faults bench install uninstall deploy undeploy docker-build

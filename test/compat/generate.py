@@ -1,0 +1,212 @@
+"""This operator's side of the comparison: what it would create for one example in one cluster shape.
+
+It runs the reconcilers' own generation path without a cluster, in the order the controllers do:
+admission (our CRD's validation, then its structural defaults) → graph reconciler (`missing_apis`,
+`desired_graph_objects`, `desired_planner_rbac`) → for each DCD the component reconciler
+(`desired_component_objects`), with a `GenContext` built by `controllers.setup.gen_context_factory`
+from the operator flags upstream's operator ran with. Nothing here decides what an object looks like.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from dynamo_operator.context import Capabilities, OperatorContext
+from dynamo_operator.controllers.setup import gen_context_factory
+from dynamo_operator.flags import build_parser, options_from_args
+from dynamo_operator.internal.dynamo.component import desired_component_objects
+from dynamo_operator.internal.dynamo.context import GenContext
+from dynamo_operator.internal.dynamo.dynamomodel.status import is_lora
+from dynamo_operator.internal.dynamo.errors import GenerationError
+from dynamo_operator.internal.dynamo.graph import desired_graph_objects, desired_planner_rbac, missing_apis
+from dynamo_operator.internal.dynamo.render import parse_graph
+from dynamo_operator.internal.secrets.index import DockerSecretIndex
+
+from compat.goldens import REPO_ROOT, Example
+
+Obj = dict[str, Any]
+
+# The goldens write the namespace as `<ns>`; generating straight into that name needs no substitution
+# afterwards (generation never validates the namespace, it only copies it into names and env).
+NAMESPACE = "<ns>"
+DGD_KIND = "DynamoGraphDeployment"
+DCD_KIND = "DynamoComponentDeployment"
+MODEL_KIND = "DynamoModel"
+FINALIZER = "nvidia.com/finalizer"
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A cluster shape of the goldens: which optional APIs were installed (goldens' README)."""
+
+    name: str
+    capabilities: Capabilities
+    describe: str
+
+
+SHAPES: tuple[Shape, ...] = (
+    Shape("golden", Capabilities(), "no optional API"),
+    Shape(
+        "golden-lws-gaie",
+        Capabilities(lws=True, volcano=True, inference_extension=True),
+        "LeaderWorkerSet + Volcano + inference extension",
+    ),
+    Shape("golden-grove", Capabilities(grove=True, inference_extension=True), "Grove + inference extension"),
+)
+SHAPE_NAMES: tuple[str, ...] = tuple(s.name for s in SHAPES)
+
+# The operator settings upstream ran with (goldens' README), as this operator's own flags.
+OPERATOR_FLAGS: tuple[str, ...] = (
+    "--operator-version=1.0.0",
+    "--planner-cluster-role-name=dynamo-platform-dynamo-operator-planner",
+    "--dgdr-profiling-cluster-role-name=dynamo-platform-dynamo-operator-dgdr-profiling",
+    "--epp-cluster-role-name=dynamo-platform-dynamo-operator-epp",
+    "--mpi-run-ssh-secret-name=mpi-run-ssh-secret",
+    "--mpi-run-ssh-secret-namespace=dynamo-system",
+)
+# Settings upstream ran with that this operator has no flag for yet: left unset here, never faked,
+# so every difference they cause shows up (and is listed as a known gap).
+SETTINGS_WITHOUT_FLAG: tuple[tuple[str, str], ...] = (
+    ("NATS address nats://dynamo-platform-nats.dynamo-system.svc.cluster.local:4222", "#11"),
+    ("etcd address dynamo-platform-etcd.dynamo-system.svc.cluster.local:2379", "#11"),
+    ("Grove enabled (golden-grove shape)", "#11"),
+    ("origin-version stamp at admission (upstream's defaulting webhook)", "#17"),
+)
+
+
+@dataclass(slots=True)
+class Generated:
+    """Every object this operator would hold for one example, keyed `Kind/name`, plus what stopped it."""
+
+    objects: dict[str, Obj] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, obj: Obj) -> None:
+        """Keep `obj`; two desired objects with one key would fight over it, so say so."""
+        key = f"{obj['kind']}/{obj['metadata']['name']}"
+        if key in self.objects:
+            self.notes.append(f"{key}: generated twice (the later one is compared)")
+        self.objects[key] = obj
+
+
+def gen_context(shape: Shape) -> GenContext:
+    """The GenContext the controllers would use in `<ns>` with upstream's settings in `shape`."""
+    options = options_from_args(build_parser().parse_args(list(OPERATOR_FLAGS)), environ={})
+    factory = gen_context_factory(
+        OperatorContext(options=options, capabilities=shape.capabilities), DockerSecretIndex()
+    )
+    return factory(NAMESPACE)
+
+
+# libyaml when present: the CRDs are large (seconds to parse in pure Python).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@functools.cache
+def _crd_schema(plural: str) -> Obj:
+    """The storage version's schema of our committed CRD (what `make install` gives the API server)."""
+    crd = yaml.load(
+        (REPO_ROOT / "config" / "crd" / "bases" / f"nvidia.com_{plural}.yaml").read_text(), _LOADER
+    )
+    [version] = [v for v in crd["spec"]["versions"] if v.get("storage")]
+    schema = version["schema"]["openAPIV3Schema"]
+    assert isinstance(schema, dict)
+    return schema
+
+
+def apply_schema_defaults(value: Any, schema: Obj) -> Any:
+    """What the API server stores: `default`s of our structural schema filled in where a field is
+    absent and its parent present (the reconcilers read the stored object, not the file)."""
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        for name, sub in props.items():
+            if name not in value and "default" in sub:
+                value[name] = copy.deepcopy(sub["default"])
+        for name, item in value.items():
+            sub = props.get(name) or (schema.get("additionalProperties") or None)
+            if isinstance(sub, dict):
+                apply_schema_defaults(item, sub)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for item in value:
+            apply_schema_defaults(item, schema["items"])
+    return value
+
+
+def _stored(obj: Obj, plural: str) -> Obj:
+    """`obj` as the API server would return it: defaulted, in `<ns>`, with a uid to be owned by."""
+    out: Obj = copy.deepcopy(obj)
+    apply_schema_defaults(out, _crd_schema(plural))
+    meta = out.setdefault("metadata", {})
+    meta["namespace"] = NAMESPACE
+    meta["uid"] = f"uid-{out['kind']}-{meta['name']}"
+    return out
+
+
+def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
+    name = (doc.get("metadata") or {}).get("name")
+    try:
+        parse_graph(yaml.safe_dump(doc))  # the schema's verdict, as `render` and kubectl get it
+    except ValueError as err:
+        out.notes.append(f"{DGD_KIND}/{name}: refused at admission: {err}")
+        return
+    dgd = _stored(doc, "dynamographdeployments")
+    out.add(dgd)
+    try:
+        missing = missing_apis(dgd, ctx)
+        desired = desired_graph_objects(dgd, ctx)
+        shared = desired_planner_rbac(dgd, ctx)
+    except GenerationError as err:
+        dgd["status"] = {"state": "failed"}
+        out.notes.append(f"{DGD_KIND}/{name}: failed: {err}")
+        return
+    if missing:  # the graph reconciler applies nothing then (half a graph helps nobody)
+        dgd["status"] = {"state": "failed"}
+        out.notes.append(f"{DGD_KIND}/{name}: failed: " + "; ".join(str(e) for e in missing))
+        return
+    for desired_obj in [*shared, *desired]:
+        # A DCD reaches its reconciler as stored: with our CRD's defaults and a uid to own children.
+        obj = (
+            _stored(desired_obj, "dynamocomponentdeployments")
+            if desired_obj["kind"] == DCD_KIND
+            else desired_obj
+        )
+        out.add(obj)
+        if obj["kind"] != DCD_KIND:
+            continue
+        try:
+            children = desired_component_objects(obj, ctx)
+        except GenerationError as err:  # MissingAPIError included: the DCD fails, writes nothing
+            out.notes.append(f"{DCD_KIND}/{obj['metadata']['name']}: failed: {err}")
+            continue
+        for child in children:
+            out.add(child)
+
+
+def _model(doc: Obj, out: Generated) -> None:
+    """A DynamoModel is input; its reconciler adds only the LoRA finalizer (the rest is pods' I/O)."""
+    model = copy.deepcopy(doc)
+    if is_lora(model):
+        model.setdefault("metadata", {}).setdefault("finalizers", []).append(FINALIZER)
+    out.add(model)
+
+
+def generate(example: Example, shape: Shape) -> Generated:
+    """Everything this operator would hold after `kubectl apply -f <example>` in `shape`.
+
+    Other kinds in an example file (ConfigMaps, PVCs, ResourceClaimTemplates) are the user's own
+    objects; upstream's dumps leave them out too, so they are applied here as nothing.
+    """
+    ctx = gen_context(shape)
+    out = Generated()
+    for doc in yaml.load_all(example.yaml_path.read_text(), _LOADER):
+        if not isinstance(doc, dict):
+            continue
+        if doc.get("kind") == DGD_KIND:
+            _graph(doc, ctx, out)
+        elif doc.get("kind") == MODEL_KIND:
+            _model(doc, out)
+    return out
