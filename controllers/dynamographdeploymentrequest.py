@@ -14,6 +14,11 @@ Safety against a stale cache, where acting on it would be irreversible:
   by the API server before the request turns DeploymentDeleted;
 - a Job that completed but whose output ConfigMap is not visible yet is given
   `OUTPUT_GRACE_SECONDS` before it counts as a generation failure.
+
+Objects the spec names (the base-config ConfigMap and its key, the model-cache PVC) that do not exist
+yet are not a failure: the request stays in its initial state with a `Validation` condition saying
+what it waits for (reason `ReferenceNotFound`, one Warning Event), and the ConfigMap and PVC watches
+map each such object back to the requests naming it, so creating it is enough to move on.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from dynamo_operator.internal.dynamo.dgdr.machine import (
     Observation,
     ProfilingFailed,
     ProfilingRunning,
+    ReferencesMissing,
     SpecChanged,
     SpecGenerated,
     State,
@@ -115,6 +121,30 @@ def _parse_time(value: str | None) -> datetime.datetime | None:
     return datetime.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
 
 
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """An object a request's spec names and needs before profiling can start (`key`: a ConfigMap
+    key that must be present)."""
+
+    resource: Resource
+    name: str
+    key: str | None = None
+
+
+def references(spec: Mapping[str, Any]) -> list[Reference]:
+    """The objects a request names in its own namespace: the base-config ConfigMap, the model cache."""
+    out: list[Reference] = []
+    profiling = spec.get("profilingConfig") or {}
+    ref = profiling.get("configMapRef") if isinstance(profiling, Mapping) else None
+    if isinstance(ref, Mapping) and ref.get("name"):
+        out.append(Reference(CONFIG_MAP, str(ref["name"]), str(ref.get("key") or names.BASE_CONFIG_FILE)))
+    config = profiling.get("config") if isinstance(profiling, Mapping) else None
+    cache = profiler_config.model_cache(config) if isinstance(config, Mapping) else None
+    if cache:
+        out.append(Reference(kinds.PVC, cache[0]))
+    return out
+
+
 def request_of_output(cm: Obj) -> list[str]:
     """The DGDR an output ConfigMap belongs to (by its name, the contract with the sidecar)."""
     dgdr = names.dgdr_for_output_config_map(str(_meta(cm, "name") or ""))
@@ -153,11 +183,31 @@ class DynamoGraphDeploymentRequestReconciler:
 
     def setup(self, b: Builder) -> None:
         """For DGDRs (every change: a spec edit must be seen to be rejected); Owns profiling Jobs;
-        Watches the DGDs it created (tracking labels). The output ConfigMaps are watched through the
-        label-scoped informer handed in (see `register`)."""
+        Watches the DGDs it created (tracking labels), and the ConfigMaps and PVCs a request waits for.
+        The output ConfigMaps are watched through the label-scoped informer handed in (`register`)."""
         b.for_(kinds.DGDR)
         b.owns(JOB)
         b.watches(kinds.DGD, request_of_deployment)
+        # The same (unfiltered) informers the graph controller owns these through: no extra watch.
+        b.watches(CONFIG_MAP, self.requests_waiting_for(CONFIG_MAP))
+        b.watches(kinds.PVC, self.requests_waiting_for(kinds.PVC))
+
+    def requests_waiting_for(self, resource: Resource) -> Mapper:
+        """Maps an object of `resource` to the requests in its namespace that name it and have not
+        started yet (past validation, a change of it no longer matters)."""
+
+        def mapper(obj: Obj) -> list[str]:
+            name, namespace = _meta(obj, "name"), _meta(obj, "namespace")
+            if not namespace:
+                return []
+            return [
+                object_key(dgdr)
+                for dgdr in self._cache.by_index(kinds.DGDR, "namespace", str(namespace))
+                if State.parse((dgdr.get("status") or {}).get("state")) is State.INITIAL
+                and any(r.resource == resource and r.name == name for r in references(dgdr.get("spec") or {}))
+            ]
+
+        return mapper
 
     # -- reconcile ---------------------------------------------------------------------------------
 
@@ -190,7 +240,7 @@ class DynamoGraphDeploymentRequestReconciler:
     async def _step(self, state: State, dgdr: Obj) -> Step | None:
         match state:
             case State.INITIAL:
-                return Step(advance(state, Validated(tuple(await self._validate(dgdr)))))
+                return Step(advance(state, await self._validate(dgdr)))
             case State.PENDING:
                 return await self._start_profiling(dgdr)
             case State.PROFILING:
@@ -237,29 +287,30 @@ class DynamoGraphDeploymentRequestReconciler:
 
     # -- "" ----------------------------------------------------------------------------------------
 
-    async def _validate(self, dgdr: Obj) -> list[str]:
+    async def _validate(self, dgdr: Obj) -> Validated | ReferencesMissing:
+        """Spec errors fail the request (with every missing reference in the same message, as
+        upstream reports them); a valid spec naming objects that do not exist yet waits for them."""
         spec = dgdr.get("spec") or {}
         problems = profiler_config.validate(spec, namespace_restricted=self._restricted)
         namespace = str(_meta(dgdr, "namespace"))
-        ref = (spec.get("profilingConfig") or {}).get("configMapRef")
-        if ref:
-            key = ref.get("key") or names.BASE_CONFIG_FILE
-            try:
-                cm = await self._client.get(CONFIG_MAP, ref["name"], namespace=namespace)
-            except errors.NotFound:
-                problems.append(f"ConfigMap {ref['name']} not found in namespace {namespace}")
-            else:
-                if key not in (cm.get("data") or {}):
-                    problems.append(f"key {key} not found in ConfigMap {ref['name']}")
-        if not problems:
-            config = profiler_config.profiler_config(spec, namespace=namespace)
-            cache = profiler_config.model_cache(config)
-            if cache:
-                try:
-                    await self._client.get(kinds.PVC, cache[0], namespace=namespace)
-                except errors.NotFound:
-                    problems.append(f"model cache PVC {cache[0]} not found in namespace {namespace}")
-        return problems
+        missing = [m for ref in references(spec) if (m := await self._missing(ref, namespace))]
+        if problems:
+            return Validated(tuple(problems + missing))
+        if missing:
+            return ReferencesMissing(tuple(missing))
+        return Validated()
+
+    async def _missing(self, ref: Reference, namespace: str) -> str | None:
+        """What is missing of `ref`, None when it is there (read from the API server: a create that
+        just triggered us must not be missed by a cache that lags)."""
+        try:
+            obj = await self._client.get(ref.resource, ref.name, namespace=namespace)
+        except errors.NotFound:
+            what = "model cache PVC" if ref.resource == kinds.PVC else ref.resource.kind
+            return f"{what} {ref.name} not found in namespace {namespace}"
+        if ref.key is not None and ref.key not in (obj.get("data") or {}):
+            return f"key {ref.key} not found in {ref.resource.kind} {ref.name}"
+        return None
 
     # -- Pending -----------------------------------------------------------------------------------
 

@@ -3,11 +3,17 @@
 The operator context (built by the CLI from flags and API detection) is read duck-typed here, so
 controllers need nothing from the `operator` package (which imports us): whatever it lacks falls
 back to the generation defaults.
+
+Optional APIs are not fixed at start-up: the context's capabilities only seed `OptionalApiWatch`,
+which follows their CRDs. Generation contexts read its current value on every reconcile, and the
+child kinds that need an optional API are owned through `OptionalOwnership` (informer, handler and
+prune list switched with the API), never through the builder.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +24,7 @@ from dynamo_operator.controllers import (
     dynamomodel,
     kinds,
 )
+from dynamo_operator.controllers.apply import CHILD_CONTENT_CHANGED, CHILD_STATUS_CHANGED
 from dynamo_operator.controllers.dynamocomponentdeployment import (
     DynamoComponentDeploymentReconciler,
     PullSecretNotifier,
@@ -25,7 +32,10 @@ from dynamo_operator.controllers.dynamocomponentdeployment import (
     watch_pods,
 )
 from dynamo_operator.controllers.dynamographdeployment import DynamoGraphDeploymentReconciler
+from dynamo_operator.controllers.optional_api_watch import OptionalApiWatch, crd_presence
+from dynamo_operator.controllers.optional_ownership import OptionalKind, OptionalOwnership, OwningReconciler
 from dynamo_operator.internal.cache.interface import Informer
+from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
 from dynamo_operator.internal.controller.controller import Controller
 from dynamo_operator.internal.dynamo.context import Capabilities, GenContext, IngressDefaults
 from dynamo_operator.internal.manager.manager import Manager
@@ -41,40 +51,52 @@ DOCKER_SECRET_REFRESH_SECONDS = 60.0
 GenContextFor = Callable[[str], GenContext]
 
 
-def register_all(mgr: Manager, ctx: Any) -> None:
-    """Every controller of the operator, in one flat list."""
+def register_all(mgr: Manager, ctx: Any) -> OptionalApiWatch:
+    """Every controller of the operator, in one flat list; returns the optional-API watch."""
     index = DockerSecretIndex()
-    gen_context = gen_context_factory(ctx, index)
-    dcd = register_component_deployments(mgr, ctx, gen_context)
-    register_graph_deployments(mgr, ctx, gen_context)
+    apis = watch_optional_apis(mgr, capabilities_of(ctx))
+    gen_context = gen_context_factory(ctx, index, capabilities=lambda: apis.current)
+    dcd = register_component_deployments(mgr, ctx, gen_context, apis)
+    register_graph_deployments(mgr, ctx, gen_context, apis)
     register_docker_secrets(mgr, index, dcd)
     dynamographdeploymentscalingadapter.register(mgr)
     dynamographdeploymentrequest.register(mgr, ctx)
     dynamomodel.register(mgr)
+    return apis
 
 
 def capabilities_of(ctx: Any) -> Capabilities:
-    """The optional APIs the CLI detected, as generation sees them."""
+    """The optional APIs the CLI detected at start-up (the seed of `OptionalApiWatch`)."""
     caps = getattr(ctx, "capabilities", None)
     if isinstance(caps, Capabilities):
         return caps
-    options = getattr(ctx, "options", None)
     return Capabilities(
-        lws=bool(getattr(caps, "lws", False)),
-        volcano=bool(getattr(caps, "volcano", False)),
-        grove=bool(getattr(caps, "grove", False)),
-        # VirtualServices are written only when a gateway is configured, as upstream does.
-        istio=bool(getattr(caps, "istio", False))
-        and bool(getattr(options, "istio_virtual_service_gateway", "")),
-        gateway_inference_extension=bool(
-            getattr(caps, "gateway_inference_extension", getattr(caps, "inference_extension", False))
-        ),
+        **{field.name: bool(getattr(caps, field.name, False)) for field in dataclasses.fields(Capabilities)}
     )
 
 
-def gen_context_factory(ctx: Any, index: DockerSecretIndex) -> GenContextFor:
-    """Per-namespace generation context: operator settings plus that namespace's pull secrets."""
-    capabilities = capabilities_of(ctx)
+def generation_capabilities(served: Capabilities, ctx: Any) -> Capabilities:
+    """What generation may use of the served APIs: VirtualServices are written only when a gateway is
+    configured, as upstream does."""
+    gateway = bool(getattr(getattr(ctx, "options", None), "istio_virtual_service_gateway", ""))
+    return dataclasses.replace(served, istio=served.istio and gateway)
+
+
+def watch_optional_apis(mgr: Manager, initial: Capabilities) -> OptionalApiWatch:
+    """The CRD informer (metadata only, trimmed) and the loop that keeps the capabilities current."""
+    crds = mgr.cache.informer(CUSTOM_RESOURCE_DEFINITION, metadata_only=True, transform=crd_presence)
+    watch = OptionalApiWatch(client=mgr.client, crds=crds.store, initial=initial)
+    crds.add_event_handler(watch)
+    # Not leader-only: a standby keeps its informers and its view of the APIs warm as well.
+    mgr.add_runnable(watch.run, needs_leader=False, name="optional-api-watch")
+    return watch
+
+
+def gen_context_factory(
+    ctx: Any, index: DockerSecretIndex, *, capabilities: Callable[[], Capabilities]
+) -> GenContextFor:
+    """Per-namespace generation context: operator settings, the optional APIs served at this moment
+    (`capabilities()` is read on every call) and that namespace's pull secrets."""
     options = getattr(ctx, "options", None)
 
     def opt(name: str) -> str:
@@ -105,7 +127,7 @@ def gen_context_factory(ctx: Any, index: DockerSecretIndex) -> GenContextFor:
     def for_namespace(namespace: str) -> GenContext:
         return GenContext(
             namespace=namespace,
-            capabilities=capabilities,
+            capabilities=generation_capabilities(capabilities(), ctx),
             docker_secrets=index.snapshot(namespace),
             ingress=ingress,
             **settings,
@@ -114,37 +136,92 @@ def gen_context_factory(ctx: Any, index: DockerSecretIndex) -> GenContextFor:
     return for_namespace
 
 
-def register_component_deployments(mgr: Manager, ctx: Any, gen_context: GenContextFor) -> Controller:
-    caps = capabilities_of(ctx)
+def register_component_deployments(
+    mgr: Manager, ctx: Any, gen_context: GenContextFor, apis: OptionalApiWatch
+) -> Controller:
     pods = pod_informer(mgr.cache, namespace=mgr.options.namespace)
     reconciler = DynamoComponentDeploymentReconciler(
         client=mgr.client,
         cache=mgr.cache,
         recorder=mgr.event_recorder(DCD_CONTROLLER),
         gen_context=gen_context,
-        lws=caps.lws,
-        istio=caps.istio,
-        volcano=caps.volcano,
+        # The optional kinds (LWS, PodGroup, VirtualService) are owned through OptionalOwnership.
+        lws=False,
+        istio=False,
+        volcano=False,
         pods=pods.store,
     )
     b = mgr.builder(DCD_CONTROLLER)
     reconciler.setup(b)
     controller = b.complete(reconciler)
     watch_pods(pods, controller.queue)
+    own_optional_kinds(
+        mgr,
+        apis,
+        reconciler,
+        controller,
+        owner=kinds.DCD,
+        optional=[
+            OptionalKind(kinds.LWS, lambda c: c.lws, CHILD_STATUS_CHANGED),  # its status drives ours
+            OptionalKind(kinds.POD_GROUP, lambda c: c.lws and c.volcano, CHILD_CONTENT_CHANGED),
+            OptionalKind(
+                kinds.VIRTUAL_SERVICE,
+                lambda c: generation_capabilities(c, ctx).istio,
+                CHILD_CONTENT_CHANGED,
+            ),
+        ],
+    )
     return controller
 
 
-def register_graph_deployments(mgr: Manager, ctx: Any, gen_context: GenContextFor) -> Controller:
+def register_graph_deployments(
+    mgr: Manager, ctx: Any, gen_context: GenContextFor, apis: OptionalApiWatch
+) -> Controller:
     reconciler = DynamoGraphDeploymentReconciler(
         client=mgr.client,
         cache=mgr.cache,
         recorder=mgr.event_recorder(DGD_CONTROLLER),
         gen_context=gen_context,
-        inference_pools=capabilities_of(ctx).gateway_inference_extension,
+        inference_pools=False,  # owned through OptionalOwnership
     )
     b = mgr.builder(DGD_CONTROLLER)
     reconciler.setup(b)
-    return b.complete(reconciler)
+    controller = b.complete(reconciler)
+    own_optional_kinds(
+        mgr,
+        apis,
+        reconciler,
+        controller,
+        owner=kinds.DGD,
+        optional=[
+            OptionalKind(kinds.INFERENCE_POOL, lambda c: c.gateway_inference_extension, CHILD_CONTENT_CHANGED)
+        ],
+    )
+    return controller
+
+
+def own_optional_kinds(
+    mgr: Manager,
+    apis: OptionalApiWatch,
+    reconciler: OwningReconciler,
+    controller: Controller,
+    *,
+    owner: Resource,
+    optional: list[OptionalKind],
+) -> OptionalOwnership:
+    """Own the `optional` kinds while their APIs are served (from now on, and whenever that changes);
+    every change requeues each object of `owner`."""
+    ownership = OptionalOwnership(
+        cache=mgr.cache,
+        reconciler=reconciler,
+        queue=controller.queue,
+        owner=owner,
+        namespace=mgr.options.namespace,
+        kinds=optional,
+    )
+    ownership.start(apis.current)
+    apis.subscribe(ownership)
+    return ownership
 
 
 def register_docker_secrets(mgr: Manager, index: DockerSecretIndex, dcd: Controller) -> None:

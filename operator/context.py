@@ -1,42 +1,48 @@
-"""What the operator learns at start-up and hands to the controllers: flags and optional APIs."""
+"""What the operator learns at start-up and hands to the controllers: flags and optional APIs.
+
+Optional APIs are asked of discovery once per API (`controllers.optional_apis` names them). A 404
+for the group/version, or an answer that does not list the resource, means "not served". An error
+that may pass (no connection, timeout, 5xx, 429) is retried with backoff, bounded; one that will not
+(401, 403, ...) or retries that run out leave the API *unknown*: it starts as not served, with a
+Warning, and the CRD watch (`controllers.optional_api_watch`) settles it as soon as the caches sync.
+An error is never reported as "absent".
+"""
 
 from __future__ import annotations
 
 import asyncio
+import random
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import structlog
+from dynamo_operator.controllers.optional_apis import OPTIONAL_APIS, Answer, OptionalApi, discovery_serves
 from dynamo_operator.flags import OperatorOptions
+from dynamo_operator.internal.client.retry import is_retriable
+from dynamo_operator.internal.dynamo.context import Capabilities
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 log = structlog.get_logger(__name__)
 
+__all__ = ["Capabilities", "Discovery", "OperatorContext", "detect_capabilities", "is_transient"]
+
 
 class Discovery(Protocol):
-    async def api_resources(self, group_version: str) -> list[dict[str, object]] | None: ...
-
-
-# Optional APIs, by the group/versions that count as "installed" (any one of them).
-_OPTIONAL_APIS: dict[str, tuple[str, ...]] = {
-    "lws": ("leaderworkerset.x-k8s.io/v1",),
-    "volcano": ("scheduling.volcano.sh/v1beta1",),
-    "grove": ("grove.io/v1alpha1",),
-    "kai_scheduler": ("scheduling.run.ai/v2",),
-    "istio": ("networking.istio.io/v1", "networking.istio.io/v1beta1"),
-    "inference_extension": ("inference.networking.k8s.io/v1", "inference.networking.x-k8s.io/v1alpha2"),
-}
+    async def api_resources(self, group_version: str) -> list[dict[str, Any]] | None: ...
 
 
 @dataclass(frozen=True, slots=True)
-class Capabilities:
-    """Optional APIs served by the cluster, detected once at start-up (restart to re-detect)."""
+class DiscoveryRetry:
+    """Attempts per API (the client already retried each one a few times) and the waits between them:
+    about a minute in all, which covers an API server or an aggregated API that is still starting."""
 
-    lws: bool = False
-    volcano: bool = False
-    grove: bool = False
-    kai_scheduler: bool = False
-    istio: bool = False
-    inference_extension: bool = False
+    attempts: int = 6
+    base_delay: float = 1.0
+    max_delay: float = 20.0
+
+
+DEFAULT_DISCOVERY_RETRY = DiscoveryRetry()
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,22 +57,89 @@ class OperatorContext:
         return self.options.namespace
 
 
-async def detect_capabilities(discovery: Discovery) -> Capabilities:
-    """Ask discovery for each optional group/version; any failure counts as "absent"."""
+def is_transient(err: BaseException) -> bool:
+    """Worth asking discovery again: no answer, a timeout, a 5xx or a 429 (a GET is idempotent)."""
+    return isinstance(err, TimeoutError) or is_retriable(err, idempotent=True)
 
-    async def served(group_versions: tuple[str, ...]) -> bool:
-        for group_version in group_versions:
-            try:
-                if await discovery.api_resources(group_version) is not None:
-                    return True
-            except Exception as err:  # detection must never stop the operator from starting
-                log.warning(
-                    "API discovery failed; treating as absent", group_version=group_version, error=str(err)
-                )
-        return False
 
-    names = list(_OPTIONAL_APIS)
-    found = await asyncio.gather(*(served(_OPTIONAL_APIS[name]) for name in names))
-    capabilities = Capabilities(**dict(zip(names, found, strict=True)))
-    log.info("Detected optional APIs", **{name: getattr(capabilities, name) for name in names})
+async def ask(
+    discovery: Discovery,
+    api: OptionalApi,
+    *,
+    retry: DiscoveryRetry = DEFAULT_DISCOVERY_RETRY,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    rng: random.Random | None = None,
+) -> Answer:
+    """Whether discovery serves `api`; None when it could not tell (see the module docstring)."""
+    jitter = rng or random.Random()
+
+    def wait(state: RetryCallState) -> float:
+        ceiling = min(retry.max_delay, retry.base_delay * 2.0 ** (state.attempt_number - 1))
+        return ceiling / 2 + jitter.uniform(0, ceiling / 2)
+
+    def before_sleep(state: RetryCallState) -> None:
+        err = state.outcome.exception() if state.outcome is not None else None
+        log.info(
+            "API discovery failed; retrying",
+            group_version=api.group_version,
+            attempt=state.attempt_number,
+            error=str(err),
+        )
+
+    try:
+        async for attempt in AsyncRetrying(
+            stop=stop_after_attempt(retry.attempts),
+            wait=wait,
+            retry=retry_if_exception(is_transient),
+            sleep=sleep,
+            before_sleep=before_sleep,
+            reraise=True,
+        ):
+            with attempt:
+                resources = await discovery.api_resources(api.group_version)
+    except Exception as err:  # detection must never stop the operator from starting
+        log.warning(
+            "API discovery failed; starting without this API until its CRD is seen",
+            api=api.name,
+            group_version=api.group_version,
+            error=f"{type(err).__name__}: {err}",
+        )
+        return None
+    return discovery_serves(api, resources)
+
+
+async def detect_answers(
+    discovery: Discovery,
+    *,
+    retry: DiscoveryRetry = DEFAULT_DISCOVERY_RETRY,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    rng: random.Random | None = None,
+) -> dict[str, Answer]:
+    """Every optional API's answer from discovery, asked concurrently."""
+    found = await asyncio.gather(
+        *(ask(discovery, api, retry=retry, sleep=sleep, rng=rng) for api in OPTIONAL_APIS)
+    )
+    return {api.name: answer for api, answer in zip(OPTIONAL_APIS, found, strict=True)}
+
+
+def capabilities_from_answers(answers: Mapping[str, Answer]) -> Capabilities:
+    """Unknown counts as not served *for now*: nothing is generated for an API that may be missing."""
+    return Capabilities(**{name: bool(answer) for name, answer in answers.items()})
+
+
+async def detect_capabilities(
+    discovery: Discovery,
+    *,
+    retry: DiscoveryRetry = DEFAULT_DISCOVERY_RETRY,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> Capabilities:
+    """The optional APIs discovery says are served (see the module docstring), logged once."""
+    answers = await detect_answers(discovery, retry=retry, sleep=sleep)
+    unknown = sorted(name for name, answer in answers.items() if answer is None)
+    capabilities = capabilities_from_answers(answers)
+    log.info(
+        "Detected optional APIs",
+        unknown=unknown,
+        **{name: bool(answer) for name, answer in answers.items()},
+    )
     return capabilities

@@ -7,10 +7,12 @@ which builds each reconciler from the manager's client/cache and the context and
 from __future__ import annotations
 
 from dynamo_operator.context import OperatorContext
+from dynamo_operator.controllers.optional_api_watch import OptionalApiWatch
 from dynamo_operator.controllers.setup import register_all
 from dynamo_operator.internal.manager.manager import Manager
 
 
-def register_controllers(mgr: Manager, ctx: OperatorContext) -> None:
-    """Register every controller of the operator on `mgr`."""
-    register_all(mgr, ctx)
+def register_controllers(mgr: Manager, ctx: OperatorContext) -> OptionalApiWatch:
+    """Register every controller of the operator on `mgr`; returns the watch that keeps the optional
+    APIs current (`.current`), seeded with `ctx.capabilities`."""
+    return register_all(mgr, ctx)

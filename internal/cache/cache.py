@@ -5,7 +5,8 @@ for the same scope shares its watch and its memory. Reads by resource go to the 
 informer of that resource, so a reconciler reads what it was triggered by.
 
 Lifecycle: register informers → `start()` runs each as a task (informers registered later start at
-once) → `wait_for_sync()` → ... → `stop()` cancels them all and waits.
+once) → `wait_for_sync()` → ... → `stop()` cancels them all and waits. `remove_informer()` stops and
+forgets one informer while the rest run on (for a resource whose API went away).
 """
 
 from __future__ import annotations
@@ -32,6 +33,17 @@ class InformerNotRegistered(LookupError):
 def _labels_match(obj: Obj, labels: Mapping[str, str]) -> bool:
     have = obj.get("metadata", {}).get("labels") or {}
     return all(have.get(k) == v for k, v in labels.items())
+
+
+def _scope(
+    resource: Resource,
+    namespace: str | None,
+    label_selector: str | None,
+    field_selector: str | None,
+    metadata_only: bool,
+) -> Scope:
+    """One scope per distinct watch: "" and None mean the same (no filter)."""
+    return Scope(resource, namespace or None, label_selector or None, field_selector or None, metadata_only)
 
 
 class Cache:
@@ -69,9 +81,7 @@ class Cache:
         another shape of object). The `transform` is fixed when the informer is created: asking
         again with a different one is an error; asking with none accepts whatever is registered.
         """
-        scope = Scope(
-            resource, namespace or None, label_selector or None, field_selector or None, metadata_only
-        )
+        scope = _scope(resource, namespace, label_selector, field_selector, metadata_only)
         existing = self._informers.get(scope)
         if existing is not None:
             if transform is not None and existing.transform is not transform:
@@ -92,6 +102,29 @@ class Cache:
 
     def informers(self) -> builtins.list[SharedInformer]:
         return list(self._informers.values())
+
+    async def remove_informer(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        metadata_only: bool = False,
+    ) -> bool:
+        """Stop the informer of this scope and forget it, with its store and handlers; False when none
+        was registered. For a resource whose API is no longer served: its reflector would otherwise
+        retry forever, and a later `informer()` for the scope starts a fresh one (reads of the resource
+        in between raise InformerNotRegistered). Consumers must register their handlers again there."""
+        scope = _scope(resource, namespace, label_selector, field_selector, metadata_only)
+        if self._informers.pop(scope, None) is None:
+            return False
+        task = self._tasks.pop(scope, None)
+        if task is not None:
+            task.cancel()
+            # Its own CancelledError is expected; a cancellation of our caller still propagates.
+            await asyncio.gather(task, return_exceptions=True)
+        return True
 
     # -- reads -----------------------------------------------------------------------------------
 

@@ -11,11 +11,14 @@ from dynamo_operator.internal import consts
 
 @dataclass(frozen=True, slots=True)
 class Capabilities:
-    """Optional APIs detected in the cluster at operator start-up."""
+    """Optional APIs the cluster serves, one flag per API (each field name is the API's name in the
+    operator's table of optional APIs). Detected at start-up and kept current while it runs; a
+    `GenContext` carries the value of the moment it was built."""
 
     lws: bool = False
     volcano: bool = False
     grove: bool = False
+    kai_scheduler: bool = False
     istio: bool = False
     gateway_inference_extension: bool = False
 

@@ -20,6 +20,7 @@ from typing import Any
 import pytest_asyncio
 import yaml
 from dynamo_operator.context import Capabilities, OperatorContext, detect_capabilities
+from dynamo_operator.controllers.optional_api_watch import OptionalApiWatch
 from dynamo_operator.flags import OperatorOptions
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.metrics import REQUESTS, WRITE_METHODS, requests_count
@@ -50,11 +51,17 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class RunningOperator:
-    """Handles a test may use: the manager (its cache, controllers) and a client of its own."""
+    """Handles a test may use: the manager (its cache, controllers), a client of its own, and the
+    watch that keeps the operator's view of the optional APIs current."""
 
     manager: Manager
     client: Client
-    capabilities: Capabilities
+    apis: OptionalApiWatch
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The optional APIs the operator sees as served right now."""
+        return self.apis.current
 
 
 def _crd_documents(paths: list[Path]) -> list[dict[str, Any]]:
@@ -109,13 +116,13 @@ async def operator(cluster: Any) -> AsyncIterator[RunningOperator]:
             metrics_bind_address="0", health_probe_bind_address="0", max_concurrent_reconciles=8
         ),
     )
-    register_controllers(mgr, ctx)  # exactly what `dynamo-operator` registers
+    apis = register_controllers(mgr, ctx)  # exactly what `dynamo-operator` registers
     task = asyncio.create_task(mgr.run(), name="operator-under-test")
     try:
         await eventually(lambda: mgr.ready or task.done(), timeout=START_TIMEOUT, interval=0.1)
         if task.done():
             task.result()  # surfaces the start-up failure
-        yield RunningOperator(manager=mgr, client=own, capabilities=capabilities)
+        yield RunningOperator(manager=mgr, client=own, apis=apis)
     finally:
         mgr.stop()
         try:

@@ -6,6 +6,7 @@ it saw into one observation, and asks `advance` for the resulting `Transition`: 
 to upsert and Events to record. Keeping the decision pure lets every arrow be a unit test.
 
     ""        ──Validated──────────► Pending     (errors ──► Failed)
+    ""        ──ReferencesMissing──► ""          waits: the object's watch brings it back
     Pending   ──JobCreated─────────► Profiling   (JobCreationFailed ──► Failed)
     Profiling ──SpecGenerated──────► Ready, or Deploying with autoApply
               (ProfilingFailed, GenerationFailed ──► Failed)
@@ -65,6 +66,14 @@ class Validated:
     """Result of validating the spec (INITIAL); no errors means valid."""
 
     errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ReferencesMissing:
+    """The spec is valid but names objects that do not exist (yet) (INITIAL): a ConfigMap, a key in
+    it, a PVC. Not a failure: creating them is how the user fixes it, and their watch re-checks."""
+
+    missing: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +149,7 @@ class SpecChanged:
 
 Observation = (
     Validated
+    | ReferencesMissing
     | JobCreated
     | JobCreationFailed
     | ProfilingRunning
@@ -205,6 +215,13 @@ def advance(state: State, obs: Observation) -> Transition:
                 conditions=(_cond(ConditionType.VALIDATION, False, Reason.VALIDATION_FAILED, message),),
                 events=(_warning(EventReason.VALIDATION_FAILED, message),),
                 terminal=True,
+            )
+        case State.INITIAL, ReferencesMissing(missing=missing):
+            message = f"waiting for {'; '.join(missing)}"
+            return Transition(
+                State.INITIAL,
+                conditions=(_cond(ConditionType.VALIDATION, False, Reason.REFERENCE_NOT_FOUND, message),),
+                events=(_warning(EventReason.REFERENCE_NOT_FOUND, message),),
             )
         case State.INITIAL, Validated():
             return Transition(

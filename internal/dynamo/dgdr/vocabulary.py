@@ -18,6 +18,7 @@ class Reason(enum.StrEnum):
 
     VALIDATION_PASSED = "ValidationPassed"
     VALIDATION_FAILED = "ValidationFailed"
+    REFERENCE_NOT_FOUND = "ReferenceNotFound"
     SPEC_CHANGE_REJECTED = "SpecChangeRejected"
     UNKNOWN_STATE = "UnknownState"
     JOB_CREATION_FAILED = "JobCreationFailed"
@@ -41,6 +42,7 @@ class EventReason(enum.StrEnum):
     DEPLOYMENT_READY = "DeploymentReady"
     # Warning
     VALIDATION_FAILED = "ValidationFailed"
+    REFERENCE_NOT_FOUND = "ReferenceNotFound"
     PROFILING_JOB_FAILED = "ProfilingJobFailed"
     PROFILING_CHECK_FAILED = "ProfilingCheckFailed"
     GENERATION_FAILED = "GenerationFailed"

@@ -318,3 +318,25 @@ def test_relist_turns_a_recreated_object_into_delete_then_add(informer: SharedIn
     rec.events.clear()
     informer.replace([cm("x", "9", uid="new")])
     assert rec.events == [("delete", "x", ""), ("add", "x", "9")]
+
+
+async def test_removed_informer_stops_and_a_new_one_starts_fresh() -> None:
+    """remove_informer cancels the watch and forgets store and handlers; reads then raise until an
+    informer for the scope is asked for again, which lists anew (the others keep running)."""
+    source = OneListSource()
+    cache = Cache(source)
+    other = cache.informer(SECRET)
+    first = cache.informer(CONFIG_MAP)
+    await cache.start()
+    assert await cache.wait_for_sync(timeout=5)
+    assert await cache.remove_informer(CONFIG_MAP) is True
+    assert source.cancelled == 1
+    assert await cache.remove_informer(CONFIG_MAP) is False
+    with pytest.raises(InformerNotRegistered):
+        cache.get(CONFIG_MAP, "a/x")
+    second = cache.informer(CONFIG_MAP)
+    assert second is not first
+    assert await second.wait_for_sync(timeout=5)
+    assert cache.get(CONFIG_MAP, "a/x") is not None
+    assert other in cache.informers()
+    await cache.stop()

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from dynamo_operator.__main__ import main, package_version
 from dynamo_operator.app import manager_options
-from dynamo_operator.context import Capabilities, detect_capabilities
 from dynamo_operator.flags import (
     DEFAULT_LEADER_ELECTION_ID,
     OperatorOptions,
@@ -137,27 +136,6 @@ def test_render_reports_missing_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     """A missing input file is exit 1 with a message, not a traceback."""
     assert main(["render", "-f", str(tmp_path / "nope.yaml")]) == 1
     assert "dynamo-operator render" in capsys.readouterr().err
-
-
-class FakeDiscovery:
-    def __init__(self, served: set[str], broken: set[str] = frozenset()) -> None:  # type: ignore[assignment]
-        self.served = served
-        self.broken = broken
-
-    async def api_resources(self, group_version: str) -> list[dict[str, object]] | None:
-        if group_version in self.broken:
-            raise RuntimeError("discovery exploded")
-        return [{"name": "x"}] if group_version in self.served else None
-
-
-async def test_capabilities_from_discovery() -> None:
-    """Served group/versions turn capabilities on; discovery errors count as absent."""
-    caps = await detect_capabilities(
-        FakeDiscovery(
-            {"leaderworkerset.x-k8s.io/v1", "networking.istio.io/v1beta1"}, broken={"grove.io/v1alpha1"}
-        )
-    )
-    assert caps == Capabilities(lws=True, istio=True)
 
 
 def test_run_without_a_cluster_exits_1_with_a_message(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from dynamo_operator.internal.dynamo.dgdr.machine import (
     JobCreationFailed,
     ProfilingFailed,
     ProfilingRunning,
+    ReferencesMissing,
     SpecChanged,
     SpecGenerated,
     State,
@@ -51,6 +52,20 @@ def test_initial_invalid_spec_fails_with_validation_condition() -> None:
         "a is required; b is bad",
     )
     assert [(e.type, e.reason) for e in t.events] == [(EventType.WARNING, EventReason.VALIDATION_FAILED)]
+
+
+def test_initial_missing_references_wait_in_place_with_a_warning() -> None:
+    """Not a failure: the request stays initial (not terminal, no requeue) until the object appears."""
+    t = advance(State.INITIAL, ReferencesMissing(("ConfigMap base not found in namespace ns",)))
+    assert t.state is State.INITIAL
+    assert not (t.terminal or t.proceed or t.observe_generation)
+    cond = _condition(t, ConditionType.VALIDATION)
+    assert (cond.status, cond.reason, cond.message) == (
+        False,
+        Reason.REFERENCE_NOT_FOUND,
+        "waiting for ConfigMap base not found in namespace ns",
+    )
+    assert [(e.type, e.reason) for e in t.events] == [(EventType.WARNING, EventReason.REFERENCE_NOT_FOUND)]
 
 
 @pytest.mark.parametrize(
