@@ -52,10 +52,14 @@ SHAPES: tuple[Shape, ...] = (
     Shape("golden", Capabilities(), "no optional API"),
     Shape(
         "golden-lws-gaie",
-        Capabilities(lws=True, volcano=True, inference_extension=True),
+        Capabilities(lws=True, volcano=True, gateway_inference_extension=True),
         "LeaderWorkerSet + Volcano + inference extension",
     ),
-    Shape("golden-grove", Capabilities(grove=True, inference_extension=True), "Grove + inference extension"),
+    Shape(
+        "golden-grove",
+        Capabilities(grove=True, gateway_inference_extension=True),
+        "Grove + inference extension",
+    ),
 )
 SHAPE_NAMES: tuple[str, ...] = tuple(s.name for s in SHAPES)
 
@@ -97,7 +101,9 @@ def gen_context(shape: Shape) -> GenContext:
     """The GenContext the controllers would use in `<ns>` with upstream's settings in `shape`."""
     options = options_from_args(build_parser().parse_args(list(OPERATOR_FLAGS)), environ={})
     factory = gen_context_factory(
-        OperatorContext(options=options, capabilities=shape.capabilities), DockerSecretIndex()
+        OperatorContext(options=options, capabilities=shape.capabilities),
+        DockerSecretIndex(),
+        capabilities=lambda: shape.capabilities,
     )
     return factory(NAMESPACE)
 
