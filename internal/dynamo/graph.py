@@ -249,7 +249,7 @@ def check_unique_names(dgd_name: str, services: Mapping[str, Any]) -> None:
     if not groups:
         return
     described = "; ".join(
-        f"{' and '.join(repr(s) for s in group)} would all be named "
+        f"{' and '.join(repr(s) for s in group)} would {'both' if len(group) == 2 else 'all'} be named "
         f"{naming.dcd_name(dgd_name, naming.normalised_service(group[0]))!r}"
         for group in groups
     )
