@@ -21,13 +21,17 @@ import asyncio
 import copy
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+import structlog
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource, object_key
+from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo.hashing import content_hash, recorded_hash, stamp_hash
+
+log = structlog.get_logger(__name__)
 
 Obj = dict[str, Any]
 EventType = Literal["Normal", "Warning"]
@@ -113,12 +117,39 @@ def conflict_message(err: ChildrenOwnedByOthers) -> str:
     )
 
 
+REASON_APPLY_REJECTED = "ApplyRejected"
+REASON_NAME_CONFLICT = "NameConflict"
+REASON_DUPLICATE_CHILDREN = "DuplicateChildren"
+
+
+async def report_sync_failure(err: Exception, fail: Callable[[str, str], Awaitable[None]]) -> Result:
+    """Turn a failed `ChildSyncer.sync` into what the owner's reconcile returns, after `fail(reason,
+    message)` recorded it (a condition and one Warning Event). A transient write error is raised
+    again for the queue's backoff; a conflict is looked at again later (no event tells us when the
+    other owner lets go); everything else waits for a change of the owner."""
+    if isinstance(err, ChildWriteError) and not err.terminal:
+        raise err
+    if isinstance(err, ChildrenOwnedByOthers):
+        await fail(REASON_NAME_CONFLICT, conflict_message(err))
+        return Result(requeue_after=CONFLICT_RECHECK_SECONDS)
+    if isinstance(err, DuplicateChildren):
+        log.error("Generated children collide: a bug", error=str(err))
+        await fail(REASON_DUPLICATE_CHILDREN, f"{err}; nothing was applied")
+    else:
+        await fail(REASON_APPLY_REJECTED, str(err))
+    raise TerminalError(str(err)) from err
+
+
 class DuplicateChildren(Exception):
     """The desired set names one object more than once (a generation bug); nothing was written."""
 
     def __init__(self, duplicates: Sequence[str]) -> None:
         super().__init__(f"the desired children name {', '.join(duplicates)} more than once")
         self.duplicates = list(duplicates)
+
+
+SYNC_ERRORS = (ChildWriteError, ChildrenOwnedByOthers, DuplicateChildren)
+"""What `ChildSyncer.sync` raises; hand each to `report_sync_failure`."""
 
 
 @dataclass(frozen=True, slots=True)

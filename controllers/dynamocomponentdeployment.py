@@ -20,17 +20,14 @@ from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import (
     CHILD_CONTENT_CHANGED,
     CHILD_STATUS_CHANGED,
-    CONFLICT_RECHECK_SECONDS,
+    SYNC_ERRORS,
     ChildClient,
     ChildReader,
-    ChildrenOwnedByOthers,
     ChildSyncer,
-    ChildWriteError,
     Desired,
-    DuplicateChildren,
     Recorder,
     StatusWriter,
-    conflict_message,
+    report_sync_failure,
 )
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.cache.interface import Informer, StoreReader
@@ -63,9 +60,6 @@ from dynamo_operator.internal.dynamo.status import (
 from dynamo_operator.internal.workqueue.interface import WorkQueue
 
 log = structlog.get_logger(__name__)
-
-REASON_NAME_CONFLICT = "NameConflict"
-REASON_DUPLICATE_CHILDREN = "DuplicateChildren"
 
 
 Obj = dict[str, Any]
@@ -138,18 +132,8 @@ class DynamoComponentDeploymentReconciler:
             report = await self._syncer.sync(
                 raw, [Desired(kinds.resource_of(o), o) for o in desired], owned=self.owned
             )
-        except ChildWriteError as err:
-            if not err.terminal:
-                raise
-            await self._fail(raw, "ApplyRejected", str(err))
-            raise TerminalError(str(err)) from err
-        except ChildrenOwnedByOthers as err:
-            await self._fail(raw, REASON_NAME_CONFLICT, conflict_message(err))
-            return Result(requeue_after=CONFLICT_RECHECK_SECONDS)
-        except DuplicateChildren as err:
-            log.error("Generated children collide: a bug", key=key, error=str(err))
-            await self._fail(raw, REASON_DUPLICATE_CHILDREN, f"{err}; nothing was applied")
-            raise TerminalError(str(err)) from err
+        except SYNC_ERRORS as err:
+            return await report_sync_failure(err, lambda reason, message: self._fail(raw, reason, message))
         verdict = self._readiness(desired, report.current)
         if verdict.unobserved and not self._status.current(raw):
             # A brand-new workload: its controller is about to report on it, and that event brings

@@ -21,19 +21,16 @@ from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import (
     CHILD_CONTENT_CHANGED,
     CHILD_STATUS_CHANGED,
-    CONFLICT_RECHECK_SECONDS,
+    SYNC_ERRORS,
     ChildClient,
     ChildReader,
-    ChildrenOwnedByOthers,
     ChildSyncer,
-    ChildWriteError,
     Desired,
-    DuplicateChildren,
     Recorder,
     StatusWriter,
     SyncReport,
-    conflict_message,
     controller_uid,
+    report_sync_failure,
 )
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.client.resource import Resource, object_key, split_key
@@ -70,8 +67,6 @@ STATE_FAILED = "failed"
 REASON_ALL_READY = "all_resources_are_ready"
 REASON_SOME_NOT_READY = "some_resources_are_not_ready"
 REASON_NAME_COLLISION = "NameCollision"
-REASON_NAME_CONFLICT = "NameConflict"
-REASON_DUPLICATE_CHILDREN = "DuplicateChildren"
 
 
 class Builder(Protocol):
@@ -202,18 +197,8 @@ class DynamoGraphDeploymentReconciler:
                 # Never delete a PVC the graph still names (its entry may have turned create: false).
                 keep=lambda resource, obj: resource == kinds.PVC and obj["metadata"]["name"] in names,
             )
-        except ChildWriteError as err:
-            if not err.terminal:
-                raise
-            await self._fail(raw, "ApplyRejected", str(err))
-            raise TerminalError(str(err)) from err
-        except ChildrenOwnedByOthers as err:
-            await self._fail(raw, REASON_NAME_CONFLICT, conflict_message(err))
-            return Result(requeue_after=CONFLICT_RECHECK_SECONDS)
-        except DuplicateChildren as err:
-            log.error("Generated children collide: a bug", key=key, error=str(err))
-            await self._fail(raw, REASON_DUPLICATE_CHILDREN, f"{err}; nothing was applied")
-            raise TerminalError(str(err)) from err
+        except SYNC_ERRORS as err:
+            return await report_sync_failure(err, lambda reason, message: self._fail(raw, reason, message))
 
         dcds = [o for o in desired if o.get("kind") == kinds.DCD.kind]
         current = self._current_dcds(dcds, report)

@@ -1,3 +1,10 @@
-"""Fixtures for integration tests against a real kube-apiserver; each lives in a testsupport module."""
+"""Fixtures for integration tests against a real kube-apiserver; each lives in a testsupport module.
 
+Declared here once for every suite below: a session-scoped fixture imported into two conftests is
+two fixtures, and two in-process operators would then reconcile the same objects side by side
+(each sending its own Events and status writes).
+"""
+
+from testsupport.api import api  # noqa: F401
 from testsupport.cluster import cluster, kubectl, local_cluster, ns  # noqa: F401
+from testsupport.operator import operator  # noqa: F401

@@ -11,8 +11,10 @@ from typing import Any, TypeVar
 
 import pytest_asyncio
 from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.resource import NAMESPACE
 
 import testsupport
+from testsupport.cluster import TEST_NAMESPACE_LABEL
 
 T = TypeVar("T")
 
@@ -36,3 +38,14 @@ async def eventually(
 ) -> T:
     """`testsupport.eventually` with a truthiness default: None, [] and 0 mean "not yet"."""
     return await testsupport.eventually(probe, until=until, timeout=timeout, interval=interval)
+
+
+async def only_this_test_namespace_left(api: Client, ns: str) -> None:
+    """Wait until every other test namespace is gone: their teardown (Secrets and objects vanishing
+    in some order, which the operator rightly reacts to) is change, not a lack of quiet."""
+    await eventually(
+        lambda: api.list(NAMESPACE, label_selector=TEST_NAMESPACE_LABEL),
+        until=lambda xs: [x["metadata"]["name"] for x in xs] == [ns],
+        timeout=180,
+        interval=1.0,
+    )

@@ -16,10 +16,9 @@ import pytest
 from dynamo_operator.controllers import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
-from dynamo_operator.internal.client.resource import EVENT, NAMESPACE
+from dynamo_operator.internal.client.resource import EVENT
 from dynamo_operator.internal.observability.metrics import REGISTRY
-from testsupport.api import eventually
-from testsupport.cluster import TEST_NAMESPACE_LABEL
+from testsupport.api import eventually, only_this_test_namespace_left
 from testsupport.graphs import IMAGE
 from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator, record_writes, wait_quiet
 
@@ -173,20 +172,15 @@ async def test_service_another_component_owns_keeps_the_graph_not_ready(
     assert ready_condition(await api.get(kinds.DGD, "y-cache", namespace=ns))["status"] == "False"
 
 
-def reconciles() -> float:
-    total = 0.0
-    for metric in REGISTRY.collect():
-        if metric.name == "controller_runtime_reconcile":
-            total += sum(s.value for s in metric.samples if s.name.endswith("_total"))
-    return total
-
-
-def hot_keys() -> float:
-    total = 0.0
-    for metric in REGISTRY.collect():
-        if metric.name == "controller_hot_loop_keys":
-            total += sum(s.value for s in metric.samples if s.name.endswith("_total"))
-    return total
+def metric_total(name: str) -> float:
+    """Sum of a counter over every label set, from this process's registry."""
+    return sum(
+        sample.value
+        for metric in REGISTRY.collect()
+        if metric.name == name
+        for sample in metric.samples
+        if sample.name.endswith("_total")
+    )
 
 
 async def test_hostile_inputs_settle_into_silence(api: Client, operator: RunningOperator, ns: str) -> None:
@@ -194,7 +188,7 @@ async def test_hostile_inputs_settle_into_silence(api: Client, operator: Running
     and models pointing at nothing, a name created and deleted ten times in a row. Once settled, 30 s
     pass with no write for this namespace, at most one reconcile per conflicted object (their
     periodic re-check), no key reported as a hot loop, and the operator still running."""
-    hot_before = hot_keys()
+    hot_before = metric_total("controller_hot_loop_keys")
     await apply(api, graph("p", ns, "q-r"))
     await apply(api, graph("s", ns, "t.u"))
     await wait_ready(api, ns, "p")
@@ -231,21 +225,15 @@ async def test_hostile_inputs_settle_into_silence(api: Client, operator: Running
 
     for name in ("p", "s", "h" * 52):
         await wait_ready(api, ns, name)
-    # Other tests' namespaces may still be tearing down; judge once only this one is left.
-    await eventually(
-        lambda: api.list(NAMESPACE, label_selector=TEST_NAMESPACE_LABEL),
-        until=lambda xs: [x["metadata"]["name"] for x in xs] == [ns],
-        timeout=180,
-        interval=1.0,
-    )
+    await only_this_test_namespace_left(api, ns)
     await wait_quiet(settle=3.0, timeout=90)
-    before = reconciles()
+    before = metric_total("controller_runtime_reconcile")
     with record_writes() as writes:
         await asyncio.sleep(QUIET_SECONDS)
     mine = [w for w in writes if f"/namespaces/{ns}/" in w[1]]
     assert mine == []
     # p-q and s-t's DCD re-check their conflict once a minute: at most one reconcile each here.
-    assert reconciles() - before <= 2
-    assert hot_keys() == hot_before
+    assert metric_total("controller_runtime_reconcile") - before <= 2
+    assert metric_total("controller_hot_loop_keys") == hot_before
     assert operator.manager.ready
     assert await owned_by(api, ns, flap_uid) == []

@@ -21,9 +21,8 @@ import yaml
 from dynamo_operator.controllers import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
-from dynamo_operator.internal.client.resource import EVENT, NAMESPACE, Resource
-from testsupport.api import eventually
-from testsupport.cluster import TEST_NAMESPACE_LABEL
+from dynamo_operator.internal.client.resource import EVENT, Resource
+from testsupport.api import eventually, only_this_test_namespace_left
 from testsupport.graphs import two_service_graph
 from testsupport.operator import (
     TEST_FIELD_MANAGER,
@@ -488,14 +487,7 @@ async def test_quiet_after_convergence(api: Client, operator: RunningOperator, n
     await apply(api, agg)
     await wait_ready(api, ns, "g")
     await wait_ready(api, ns, agg["metadata"]["name"])
-    # Namespaces of earlier tests are still being torn down (their Secrets and objects vanish in some
-    # order, which the operator rightly reacts to): measure only once they are gone.
-    await eventually(
-        lambda: api.list(NAMESPACE, label_selector=TEST_NAMESPACE_LABEL),
-        until=lambda xs: [x["metadata"]["name"] for x in xs] == [ns],
-        timeout=180,
-        interval=1.0,
-    )
+    await only_this_test_namespace_left(api, ns)
     await wait_quiet(settle=3.0, timeout=90)
     with record_writes() as writes:
         await asyncio.sleep(QUIET_SECONDS)
