@@ -4,6 +4,7 @@ and the child syncer's write/skip/prune choices against an in-memory fake (fakes
 from __future__ import annotations
 
 import datetime
+import re
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import (
     ChildrenOwnedByOthers,
     ChildSyncer,
+    ChildWriteError,
     Desired,
     DuplicateChildren,
     merge_patch,
@@ -450,3 +452,84 @@ def test_recent_writes_stand_in_only_while_the_cache_is_behind() -> None:
     recent.remember(key, {"metadata": {"resourceVersion": "5"}}, {"v": 2})
     now[0] = 31.0
     assert recent.in_flight(key, {"metadata": {"resourceVersion": "5"}}) is None  # expired
+
+
+async def test_graph_with_colliding_service_keys_is_reported_once_and_writes_nothing() -> None:
+    """The backstop of the CRD rule (a graph stored before the rule existed): Ready=False with reason
+    NameCollision naming both keys, one Warning Event, no child written, no retry; a second
+    reconcile of the unchanged graph sends nothing at all."""
+    from dynamo_operator.controllers.dynamographdeployment import DynamoGraphDeploymentReconciler
+    from dynamo_operator.internal.controller.result import TerminalError
+    from dynamo_operator.internal.dynamo.context import GenContext
+
+    cache = FakeCache()
+    client, recorder = FakeClient(cache), FakeRecorder()
+    worker = {"componentType": "worker", "extraPodSpec": {"mainContainer": {"image": "x:1"}}}
+    cache.objects[(kinds.DGD, "ns/g")] = {
+        **OWNER,
+        "metadata": {**OWNER["metadata"], "generation": 1},
+        "spec": {"backendFramework": "vllm", "services": {"Cache.A": worker, "Cache-A": worker}},
+    }
+    reconciler = DynamoGraphDeploymentReconciler(
+        client=client, cache=cache, recorder=recorder, gen_context=lambda ns: GenContext(namespace=ns)
+    )
+    with pytest.raises(
+        TerminalError, match=re.escape("'Cache-A' and 'Cache.A' would both be named 'g-cache-a'")
+    ):
+        await reconciler.reconcile("ns/g")
+    assert client.calls == [("patch", "g")]  # the status, nothing else
+    assert recorder.events == [("Warning", "NameCollision")]
+    with pytest.raises(TerminalError):
+        await reconciler.reconcile("ns/g")
+    assert client.calls == [("patch", "g")]
+    assert recorder.events == [("Warning", "NameCollision")]
+
+
+@pytest.mark.parametrize(
+    ("err", "reason", "outcome"),
+    [
+        pytest.param(
+            ChildWriteError(kinds.CONFIG_MAP, "c", "apply", errors.Invalid(422, "Invalid")),
+            "ApplyRejected",
+            "terminal",
+            id="refused-content",
+        ),
+        pytest.param(
+            ChildrenOwnedByOthers(["ConfigMap c is controlled by K o"]), "NameConflict", 60.0, id="conflict"
+        ),
+        pytest.param(DuplicateChildren(["configmaps/c"]), "DuplicateChildren", "terminal", id="duplicate"),
+    ],
+)
+async def test_a_failed_sync_is_reported_once_with_its_reason(
+    err: Exception, reason: str, outcome: Any
+) -> None:
+    """Each refusal becomes a reason for the owner's condition; only a conflict is looked at again
+    (after a minute), the rest wait for a change of the owner."""
+    from dynamo_operator.controllers.apply import report_sync_failure
+    from dynamo_operator.internal.controller.result import TerminalError
+
+    reported: list[tuple[str, str]] = []
+
+    async def fail(r: str, message: str) -> None:
+        reported.append((r, message))
+
+    if outcome == "terminal":
+        with pytest.raises(TerminalError):
+            await report_sync_failure(err, fail)
+    else:
+        assert (await report_sync_failure(err, fail)).requeue_after == outcome
+    assert [r for r, _ in reported] == [reason]
+
+
+async def test_a_transient_write_error_is_left_to_the_queue_backoff() -> None:
+    from dynamo_operator.controllers.apply import report_sync_failure
+
+    reported: list[str] = []
+
+    async def fail(r: str, message: str) -> None:
+        reported.append(r)
+
+    transient = ChildWriteError(kinds.CONFIG_MAP, "c", "apply", errors.ServerError(504, "Timeout"))
+    with pytest.raises(ChildWriteError):
+        await report_sync_failure(transient, fail)
+    assert reported == []
