@@ -40,7 +40,8 @@ class ReviewCache(Generic[K, V]):
     def __len__(self) -> int:
         return len(self._entries)
 
-    def keys(self) -> list[K]:
+    def stored_keys(self) -> list[K]:
+        """What the cache holds, oldest first (for tests and debugging)."""
         return list(self._entries)
 
     def get(self, key: K) -> tuple[V] | None:
