@@ -339,5 +339,5 @@ class Manager:
             watcher.load()
         except (OSError, ssl.SSLError) as err:
             raise ManagerError(f"cannot load the metrics certificate from {cert_dir}: {err}") from err
-        self._cert_watch_task = asyncio.create_task(watcher.run(), name="metrics-cert-watcher")
+        self._cert_watch_task = self._spawn("metrics-cert-watcher", watcher.run())
         return context

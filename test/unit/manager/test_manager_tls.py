@@ -14,6 +14,7 @@ from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.manager import Manager, ManagerError, ManagerOptions, http, tls
+from testsupport.api import eventually
 
 
 def write_pair(directory: Path, pair: tls.PemPair) -> None:
@@ -106,6 +107,31 @@ def test_a_broken_rotation_keeps_the_current_pair(tmp_path: Path) -> None:
     assert watcher.reload_if_changed() is False
     (tmp_path / tls.KEY_FILE).write_bytes(second.key)
     assert watcher.reload_if_changed() is True
+
+
+async def test_a_manager_with_a_certificate_directory_serves_that_pair(tmp_path: Path) -> None:
+    """--metrics-cert-path: the handshake presents the mounted certificate, not a generated one."""
+    mounted = tls.self_signed_pair("mounted")
+    write_pair(tmp_path, mounted)
+    mgr = Manager(
+        cast(Client, object()),  # the handshake needs no API server
+        options=ManagerOptions(
+            metrics_bind_address="127.0.0.1:0",
+            health_probe_bind_address="0",
+            metrics_secure=True,
+            metrics_cert_dir=str(tmp_path),
+        ),
+        cache=cast(Any, _IdleCache()),
+    )
+    task = asyncio.create_task(mgr.run())
+    try:
+        await eventually(lambda: mgr.ready or task.done(), timeout=10)
+        assert mgr.metrics_port is not None
+        served = await served_certificate(mgr.metrics_port, mounted.cert)
+    finally:
+        mgr.stop()
+        await asyncio.wait_for(task, 10)
+    assert served == x509.load_pem_x509_certificate(mounted.cert)
 
 
 async def test_a_manager_told_to_use_a_missing_pair_does_not_start(tmp_path: Path) -> None:
