@@ -3,7 +3,10 @@
 # it answers; otherwise builds the control-plane binaries if missing and starts the local control
 # plane (hack/localcluster.py, left running afterwards: `make cluster-down` stops it). Installs the
 # CRDs when config/crd exists, then execs the operator with loopback-only probe and metrics ports.
-# Extra arguments go to the operator: `make run` takes none, `hack/run-local.sh --help` shows them.
+# Metrics are plain HTTP here (--metrics-secure=false: loopback only, for `curl` while developing);
+# deployments serve them over HTTPS with authentication (config/default).
+# Extra arguments go to the operator: `make run` takes none, `hack/run-local.sh --help` shows them
+# (later flags win, e.g. `hack/run-local.sh --metrics-secure --metrics-bind-address=127.0.0.1:8443`).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -37,4 +40,5 @@ if [ ! -x .venv/bin/dynamo-operator ]; then
   exit 1
 fi
 say "exec dynamo-operator $*"
-exec .venv/bin/dynamo-operator --health-probe-bind-address=127.0.0.1:8081 --metrics-bind-address=127.0.0.1:8080 "$@"
+exec .venv/bin/dynamo-operator --health-probe-bind-address=127.0.0.1:8081 \
+  --metrics-secure=false --metrics-bind-address=127.0.0.1:8080 "$@"

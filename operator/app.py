@@ -34,6 +34,8 @@ def manager_options(options: OperatorOptions) -> ManagerOptions:
     return ManagerOptions(
         namespace=options.namespace,
         metrics_bind_address=options.metrics_bind_address,
+        metrics_secure=options.metrics_secure,
+        metrics_cert_dir=options.metrics_cert_path or None,
         health_probe_bind_address=options.health_probe_bind_address,
         leader_election=election,
         max_concurrent_reconciles=options.max_concurrent_reconciles,
@@ -63,6 +65,8 @@ async def run_operator(options: OperatorOptions) -> int:
     """Returns the process exit code."""
     configure_logging(level=options.log_level, fmt=options.log_format)
     tracer_provider = configure_tracing()
+    if options.metrics_cert_path and not options.metrics_secure:
+        log.warning("--metrics-cert-path has no effect without --metrics-secure")
     try:
         manager_opts = manager_options(options)
     except ValueError as err:

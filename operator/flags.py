@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_LEADER_ELECTION_ID = "dynamo-operator-leader"
+DEFAULT_METRICS_ADDRESS = ":8080"
+DEFAULT_SECURE_METRICS_ADDRESS = ":8443"  # kubebuilder's port for the authenticated HTTPS endpoint
 DEFAULT_WORKERS = 8
 """Workers per controller. controller-runtime defaults to 1, but here a worker is a coroutine and a
 reconcile mostly waits on the API server: one worker would serialise all that waiting (at 1,000
@@ -33,6 +35,8 @@ class OperatorOptions:
     """Everything the flags decide for the `run` path (the default command)."""
 
     metrics_bind_address: str = ":8080"
+    metrics_secure: bool = False
+    metrics_cert_path: str = ""
     health_probe_bind_address: str = ":8081"
     leader_elect: bool = False
     leader_election_id: str = DEFAULT_LEADER_ELECTION_ID
@@ -96,8 +100,25 @@ def build_parser() -> argparse.ArgumentParser:
     run = parser.add_argument_group("manager")
     run.add_argument(
         "--metrics-bind-address",
-        default=":8080",
-        help='address of the /metrics endpoint; "0" disables it (default %(default)s)',
+        default=None,
+        help='address of the /metrics endpoint; "0" disables it '
+        f"(default {DEFAULT_SECURE_METRICS_ADDRESS} with --metrics-secure, else {DEFAULT_METRICS_ADDRESS})",
+    )
+    run.add_argument(
+        "--metrics-secure",
+        nargs="?",
+        const=True,
+        default=False,
+        type=_bool,
+        help="serve /metrics over HTTPS, only to callers whose bearer token the API server accepts "
+        "(TokenReview) and who may get the non-resource URL /metrics (SubjectAccessReview); "
+        "config/default turns it on (default %(default)s)",
+    )
+    run.add_argument(
+        "--metrics-cert-path",
+        default="",
+        help="with --metrics-secure: directory with tls.crt and tls.key (e.g. a mounted cert-manager "
+        "Secret), reloaded when they change; without it a self-signed certificate is generated at start-up",
     )
     run.add_argument(
         "--health-probe-bind-address",
@@ -188,8 +209,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def options_from_args(args: argparse.Namespace, environ: dict[str, str] | None = None) -> OperatorOptions:
+    metrics_address = args.metrics_bind_address
+    if metrics_address is None:
+        metrics_address = DEFAULT_SECURE_METRICS_ADDRESS if args.metrics_secure else DEFAULT_METRICS_ADDRESS
     return OperatorOptions(
-        metrics_bind_address=args.metrics_bind_address,
+        metrics_bind_address=metrics_address,
+        metrics_secure=args.metrics_secure,
+        metrics_cert_path=args.metrics_cert_path,
         health_probe_bind_address=args.health_probe_bind_address,
         leader_elect=args.leader_elect,
         leader_election_id=args.leader_election_id,

@@ -1,15 +1,18 @@
 """The probe and metrics endpoints (aiohttp): `/healthz`, `/readyz`, `/metrics`.
 
 Both servers run on leaders and standbys alike, so a standby is visibly alive and ready (its caches
-are warm) while not reconciling.
+are warm) while not reconciling. Probes are always plain HTTP without authentication (the kubelet
+sends no token); the metrics server may serve TLS and filter requests (`metrics_auth.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import ssl
+from collections.abc import Callable, Iterable
 
 import prometheus_client
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 from dynamo_operator.internal.observability.metrics import REGISTRY
 from prometheus_client import CollectorRegistry
 
@@ -42,15 +45,20 @@ def parse_bind_address(address: str) -> tuple[str, int] | None:
 class Server:
     """One aiohttp site; `port` is the bound port after `start()` (useful with port 0)."""
 
-    def __init__(self, app: web.Application, *, host: str, port: int) -> None:
+    def __init__(
+        self, app: web.Application, *, host: str, port: int, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         self._host = host
         self._port = port
+        self._ssl_context = ssl_context
         self.port: int | None = None
 
     async def start(self) -> None:
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self._host, self._port, reuse_address=True)
+        site = web.TCPSite(
+            self._runner, self._host, self._port, reuse_address=True, ssl_context=self._ssl_context
+        )
         await site.start()
         server = site._server  # aiohttp exposes the bound sockets only here
         sockets = getattr(server, "sockets", None) or []
@@ -90,13 +98,15 @@ def probes_app(*, healthz: dict[str, Check], readyz: dict[str, Check]) -> web.Ap
     return app
 
 
-def metrics_app(registry: CollectorRegistry = REGISTRY) -> web.Application:
-    """`/metrics`: the Prometheus text format of `registry`."""
+def metrics_app(
+    registry: CollectorRegistry = REGISTRY, *, middlewares: Iterable[Middleware] = ()
+) -> web.Application:
+    """`/metrics`: the Prometheus text format of `registry`; `middlewares` see every request first."""
 
     async def handle(_: web.Request) -> web.Response:
         body = prometheus_client.generate_latest(registry)
         return web.Response(body=body, headers={"Content-Type": prometheus_client.CONTENT_TYPE_LATEST})
 
-    app = web.Application()
+    app = web.Application(middlewares=list(middlewares))
     app.router.add_get("/metrics", handle)
     return app

@@ -12,6 +12,9 @@ Stop order (bounded by `graceful_shutdown_timeout` in total): controllers stop t
 in-flight reconciles → leader-only runnables are cancelled → the Lease is released → other runnables
 are cancelled → pending events are flushed → informers stop → HTTP servers stop.
 
+With `metrics_secure` the metrics server speaks TLS and asks the API server about every scraper
+(`metrics_auth.py`, `tls.py`); the probes stay plain HTTP for the kubelet.
+
 A lost Lease is not a stop: the process exits non-zero at once, because a leader that cannot renew
 may already have a successor, and two leaders must never write.
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import ssl
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -34,7 +38,7 @@ from dynamo_operator.internal.events.recorder import EventBroadcaster, EventReco
 from dynamo_operator.internal.events.sink import ApiEventSink
 from dynamo_operator.internal.leaderelection.elector import Ending, LeaderElector
 from dynamo_operator.internal.leaderelection.lock import KubeLeaseLock
-from dynamo_operator.internal.manager import http
+from dynamo_operator.internal.manager import http, metrics_auth, tls
 from dynamo_operator.internal.manager.options import ManagerOptions
 
 log = structlog.get_logger(__name__)
@@ -91,6 +95,7 @@ class Manager:
         self._elector: LeaderElector | None = None
         self._elector_task: asyncio.Task[Ending] | None = None
         self._servers: list[http.Server] = []
+        self._cert_watch_task: asyncio.Task[None] | None = None
         self.metrics_port: int | None = None
         self.health_probe_port: int | None = None
 
@@ -275,6 +280,8 @@ class Manager:
         await self.cache.stop()
         for server in self._servers:
             await server.stop()
+        if self._cert_watch_task is not None:
+            await self._cancel([self._cert_watch_task])
         log.info("Manager stopped")
 
     async def _drain(self, tasks: list[asyncio.Task[None]], timeout: float, what: str) -> None:  # noqa: ASYNC109
@@ -304,8 +311,33 @@ class Manager:
         metrics = http.parse_bind_address(self.options.metrics_bind_address)
         if metrics is not None:
             http.register_process_collectors()
-            server = http.Server(http.metrics_app(), host=metrics[0], port=metrics[1])
+            if self.options.metrics_secure:
+                authorizer = metrics_auth.RequestAuthorizer(metrics_auth.ApiServerReviewer(self.client))
+                app = http.metrics_app(middlewares=[metrics_auth.auth_middleware(authorizer)])
+                server = http.Server(app, host=metrics[0], port=metrics[1], ssl_context=self._metrics_tls())
+            else:
+                server = http.Server(http.metrics_app(), host=metrics[0], port=metrics[1])
             await server.start()
             self._servers.append(server)
             self.metrics_port = server.port
-            log.info("Serving metrics server", address=f"{metrics[0]}:{server.port}")
+            log.info(
+                "Serving metrics server",
+                address=f"{metrics[0]}:{server.port}",
+                secure=self.options.metrics_secure,
+            )
+
+    def _metrics_tls(self) -> ssl.SSLContext:
+        """The metrics server's TLS context: the mounted pair (watched for rotation) or a self-signed one."""
+        context = tls.server_context()
+        cert_dir = self.options.metrics_cert_dir
+        if cert_dir is None:
+            tls.load_pair(context, tls.self_signed_pair("metrics-server"))
+            log.info("Serving metrics with a self-signed certificate generated at start-up")
+            return context
+        watcher = tls.CertWatcher(context, cert_dir)
+        try:
+            watcher.load()
+        except (OSError, ssl.SSLError) as err:
+            raise ManagerError(f"cannot load the metrics certificate from {cert_dir}: {err}") from err
+        self._cert_watch_task = self._spawn("metrics-cert-watcher", watcher.run())
+        return context

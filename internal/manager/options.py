@@ -15,6 +15,12 @@ class ManagerOptions:
     namespace: str | None = None
     # "host:port"; an empty host binds every interface; "0" (or "") turns the server off.
     metrics_bind_address: str = ":8080"
+    # HTTPS, and every request authenticated (TokenReview) and authorized (SubjectAccessReview) by
+    # the API server. Off by default, as in controller-runtime; deployments turn it on.
+    metrics_secure: bool = False
+    # With metrics_secure: a directory holding tls.crt and tls.key (a mounted kubernetes.io/tls
+    # Secret), reloaded when it rotates; None generates a self-signed pair in memory at start-up.
+    metrics_cert_dir: str | None = None
     health_probe_bind_address: str = ":8081"
     # None: no election, this process always leads (fine for one replica or tests).
     leader_election: LeaderElectionConfig | None = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,8 +21,20 @@ from dynamo_operator.internal.client.client import Client
 from testsupport.cluster import Cluster, Kubectl, cluster, kubectl, ns  # noqa: F401
 
 OPERATOR_NAMESPACE = "dynamo-system"
-METRICS_SERVICE = "dynamo-operator-controller-manager-metrics"
 OPERATOR_LABEL = "control-plane=controller-manager"
+OPERATOR_DEPLOYMENT = "dynamo-operator-controller-manager"
+# config/default serves /metrics over HTTPS to readers only; on kind the suite reads them from inside the
+# pod with the pod's own token, so its ServiceAccount gets the reader role for the session (as a
+# kubebuilder e2e suite does). The API server's service proxy cannot be used: it forwards no token.
+METRICS_READER_BINDING = "dynamo-operator-e2e-metrics-reader"
+_IN_POD_SCRAPE = (
+    "import ssl, urllib.request\n"
+    "token = open('/var/run/secrets/kubernetes.io/serviceaccount/token').read()\n"
+    "auth = {'Authorization': 'Bearer ' + token}\n"
+    "req = urllib.request.Request('https://127.0.0.1:8443/metrics', headers=auth)\n"
+    "ctx = ssl.create_default_context(); ctx.check_hostname = False; ctx.verify_mode = ssl.CERT_NONE\n"
+    "print(urllib.request.urlopen(req, context=ctx, timeout=10).read().decode())\n"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +60,10 @@ class Deployed:
             status, text = self._get(self.metrics_url)
             assert status == 200, f"/metrics answered {status}"
             return text
-        path = f"/api/v1/namespaces/{OPERATOR_NAMESPACE}/services/http:{METRICS_SERVICE}:8080/proxy/metrics"
-        return self.kubectl("get", "--raw", path)
+        return self.kubectl(
+            "exec", "-n", OPERATOR_NAMESPACE, f"deploy/{OPERATOR_DEPLOYMENT}", "-c", "manager",
+            "--", "python", "-c", _IN_POD_SCRAPE,
+        )  # fmt: skip
 
     def health(self, path: str) -> tuple[int, str]:
         if self.mode == "local":
@@ -77,13 +91,13 @@ class Deployed:
 
 
 @pytest.fixture(scope="session")
-def deployed(cluster: Cluster, kubectl: Kubectl) -> Deployed:  # noqa: F811
+def deployed(cluster: Cluster, kubectl: Kubectl) -> Iterator[Deployed]:  # noqa: F811
     """The deployed operator; the suite needs hack/test-e2e.sh (`make test-e2e`) to have set it up."""
     mode = os.environ.get("DYNAMO_E2E_MODE", "")
     if mode == "local":
         log = os.environ.get("DYNAMO_E2E_OPERATOR_LOG")
         pid = os.environ.get("DYNAMO_E2E_OPERATOR_PID")
-        return Deployed(
+        yield Deployed(
             mode=mode,
             kubectl=kubectl,
             metrics_url=os.environ["DYNAMO_E2E_METRICS_URL"],
@@ -91,8 +105,19 @@ def deployed(cluster: Cluster, kubectl: Kubectl) -> Deployed:  # noqa: F811
             log_path=Path(log) if log else None,
             pid=int(pid) if pid else None,
         )
+        return
     if mode == "kind":
-        return Deployed(mode=mode, kubectl=kubectl)
+        kubectl("delete", "clusterrolebinding", METRICS_READER_BINDING, "--ignore-not-found", check=False)
+        kubectl(
+            "create", "clusterrolebinding", METRICS_READER_BINDING,
+            "--clusterrole=dynamo-operator-metrics-reader",
+            f"--serviceaccount={OPERATOR_NAMESPACE}:{OPERATOR_DEPLOYMENT}",
+        )  # fmt: skip
+        try:
+            yield Deployed(mode=mode, kubectl=kubectl)
+        finally:
+            kubectl("delete", "clusterrolebinding", METRICS_READER_BINDING, "--ignore-not-found", check=False)
+        return
     pytest.skip("the e2e suite runs through `make test-e2e` (hack/test-e2e.sh), which deploys the operator")
 
 

@@ -31,6 +31,32 @@ def test_defaults_match_controller_runtime_scaffold() -> None:
     assert opts.leader_election_id == DEFAULT_LEADER_ELECTION_ID
     assert (opts.max_concurrent_reconciles, opts.log_level, opts.log_format) == (8, "info", "json")
     assert opts.namespace is None
+    assert (opts.metrics_secure, opts.metrics_cert_path) == (False, "")
+
+
+@pytest.mark.parametrize(
+    ("argv", "address", "secure"),
+    [
+        pytest.param(["--metrics-secure"], ":8443", True, id="secure-bare-8443"),
+        pytest.param(["--metrics-secure=true"], ":8443", True, id="secure-true-8443"),
+        pytest.param(["--metrics-secure=false"], ":8080", False, id="plain-8080"),
+        pytest.param(
+            ["--metrics-secure", "--metrics-bind-address=:9443"], ":9443", True, id="secure-own-port"
+        ),
+        pytest.param(["--metrics-bind-address=127.0.0.1:8080"], "127.0.0.1:8080", False, id="plain-own-port"),
+    ],
+)
+def test_secure_metrics_default_to_kubebuilders_port(argv: list[str], address: str, secure: bool) -> None:
+    """--metrics-secure moves the default metrics address to :8443; an explicit address always wins."""
+    opts = parse(*argv)
+    assert (opts.metrics_bind_address, opts.metrics_secure) == (address, secure)
+
+
+def test_secure_metrics_reach_the_manager_with_their_certificate_directory() -> None:
+    """--metrics-cert-path becomes the manager's certificate directory; without it none (self-signed)."""
+    opts = manager_options(parse("--metrics-secure", "--metrics-cert-path", "/tmp/k8s-metrics-server/certs"))
+    assert (opts.metrics_secure, opts.metrics_cert_dir) == (True, "/tmp/k8s-metrics-server/certs")
+    assert manager_options(parse("--metrics-secure")).metrics_cert_dir is None
 
 
 @pytest.mark.parametrize(
@@ -113,6 +139,8 @@ def test_help_lists_the_flags_and_subcommands() -> None:
     out = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=60, check=True).stdout
     for flag in (
         "--metrics-bind-address",
+        "--metrics-secure",
+        "--metrics-cert-path",
         "--health-probe-bind-address",
         "--leader-elect",
         "--namespace",

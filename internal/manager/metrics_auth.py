@@ -1,0 +1,208 @@
+"""Who may read `/metrics`: every request is authenticated and authorized by the API server.
+
+The bearer token goes to a TokenReview (who is asking), the user it names to a SubjectAccessReview
+(may they `get` the non-resource URL of the request, e.g. `/metrics`); the verb is the lowercase
+HTTP method, as for any non-resource URL in Kubernetes RBAC. Scrapers get that right from a
+ClusterRole with `nonResourceURLs: [/metrics], verbs: [get]`; the operator needs `create` on
+`tokenreviews` and `subjectaccessreviews`.
+
+Answers are cached so a Prometheus scraping every 15 s costs at most one review of each kind per
+lifetime below, however many scrapes and connections. Tokens are cached only under their SHA-256:
+the cache (and a heap dump of it) never holds a credential. A refusal says only 401 or 403; the
+reason goes to the debug log, never to the caller.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import structlog
+from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.errors import ApiError, TransportError
+from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.manager.review_cache import ReviewCache
+
+log = structlog.get_logger(__name__)
+
+TOKEN_REVIEW = Resource("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", namespaced=False)
+SUBJECT_ACCESS_REVIEW = Resource(
+    "authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", namespaced=False
+)
+
+# Lifetimes (seconds). A token's identity does not change, but a deleted ServiceAccount must stop
+# working within a minute; a new RoleBinding is honoured within half a minute, a removed one within
+# a minute (controller-runtime: 1 min for tokens, 5 min allow, 30 s deny; shorter here, and still
+# about two reviews per minute per scraper).
+TOKEN_TTL = 60.0
+ALLOW_TTL = 60.0
+DENY_TTL = 30.0
+# Entries per cache: far above the number of scrapers, small enough that a flood of made-up tokens
+# only evicts (each costs one TokenReview, as it would without a cache).
+MAX_ENTRIES = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class UserInfo:
+    """The identity a TokenReview returned; hashable, so it can key the access cache."""
+
+    username: str
+    uid: str = ""
+    groups: tuple[str, ...] = ()
+    extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    @classmethod
+    def from_review(cls, user: Mapping[str, Any]) -> UserInfo:
+        extra = user.get("extra") or {}
+        return cls(
+            username=str(user.get("username", "")),
+            uid=str(user.get("uid", "")),
+            groups=tuple(str(g) for g in user.get("groups") or ()),
+            extra=tuple(sorted((str(k), tuple(str(v) for v in vs or ())) for k, vs in extra.items())),
+        )
+
+
+class ReviewUnavailable(Exception):
+    """The API server gave no usable answer to a review (unreachable, throttled, RBAC missing)."""
+
+
+class Reviewer(Protocol):
+    """The two questions asked of the API server."""
+
+    async def review_token(self, token: str) -> UserInfo | None:
+        """The token's user, or None when the token is not valid. Raises ReviewUnavailable."""
+        ...
+
+    async def review_access(self, user: UserInfo, verb: str, path: str) -> bool:
+        """Whether `user` may `verb` the non-resource URL `path`. Raises ReviewUnavailable."""
+        ...
+
+
+class ApiServerReviewer:
+    """`Reviewer` through TokenReview and SubjectAccessReview objects created with `client`."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    async def review_token(self, token: str) -> UserInfo | None:
+        body = {"spec": {"token": token}}
+        status = (await self._create(TOKEN_REVIEW, body, token)).get("status") or {}
+        if not status.get("authenticated"):
+            return None
+        return UserInfo.from_review(status.get("user") or {})
+
+    async def review_access(self, user: UserInfo, verb: str, path: str) -> bool:
+        spec: dict[str, Any] = {
+            "user": user.username,
+            "groups": list(user.groups),
+            "nonResourceAttributes": {"path": path, "verb": verb},
+        }
+        if user.uid:
+            spec["uid"] = user.uid
+        if user.extra:
+            spec["extra"] = {k: list(v) for k, v in user.extra}
+        status = (await self._create(SUBJECT_ACCESS_REVIEW, {"spec": spec}, None)).get("status") or {}
+        return bool(status.get("allowed")) and not status.get("denied")
+
+    async def _create(self, resource: Resource, body: dict[str, Any], secret: str | None) -> dict[str, Any]:
+        # The answer to a TokenReview echoes the token in `spec`: it is read here and never logged.
+        try:
+            return await self._client.create(resource, body)
+        except (ApiError, TransportError) as err:
+            message = str(err)
+            if secret:
+                message = message.replace(secret, "<redacted>")
+            raise ReviewUnavailable(f"{resource.plural}: {type(err).__name__}: {message}") from None
+
+
+class Verdict(enum.Enum):
+    ALLOWED = enum.auto()
+    UNAUTHENTICATED = enum.auto()  # no token, or one the API server does not accept → 401
+    FORBIDDEN = enum.auto()  # a known user without the right → 403
+
+
+def token_key(token: str) -> str:
+    """What the cache stores in place of a token."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header (scheme case-insensitive), else None."""
+    if not authorization:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        return None
+    return token
+
+
+class RequestAuthorizer:
+    """Decides one request from its Authorization header, with cached reviews (see module docstring)."""
+
+    def __init__(
+        self,
+        reviewer: Reviewer,
+        *,
+        token_ttl: float = TOKEN_TTL,
+        allow_ttl: float = ALLOW_TTL,
+        deny_ttl: float = DENY_TTL,
+        max_entries: int = MAX_ENTRIES,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._reviewer = reviewer
+        self.users: ReviewCache[str, UserInfo | None] = ReviewCache(
+            lambda _: token_ttl, max_entries=max_entries, clock=clock
+        )
+        self.access: ReviewCache[tuple[UserInfo, str, str], bool] = ReviewCache(
+            lambda allowed: allow_ttl if allowed else deny_ttl, max_entries=max_entries, clock=clock
+        )
+
+    async def decide(self, authorization: str | None, *, verb: str, path: str) -> Verdict:
+        """Raises ReviewUnavailable when a review that is not cached cannot be made."""
+        token = bearer_token(authorization)
+        if token is None:
+            return Verdict.UNAUTHENTICATED
+        user = await self.users.get_or_review(token_key(token), lambda: self._reviewer.review_token(token))
+        if user is None:
+            return Verdict.UNAUTHENTICATED
+        allowed = await self.access.get_or_review(
+            (user, verb, path), lambda: self._reviewer.review_access(user, verb, path)
+        )
+        if not allowed:
+            log.debug("Metrics request forbidden", user=user.username, verb=verb, path=path)
+            return Verdict.FORBIDDEN
+        return Verdict.ALLOWED
+
+
+def _plain(status: int, text: str, **headers: str) -> web.Response:
+    return web.Response(status=status, text=text, headers=headers)
+
+
+def auth_middleware(authorizer: RequestAuthorizer) -> Middleware:
+    """An aiohttp middleware that lets only ALLOWED requests reach the handler."""
+
+    @web.middleware
+    async def authenticate_and_authorize(request: web.Request, handler: Handler) -> web.StreamResponse:
+        try:
+            verdict = await authorizer.decide(
+                request.headers.get("Authorization"), verb=request.method.lower(), path=request.path
+            )
+        except ReviewUnavailable as err:
+            log.warning("Cannot review a metrics request", error=str(err))
+            return _plain(503, "Service Unavailable")
+        match verdict:
+            case Verdict.ALLOWED:
+                return await handler(request)
+            case Verdict.UNAUTHENTICATED:
+                return _plain(401, "Unauthorized", **{"WWW-Authenticate": "Bearer"})
+            case Verdict.FORBIDDEN:
+                return _plain(403, "Forbidden")
+
+    return authenticate_and_authorize
