@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
@@ -27,6 +27,14 @@ def default_leader_election_namespace(
         return namespace_file.read_text().strip() or "default"
     except OSError:
         return "default"
+
+
+def default_operator_version() -> str:
+    """The installed package's version (what `dynamo-operator version` prints), "unknown" without one."""
+    try:
+        return metadata.version("dynamo-operator")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,18 +68,10 @@ class OperatorOptions:
     epp_cluster_role_name: str = ""
     mpi_run_ssh_secret_name: str = ""
     mpi_run_ssh_secret_namespace: str = ""
-    operator_version: str = "unknown"
+    operator_version: str = field(default_factory=default_operator_version)
     # Issue #17 / #11: infrastructure addresses injected into every component's env.
     nats_address: str = ""
     etcd_address: str = ""
-
-
-def default_operator_version() -> str:
-    """The installed package's version (what `dynamo-operator version` prints), "unknown" without one."""
-    try:
-        return metadata.version("dynamo-operator")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def _positive_int(text: str) -> int:

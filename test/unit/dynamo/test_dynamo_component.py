@@ -127,6 +127,14 @@ def test_model_ref_labels_and_annotation() -> None:
     assert consts.LABEL_BASE_MODEL_HASH in dep["spec"]["template"]["metadata"]["labels"]
 
 
+def test_model_ref_labels_the_components_service() -> None:
+    """A modelRef component's Service carries the base-model hash label, as its pods do."""
+    objs = _objs(service("worker", modelRef={"name": "llama"}))
+    [svc] = [o for o in kind(objs, "Service") if consts.LABEL_COMPONENT in o["metadata"].get("labels", {})]
+    pod_labels = _one(objs, "Deployment")["spec"]["template"]["metadata"]["labels"]
+    assert svc["metadata"]["labels"][consts.LABEL_BASE_MODEL_HASH] == pod_labels[consts.LABEL_BASE_MODEL_HASH]
+
+
 def test_dcd_model_input_is_accepted() -> None:
     """desired_component_objects takes a pydantic DCD as well as a dict, with the same result."""
     raw = dcd_of(dgd({"S": service("worker")}), "S")
