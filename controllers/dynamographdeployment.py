@@ -178,8 +178,8 @@ class DynamoGraphDeploymentReconciler:
         hash (None when nothing was applied)."""
         services: dict[str, Any] = (raw.get("spec") or {}).get("services") or {}
         try:
-            names = dcd_names(graph)
             new_hash = graph_worker_hash(graph)
+            names = dcd_names(graph, worker_hash=new_hash)
         except GenerationError as err:
             await self._fail(raw, "InvalidSpec", str(err))
             raise TerminalError(str(err)) from err
@@ -199,7 +199,7 @@ class DynamoGraphDeploymentReconciler:
             if problems:
                 raise GenerationError("spec", "; ".join(problems))
             missing = missing_apis(graph, ctx)
-            desired = desired_graph_objects(graph, ctx, restart_at=plan.values)
+            desired = desired_graph_objects(graph, ctx, restart_at=plan.values, worker_hash=new_hash)
             shared = desired_planner_rbac(graph, ctx)
         except NameCollisionError as err:
             await self._fail(raw, REASON_NAME_COLLISION, str(err))

@@ -23,6 +23,7 @@ import functools
 import json
 from collections.abc import Mapping, Sequence
 from importlib import resources
+from json.encoder import encode_basestring
 from typing import Any
 
 from dynamo_operator.internal.dynamo.quantity import canonical_quantity
@@ -67,7 +68,7 @@ def core_v1_source() -> str:
 
 def go_string(value: str) -> str:
     """A JSON string as Go writes it (Python's escapes plus Go's HTML-safe ones)."""
-    return json.dumps(value, ensure_ascii=False).translate(_GO_ONLY_ESCAPES)
+    return encode_basestring(value).translate(_GO_ONLY_ESCAPES)
 
 
 def _go_number(value: Any) -> str:
@@ -88,10 +89,10 @@ def _raw(value: Any) -> str:
 def is_empty(value: Any, desc: Descriptor) -> bool:
     """Go's `omitempty` test on the value a Go program would have decoded from `value`."""
     if isinstance(desc, str):
+        if value is None:
+            return desc not in _STRUCT_SCALARS
         if desc in _STRUCT_SCALARS:
             return False
-        if value is None:
-            return True
         if desc in ("string", "bytes"):
             return bool(value == "")
         if desc == "bool":
@@ -129,7 +130,8 @@ def encode_struct(value: Mapping[str, Any], fields: Sequence[Field], structs: St
         item = value.get(name)
         if omitempty and is_empty(item, desc):
             continue
-        parts.append(f"{go_string(name)}:{encode(item, desc, structs)}")
+        # JSON field names are Go identifiers: nothing in them needs escaping.
+        parts.append(f'"{name}":{encode(item, desc, structs)}')
     return "{" + ",".join(parts) + "}"
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dynamo_operator.internal import consts as c
-from dynamo_operator.internal.dynamo import naming
+from dynamo_operator.internal.dynamo import naming, workerhash
 from dynamo_operator.internal.dynamo.component import desired_model_service
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError, NameCollisionError
@@ -22,7 +22,7 @@ from dynamo_operator.internal.dynamo.sideobjects import (
     desired_epp_objects,
     desired_wait_leader_config_map,
 )
-from dynamo_operator.internal.dynamo.workerhash import is_worker, worker_hash
+from dynamo_operator.internal.dynamo.workerhash import is_worker
 
 Obj = dict[str, Any]
 
@@ -128,30 +128,38 @@ def dcd_labels(dgd_name: str, service: str, dyn_ns: str) -> dict[str, str]:
 
 def graph_worker_hash(dgd: Any) -> str:
     """The worker hash of the graph's current spec (the same for all its worker services)."""
-    return worker_hash((as_dict(dgd).get("spec") or {}).get("services") or {})
+    return workerhash.worker_hash((as_dict(dgd).get("spec") or {}).get("services") or {})
 
 
-def dcd_names(dgd: Any) -> dict[str, str]:
-    """Service → the name of its DCD: `<dgd>-<lower(svc)>`, worker services with `-<worker hash>`."""
+def dcd_names(dgd: Any, *, worker_hash: str | None = None) -> dict[str, str]:
+    """Service → the name of its DCD: `<dgd>-<lower(svc)>`, worker services with `-<worker hash>`
+    (`worker_hash`: the graph's, when the caller has computed it already)."""
     obj = as_dict(dgd)
     dgd_name = str(_meta(obj)["name"])
     services = services_of(obj)
-    wh = worker_hash(services) if any(is_worker(s) for s in services.values()) else None
+    wh = worker_hash or graph_worker_hash(obj)
     return {
         svc: naming.dcd_name(dgd_name, svc, wh if is_worker(spec) else None) for svc, spec in services.items()
     }
 
 
-def desired_dcds(dgd: Any, ctx: GenContext, *, restart_at: Mapping[str, str] | None = None) -> list[Obj]:
+def desired_dcds(
+    dgd: Any,
+    ctx: GenContext,
+    *,
+    restart_at: Mapping[str, str] | None = None,
+    worker_hash: str | None = None,
+) -> list[Obj]:
     """One DCD per service, sorted by name, each stamped with its content hash.
 
-    Worker services are named and labelled with the graph's worker hash. `restart_at` maps a service
-    to the restart id its pods must carry (see restart.py); services absent from it carry none.
+    Worker services are named and labelled with the graph's worker hash (`worker_hash`: precomputed
+    by the caller, else computed here). `restart_at` maps a service to the restart id its pods must
+    carry (see restart.py); services absent from it carry none.
     """
     obj = as_dict(dgd)
     restart_at = restart_at or {}
-    names = dcd_names(obj)
-    wh = graph_worker_hash(obj)
+    wh = worker_hash or graph_worker_hash(obj)
+    names = dcd_names(obj, worker_hash=wh)
     out: list[Obj] = []
     for service in services_of(obj):
         spec = service_to_dcd_spec(obj, service, ctx, restart_at=restart_at.get(service), worker_hash=wh)
@@ -310,7 +318,7 @@ def shared_between_owners(obj: Mapping[str, Any]) -> bool:
     return kind == "PersistentVolumeClaim" or (kind == "Service" and c.LABEL_BASE_MODEL_HASH in labels)
 
 
-def validate_graph(dgd: Any, ctx: GenContext) -> None:
+def validate_graph(dgd: Any, ctx: GenContext, *, worker_hash: str | None = None) -> None:
     """Semantic checks a schema cannot express; raises GenerationError naming the field."""
     obj = as_dict(dgd)
     meta = _meta(obj)
@@ -318,7 +326,7 @@ def validate_graph(dgd: Any, ctx: GenContext) -> None:
     if not services:
         raise GenerationError("spec.services", "at least one service is required")
     check_unique_names(str(meta["name"]), services)
-    wh = graph_worker_hash(obj)
+    wh = worker_hash or graph_worker_hash(obj)
     problems = naming.name_problems(
         str(meta["name"]),
         list(services),
@@ -353,16 +361,22 @@ def desired_side_objects(dgd: Any, ctx: GenContext) -> list[Obj]:
 
 
 def desired_graph_objects(
-    dgd: Any, ctx: GenContext, *, restart_at: Mapping[str, str] | None = None
+    dgd: Any,
+    ctx: GenContext,
+    *,
+    restart_at: Mapping[str, str] | None = None,
+    worker_hash: str | None = None,
 ) -> list[Obj]:
-    """Everything the graph reconciler owns directly, in apply order."""
-    validate_graph(dgd, ctx)
+    """Everything the graph reconciler owns directly, in apply order (`worker_hash`: the graph's,
+    when the caller has computed it already)."""
+    wh = worker_hash or graph_worker_hash(dgd)
+    validate_graph(dgd, ctx, worker_hash=wh)
     objects = [
         *desired_pvcs(dgd, ctx),
         *desired_discovery_rbac(dgd, ctx),
         *desired_side_objects(dgd, ctx),
         *desired_model_services(dgd, ctx),
-        *desired_dcds(dgd, ctx, restart_at=restart_at),
+        *desired_dcds(dgd, ctx, restart_at=restart_at, worker_hash=wh),
         *desired_scaling_adapters(dgd, ctx),
     ]
     check_distinct_objects(objects)
