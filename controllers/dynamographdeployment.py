@@ -164,18 +164,15 @@ class DynamoGraphDeploymentReconciler:
         # Generation sees the graph with its origin version even before the stamp is written.
         graph = with_origin_version(raw, origin)
         try:
-            result, serving_hash = await self._reconcile(raw, graph, ctx, children)
+            return await self._reconcile(raw, graph, ctx, children, origin)
         except TerminalError:
-            await self._annotate(raw, origin=origin, serving_hash=None)
+            await self._annotate(raw, origin=origin, serving_hash=None)  # a refused graph is stamped too
             raise
-        await self._annotate(raw, origin=origin, serving_hash=serving_hash)
-        return result
 
     async def _reconcile(
-        self, raw: Obj, graph: Obj, ctx: GenContext, children: Sequence[Obj]
-    ) -> tuple[Result, str | None]:
-        """Apply the graph's children and report status; returns the result and the serving worker
-        hash (None when nothing was applied)."""
+        self, raw: Obj, graph: Obj, ctx: GenContext, children: Sequence[Obj], origin: str | None
+    ) -> Result:
+        """Apply the graph's children, annotate the graph, report status."""
         services: dict[str, Any] = (raw.get("spec") or {}).get("services") or {}
         try:
             new_hash = graph_worker_hash(graph)
@@ -250,13 +247,18 @@ class DynamoGraphDeploymentReconciler:
             await self._fail(raw, "ApplyRejected", str(err))
             raise TerminalError(str(err)) from err
         except ChildrenOwnedByOthers as err:
+            await self._annotate(raw, origin=origin, serving_hash=None)
             await self._fail(raw, REASON_NAME_CONFLICT, conflict_message(err))
-            return Result(requeue_after=CONFLICT_RECHECK_SECONDS), None
+            return Result(requeue_after=CONFLICT_RECHECK_SECONDS)
         except DuplicateChildren as err:
             log.error("Generated children collide: a bug", key=object_key(raw), error=str(err))
             await self._fail(raw, REASON_DUPLICATE_CHILDREN, f"{err}; nothing was applied")
             raise TerminalError(str(err)) from err
 
+        # Before the status: a graph reported Ready already names the workers that serve. The status
+        # is then written against the patched object, so its in-flight record matches what the cache
+        # shows next (the annotation event) and the same status is not sent twice.
+        raw = await self._annotate(raw, origin=origin, serving_hash=rollout.serving_hash)
         dcds = [o for o in desired if o.get("kind") == kinds.DCD.kind]
         current = self._current_dcds(dcds, report)
         verdict = graph_status(services, current)
@@ -271,10 +273,9 @@ class DynamoGraphDeploymentReconciler:
             extra = f"waiting for PVC {', '.join(absent)}"
             verdict.message = extra if verdict.message.startswith("All") else f"{verdict.message}; {extra}"
         if not absent and nothing_to_report_yet(self._status.current(raw), verdict, current):
-            # The DCDs' first status brings us back with something to say.
-            return Result(), rollout.serving_hash
+            return Result()  # the DCDs' first status brings us back with something to say
         await self._write_status(raw, verdict, plan.status)
-        return Result(), rollout.serving_hash
+        return Result()
 
     def _worker_rollout(
         self, graph: Obj, names: Mapping[str, str], new_hash: str, children: Sequence[Obj]
@@ -293,18 +294,20 @@ class DynamoGraphDeploymentReconciler:
             },
         )
 
-    async def _annotate(self, raw: Obj, *, origin: str | None, serving_hash: str | None) -> None:
-        """Merge-patch the graph's origin-version / current-worker-hash annotations when they change."""
+    async def _annotate(self, raw: Obj, *, origin: str | None, serving_hash: str | None) -> Obj:
+        """Merge-patch the graph's origin-version / current-worker-hash annotations when they change;
+        returns the graph as written (`raw` itself when nothing was)."""
         meta = raw["metadata"]
         key = ("annotations", meta.get("namespace", ""), meta["name"])
         current = {**(meta.get("annotations") or {}), **(self._annotated.in_flight(key, raw) or {})}
         patch = annotations_to_write(current, origin=origin, serving_hash=serving_hash)
         if not patch:
-            return
-        await self._client.patch(
+            return raw
+        written = await self._client.patch(
             kinds.DGD, meta["name"], {"metadata": {"annotations": patch}}, namespace=meta.get("namespace")
         )
         self._annotated.remember(key, raw, {**current, **patch})
+        return written
 
     # -- helpers ---------------------------------------------------------------------------------
 
