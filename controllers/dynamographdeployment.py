@@ -9,6 +9,11 @@ it changed.
 Restart progress is derived from the cluster, not from memory: each DCD carries the restart id it
 was last restarted for (`spec.annotations["nvidia.com/restartAt"]`) and reports whether its workload
 has rolled (`observedGeneration` caught up and `Available`). See `plan_restart`.
+
+Worker DCDs are named with the graph's worker hash; after a worker spec edit the old ones are kept
+while they serve and their successors do not yet (`plan_worker_rollout`). The graph's own metadata
+gets two annotations, the origin version and the serving worker hash (`graphmeta`), in one patch and
+only when they change.
 """
 
 from __future__ import annotations
@@ -24,8 +29,10 @@ from dynamo_operator.controllers.apply import (
     SYNC_ERRORS,
     ChildClient,
     ChildReader,
+    ChildrenOwnedByOthers,
     ChildSyncer,
     Desired,
+    RecentWrites,
     Recorder,
     StatusWriter,
     SyncReport,
@@ -41,18 +48,28 @@ from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError, NameCollisionError
 from dynamo_operator.internal.dynamo.graph import (
+    dcd_names,
     desired_graph_objects,
     desired_planner_rbac,
+    graph_worker_hash,
     missing_apis,
+    services_of,
     shared_between_owners,
 )
+from dynamo_operator.internal.dynamo.graphmeta import (
+    annotations_to_write,
+    origin_version,
+    with_origin_version,
+)
 from dynamo_operator.internal.dynamo.restart import plan_restart
+from dynamo_operator.internal.dynamo.rollout import WorkerRollout, plan_worker_rollout, service_of
 from dynamo_operator.internal.dynamo.status import (
     GraphStatus,
     dcd_rolled,
     graph_status,
     nothing_to_report_yet,
 )
+from dynamo_operator.internal.dynamo.workerhash import is_worker
 
 log = structlog.get_logger(__name__)
 
@@ -78,13 +95,6 @@ class Builder(Protocol):
 
 
 # --- reconciler -------------------------------------------------------------------------------------
-
-
-def _service_of(dcd: Mapping[str, Any]) -> str | None:
-    spec = dcd.get("spec") or {}
-    labels = (dcd.get("metadata") or {}).get("labels") or {}
-    name = spec.get("serviceName") or labels.get(consts.LABEL_COMPONENT)
-    return str(name) if name else None
 
 
 class DynamoGraphDeploymentReconciler:
@@ -116,6 +126,7 @@ class DynamoGraphDeploymentReconciler:
         self.owned: tuple[Resource, ...] = tuple(owned)
         self._syncer = ChildSyncer(client=client, cache=cache, recorder=recorder)
         self._status = StatusWriter(client, kinds.DGD)
+        self._annotated = RecentWrites()  # our annotation patches the cache may not show yet
 
     def setup(self, b: Builder) -> None:
         """For DGD (spec or annotation changes); Owns DCDs (their status drives ours), PVCs, adapters;
@@ -144,8 +155,28 @@ class DynamoGraphDeploymentReconciler:
             return Result()  # gone, or going (foreground deletion): create nothing, GC does the rest
         namespace, _ = split_key(key)
         ctx = self._gen_context(namespace or "")
+        children = self._cache.by_index(kinds.DCD, "controller", raw["metadata"]["uid"])
+        origin = origin_version(raw, children, ctx.operator_version)
+        # Generation sees the graph with its origin version even before the stamp is written.
+        graph = with_origin_version(raw, origin)
+        try:
+            return await self._reconcile(raw, graph, ctx, children, origin)
+        except TerminalError:
+            await self._annotate(raw, origin=origin, serving_hash=None)  # a refused graph is stamped too
+            raise
+
+    async def _reconcile(
+        self, raw: Obj, graph: Obj, ctx: GenContext, children: Sequence[Obj], origin: str | None
+    ) -> Result:
+        """Apply the graph's children, annotate the graph, report status."""
         services: dict[str, Any] = (raw.get("spec") or {}).get("services") or {}
-        live = self._live_dcds(raw)
+        try:
+            new_hash = graph_worker_hash(graph)
+            names = dcd_names(graph, worker_hash=new_hash)
+        except GenerationError as err:
+            await self._fail(raw, "InvalidSpec", str(err))
+            raise TerminalError(str(err)) from err
+        live = self._live_dcds(children, names)
         plan = plan_restart(
             (raw.get("spec") or {}).get("restart"),
             list(services),
@@ -160,9 +191,9 @@ class DynamoGraphDeploymentReconciler:
             problems = self._semantic_problems(raw)
             if problems:
                 raise GenerationError("spec", "; ".join(problems))
-            missing = missing_apis(raw, ctx)
-            desired = desired_graph_objects(raw, ctx, restart_at=plan.values)
-            shared = desired_planner_rbac(raw, ctx)
+            missing = missing_apis(graph, ctx)
+            desired = desired_graph_objects(graph, ctx, restart_at=plan.values, worker_hash=new_hash)
+            shared = desired_planner_rbac(graph, ctx)
         except NameCollisionError as err:
             await self._fail(raw, REASON_NAME_COLLISION, str(err))
             raise TerminalError(str(err)) from err
@@ -176,7 +207,17 @@ class DynamoGraphDeploymentReconciler:
             await self._fail(raw, consts.REASON_NO_ORCHESTRATOR, message)
             raise TerminalError(message)
 
-        names = {p.get("name") for p in (raw.get("spec") or {}).get("pvcs") or ()}
+        rollout = self._worker_rollout(graph, names, new_hash, children)
+        pvc_names = {p.get("name") for p in (raw.get("spec") or {}).get("pvcs") or ()}
+
+        def keep(resource: Resource, obj: Obj) -> bool:
+            name = obj["metadata"]["name"]
+            # Never delete a PVC the graph still names (its entry may have turned create: false), nor
+            # old workers still serving while their successors start.
+            return (resource == kinds.PVC and name in pvc_names) or (
+                resource == kinds.DCD and name in rollout.keep
+            )
+
         try:
             report = await self._syncer.sync(
                 raw,
@@ -194,15 +235,25 @@ class DynamoGraphDeploymentReconciler:
                     *(Desired(kinds.resource_of(o), o, owned=False) for o in shared),
                 ],
                 owned=self.owned,
-                # Never delete a PVC the graph still names (its entry may have turned create: false).
-                keep=lambda resource, obj: resource == kinds.PVC and obj["metadata"]["name"] in names,
+                keep=keep,
             )
         except SYNC_ERRORS as err:
+            if isinstance(err, ChildrenOwnedByOthers):
+                await self._annotate(raw, origin=origin, serving_hash=None)
             return await report_sync_failure(err, lambda reason, message: self._fail(raw, reason, message))
 
+        # Before the status: a graph reported Ready already names the workers that serve. The status
+        # is then written against the patched object, so its in-flight record matches what the cache
+        # shows next (the annotation event) and the same status is not sent twice.
+        raw = await self._annotate(raw, origin=origin, serving_hash=rollout.serving_hash)
         dcds = [o for o in desired if o.get("kind") == kinds.DCD.kind]
         current = self._current_dcds(dcds, report)
         verdict = graph_status(services, current)
+        if rollout.in_progress:
+            verdict.message += (
+                f"; workers {rollout.serving_hash or 'of the previous spec'} keep serving until workers"
+                f" {new_hash} are ready"
+            )
         absent = self._missing_user_pvcs(raw)
         if absent:
             verdict.ready = False
@@ -212,6 +263,38 @@ class DynamoGraphDeploymentReconciler:
             return Result()  # the DCDs' first status brings us back with something to say
         await self._write_status(raw, verdict, plan.status)
         return Result()
+
+    def _worker_rollout(
+        self, graph: Obj, names: Mapping[str, str], new_hash: str, children: Sequence[Obj]
+    ) -> WorkerRollout:
+        namespace = graph["metadata"].get("namespace") or ""
+        workers = frozenset(svc for svc, spec in services_of(graph).items() if is_worker(spec))
+        return plan_worker_rollout(
+            desired=names,
+            workers=workers,
+            new_hash=new_hash,
+            live=children,
+            views={
+                name: self._cache.get(kinds.DCD, f"{namespace}/{name}")
+                for svc, name in names.items()
+                if svc in workers
+            },
+        )
+
+    async def _annotate(self, raw: Obj, *, origin: str | None, serving_hash: str | None) -> Obj:
+        """Merge-patch the graph's origin-version / current-worker-hash annotations when they change;
+        returns the graph as written (`raw` itself when nothing was)."""
+        meta = raw["metadata"]
+        key = ("annotations", meta.get("namespace", ""), meta["name"])
+        current = {**(meta.get("annotations") or {}), **(self._annotated.in_flight(key, raw) or {})}
+        patch = annotations_to_write(current, origin=origin, serving_hash=serving_hash)
+        if not patch:
+            return raw
+        written = await self._client.patch(
+            kinds.DGD, meta["name"], {"metadata": {"annotations": patch}}, namespace=meta.get("namespace")
+        )
+        self._annotated.remember(key, raw, {**current, **patch})
+        return written
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -228,12 +311,14 @@ class DynamoGraphDeploymentReconciler:
             problems.append(f"restart.strategy.order names unknown services: {', '.join(unknown)}")
         return problems
 
-    def _live_dcds(self, raw: Obj) -> dict[str, Obj]:
-        """This graph's DCDs in the cache, by service name."""
+    @staticmethod
+    def _live_dcds(children: Sequence[Obj], names: Mapping[str, str]) -> dict[str, Obj]:
+        """This graph's current DCDs by service: the one with the name the spec gives (an old worker
+        DCD kept during a rollout is not the service's current one)."""
         out: dict[str, Obj] = {}
-        for dcd in self._cache.by_index(kinds.DCD, "controller", raw["metadata"]["uid"]):
-            svc = _service_of(dcd)
-            if svc is not None:
+        for dcd in children:
+            svc = service_of(dcd)
+            if svc is not None and names.get(svc) == dcd["metadata"]["name"]:
                 out[svc] = dcd
         return out
 
@@ -241,7 +326,7 @@ class DynamoGraphDeploymentReconciler:
     def _current_dcds(desired: Sequence[Obj], report: SyncReport) -> dict[str, Obj | None]:
         out: dict[str, Obj | None] = {}
         for dcd in desired:
-            svc = _service_of(dcd)
+            svc = service_of(dcd)
             if svc is not None:
                 out[svc] = report.get(kinds.DCD, dcd["metadata"]["name"])
         return out

@@ -34,6 +34,7 @@ from dynamo_operator.controllers.dynamocomponentdeployment import (
 from dynamo_operator.controllers.dynamographdeployment import DynamoGraphDeploymentReconciler
 from dynamo_operator.controllers.optional_api_watch import OptionalApiWatch, crd_presence
 from dynamo_operator.controllers.optional_ownership import OptionalKind, OptionalOwnership, OwningReconciler
+from dynamo_operator.internal import consts
 from dynamo_operator.internal.cache.interface import Informer
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
 from dynamo_operator.internal.controller.controller import Controller
@@ -116,13 +117,17 @@ def gen_context_factory(
     infra = {
         env: opt(flag)
         for env, flag in (
-            ("PROMETHEUS_ENDPOINT", "prometheus_endpoint"),
-            ("MODEL_EXPRESS_URL", "model_express_url"),
+            (consts.ENV_NATS_SERVER, "nats_address"),
+            (consts.ENV_ETCD_ENDPOINTS, "etcd_address"),
+            (consts.ENV_PROMETHEUS_ENDPOINT, "prometheus_endpoint"),
+            (consts.ENV_MODEL_EXPRESS_URL, "model_express_url"),
         )
         if opt(flag)
     }
     if infra:
         settings["infrastructure_env"] = infra
+    if opt("operator_version") and opt("operator_version") != "unknown":
+        settings["operator_version"] = opt("operator_version")
 
     def for_namespace(namespace: str) -> GenContext:
         return GenContext(

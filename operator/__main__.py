@@ -18,12 +18,14 @@ def package_version() -> str:
         return "0.0.0-unknown"
 
 
-def render(filename: str, *, namespace: str, with_lws: bool) -> int:
+def render(filename: str, *, namespace: str, with_lws: bool, operator_version: str = "") -> int:
     # Imported here: rendering needs the generation code, running the operator does not need it first.
     from dynamo_operator.internal.dynamo.render import render_documents
 
     text = sys.stdin.read() if filename == "-" else Path(filename).read_text()
-    sys.stdout.write(render_documents(text, namespace=namespace, with_lws=with_lws))
+    sys.stdout.write(
+        render_documents(text, namespace=namespace, with_lws=with_lws, operator_version=operator_version)
+    )
     return 0
 
 
@@ -37,7 +39,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         case "render":
             try:
-                return render(args.filename, namespace=args.render_namespace, with_lws=args.with_lws)
+                return render(
+                    args.filename,
+                    namespace=args.render_namespace,
+                    with_lws=args.with_lws,
+                    operator_version=args.operator_version,
+                )
             except (OSError, ValueError) as err:
                 print(f"dynamo-operator render: {err}", file=sys.stderr)
                 return 1

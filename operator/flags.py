@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 
 DEFAULT_LEADER_ELECTION_ID = "dynamo-operator-leader"
@@ -28,6 +29,14 @@ def default_leader_election_namespace(
         return namespace_file.read_text().strip() or "default"
     except OSError:
         return "default"
+
+
+def default_operator_version() -> str:
+    """The installed package's version (what `dynamo-operator version` prints), "unknown" without one."""
+    try:
+        return metadata.version("dynamo-operator")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +72,10 @@ class OperatorOptions:
     epp_cluster_role_name: str = ""
     mpi_run_ssh_secret_name: str = ""
     mpi_run_ssh_secret_namespace: str = ""
-    operator_version: str = "unknown"
+    operator_version: str = field(default_factory=default_operator_version)
+    # Issue #17 / #11: infrastructure addresses injected into every component's env.
+    nats_address: str = ""
+    etcd_address: str = ""
 
 
 def _positive_int(text: str) -> int:
@@ -187,7 +199,28 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         dynamo.add_argument(flag, default="")
     dynamo.add_argument("--virtual-service-supports-https", nargs="?", const=True, default=False, type=_bool)
-    dynamo.add_argument("--operator-version", default="unknown")
+    # -- graph generation settings of issue #17 (kept together) --
+    dynamo.add_argument(
+        "--operator-version",
+        default=default_operator_version(),
+        help="stamped on new graphs as nvidia.com/dynamo-operator-origin-version; vLLM multinode "
+        "workers of graphs stamped >= 1.0.0 default to multiprocessing, others to Ray (default: the "
+        "package version, %(default)s)",
+    )
+    dynamo.add_argument(
+        "--nats-address",
+        "--natsAddr",
+        dest="nats_address",
+        default="",
+        help="NATS address given to every component as NATS_SERVER (a component's own env wins)",
+    )
+    dynamo.add_argument(
+        "--etcd-address",
+        "--etcdAddr",
+        dest="etcd_address",
+        default="",
+        help="etcd address given to every component as ETCD_ENDPOINTS (a component's own env wins)",
+    )
 
     sub = parser.add_subparsers(dest="command", metavar="{version,render}")
     sub.add_parser("version", help="print the operator version and exit")
@@ -243,4 +276,6 @@ def options_from_args(args: argparse.Namespace, environ: dict[str, str] | None =
         mpi_run_ssh_secret_name=args.mpi_run_ssh_secret_name,
         mpi_run_ssh_secret_namespace=args.mpi_run_ssh_secret_namespace,
         operator_version=args.operator_version,
+        nats_address=args.nats_address,
+        etcd_address=args.etcd_address,
     )

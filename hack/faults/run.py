@@ -275,7 +275,14 @@ async def compaction(run: Run) -> None:
         lost_deps = [f"{n}-frontend" for n in kept[:6]]
         for d in lost_deps:
             await run.api.delete(DEPLOYMENT, d, namespace=NS)
-        lost_dcds = [f"{n}-workerdecode" for n in kept[6:9]]
+        # Worker DCDs are named with the graph's worker hash: find them by their labels.
+        lost_dcds = [
+            d["metadata"]["name"]
+            for d in await run.api.list(
+                h.DCD, namespace=NS, label_selector="nvidia.com/dynamo-component=WorkerDecode"
+            )
+            if d["metadata"]["labels"].get("nvidia.com/dynamo-graph-deployment-name") in kept[6:9]
+        ]
         for d in lost_dcds:
             with contextlib.suppress(NotFound):
                 await run.api.delete(h.DCD, d, namespace=NS)

@@ -218,7 +218,7 @@ def desired_service(comp: Component, ctx: GenContext, owner: Obj | None) -> Obj 
     """The component's ClusterIP Service, or None when it should have none."""
     if not wants_service(comp, ctx):
         return None
-    labels = comp.labels
+    labels = workload_labels(comp)
     if kube_discovery_enabled(comp, ctx):
         labels[c.LABEL_DISCOVERY_BACKEND] = c.DISCOVERY_BACKEND_KUBERNETES
         labels[c.LABEL_DISCOVERY_ENABLED] = c.LABEL_VALUE_TRUE

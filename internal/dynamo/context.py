@@ -61,3 +61,5 @@ class GenContext:
     mpi_ssh_secret_name: str = consts.DEFAULT_MPI_SSH_SECRET_NAME
     # Infrastructure env (NATS_SERVER, ETCD_ENDPOINTS, ...) injected at the lowest priority.
     infrastructure_env: Mapping[str, str] = field(default_factory=_empty_env)
+    # Stamped on new graphs as their origin version (graphmeta.py); "" stamps nothing.
+    operator_version: str = ""

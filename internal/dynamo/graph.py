@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dynamo_operator.internal import consts as c
-from dynamo_operator.internal.dynamo import naming
+from dynamo_operator.internal.dynamo import naming, workerhash
 from dynamo_operator.internal.dynamo.component import desired_model_service
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError, NameCollisionError
@@ -17,7 +17,12 @@ from dynamo_operator.internal.dynamo.merge import merge_env
 from dynamo_operator.internal.dynamo.objects import as_dict, envelope
 from dynamo_operator.internal.dynamo.pod import Component, kube_discovery_enabled
 from dynamo_operator.internal.dynamo.resources import check_quantity
-from dynamo_operator.internal.dynamo.sideobjects import desired_epp_objects, desired_wait_leader_config_map
+from dynamo_operator.internal.dynamo.sideobjects import (
+    EPP_CONFIG_TYPE,
+    desired_epp_objects,
+    desired_wait_leader_config_map,
+)
+from dynamo_operator.internal.dynamo.workerhash import is_worker
 
 Obj = dict[str, Any]
 
@@ -35,10 +40,12 @@ def services_of(dgd: Obj) -> dict[str, Obj]:
     return {name: dict(services[name]) for name in sorted(services) if services[name] is not None}
 
 
-def _default_ingress(dgd_name: str, ctx: GenContext) -> Obj | None:
+def _default_ingress(dgd_name: str, ctx: GenContext) -> Obj:
+    """A frontend's ingress when it declares none: the graph's name as host, enabled only when the
+    operator has an ingress class or gateway (without them no Ingress is written, as upstream)."""
     d = ctx.ingress
     if not d.enabled:
-        return None
+        return {"host": dgd_name}
     ingress: Obj = {"enabled": True, "host": dgd_name}
     if d.virtual_service_gateway:
         ingress["useVirtualService"] = True
@@ -52,8 +59,16 @@ def _default_ingress(dgd_name: str, ctx: GenContext) -> Obj | None:
     return ingress
 
 
-def service_to_dcd_spec(dgd: Obj, service: str, ctx: GenContext, *, restart_at: str | None = None) -> Obj:
-    """The DCD spec for one service: the service spec plus everything the graph contributes."""
+def service_to_dcd_spec(
+    dgd: Obj,
+    service: str,
+    ctx: GenContext,
+    *,
+    restart_at: str | None = None,
+    worker_hash: str | None = None,
+) -> Obj:
+    """The DCD spec for one service: the service spec plus everything the graph contributes.
+    `worker_hash` labels a worker service with the graph's worker hash (see workerhash.py)."""
     meta = _meta(dgd)
     dgd_spec = dgd.get("spec") or {}
     spec = copy.deepcopy(services_of(dgd)[service])
@@ -73,6 +88,8 @@ def service_to_dcd_spec(dgd: Obj, service: str, ctx: GenContext, *, restart_at: 
         annotations[c.ANNOTATION_RESTART_AT] = restart_at
     labels: dict[str, str] = {**(dgd_spec.get("labels") or {}), **(spec.get("labels") or {})}
     labels.update(dcd_labels(dgd_name, service, dyn_ns))
+    if worker_hash and is_worker(spec):
+        labels[c.LABEL_WORKER_HASH] = worker_hash
     spec["annotations"] = annotations
     spec["labels"] = labels
     if not annotations:
@@ -85,9 +102,16 @@ def service_to_dcd_spec(dgd: Obj, service: str, ctx: GenContext, *, restart_at: 
     if envs:
         spec["envs"] = envs
     if spec.get("componentType") == c.COMPONENT_FRONTEND and not spec.get("ingress"):
-        default = _default_ingress(dgd_name, ctx)
-        if default:
-            spec["ingress"] = default
+        spec["ingress"] = _default_ingress(dgd_name, ctx)
+    if spec.get("componentType") == c.COMPONENT_PLANNER:
+        # The planner scales the graph through its ServiceAccount's binding: name it in the spec (a
+        # ServiceAccount the user chose stays theirs).
+        extra = spec.setdefault("extraPodSpec", {})
+        extra.setdefault("serviceAccountName", ctx.planner_service_account)
+    epp = spec.get("eppConfig") or {}
+    if isinstance(epp.get("config"), dict):
+        # The inline config as the EPP reads it: typed, its apiVersion/kind written out.
+        spec["eppConfig"] = {**epp, "config": {**EPP_CONFIG_TYPE, **epp["config"]}}
     if spec.get("replicas") is None:
         spec["replicas"] = c.DEFAULT_REPLICAS
     return spec
@@ -102,22 +126,47 @@ def dcd_labels(dgd_name: str, service: str, dyn_ns: str) -> dict[str, str]:
     }
 
 
-def desired_dcds(dgd: Any, ctx: GenContext, *, restart_at: Mapping[str, str] | None = None) -> list[Obj]:
+def graph_worker_hash(dgd: Any) -> str:
+    """The worker hash of the graph's current spec (the same for all its worker services)."""
+    return workerhash.worker_hash((as_dict(dgd).get("spec") or {}).get("services") or {})
+
+
+def dcd_names(dgd: Any, *, worker_hash: str | None = None) -> dict[str, str]:
+    """Service → the name of its DCD: `<dgd>-<lower(svc)>`, worker services with `-<worker hash>`
+    (`worker_hash`: the graph's, when the caller has computed it already)."""
+    obj = as_dict(dgd)
+    dgd_name = str(_meta(obj)["name"])
+    services = services_of(obj)
+    wh = worker_hash or graph_worker_hash(obj)
+    return {
+        svc: naming.dcd_name(dgd_name, svc, wh if is_worker(spec) else None) for svc, spec in services.items()
+    }
+
+
+def desired_dcds(
+    dgd: Any,
+    ctx: GenContext,
+    *,
+    restart_at: Mapping[str, str] | None = None,
+    worker_hash: str | None = None,
+) -> list[Obj]:
     """One DCD per service, sorted by name, each stamped with its content hash.
 
-    `restart_at` maps a service to the restart id its pods must carry (see restart.py); services
-    absent from it carry none.
+    Worker services are named and labelled with the graph's worker hash (`worker_hash`: precomputed
+    by the caller, else computed here). `restart_at` maps a service to the restart id its pods must
+    carry (see restart.py); services absent from it carry none.
     """
     obj = as_dict(dgd)
-    meta = _meta(obj)
     restart_at = restart_at or {}
+    wh = worker_hash or graph_worker_hash(obj)
+    names = dcd_names(obj, worker_hash=wh)
     out: list[Obj] = []
     for service in services_of(obj):
-        spec = service_to_dcd_spec(obj, service, ctx, restart_at=restart_at.get(service))
+        spec = service_to_dcd_spec(obj, service, ctx, restart_at=restart_at.get(service), worker_hash=wh)
         dcd = envelope(
             c.API_VERSION,
             c.KIND_DCD,
-            naming.dcd_name(str(meta["name"]), service),
+            names[service],
             ctx.namespace,
             labels=spec["labels"],
             owner=obj,
@@ -269,7 +318,7 @@ def shared_between_owners(obj: Mapping[str, Any]) -> bool:
     return kind == "PersistentVolumeClaim" or (kind == "Service" and c.LABEL_BASE_MODEL_HASH in labels)
 
 
-def validate_graph(dgd: Any, ctx: GenContext) -> None:
+def validate_graph(dgd: Any, ctx: GenContext, *, worker_hash: str | None = None) -> None:
     """Semantic checks a schema cannot express; raises GenerationError naming the field."""
     obj = as_dict(dgd)
     meta = _meta(obj)
@@ -277,7 +326,12 @@ def validate_graph(dgd: Any, ctx: GenContext) -> None:
     if not services:
         raise GenerationError("spec.services", "at least one service is required")
     check_unique_names(str(meta["name"]), services)
-    problems = naming.name_problems(str(meta["name"]), list(services))
+    wh = worker_hash or graph_worker_hash(obj)
+    problems = naming.name_problems(
+        str(meta["name"]),
+        list(services),
+        worker_hashes={svc: wh for svc, spec in services.items() if is_worker(spec)},
+    )
     if problems:
         raise GenerationError(problems[0].split(":", 1)[0], problems[0].split(": ", 1)[1])
     pvc_names = {p.get("name") for p in (obj.get("spec") or {}).get("pvcs") or []}
@@ -307,16 +361,22 @@ def desired_side_objects(dgd: Any, ctx: GenContext) -> list[Obj]:
 
 
 def desired_graph_objects(
-    dgd: Any, ctx: GenContext, *, restart_at: Mapping[str, str] | None = None
+    dgd: Any,
+    ctx: GenContext,
+    *,
+    restart_at: Mapping[str, str] | None = None,
+    worker_hash: str | None = None,
 ) -> list[Obj]:
-    """Everything the graph reconciler owns directly, in apply order."""
-    validate_graph(dgd, ctx)
+    """Everything the graph reconciler owns directly, in apply order (`worker_hash`: the graph's,
+    when the caller has computed it already)."""
+    wh = worker_hash or graph_worker_hash(dgd)
+    validate_graph(dgd, ctx, worker_hash=wh)
     objects = [
         *desired_pvcs(dgd, ctx),
         *desired_discovery_rbac(dgd, ctx),
         *desired_side_objects(dgd, ctx),
         *desired_model_services(dgd, ctx),
-        *desired_dcds(dgd, ctx, restart_at=restart_at),
+        *desired_dcds(dgd, ctx, restart_at=restart_at, worker_hash=wh),
         *desired_scaling_adapters(dgd, ctx),
     ]
     check_distinct_objects(objects)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo.hashing import digest
@@ -31,9 +31,15 @@ def service_collisions(services: Iterable[str]) -> list[tuple[str, ...]]:
     return [tuple(group) for group in groups.values() if len(group) > 1]
 
 
-def dcd_name(dgd_name: str, service: str) -> str:
-    """`<dgd>-<lower(service)>` — stable across spec changes, so an edit rolls one Deployment in place."""
-    return f"{dgd_name}-{service.lower()}"
+# Length of the worker-hash suffix of worker DCD names (`-` plus 8 hex).
+WORKER_HASH_SUFFIX_LENGTH = 9
+
+
+def dcd_name(dgd_name: str, service: str, worker_hash: str | None = None) -> str:
+    """`<dgd>-<lower(service)>`, plus `-<worker hash>` for worker, prefill and decode services (see
+    workerhash.py): a worker spec edit brings a new set of worker DCDs, other edits roll in place."""
+    base = f"{dgd_name}-{service.lower()}"
+    return f"{base}-{worker_hash}" if worker_hash else base
 
 
 def adapter_name(dgd_name: str, service: str) -> str:
@@ -93,15 +99,22 @@ def label_value(value: str) -> str:
     return f"{prefix}-{short_digest(value)}"
 
 
-def name_problems(dgd_name: str, services: list[str]) -> list[str]:
-    """Human-readable reasons why names generated for this graph would be rejected by the API server."""
+def name_problems(
+    dgd_name: str, services: list[str], *, worker_hashes: Mapping[str, str] | None = None
+) -> list[str]:
+    """Human-readable reasons why names generated for this graph would be rejected by the API server.
+    `worker_hashes` maps the worker services to the hash their names carry."""
     problems: list[str] = []
+    hashes = worker_hashes or {}
     for svc in sorted(services):
-        name = service_name(dcd_name(dgd_name, svc))
+        name = service_name(dcd_name(dgd_name, svc, hashes.get(svc)))
         if len(name) > MAX_LABEL_LENGTH:
+            suffix = (
+                f" and the {WORKER_HASH_SUFFIX_LENGTH}-character worker-hash suffix" if svc in hashes else ""
+            )
             problems.append(
                 f"spec.services.{svc}: generated name {name!r} is {len(name)} characters; "
-                f"metadata.name plus service name must fit {MAX_LABEL_LENGTH}"
+                f"metadata.name plus service name{suffix} must fit {MAX_LABEL_LENGTH}"
             )
         if not _is_dns_label(name):
             problems.append(f"spec.services.{svc}: generated name {name!r} is not a valid DNS-1035 label")

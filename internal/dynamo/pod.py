@@ -113,6 +113,14 @@ def kube_discovery_enabled(comp: Component, ctx: GenContext) -> bool:
     return discovery_backend(comp, ctx) == c.DISCOVERY_BACKEND_KUBERNETES
 
 
+def worker_hash_of(comp: Component) -> str | None:
+    """The worker hash a worker component's DCD is labelled with (graph-generated DCDs only)."""
+    if comp.component_type not in c.WORKER_COMPONENT_TYPES:
+        return None
+    value = comp.labels.get(c.LABEL_WORKER_HASH)
+    return str(value) if value else None
+
+
 def pod_labels(comp: Component, ctx: GenContext) -> dict[str, str]:
     """Labels every pod of the component carries; operator-owned keys cannot be overridden."""
     spec = comp.spec
@@ -133,6 +141,8 @@ def pod_labels(comp: Component, ctx: GenContext) -> dict[str, str]:
         labels[c.LABEL_COMPONENT_TYPE] = comp.component_type
     if spec.get("subComponentType"):
         labels[c.LABEL_SUB_COMPONENT_TYPE] = str(spec["subComponentType"])
+    if comp.labels.get(c.LABEL_WORKER_HASH):
+        labels[c.LABEL_WORKER_HASH] = comp.labels[c.LABEL_WORKER_HASH]
     model = spec.get("modelRef") or {}
     if model.get("name"):
         labels[c.LABEL_BASE_MODEL_HASH] = naming.base_model_hash(str(model["name"]))
@@ -162,6 +172,11 @@ def _base_env(comp: Component, ctx: GenContext, dyn_ns: str) -> list[dict[str, A
             env(c.ENV_CONTAINER_NAME, c.MAIN_CONTAINER_NAME),
             env(c.ENV_DYN_KUBE_DISCOVERY_MODE, c.KUBE_DISCOVERY_MODE_CONTAINER),
         ]
+    suffix = worker_hash_of(comp)
+    if suffix:
+        # Workers of one hash register under their own suffix, so old and new workers of a rollout
+        # are told apart by the frontend.
+        out.append(env(c.ENV_DYN_NAMESPACE_WORKER_SUFFIX, suffix))
     return out
 
 

@@ -14,6 +14,7 @@ from dynamo_operator.internal.dynamo.component import desired_component_objects
 from dynamo_operator.internal.dynamo.context import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError
 from dynamo_operator.internal.dynamo.graph import desired_graph_objects, desired_planner_rbac
+from dynamo_operator.internal.dynamo.graphmeta import origin_version, with_origin_version
 
 Obj = dict[str, Any]
 
@@ -50,13 +51,17 @@ def parse_graph(yaml_text: str) -> Obj:
     return obj
 
 
-def render_objects(yaml_text: str, *, namespace: str, with_lws: bool) -> list[Obj]:
+def render_objects(
+    yaml_text: str, *, namespace: str, with_lws: bool, operator_version: str = ""
+) -> list[Obj]:
     """Every object the operator would create for the DGD in `yaml_text`, in a deterministic order:
     the shared planner ServiceAccount (if any), graph-level objects (PVCs, RBAC, side objects, model
-    Services, DCDs, adapters), then each DCD's children."""
-    dgd = parse_graph(yaml_text)
-    ns = dgd["metadata"].get("namespace") or namespace
-    dgd["metadata"]["namespace"] = ns
+    Services, DCDs, adapters), then each DCD's children. A new graph is seen as the operator sees it
+    at its first look: stamped with `operator_version` as its origin version (graphmeta.py)."""
+    parsed = parse_graph(yaml_text)
+    ns = parsed["metadata"].get("namespace") or namespace
+    parsed["metadata"]["namespace"] = ns
+    dgd = with_origin_version(parsed, origin_version(parsed, [], operator_version))
     ctx = GenContext(namespace=ns, capabilities=Capabilities(lws=with_lws, istio=True))
     try:
         graph = desired_planner_rbac(dgd, ctx) + desired_graph_objects(dgd, ctx)
@@ -69,7 +74,9 @@ def render_objects(yaml_text: str, *, namespace: str, with_lws: bool) -> list[Ob
     return graph + children
 
 
-def render_documents(yaml_text: str, *, namespace: str, with_lws: bool) -> str:
+def render_documents(yaml_text: str, *, namespace: str, with_lws: bool, operator_version: str = "") -> str:
     """`render_objects` as multi-document YAML."""
-    objects = render_objects(yaml_text, namespace=namespace, with_lws=with_lws)
+    objects = render_objects(
+        yaml_text, namespace=namespace, with_lws=with_lws, operator_version=operator_version
+    )
     return yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False, width=1000)

@@ -17,6 +17,8 @@ Obj = dict[str, Any]
 WAIT_LEADER_KEY = "wait-for-leader.py"
 EPP_CONFIG_KEY = "epp-config-dynamo.yaml"
 EPP_CONFIG_API_VERSION = "inference.networking.x-k8s.io/v1alpha1"
+# The type of an inline `eppConfig.config` (what the EPP reads); the user's own apiVersion/kind win.
+EPP_CONFIG_TYPE = {"apiVersion": EPP_CONFIG_API_VERSION, "kind": "EndpointPickerConfig"}
 
 # Run by worker pods of a vLLM multiprocessing replica before the engine starts: the engine exits
 # when the leader's master port is not reachable, so wait for it instead of crash-looping.
@@ -76,18 +78,18 @@ def desired_epp_objects(dgd: Obj, service: str, spec: Obj, ctx: GenContext) -> l
     field = f"spec.services.{service}.eppConfig"
     epp = spec.get("eppConfig") or {}
     out: list[Obj] = []
+    labels = {
+        c.LABEL_GRAPH_DEPLOYMENT_NAME: dgd_name,
+        c.LABEL_COMPONENT: service,
+        c.LABEL_COMPONENT_TYPE: c.COMPONENT_EPP,
+    }
     if epp.get("config") is not None and epp.get("configMapRef"):
         raise GenerationError(field, "set either config or configMapRef, not both")
     if epp.get("config") is not None:
-        labels = {
-            c.LABEL_GRAPH_DEPLOYMENT_NAME: dgd_name,
-            c.LABEL_COMPONENT: service,
-            c.LABEL_COMPONENT_TYPE: c.COMPONENT_EPP,
-        }
         cm = envelope(
             "v1", "ConfigMap", epp_config_map_name(dgd_name), ctx.namespace, labels=labels, owner=dgd
         )
-        document = {"apiVersion": EPP_CONFIG_API_VERSION, "kind": "EndpointPickerConfig", **epp["config"]}
+        document = {**EPP_CONFIG_TYPE, **epp["config"]}
         cm["data"] = {EPP_CONFIG_KEY: yaml.safe_dump(document, sort_keys=True)}
         out.append(cm)
     elif not (epp.get("configMapRef") or {}).get("name"):
@@ -102,7 +104,12 @@ def desired_epp_objects(dgd: Obj, service: str, spec: Obj, ctx: GenContext) -> l
         ctx.namespace, dgd_name, global_namespace=bool(spec.get("globalDynamoNamespace"))
     )
     pool = envelope(
-        f"{c.GATEWAY_INFERENCE_GROUP}/v1", "InferencePool", f"{dgd_name}-pool", ctx.namespace, owner=dgd
+        f"{c.GATEWAY_INFERENCE_GROUP}/v1",
+        "InferencePool",
+        f"{dgd_name}-pool",
+        ctx.namespace,
+        labels=labels,
+        owner=dgd,
     )
     pool["spec"] = {
         "targetPorts": [{"number": c.HTTP_PORT}],

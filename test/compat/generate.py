@@ -22,7 +22,17 @@ from dynamo_operator.internal.dynamo.component import desired_component_objects
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.dynamomodel.status import is_lora
 from dynamo_operator.internal.dynamo.errors import GenerationError
-from dynamo_operator.internal.dynamo.graph import desired_graph_objects, desired_planner_rbac, missing_apis
+from dynamo_operator.internal.dynamo.graph import (
+    desired_graph_objects,
+    desired_planner_rbac,
+    graph_worker_hash,
+    missing_apis,
+)
+from dynamo_operator.internal.dynamo.graphmeta import (
+    annotations_to_write,
+    origin_version,
+    with_origin_version,
+)
 from dynamo_operator.internal.dynamo.render import parse_graph
 from dynamo_operator.internal.secrets.index import DockerSecretIndex
 
@@ -71,15 +81,12 @@ OPERATOR_FLAGS: tuple[str, ...] = (
     "--epp-cluster-role-name=dynamo-platform-dynamo-operator-epp",
     "--mpi-run-ssh-secret-name=mpi-run-ssh-secret",
     "--mpi-run-ssh-secret-namespace=dynamo-system",
+    "--nats-address=nats://dynamo-platform-nats.dynamo-system.svc.cluster.local:4222",
+    "--etcd-address=dynamo-platform-etcd.dynamo-system.svc.cluster.local:2379",
 )
 # Settings upstream ran with that this operator has no flag for yet: left unset here, never faked,
 # so every difference they cause shows up (and is listed as a known gap).
-SETTINGS_WITHOUT_FLAG: tuple[tuple[str, str], ...] = (
-    ("NATS address nats://dynamo-platform-nats.dynamo-system.svc.cluster.local:4222", "#11"),
-    ("etcd address dynamo-platform-etcd.dynamo-system.svc.cluster.local:2379", "#11"),
-    ("Grove enabled (golden-grove shape)", "#11"),
-    ("origin-version stamp at admission (upstream's defaulting webhook)", "#17"),
-)
+SETTINGS_WITHOUT_FLAG: tuple[tuple[str, str], ...] = (("Grove enabled (golden-grove shape)", "#11"),)
 
 
 @dataclass(slots=True)
@@ -161,18 +168,26 @@ def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
         return
     dgd = _stored(doc, "dynamographdeployments")
     out.add(dgd)
+    # The graph reconciler's first look at a new graph (no children yet): its origin stamp, and
+    # generation sees the graph carrying it.
+    origin = origin_version(dgd, [], ctx.operator_version)
+    graph = with_origin_version(dgd, origin)
     try:
-        missing = missing_apis(dgd, ctx)
-        desired = desired_graph_objects(dgd, ctx)
-        shared = desired_planner_rbac(dgd, ctx)
+        missing = missing_apis(graph, ctx)
+        desired = desired_graph_objects(graph, ctx)
+        shared = desired_planner_rbac(graph, ctx)
     except GenerationError as err:
         dgd["status"] = {"state": "failed"}
+        _annotate(dgd, origin=origin, serving_hash=None)
         out.notes.append(f"{DGD_KIND}/{name}: failed: {err}")
         return
     if missing:  # the graph reconciler applies nothing then (half a graph helps nobody)
         dgd["status"] = {"state": "failed"}
+        _annotate(dgd, origin=origin, serving_hash=None)
         out.notes.append(f"{DGD_KIND}/{name}: failed: " + "; ".join(str(e) for e in missing))
         return
+    # Applied: with no older workers the serving worker hash is the graph's own.
+    _annotate(dgd, origin=origin, serving_hash=graph_worker_hash(graph))
     for desired_obj in [*shared, *desired]:
         # A DCD reaches its reconciler as stored: with our CRD's defaults and a uid to own children.
         obj = (
@@ -190,6 +205,14 @@ def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
             continue
         for child in children:
             out.add(child)
+
+
+def _annotate(dgd: Obj, *, origin: str | None, serving_hash: str | None) -> None:
+    """What the graph reconciler's metadata patch writes on the graph."""
+    meta = dgd["metadata"]
+    patch = annotations_to_write(meta.get("annotations") or {}, origin=origin, serving_hash=serving_hash)
+    if patch:
+        meta["annotations"] = {**(meta.get("annotations") or {}), **patch}
 
 
 def _model(doc: Obj, out: Generated) -> None:

@@ -36,6 +36,7 @@ from dynamo_operator.internal.client.resource import (
 from e2e.conftest import Deployed
 from testsupport.api import eventually
 from testsupport.cluster import Kubectl
+from testsupport.components import dcd_of, deployment_of
 
 pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
 
@@ -301,7 +302,7 @@ async def test_every_sample_reaches_ready_or_its_documented_state(
                 timeout=TIMEOUT,
             )
             assert condition(dgd, "Ready")["status"] == "False"
-            dcd = await get_or_none(api, DCD, f"{name}-{service.lower()}", ns)
+            dcd = await dcd_of(api, ns, name, service)
             if dcd is not None and condition(dcd, "Available"):
                 assert condition(dcd, "Available")["status"] == "False"
 
@@ -381,7 +382,7 @@ async def test_scaling_adapter_scales_its_service(api: Client, kubectl: Kubectl,
     ns = samples_ns
     kubectl("scale", "dgdsa", "vllm-autoscale-vllmdecodeworker", "-n", ns, "--replicas=2")
     await eventually(
-        lambda: get_or_none(api, DEPLOYMENT, "vllm-autoscale-vllmdecodeworker", ns),
+        lambda: deployment_of(api, ns, "vllm-autoscale", "VllmDecodeWorker"),
         until=lambda d: ((d or {}).get("status") or {}).get("readyReplicas") == 2,
         timeout=TIMEOUT,
     )
@@ -392,28 +393,31 @@ async def test_scaling_adapter_scales_its_service(api: Client, kubectl: Kubectl,
 async def test_update_scale_restart_and_delete_a_graph(
     api: Client, kubectl: Kubectl, samples_ns: str
 ) -> None:
-    """On the vllm-agg sample: an env change rolls exactly that service; a replica change scales it; a
-    restart id replaces every pod; deleting the graph removes all it created."""
+    """On the vllm-agg sample: an env change replaces exactly that (worker) service's Deployment by one
+    named with the new worker hash; a replica change scales it; a restart id replaces every pod;
+    deleting the graph removes all it created."""
     ns = samples_ns
-    deps = {
-        d: await api.get(DEPLOYMENT, f"vllm-agg-{d}", namespace=ns) for d in ("frontend", "vllmdecodeworker")
-    }
+    frontend = await api.get(DEPLOYMENT, "vllm-agg-frontend", namespace=ns)
+    worker = await deployment_of(api, ns, "vllm-agg", "VllmDecodeWorker")
+    assert worker is not None
     worker_patch = {
         "spec": {"services": {"VllmDecodeWorker": {"envs": [{"name": "E2E_FLAG", "value": "1"}]}}}
     }
     kubectl("patch", "dgd", "vllm-agg", "-n", ns, "--type=merge", "-p", json.dumps(worker_patch))
     await wait_dgd(api, ns, "vllm-agg")
-    after = {d: await api.get(DEPLOYMENT, f"vllm-agg-{d}", namespace=ns) for d in deps}
-    assert (
-        after["vllmdecodeworker"]["metadata"]["generation"]
-        > deps["vllmdecodeworker"]["metadata"]["generation"]
+    replaced = await eventually(
+        lambda: deployment_of(api, ns, "vllm-agg", "VllmDecodeWorker"),
+        until=lambda d: d is not None and d["metadata"]["name"] != worker["metadata"]["name"],
+        timeout=TIMEOUT,
     )
-    assert after["frontend"]["metadata"]["generation"] == deps["frontend"]["metadata"]["generation"]
+    assert replaced is not None
+    after = await api.get(DEPLOYMENT, "vllm-agg-frontend", namespace=ns)
+    assert after["metadata"]["generation"] == frontend["metadata"]["generation"]
 
     scale = {"spec": {"services": {"VllmDecodeWorker": {"replicas": 3}}}}
     kubectl("patch", "dgd", "vllm-agg", "-n", ns, "--type=merge", "-p", json.dumps(scale))
     await eventually(
-        lambda: get_or_none(api, DEPLOYMENT, "vllm-agg-vllmdecodeworker", ns),
+        lambda: get_or_none(api, DEPLOYMENT, replaced["metadata"]["name"], ns),
         until=lambda d: (
             ((d or {}).get("status") or {}).get("readyReplicas") == 3 and d["spec"]["replicas"] == 3
         ),

@@ -19,10 +19,13 @@ from typing import Any
 import pytest
 import yaml
 from dynamo_operator.controllers import kinds
+from dynamo_operator.flags import default_operator_version
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import EVENT, Resource
 from testsupport.api import eventually, only_this_test_namespace_left
+from testsupport.components import WORKER_HASH_LABEL, dcd_of, deployment_of, of_service
+from testsupport.components import name as name_of
 from testsupport.graphs import two_service_graph
 from testsupport.operator import (
     TEST_FIELD_MANAGER,
@@ -151,23 +154,71 @@ async def recording(
             await task
 
 
+@contextlib.asynccontextmanager
+async def recording_events(api: Client, resource: Resource, namespace: str) -> AsyncIterator[list[Any]]:
+    """(event type, name, rolled) of every `resource` event in `namespace` while the block runs, in
+    the watch's order; `rolled`: its controller saw its spec and reports it Available."""
+    seen: list[Any] = []
+    page = await api.list_page(resource, namespace=namespace)
+
+    def view(kind: str, obj: dict[str, Any]) -> tuple[str, str, bool]:
+        return kind, obj["metadata"]["name"], _restart_view(obj)[2]
+
+    async def follow() -> None:
+        rv = page.resource_version
+        while True:
+            async with api.watch(
+                resource, namespace=namespace, resource_version=rv, timeout_seconds=60
+            ) as events:
+                async for event in events:
+                    if event.type in ("ADDED", "MODIFIED", "DELETED"):
+                        seen.append(view(event.type, event.object))
+                    if event.type != "ERROR":
+                        rv = event.object.get("metadata", {}).get("resourceVersion", rv)
+
+    task = asyncio.create_task(follow())
+    try:
+        yield seen
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
 pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
 
 
-@pytest.mark.parametrize("name", ["vllm_agg", "vllm_disagg", "scaling_adapter"])
-async def test_sample_ready(api: Client, operator: RunningOperator, ns: str, name: str) -> None:
-    """Each single-node sample: one DCD per service, its Deployment and Service, pods Ready, every
-    DCD Available, the DGD successful with `status.services` describing every service."""
-    dgd = sample(name, ns)
+ORIGIN_VERSION = "nvidia.com/dynamo-operator-origin-version"
+CURRENT_WORKER_HASH = "nvidia.com/current-worker-hash"
+WORKER_TYPES = ("worker", "prefill", "decode")
+
+
+@pytest.mark.parametrize("sample_name", ["vllm_agg", "vllm_disagg", "scaling_adapter"])
+async def test_sample_ready(api: Client, operator: RunningOperator, ns: str, sample_name: str) -> None:
+    """Each single-node sample: one DCD per service (workers `<dgd>-<svc>-<worker hash>`), its
+    Deployment and Service, pods Ready, every DCD Available, the DGD successful with `status.services`
+    describing every service, stamped with the operator's version and the serving worker hash."""
+    dgd = sample(sample_name, ns)
+    graph = dgd["metadata"]["name"]
     volumes = await bind_volumes(api, dgd, ns)
     try:
         await apply(api, dgd)
-        ready = await wait_ready(api, ns, dgd["metadata"]["name"])
+        ready = await wait_ready(api, ns, graph)
         services = dgd["spec"]["services"]
         assert set(ready["status"]["services"]) == set(services)
+        annotations = ready["metadata"]["annotations"]
+        assert annotations[ORIGIN_VERSION] == default_operator_version()
         for svc, spec in services.items():
-            dcd_name = f"{dgd['metadata']['name']}-{svc.lower()}"
-            dcd = await api.get(kinds.DCD, dcd_name, namespace=ns)
+            dcd = await eventually(lambda svc=svc: dcd_of(api, ns, graph, svc), timeout=30)
+            dcd_name = name_of(dcd)
+            if spec.get("componentType") in WORKER_TYPES:
+                worker_hash = dcd["metadata"]["labels"][WORKER_HASH_LABEL]
+                assert (dcd_name, worker_hash) == (
+                    f"{graph}-{svc.lower()}-{worker_hash}",
+                    annotations[CURRENT_WORKER_HASH],
+                )
+            else:
+                assert dcd_name == f"{graph}-{svc.lower()}"
             [owner] = dcd["metadata"]["ownerReferences"]
             assert (owner["uid"], owner["controller"]) == (ready["metadata"]["uid"], True)
             conds = {c["type"]: c["status"] for c in dcd["status"]["conditions"]}
@@ -193,7 +244,7 @@ async def test_multinode_lws(api: Client, operator: RunningOperator, ns: str, na
     dgd_name = dgd["metadata"]["name"]
     multinode = [s for s, spec in dgd["spec"]["services"].items() if spec.get("multinode")]
     for svc in multinode:
-        dcd_name = f"{dgd_name}-{svc.lower()}"
+        dcd_name = name_of(await eventually(lambda svc=svc: dcd_of(api, ns, dgd_name, svc), timeout=60))
         sets = await eventually(
             lambda dcd_name=dcd_name: api.list(kinds.LWS, namespace=ns),
             until=lambda xs, dcd_name=dcd_name: any(x["metadata"]["name"].startswith(dcd_name) for x in xs),
@@ -236,20 +287,45 @@ async def workload_views(api: Client, ns: str) -> dict[str, tuple[int, str]]:
     return out
 
 
-async def test_env_change_rolls_only_that_deployment(api: Client, operator: RunningOperator, ns: str) -> None:
-    """Changing one service's env rolls exactly its Deployment; the other keeps generation and template."""
+async def test_worker_env_change_replaces_the_workers_after_the_new_ones_serve(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """Changing a worker's env names a new worker DCD (new worker hash): its Deployment runs the new
+    env, the old DCD is deleted only after the new one is Available, the graph's current-worker-hash
+    follows, and the frontend keeps its generation and template."""
     await apply(api, two_services("g", ns, worker_env="a"))
-    await wait_ready(api, ns, "g")
+    first = await wait_ready(api, ns, "g")
     before = await workload_views(api, ns)
-    await apply(api, two_services("g", ns, worker_env="b"))
-    ready = await wait_ready(api, ns, "g")
+    old = name_of(await dcd_of(api, ns, "g", "Worker"))
+    async with recording_events(api, kinds.DCD, ns) as events:
+        await apply(api, two_services("g", ns, worker_env="b"))
+        ready = await wait_ready(api, ns, "g")
+        new = name_of(await eventually(lambda: dcd_of(api, ns, "g", "Worker"), timeout=60))
+        await eventually(
+            lambda: events,
+            until=lambda xs: ("DELETED", old, False) in xs or ("DELETED", old, True) in xs,
+            timeout=30,
+        )
+    assert new != old
+    became_ready = events.index(next(e for e in events if e[1] == new and e[2]))
+    deleted = next(i for i, e in enumerate(events) if e[0] == "DELETED" and e[1] == old)
+    assert became_ready < deleted, events
+    await eventually(
+        lambda: get_or_none(api, kinds.DEPLOYMENT, old, ns), until=lambda x: x is None, timeout=60
+    )
     after = await workload_views(api, ns)
     assert after["g-frontend"] == before["g-frontend"]
-    assert after["g-worker"][0] == before["g-worker"][0] + 1
-    assert after["g-worker"][1] != before["g-worker"][1]
-    worker = await api.get(kinds.DEPLOYMENT, "g-worker", namespace=ns)
+    worker = await api.get(kinds.DEPLOYMENT, new, namespace=ns)
     [main] = [c for c in worker["spec"]["template"]["spec"]["containers"] if c["name"] == "main"]
     assert {"name": "WORKER_FLAVOUR", "value": "b"} in main["env"]
+    new_hash = new.rsplit("-", 1)[1]
+    assert {"name": "DYN_NAMESPACE_WORKER_SUFFIX", "value": new_hash} in main["env"]
+    assert (
+        ready["metadata"]["annotations"][CURRENT_WORKER_HASH]
+        == new_hash
+        != first["metadata"]["annotations"][CURRENT_WORKER_HASH]
+    )
+    assert ready["status"]["services"]["Worker"]["componentName"] == new
     assert ready["status"]["services"]["Worker"]["updatedReplicas"] == 1
 
 
@@ -260,14 +336,15 @@ async def test_scaling_a_service_changes_only_its_replicas(
     dgd = two_services("g", ns)
     await apply(api, dgd)
     await wait_ready(api, ns, "g")
+    worker_name = name_of(await deployment_of(api, ns, "g", "Worker"))
     before = await workload_views(api, ns)
     dgd["spec"]["services"]["Worker"]["replicas"] = 3
     await apply(api, dgd)
     ready = await wait_ready(api, ns, "g")
     after = await workload_views(api, ns)
     assert after["g-frontend"] == before["g-frontend"]
-    assert after["g-worker"][1] == before["g-worker"][1]  # no roll: same pod template
-    worker = await api.get(kinds.DEPLOYMENT, "g-worker", namespace=ns)
+    assert after[worker_name][1] == before[worker_name][1]  # same name, no roll: same pod template
+    worker = await api.get(kinds.DEPLOYMENT, worker_name, namespace=ns)
     assert (worker["spec"]["replicas"], worker["status"]["readyReplicas"]) == (3, 3)
     assert ready["status"]["services"]["Worker"]["replicas"] == 3
 
@@ -286,12 +363,13 @@ async def test_adding_and_removing_services_touches_only_them(
     ready = await wait_ready(api, ns, "g")
     assert set(ready["status"]["services"]) == {"Frontend", "Prefill"}
     await eventually(
-        lambda: get_or_none(api, kinds.DCD, "g-worker", ns), until=lambda x: x is None, timeout=60
+        lambda: of_service(api, kinds.DCD, ns, "g", "Worker"), until=lambda xs: xs == [], timeout=60
     )
     await eventually(
-        lambda: get_or_none(api, kinds.DEPLOYMENT, "g-worker", ns), until=lambda x: x is None, timeout=60
+        lambda: of_service(api, kinds.DEPLOYMENT, ns, "g", "Worker"), until=lambda xs: xs == [], timeout=60
     )
-    assert (await api.get(kinds.DEPLOYMENT, "g-prefill", namespace=ns))["status"]["readyReplicas"] == 1
+    prefill = await eventually(lambda: deployment_of(api, ns, "g", "Prefill"), timeout=60)
+    assert prefill is not None and prefill["status"]["readyReplicas"] == 1
     frontend_now = await api.get(kinds.DCD, "g-frontend", namespace=ns)
     assert frontend_now["metadata"]["uid"] == frontend_dcd["metadata"]["uid"]
     assert frontend_now["metadata"]["generation"] == frontend_dcd["metadata"]["generation"]
@@ -350,8 +428,8 @@ async def test_image_pull_secrets_are_discovered_and_opt_out_honoured(
         until=lambda d: d["spec"]["template"]["spec"].get("imagePullSecrets") == [{"name": "regcred"}],
         timeout=60,
     )
-    worker = await api.get(kinds.DEPLOYMENT, "g-worker", namespace=ns)
-    assert not worker["spec"]["template"]["spec"].get("imagePullSecrets")
+    worker = await deployment_of(api, ns, "g", "Worker")
+    assert worker is not None and not worker["spec"]["template"]["spec"].get("imagePullSecrets")
     await wait_ready(api, ns, "g")
 
 
@@ -387,6 +465,7 @@ async def test_restart_sequential_follows_order(api: Client, operator: RunningOp
     dgd = two_services("g", ns)
     await apply(api, dgd)
     await wait_ready(api, ns, "g")
+    worker = name_of(await dcd_of(api, ns, "g", "Worker"))  # a restart keeps names: not a spec change
     dgd["spec"]["restart"] = {"id": "r1", "strategy": {"type": "Sequential", "order": ["Worker", "Frontend"]}}
     async with (
         recording(api, kinds.DCD, ns, keep=_restart_view) as dcds,
@@ -397,15 +476,15 @@ async def test_restart_sequential_follows_order(api: Client, operator: RunningOp
         await _seen_completed(restarts, "r1")
         await eventually(lambda: dcds, until=lambda xs: ("g-frontend", "r1", True) in xs, timeout=30)
     first_frontend = next(i for i, (n, rid, _) in enumerate(dcds) if n == "g-frontend" and rid == "r1")
-    assert any(n == "g-worker" and rid == "r1" and rolled for n, rid, rolled in dcds[:first_frontend])
+    assert any(n == worker and rid == "r1" and rolled for n, rid, rolled in dcds[:first_frontend])
     progress = [tuple(r.get("inProgress") or ()) for r in restarts if r and r.get("observedID") == "r1"]
     assert [p for i, p in enumerate(progress) if i == 0 or p != progress[i - 1]] == [
         ("Worker",),
         ("Frontend",),
         (),
     ]
-    for name in ("g-worker", "g-frontend"):
-        deployment = await api.get(kinds.DEPLOYMENT, name, namespace=ns)
+    for deployment_name in (worker, "g-frontend"):
+        deployment = await api.get(kinds.DEPLOYMENT, deployment_name, namespace=ns)
         assert deployment["spec"]["template"]["metadata"]["annotations"][RESTART_AT] == "r1"
 
 
@@ -414,6 +493,7 @@ async def test_restart_parallel_restarts_all_at_once(api: Client, operator: Runn
     dgd = two_services("g", ns)
     await apply(api, dgd)
     await wait_ready(api, ns, "g")
+    worker = name_of(await dcd_of(api, ns, "g", "Worker"))
     dgd["spec"]["restart"] = {"id": "p1", "strategy": {"type": "Parallel"}}
     async with recording(
         api, kinds.DGD, ns, keep=lambda o: (o.get("status") or {}).get("restart")
@@ -424,8 +504,8 @@ async def test_restart_parallel_restarts_all_at_once(api: Client, operator: Runn
     steps = [r for r in restarts if r and r.get("observedID") == "p1"]
     assert steps[0] == {"observedID": "p1", "phase": "Restarting", "inProgress": ["Frontend", "Worker"]}
     assert steps[-1] == {"observedID": "p1", "phase": "Completed"}
-    for name in ("g-worker", "g-frontend"):
-        deployment = await api.get(kinds.DEPLOYMENT, name, namespace=ns)
+    for deployment_name in (worker, "g-frontend"):
+        deployment = await api.get(kinds.DEPLOYMENT, deployment_name, namespace=ns)
         assert deployment["spec"]["template"]["metadata"]["annotations"][RESTART_AT] == "p1"
 
 
@@ -458,18 +538,21 @@ async def test_users_pvc_is_never_deleted(api: Client, operator: RunningOperator
     assert [(r["uid"], r["controller"]) for r in made["metadata"]["ownerReferences"]] == [
         (dgd_live["metadata"]["uid"], True)
     ]
-    await eventually(
-        lambda: get_or_none(api, kinds.DEPLOYMENT, "g-worker", ns), until=lambda x: x is not None
-    )
-    # The user takes the claim out of the graph: still not ours to delete.
+    await eventually(lambda: deployment_of(api, ns, "g", "Worker"))
+    # The user takes the claim out of the graph: still not ours to delete. (A mount change is a worker
+    # spec change: a new worker replaces the one that mounted it.)
     dgd["spec"]["pvcs"] = dgd["spec"]["pvcs"][1:]
     del dgd["spec"]["services"]["Worker"]["volumeMounts"]
     await apply(api, dgd)
     await eventually(
-        lambda: api.get(kinds.DEPLOYMENT, "g-worker", namespace=ns),
+        lambda: deployment_of(api, ns, "g", "Worker"),
         until=lambda d: (
-            not any(v.get("name") == "users-data" for v in d["spec"]["template"]["spec"].get("volumes") or ())
+            d is not None
+            and not any(
+                v.get("name") == "users-data" for v in d["spec"]["template"]["spec"].get("volumes") or ()
+            )
         ),
+        timeout=READY_TIMEOUT,
     )
     await api.delete(kinds.DGD, "g", namespace=ns, propagation_policy="Foreground")
     await eventually(lambda: get_or_none(api, kinds.DGD, "g", ns), until=lambda x: x is None, timeout=90)

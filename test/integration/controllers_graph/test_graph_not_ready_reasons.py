@@ -13,6 +13,7 @@ from typing import Any
 from dynamo_operator.controllers import kinds
 from dynamo_operator.internal.client.client import Client
 from testsupport.api import eventually
+from testsupport.components import dcd_of
 from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator
 
 IMAGE = "registry.example/ai-dynamo/vllm-runtime:0.6.1"
@@ -81,7 +82,8 @@ async def test_unschedulable_pods_are_named_with_the_schedulers_reason(
     ready = condition(dgd, "Ready")
     assert ready["status"] == "False"
     assert "Frontend" not in ready["message"]  # a ready service is not listed
-    dcd = await api.get(kinds.DCD, "why-worker", namespace=ns)
+    dcd = await dcd_of(api, ns, "why", "Worker")
+    assert dcd is not None
     available = condition(dcd, "Available")
     assert (available["status"], available["reason"]) == ("False", "PodsUnschedulable")
     assert MISSING_PVC in available["message"]
@@ -96,5 +98,6 @@ async def test_unschedulable_pods_are_named_with_the_schedulers_reason(
         lambda: api.get(kinds.DGD, "why", namespace=ns), until=ready_now, timeout=TIMEOUT, interval=0.25
     )
     assert "unschedulable" not in condition(dgd, "Ready")["message"]
-    dcd = await api.get(kinds.DCD, "why-worker", namespace=ns)
+    # The mount change is a worker spec change: a new worker DCD replaced the one that never served.
+    dcd = await eventually(lambda: dcd_of(api, ns, "why", "Worker"), timeout=30)
     assert condition(dcd, "Available")["status"] == "True"

@@ -18,6 +18,8 @@ from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION
 from testsupport.api import eventually
+from testsupport.components import dcd_of
+from testsupport.components import name as name_of
 from testsupport.operator import LWS_CRD, TEST_FIELD_MANAGER, RunningOperator, install_crds
 
 pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
@@ -112,7 +114,7 @@ async def test_multinode_graph_proceeds_once_the_leaderworkerset_crd_is_installe
 
     await lws_crd.install()
 
-    dcd = f"{name}-{MULTINODE_SERVICE.lower()}"
+    dcd = name_of(await eventually(lambda: dcd_of(api, ns, name, MULTINODE_SERVICE), timeout=TIMEOUT))
     sets = await eventually(lambda: leader_worker_sets(api, ns, dcd), timeout=TIMEOUT)
     assert all(s["metadata"]["ownerReferences"][0]["kind"] == kinds.DCD.kind for s in sets)
     recovered = await eventually(
@@ -131,8 +133,8 @@ async def test_a_graph_says_so_when_its_leaderworkerset_crd_is_deleted(
     assert operator.capabilities.lws
     dgd = multinode_graph(ns)
     name = dgd["metadata"]["name"]
-    dcd = f"{name}-{MULTINODE_SERVICE.lower()}"
     await apply(api, dgd)
+    dcd = name_of(await eventually(lambda: dcd_of(api, ns, name, MULTINODE_SERVICE), timeout=TIMEOUT))
     await eventually(lambda: leader_worker_sets(api, ns, dcd), timeout=TIMEOUT)
 
     await lws_crd.remove()

@@ -16,6 +16,7 @@ from dynamo_operator.internal.dynamo.scalingadapter.adapter import FIELD_MANAGER
 from integration.controllers_requests.requests_testlib import apply, get_or_none, graph
 from testsupport.api import eventually
 from testsupport.cluster import Kubectl, KubectlError
+from testsupport.components import deployment_of
 from testsupport.operator import RunningOperator
 
 pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
@@ -64,9 +65,12 @@ async def test_kubectl_scale_adapter_reaches_pods_and_direct_edit_is_reverted(
         )
     ]
     assert owners == [FIELD_MANAGER]
+    # Replicas are not part of the worker hash: the worker keeps its Deployment.
     deployment = await eventually(
-        lambda: api.get(kinds.DEPLOYMENT, "g-worker", namespace=ns),
-        until=lambda d: d["spec"]["replicas"] == 3 and d.get("status", {}).get("readyReplicas") == 3,
+        lambda: deployment_of(api, ns, "g", "Worker"),
+        until=lambda d: (
+            d is not None and d["spec"]["replicas"] == 3 and d.get("status", {}).get("readyReplicas") == 3
+        ),
         timeout=TIMEOUT,
     )
     assert deployment["spec"]["replicas"] == 3
@@ -89,10 +93,11 @@ async def test_kubectl_scale_adapter_reaches_pods_and_direct_edit_is_reverted(
         until=lambda d: worker_replicas(d) == 3,
         timeout=TIMEOUT,
     )
-    deployment = await api.get(kinds.DEPLOYMENT, "g-worker", namespace=ns)
+    worker = deployment["metadata"]["name"]
+    deployment = await api.get(kinds.DEPLOYMENT, worker, namespace=ns)
     assert deployment["spec"]["replicas"] in (1, 3)  # it may have seen 1 for an instant, never stays there
     await eventually(
-        lambda: api.get(kinds.DEPLOYMENT, "g-worker", namespace=ns),
+        lambda: api.get(kinds.DEPLOYMENT, worker, namespace=ns),
         until=lambda d: d["spec"]["replicas"] == 3,
         timeout=TIMEOUT,
     )

@@ -78,11 +78,21 @@ def test_secure_metrics_reach_the_manager_with_their_certificate_directory() -> 
         pytest.param(
             ["--leader-election-namespace", "ops"], "leader_election_namespace", "ops", id="lease-ns"
         ),
+        pytest.param(["--nats-address", "nats://n:4222"], "nats_address", "nats://n:4222", id="nats"),
+        pytest.param(["--natsAddr=nats://n:4222"], "nats_address", "nats://n:4222", id="nats-upstream"),
+        pytest.param(["--etcd-address", "e:2379"], "etcd_address", "e:2379", id="etcd"),
+        pytest.param(["--etcdAddr=e:2379"], "etcd_address", "e:2379", id="etcd-upstream"),
+        pytest.param(["--operator-version", "1.0.0"], "operator_version", "1.0.0", id="operator-version"),
     ],
 )
 def test_flag_parsing(argv: list[str], field: str, value: object) -> None:
     """Each flag lands in its option."""
     assert getattr(parse(*argv), field) == value
+
+
+def test_operator_version_defaults_to_the_package_version() -> None:
+    """Without --operator-version, new graphs are stamped with the version `version` prints."""
+    assert parse().operator_version == package_version()
 
 
 @pytest.mark.parametrize(

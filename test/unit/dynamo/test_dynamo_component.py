@@ -18,14 +18,23 @@ from dynamo_operator.internal.dynamo import (
 from unit.dynamo.dynamo_testlib import CTX, NS, dcd_of, dgd, kind, objects_of, service
 
 Obj = dict[str, Any]
-DCD_OWNER = {
-    "apiVersion": "nvidia.com/v1alpha1",
-    "kind": "DynamoComponentDeployment",
-    "name": "g-s",
-    "uid": "dcd-uid-S",
-    "controller": True,
-    "blockOwnerDeletion": True,
-}
+
+
+def _owner(spec: Obj) -> Obj:
+    """The controller ownerReference to the DCD of `spec` as service S of graph g."""
+    return {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoComponentDeployment",
+        "name": _dcd_name(spec),
+        "uid": "dcd-uid-S",
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def _dcd_name(spec: Obj) -> str:
+    """The DCD name of `spec` as service S of graph g (`g-s`, workers `g-s-<worker hash>`)."""
+    return str(dcd_of(dgd({"S": spec}), "S")["metadata"]["name"])
 
 
 def _objs(spec: Obj, ctx: GenContext = CTX, **graph: Any) -> list[Obj]:
@@ -42,9 +51,22 @@ def _one(objs: list[Obj], k: str) -> Obj:
 
 def test_single_node_yields_deployment_named_like_dcd() -> None:
     """A single-node component runs as one Deployment named like its DCD, owned by it."""
-    dep = _one(_objs(service("worker")), "Deployment")
+    dep = _one(_objs(service("frontend")), "Deployment")
     assert dep["metadata"]["name"] == "g-s"
-    assert dep["metadata"]["ownerReferences"] == [DCD_OWNER]
+    assert dep["metadata"]["ownerReferences"] == [_owner(service("frontend"))]
+
+
+def test_worker_deployment_carries_the_worker_hash_of_its_dcd() -> None:
+    """A worker's Deployment is named like its hashed DCD and labelled, as its pods, with the hash."""
+    spec = service("worker")
+    name = _dcd_name(spec)
+    dep = _one(_objs(spec), "Deployment")
+    worker_hash = name.rsplit("-", 1)[1]
+    assert (dep["metadata"]["name"], dep["metadata"]["labels"][consts.LABEL_WORKER_HASH]) == (
+        name,
+        worker_hash,
+    )
+    assert dep["spec"]["template"]["metadata"]["labels"][consts.LABEL_WORKER_HASH] == worker_hash
 
 
 @pytest.mark.parametrize(("replicas", "expected"), [(None, 1), (0, 0), (4, 4)])
@@ -57,8 +79,9 @@ def test_deployment_replicas(replicas: int | None, expected: int) -> None:
 def test_deployment_selector() -> None:
     """The Deployment selects its pods by nvidia.com/selector=<dcd name>, which the template carries."""
     dep = _one(_objs(service("worker")), "Deployment")
-    assert dep["spec"]["selector"] == {"matchLabels": {"nvidia.com/selector": "g-s"}}
-    assert dep["spec"]["template"]["metadata"]["labels"]["nvidia.com/selector"] == "g-s"
+    name = _dcd_name(service("worker"))
+    assert dep["spec"]["selector"] == {"matchLabels": {"nvidia.com/selector": name}}
+    assert dep["spec"]["template"]["metadata"]["labels"]["nvidia.com/selector"] == name
 
 
 @pytest.mark.parametrize(
@@ -102,6 +125,14 @@ def test_model_ref_labels_and_annotation() -> None:
     dep = _one(_objs(service("worker", modelRef={"name": "llama"})), "Deployment")
     assert dep["metadata"]["annotations"][consts.ANNOTATION_BASE_MODEL] == "llama"
     assert consts.LABEL_BASE_MODEL_HASH in dep["spec"]["template"]["metadata"]["labels"]
+
+
+def test_model_ref_labels_the_components_service() -> None:
+    """A modelRef component's Service carries the base-model hash label, as its pods do."""
+    objs = _objs(service("worker", modelRef={"name": "llama"}))
+    [svc] = [o for o in kind(objs, "Service") if consts.LABEL_COMPONENT in o["metadata"].get("labels", {})]
+    pod_labels = _one(objs, "Deployment")["spec"]["template"]["metadata"]["labels"]
+    assert svc["metadata"]["labels"][consts.LABEL_BASE_MODEL_HASH] == pod_labels[consts.LABEL_BASE_MODEL_HASH]
 
 
 def test_dcd_model_input_is_accepted() -> None:
@@ -299,13 +330,15 @@ MULTI = {"multinode": {"nodeCount": 3}, "resources": {"limits": {"gpu": "8"}}}
 def test_one_lws_per_replica() -> None:
     """A multinode component with N replicas yields N LeaderWorkerSets `<dcd>-<i>` and no Deployment."""
     objs = _objs(service("worker", replicas=2, **MULTI))
-    assert [o["metadata"]["name"] for o in kind(objs, "LeaderWorkerSet")] == ["g-s-0", "g-s-1"]
+    name = _dcd_name(service("worker", replicas=2, **MULTI))
+    assert [o["metadata"]["name"] for o in kind(objs, "LeaderWorkerSet")] == [f"{name}-0", f"{name}-1"]
     assert kind(objs, "Deployment") == []
 
 
 def test_lws_spec() -> None:
     """Each LWS: apiVersion leaderworkerset.x-k8s.io/v1, 1 group, leader created first, size = nodeCount."""
-    lws = kind(_objs(service("worker", **MULTI)), "LeaderWorkerSet")[0]
+    spec = service("worker", **MULTI)
+    lws = kind(_objs(spec), "LeaderWorkerSet")[0]
     assert lws["apiVersion"] == "leaderworkerset.x-k8s.io/v1"
     assert (
         lws["spec"]["replicas"],
@@ -316,13 +349,14 @@ def test_lws_spec() -> None:
         "LeaderCreated",
         3,
     )
-    assert lws["metadata"]["ownerReferences"] == [DCD_OWNER]
+    assert lws["metadata"]["ownerReferences"] == [_owner(spec)]
 
 
 @pytest.mark.parametrize("role", ["leader", "worker"])
 def test_lws_template_labels(role: str) -> None:
     """Templates carry role and instance-id, and not the Deployment selector label."""
-    lws = kind(_objs(service("worker", **MULTI)), "LeaderWorkerSet")[0]
+    spec = service("worker", **MULTI)
+    lws = kind(_objs(spec), "LeaderWorkerSet")[0]
     labels = lws["spec"]["leaderWorkerTemplate"][f"{role}Template"]["metadata"]["labels"]
     assert (labels["role"], labels["instance-id"]) == (role, "0")
     assert "nvidia.com/selector" not in labels
@@ -332,11 +366,12 @@ def test_volcano_gang_scheduling_when_present() -> None:
     """With Volcano, each LWS gets a PodGroup (minMember = nodeCount) and its pods the volcano scheduler."""
     ctx = GenContext(namespace=NS, capabilities=Capabilities(lws=True, volcano=True))
     objs = _objs(service("worker", **MULTI), ctx)
+    name = f"{_dcd_name(service('worker', **MULTI))}-0"
     group = _one(objs, "PodGroup")
-    assert (group["metadata"]["name"], group["spec"]["minMember"]) == ("g-s-0", 3)
+    assert (group["metadata"]["name"], group["spec"]["minMember"]) == (name, 3)
     leader = _one(objs, "LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
     assert leader["spec"]["schedulerName"] == "volcano"
-    assert leader["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == "g-s-0"
+    assert leader["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == name
 
 
 def test_no_volcano_without_volcano() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from dynamo_operator.internal.dynamo import (
     missing_apis,
     validate_graph,
 )
+from dynamo_operator.internal.dynamo.graph import dcd_names, graph_worker_hash
 from unit.dynamo.dynamo_testlib import CTX, NS, dgd, service
 
 Obj = dict[str, Any]
@@ -41,9 +43,11 @@ def _dcd(graph: Obj, svc: str, ctx: GenContext = CTX) -> Obj:
 
 
 def test_one_dcd_per_service_sorted() -> None:
-    """Every service becomes one DCD; output is sorted by name."""
+    """Every service becomes one DCD; output is sorted by name; workers carry the worker hash."""
     graph = dgd({"W": service("worker"), "F": service("frontend"), "P": service("planner")})
-    assert [d["metadata"]["name"] for d in desired_dcds(graph, CTX)] == ["g-f", "g-p", "g-w"]
+    names = [d["metadata"]["name"] for d in desired_dcds(graph, CTX)]
+    assert names[:2] == ["g-f", "g-p"]
+    assert re.fullmatch(r"g-w-[0-9a-f]{8}", names[2])
 
 
 def test_dcd_owner_reference() -> None:
@@ -154,9 +158,118 @@ def test_non_frontend_gets_no_default_ingress() -> None:
     assert "ingress" not in _dcd(dgd({"W": service("worker")}), "W", ctx)["spec"]
 
 
-def test_no_default_ingress_when_operator_has_none() -> None:
-    """Without operator ingress settings the frontend gets no ingress."""
-    assert "ingress" not in _dcd(dgd({"F": service("frontend")}), "F")["spec"]
+def test_default_ingress_without_operator_settings_is_host_only() -> None:
+    """Without operator ingress settings a frontend's ingress names only its host (the graph), as
+    upstream writes it; not enabled, so no Ingress is generated."""
+    assert _dcd(dgd({"F": service("frontend")}), "F")["spec"]["ingress"] == {"host": "g"}
+
+
+def test_frontends_own_ingress_is_kept() -> None:
+    """A frontend that declares an ingress keeps it as written."""
+    own = {"enabled": True, "host": "mine", "ingressControllerClassName": "nginx"}
+    assert _dcd(dgd({"F": service("frontend", ingress=own)}), "F")["spec"]["ingress"] == own
+
+
+# --- planner, EPP -------------------------------------------------------------------------------------
+
+
+def test_planner_dcd_names_the_planner_service_account() -> None:
+    """The planner's DCD spec names the planner ServiceAccount (its binding lets it scale the graph)."""
+    spec = _dcd(dgd({"P": service("planner")}), "P")["spec"]
+    assert spec["extraPodSpec"]["serviceAccountName"] == "planner-serviceaccount"
+
+
+def test_planner_keeps_a_service_account_the_user_chose() -> None:
+    """A ServiceAccount set on the planner's extraPodSpec stays the user's choice."""
+    graph = dgd({"P": service("planner", extraPodSpec={"serviceAccountName": "mine"})})
+    assert _dcd(graph, "P")["spec"]["extraPodSpec"]["serviceAccountName"] == "mine"
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        pytest.param(
+            {"plugins": []},
+            {
+                "apiVersion": "inference.networking.x-k8s.io/v1alpha1",
+                "kind": "EndpointPickerConfig",
+                "plugins": [],
+            },
+            id="typed",
+        ),
+        pytest.param(
+            {"apiVersion": "example.com/v9", "kind": "Other", "plugins": []},
+            {"apiVersion": "example.com/v9", "kind": "Other", "plugins": []},
+            id="users-type-wins",
+        ),
+    ],
+)
+def test_inline_epp_config_is_typed_in_the_dcd(config: Obj, expected: Obj) -> None:
+    """An inline eppConfig.config reaches the DCD with its apiVersion/kind written out."""
+    graph = dgd({"E": service("epp", eppConfig={"config": config})})
+    assert _dcd(graph, "E")["spec"]["eppConfig"] == {"config": expected}
+
+
+def test_epp_config_map_ref_is_copied_as_written() -> None:
+    """An eppConfig naming a ConfigMap is copied unchanged."""
+    epp = {"configMapRef": {"name": "mine", "key": "k"}}
+    assert _dcd(dgd({"E": service("epp", eppConfig=epp)}), "E")["spec"]["eppConfig"] == epp
+
+
+# --- worker hash ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ctype", ["worker", "prefill", "decode"])
+def test_worker_dcds_are_named_and_labelled_with_one_worker_hash(ctype: str) -> None:
+    """Worker, prefill and decode DCDs are `<dgd>-<svc>-<hash>` and labelled with the hash (metadata and
+    spec), one hash for every worker of the graph."""
+    graph = dgd({"A": service(ctype), "B": service("worker"), "F": service("frontend")})
+    wh = graph_worker_hash(graph)
+    for svc in ("A", "B"):
+        dcd = _dcd(graph, svc)
+        assert dcd["metadata"]["name"] == f"g-{svc.lower()}-{wh}"
+        assert dcd["metadata"]["labels"][consts.LABEL_WORKER_HASH] == wh
+        assert dcd["spec"]["labels"][consts.LABEL_WORKER_HASH] == wh
+
+
+@pytest.mark.parametrize("ctype", ["frontend", "planner", "epp", "main", ""])
+def test_other_components_carry_no_worker_hash(ctype: str) -> None:
+    """Components that are not workers keep `<dgd>-<svc>` and get no worker-hash label."""
+    spec = service(ctype, eppConfig={"config": {}}) if ctype == "epp" else service(ctype)
+    dcd = _dcd(dgd({"S": spec, "W": service("worker")}), "S")
+    assert dcd["metadata"]["name"] == "g-s"
+    assert consts.LABEL_WORKER_HASH not in dcd["spec"]["labels"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "renamed"),
+    [
+        pytest.param({"envs": [{"name": "X", "value": "1"}]}, True, id="env-renames"),
+        pytest.param({"extraPodSpec": {"mainContainer": {"image": "other:1"}}}, True, id="image-renames"),
+        pytest.param({"replicas": 5}, False, id="replicas-keep"),
+        pytest.param({"labels": {"team": "a"}}, False, id="labels-keep"),
+        pytest.param({"annotations": {"note": "x"}}, False, id="annotations-keep"),
+        pytest.param({"scalingAdapter": {"enabled": True}}, False, id="adapter-keep"),
+        pytest.param({"modelRef": {"name": "m"}}, False, id="model-ref-keep"),
+        pytest.param({"subComponentType": "decode"}, False, id="sub-type-keep"),
+    ],
+)
+def test_worker_names_change_exactly_when_pods_would(edit: Obj, renamed: bool) -> None:
+    """Edits that reach the pod template rename worker DCDs (a new set rolls in); scaling, metadata,
+    adapter and model-reference edits keep the names."""
+    before = dcd_names(dgd({"W": service("worker"), "F": service("frontend")}))
+    after = dcd_names(dgd({"W": service("worker", **edit), "F": service("frontend")}))
+    assert (before["W"] != after["W"]) is renamed
+    assert before["F"] == after["F"]
+
+
+def test_frontend_edit_keeps_worker_names() -> None:
+    """Only worker specs enter the worker hash."""
+    before = dcd_names(dgd({"W": service("worker"), "F": service("frontend")}))
+    after = dcd_names(
+        dgd({"W": service("worker"), "F": service("frontend", envs=[{"name": "X", "value": "1"}])})
+    )
+    assert before == after
 
 
 # --- PVCs ---------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 
 import pytest
 from dynamo_operator.internal.dynamo import GenerationError, desired_dcds, naming, validate_graph
@@ -15,25 +16,25 @@ from unit.dynamo.dynamo_testlib import CTX, dgd, service
     ("graph", "svc", "ctype", "expected"),
     [
         pytest.param("g", "Frontend", "frontend", "g-frontend", id="lowercased"),
-        pytest.param("g", "VllmPrefill", "prefill", "g-vllmprefill", id="prefill-no-hash-suffix"),
-        pytest.param("g", "VllmDecode", "decode", "g-vllmdecode", id="decode-no-hash-suffix"),
-        pytest.param("g", "worker", "worker", "g-worker", id="worker-no-hash-suffix"),
+        pytest.param("g", "VllmPrefill", "prefill", r"g-vllmprefill-[0-9a-f]{8}", id="prefill-hash-suffix"),
+        pytest.param("g", "VllmDecode", "decode", r"g-vllmdecode-[0-9a-f]{8}", id="decode-hash-suffix"),
+        pytest.param("g", "worker", "worker", r"g-worker-[0-9a-f]{8}", id="worker-hash-suffix"),
         pytest.param("my-graph", "Planner", "planner", "my-graph-planner", id="dashed-graph"),
     ],
 )
 def test_dcd_name(graph: str, svc: str, ctype: str, expected: str) -> None:
-    """DCD names are `<dgd>-<lower(service)>`, stable across spec edits."""
+    """DCD names are `<dgd>-<lower(service)>`, workers with `-<worker hash>` appended."""
     [dcd] = desired_dcds(dgd({svc: service(ctype)}, name=graph), CTX)
-    assert dcd["metadata"]["name"] == expected
+    assert re.fullmatch(expected, dcd["metadata"]["name"])
 
 
-def test_dcd_name_unchanged_by_worker_spec_edit() -> None:
-    """Editing a worker's spec keeps its DCD name, so exactly that Deployment rolls in place."""
-    before = desired_dcds(dgd({"W": service("worker")}), CTX)[0]["metadata"]["name"]
-    after = desired_dcds(dgd({"W": service("worker", envs=[{"name": "X", "value": "1"}])}), CTX)[0][
-        "metadata"
-    ]["name"]
-    assert before == after
+@pytest.mark.parametrize(
+    ("worker_hash", "expected"),
+    [pytest.param(None, "g-w", id="no-hash"), pytest.param("0a1b2c3d", "g-w-0a1b2c3d", id="hash")],
+)
+def test_dcd_name_suffix(worker_hash: str | None, expected: str) -> None:
+    """naming.dcd_name appends the worker hash when given."""
+    assert naming.dcd_name("g", "W", worker_hash) == expected
 
 
 @pytest.mark.parametrize(
@@ -86,7 +87,25 @@ def test_long_or_invalid_generated_names_are_refused(graph: str, svc: str, ok: b
 def test_validate_graph_names_the_service_with_a_long_name() -> None:
     """validate_graph refuses an over-long name and names the offending service."""
     with pytest.raises(GenerationError, match=r"spec\.services\." + "s" * 40):
-        validate_graph(dgd({"s" * 40: service("worker")}, name="g" * 30), CTX)
+        validate_graph(dgd({"s" * 40: service("frontend")}, name="g" * 30), CTX)
+
+
+@pytest.mark.parametrize(
+    ("ctype", "ok"),
+    [
+        pytest.param("frontend", True, id="frontend-fits"),
+        pytest.param("worker", False, id="worker-hash-too-long"),
+    ],
+)
+def test_worker_names_count_the_hash_suffix(ctype: str, ok: bool) -> None:
+    """Graph plus service of 61 characters fits a frontend's Service name (63) but not a worker's, whose
+    name carries the 9-character hash suffix; the message says so."""
+    graph = dgd({"s" * 30: service(ctype)}, name="g" * 31)
+    if ok:
+        validate_graph(graph, CTX)
+        return
+    with pytest.raises(GenerationError, match="worker-hash suffix"):
+        validate_graph(graph, CTX)
 
 
 @pytest.mark.parametrize(

@@ -5,11 +5,25 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dynamo_operator.internal.dynamo import Capabilities, GenContext, GenerationError
+from dynamo_operator.internal.dynamo import (
+    Capabilities,
+    GenContext,
+    GenerationError,
+    desired_component_objects,
+)
 from dynamo_operator.internal.dynamo.merge import merge_env, override, override_probe
 from hypothesis import given
 from hypothesis import strategies as st
-from unit.dynamo.dynamo_testlib import NS, dgd, env_map, main_container, pod_template, service
+from unit.dynamo.dynamo_testlib import (
+    CTX,
+    NS,
+    dcd_of,
+    dgd,
+    env_map,
+    main_container,
+    pod_template,
+    service,
+)
 
 Obj = dict[str, Any]
 
@@ -358,23 +372,50 @@ def test_extra_pod_metadata_reaches_pod() -> None:
 
 
 def test_extra_pod_metadata_cannot_override_selector_labels() -> None:
-    """Operator-owned labels (selector, component, namespace) are re-asserted after user labels."""
+    """Operator-owned labels (selector, component, namespace, worker hash) are re-asserted after user
+    labels."""
     labels = {
         "nvidia.com/selector": "x",
         "nvidia.com/dynamo-component": "x",
         "nvidia.com/dynamo-namespace": "x",
+        "nvidia.com/dynamo-worker-hash": "x",
     }
-    t = _t(service("worker", extraPodMetadata={"labels": labels}))
-    got = t["metadata"]["labels"]
+    spec = service("worker", extraPodMetadata={"labels": labels})
+    name = dcd_of(dgd({"S": spec}), "S")["metadata"]["name"]
+    got = _t(spec)["metadata"]["labels"]
     assert (
         got["nvidia.com/selector"],
         got["nvidia.com/dynamo-component"],
         got["nvidia.com/dynamo-namespace"],
-    ) == (
-        "g-s",
-        "S",
-        "ns1-g",
-    )
+        got["nvidia.com/dynamo-worker-hash"],
+    ) == (name, "S", "ns1-g", name.rsplit("-", 1)[1])
+
+
+@pytest.mark.parametrize(
+    ("ctype", "suffixed"),
+    [
+        pytest.param("worker", True, id="worker"),
+        pytest.param("prefill", True, id="prefill"),
+        pytest.param("decode", True, id="decode"),
+        pytest.param("frontend", False, id="frontend"),
+        pytest.param("planner", False, id="planner"),
+    ],
+)
+def test_workers_get_their_hash_as_namespace_suffix(ctype: str, suffixed: bool) -> None:
+    """Worker pods carry DYN_NAMESPACE_WORKER_SUFFIX=<worker hash> (old and new workers of a rollout
+    register apart); other components do not."""
+    graph = dgd({"S": service(ctype)})
+    name = dcd_of(graph, "S")["metadata"]["name"]
+    got = env_map(main_container(pod_template(graph, "S"))).get("DYN_NAMESPACE_WORKER_SUFFIX")
+    assert got == (name.rsplit("-", 1)[1] if suffixed else None)
+
+
+def test_standalone_worker_dcd_gets_no_namespace_suffix() -> None:
+    """A DCD written by hand (no worker-hash label) gets no suffix."""
+    dcd = dcd_of(dgd({"S": service("worker")}), "S")
+    dcd["spec"]["labels"].pop("nvidia.com/dynamo-worker-hash")
+    [deployment] = [o for o in desired_component_objects(dcd, CTX) if o["kind"] == "Deployment"]
+    assert "DYN_NAMESPACE_WORKER_SUFFIX" not in env_map(main_container(deployment["spec"]["template"]))
 
 
 def test_metrics_label_opt_out() -> None:

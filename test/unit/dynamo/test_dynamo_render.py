@@ -222,3 +222,14 @@ def test_render_invalid_input_names_field(text: str, field: str) -> None:
     """Invalid input raises ValueError whose message names the field."""
     with pytest.raises(ValueError, match=field):
         render_documents(text, namespace="ns1", with_lws=True)
+
+
+@pytest.mark.parametrize(("version", "stamped"), [("1.0.0", "1.0.0"), ("", None)])
+def test_render_stamps_a_new_graph_with_the_operator_version(version: str, stamped: str | None) -> None:
+    """Rendered DCDs carry the origin version the operator would stamp at its first look."""
+    docs = yaml.safe_load_all(render_documents(AGG, namespace="ns1", with_lws=True, operator_version=version))
+    dcds = [d for d in docs if d["kind"] == "DynamoComponentDeployment"]
+    assert dcds
+    for dcd in dcds:
+        origin = (dcd["spec"].get("annotations") or {}).get("nvidia.com/dynamo-operator-origin-version")
+        assert origin == stamped

@@ -73,6 +73,16 @@ def test_epp_inline_config_becomes_config_map_and_pool() -> None:
     }
 
 
+def test_inference_pool_carries_the_epp_services_labels() -> None:
+    """The InferencePool is labelled like the EPP component: graph, service key, type epp."""
+    [_, pool] = desired_side_objects(dgd({"Epp": service("epp", **EPP_CONFIG)}), EPP_CTX)
+    assert pool["metadata"]["labels"] == {
+        "nvidia.com/dynamo-component": "Epp",
+        "nvidia.com/dynamo-component-type": "epp",
+        "nvidia.com/dynamo-graph-deployment-name": "g",
+    }
+
+
 def test_epp_config_map_ref_needs_no_config_map() -> None:
     """With configMapRef only the InferencePool is generated."""
     objs = desired_side_objects(

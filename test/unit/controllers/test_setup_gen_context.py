@@ -1,0 +1,46 @@
+"""controllers.setup.gen_context_factory: operator flags become the generation context."""
+
+from __future__ import annotations
+
+from dynamo_operator.context import OperatorContext
+from dynamo_operator.controllers.setup import gen_context_factory
+from dynamo_operator.flags import build_parser, options_from_args
+from dynamo_operator.internal.dynamo.context import Capabilities, GenContext
+from dynamo_operator.internal.secrets.index import DockerSecretIndex
+
+
+def context_for(*argv: str) -> GenContext:
+    options = options_from_args(build_parser().parse_args(list(argv)), environ={})
+    factory = gen_context_factory(
+        OperatorContext(options=options, capabilities=Capabilities()),
+        DockerSecretIndex(),
+        capabilities=Capabilities,
+    )
+    return factory("team")
+
+
+def test_infrastructure_addresses_become_component_env() -> None:
+    """NATS, etcd, Prometheus and Model Express addresses are given to every component."""
+    ctx = context_for(
+        "--nats-address=nats://n:4222",
+        "--etcd-address=e:2379",
+        "--prometheus-endpoint=http://p:9090",
+        "--model-express-url=http://m:8001",
+    )
+    assert dict(ctx.infrastructure_env) == {
+        "NATS_SERVER": "nats://n:4222",
+        "ETCD_ENDPOINTS": "e:2379",
+        "PROMETHEUS_ENDPOINT": "http://p:9090",
+        "MODEL_EXPRESS_URL": "http://m:8001",
+    }
+
+
+def test_unset_addresses_inject_nothing() -> None:
+    """Without the flags no infrastructure env is injected."""
+    assert dict(context_for().infrastructure_env) == {}
+
+
+def test_operator_version_reaches_generation() -> None:
+    """--operator-version is the version new graphs are stamped with; "unknown" stamps nothing."""
+    assert context_for("--operator-version=1.0.0").operator_version == "1.0.0"
+    assert context_for("--operator-version=unknown").operator_version == ""
