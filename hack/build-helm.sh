@@ -22,7 +22,10 @@ if [ ! -x "$helm" ]; then
   export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 GOFLAGS="-trimpath -mod=readonly"
   log "building helm $HELM_VERSION (about 2 min on 2 cores; 60 MB)"
   start=$SECONDS
+  # The version, and the Kubernetes version `helm template` assumes offline (else v1.20): ours.
+  minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
   ld="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+  ld="$ld -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor"
   (cd "$here/tools/helm" && go build -ldflags "$ld" -o "$HELM_BIN_DIR/.helm.tmp" helm.sh/helm/v3/cmd/helm)
   mv "$HELM_BIN_DIR/.helm.tmp" "$helm"
   log "built helm in $((SECONDS - start)) s"
