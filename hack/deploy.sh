@@ -15,12 +15,13 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 say() { printf 'deploy: %s\n' "$*" >&2; }
 IMG=${IMG:-dynamo-operator:dev}
-# Deleted in this order: requests first (they own generated graphs), graphs (they own components and
-# adapters), then models (LoRA finalizers need the operator and the serving pods), the rest last.
+# Deletions are issued in this order, then awaited together: models first (a LoRA model's finalizer
+# unloads the adapter from the pods still serving it, or gives up after a minute when they do not
+# answer), requests (they own generated graphs), graphs (they own components and adapters), the rest.
 KINDS=(
+  dynamomodels.nvidia.com
   dynamographdeploymentrequests.nvidia.com
   dynamographdeployments.nvidia.com
-  dynamomodels.nvidia.com
   dynamographdeploymentscalingadapters.nvidia.com
   dynamocomponentdeployments.nvidia.com
 )
@@ -78,18 +79,21 @@ undeploy() {
     left=""
     for kind in "${KINDS[@]}"; do
       served "$kind" || continue
-      left+=$(kubectl get "$kind" -A --no-headers \
-        -o custom-columns='KIND:.kind,NAMESPACE:.metadata.namespace,NAME:.metadata.name,FINALIZERS:.metadata.finalizers' \
-        2>/dev/null || true)
-      [ -n "$left" ] && left+=$'\n'
+      left+=$(kubectl get "$kind" -A --no-headers -o \
+        custom-columns='K:.kind,NS:.metadata.namespace,N:.metadata.name,F:.metadata.finalizers' \
+        2>/dev/null | sed "s|^[^ ]*|${kind%%.*}|" || true)
+      [ -n "${left##*$'\n'}" ] && left+=$'\n'
     done
-    [ -z "${left//$'\n'/}" ] && break
+    [ -z "$left" ] && break
     if [ $SECONDS -ge $deadline ]; then
-      say "these custom resources are still there after ${timeout}s (their finalizers wait for the operator):"
+      say "still there after ${timeout}s, waiting on their finalizers (kind, namespace, name, finalizers):"
       printf '%s' "$left" | sed 's/^/  /' >&2
-      say "the operator is left running so it can finish; see why with 'kubectl describe <kind> <name> -n <ns>'."
-      say "to give up on a finalizer (the operator will not clean up after that object):"
-      say "  kubectl patch <kind> <name> -n <ns> --type=merge -p '{\"metadata\":{\"finalizers\":null}}'"
+      say "the operator must run to clear them (is it up? kubectl get pods -A -l control-plane=controller-manager);"
+      say "it is not removed yet. See why with kubectl describe. To give up on one (nothing will clean up"
+      say "after it, e.g. a LoRA adapter stays loaded until its pods restart):"
+      printf '%s' "$left" | while read -r k ns name _; do
+        say "  kubectl patch $k $name -n $ns --type=merge -p '{\"metadata\":{\"finalizers\":null}}'"
+      done
       say "then run 'make undeploy' again"
       exit 1
     fi
