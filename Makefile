@@ -63,7 +63,7 @@ manifests: venv ## Generate config/crd/bases from the API models (and copy them 
 	$(PY) hack/gen_crds.py
 	@$(MAKE) --no-print-directory chart-sync
 
-chart-sync: ## Copy the CRDs and the manager ClusterRole's rules from config/ into the Helm chart
+chart-sync: ## Copy the CRDs, the manager rules and the admission policy from config/ into the Helm chart
 	@hack/chart-sync.sh
 
 render: venv ## Render a DGD offline, YAML on stdout: make render F=config/samples/x.yaml > out.yaml
@@ -84,7 +84,7 @@ cluster-up: cluster-bins venv ## Start the local control plane on loopback; prin
 cluster-down: ## Stop the local control plane and remove its state
 	@$(PYTHON) hack/localcluster.py down
 
-kubeconfig: ## Print "export KUBECONFIG=..." of the local control plane: eval $$(make kubeconfig)
+kubeconfig: ## Print "export KUBECONFIG=..." of the local control plane: eval $(make kubeconfig)
 	@path=$$($(PYTHON) hack/localcluster.py kubeconfig) \
 	  || { echo "kubeconfig: the local control plane is not up; start it with make cluster-up (or make run)" >&2; exit 1; }; \
 	  echo "export KUBECONFIG=$$path"
