@@ -14,10 +14,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import secrets
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,11 +37,10 @@ from dynamo_operator.internal.client.resource import (
 from e2e.conftest import Deployed
 from testsupport.api import eventually
 from testsupport.cluster import Kubectl
+from testsupport.samples import SAMPLES, holds, sample_files, statement
 
 pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
 
-REPO = Path(__file__).resolve().parents[2]
-SAMPLES = REPO / "config" / "samples"
 GROUP = "nvidia.com"
 DGD = Resource(GROUP, "v1alpha1", "dynamographdeployments", "DynamoGraphDeployment")
 DCD = Resource(GROUP, "v1alpha1", "dynamocomponentdeployments", "DynamoComponentDeployment")
@@ -183,41 +180,7 @@ async def provide_storage(api: Client, ns: str) -> None:
     )
 
 
-# --- what each sample's header states --------------------------------------------------------------
-
-STATEMENT = re.compile(
-    r"^(?:(?P<type>\w+)=(?P<status>True|False), reason (?P<reason>\w+)|state (?P<state>\w+))"
-)
 RESOURCES = {r.kind: r for r in (DGD, DGDR, MODEL)}
-
-
-def sample_files() -> list[Path]:
-    listed = yaml.safe_load((SAMPLES / "kustomization.yaml").read_text())["resources"]
-    return [SAMPLES / name for name in listed]
-
-
-def header(path: Path, key: str) -> str:
-    """The text of `# <key>: ...` in the file's leading comment, with its continuation lines (`#   ...`)."""
-    found: list[str] = []
-    for line in path.read_text().splitlines():
-        if not line.startswith("#"):
-            break
-        if line.startswith(f"# {key}: "):
-            found = [line.removeprefix(f"# {key}: ")]
-        elif found and line.startswith("#   "):
-            found.append(line[1:])
-        elif found:
-            break
-    return " ".join(" ".join(found).split())
-
-
-def holds(obj: dict[str, Any] | None, statement: re.Match[str]) -> bool:
-    if obj is None:
-        return False
-    if statement["state"]:
-        return (obj.get("status") or {}).get("state") == statement["state"]
-    cond = condition(obj, statement["type"])
-    return (cond.get("status"), cond.get("reason")) == (statement["status"], statement["reason"])
 
 
 async def lws_served(api: Client) -> bool:
@@ -304,13 +267,6 @@ async def test_operator_serves_readyz_healthz_and_metrics(deployed: Deployed) ->
         assert family in text, family
 
 
-@pytest.mark.parametrize("path", sample_files(), ids=lambda p: p.name)
-def test_every_sample_header_says_what_it_needs(path: Path) -> None:
-    """Each sample names its prerequisites and what the project's local control plane shows."""
-    assert header(path, "Needs"), f"{path.name}: no '# Needs:' line"
-    assert STATEMENT.match(header(path, "Local control plane")), f"{path.name}: no checkable statement"
-
-
 async def test_every_sample_is_ready_or_as_its_header_says_without_prerequisites(
     api: Client, kubectl: Kubectl, samples_ns: str
 ) -> None:
@@ -321,18 +277,18 @@ async def test_every_sample_is_ready_or_as_its_header_says_without_prerequisites
         return
     for path in sample_files():
         [doc] = [d for d in yaml.safe_load_all(path.read_text()) if d]
-        statement = STATEMENT.match(header(path, "Local control plane"))
-        assert statement, path.name
+        stated = statement(path)
+        assert stated, path.name
         resource, name = RESOURCES[doc["kind"]], doc["metadata"]["name"]
         await eventually(
             lambda r=resource, n=name: get_or_none(api, r, n, samples_ns),
-            until=lambda obj, st=statement: holds(obj, st),
+            until=lambda obj, st=stated: holds(obj, st),
             timeout=TIMEOUT,
             interval=0.5,
         )
 
 
-def test_kubectl_get_dgd_shows_state_and_reason(kubectl: Kubectl, samples_ns: str) -> None:
+async def test_kubectl_get_dgd_shows_state_and_reason(kubectl: Kubectl, samples_ns: str) -> None:
     """The columns a user reads first: READY, STATE, REASON."""
     out = kubectl("get", "dgd", "-n", samples_ns)
     assert out.split()[:4] == ["NAME", "READY", "STATE", "REASON"], out
@@ -340,7 +296,9 @@ def test_kubectl_get_dgd_shows_state_and_reason(kubectl: Kubectl, samples_ns: st
     assert "NoOrchestratorAvailable" in line, out
 
 
-def test_local_cluster_controllers_add_no_warnings_of_their_own(kubectl: Kubectl, samples_ns: str) -> None:
+async def test_local_cluster_controllers_add_no_warnings_of_their_own(
+    kubectl: Kubectl, samples_ns: str
+) -> None:
     """`kubectl get events` shows the samples' real problems, not the local cluster's: no Endpoints or
     EndpointSlice controller failing on the loopback pod IPs every few seconds."""
     if os.environ.get("DYNAMO_E2E_MODE") != "local":
