@@ -16,7 +16,10 @@ RUN pip wheel --no-deps --wheel-dir /wheels . \
  && pip wheel --wheel-dir /wheels /wheels/dynamo_operator-*.whl
 
 FROM ${PYTHON_IMAGE}
-ENV PYTHONDONTWRITEBYTECODE=1 \
+# `dynamo-operator --version` names this commit (make docker-build passes it).
+ARG GIT_COMMIT=""
+ENV DYNAMO_OPERATOR_COMMIT=${GIT_COMMIT} \
+    PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PATH=/opt/dynamo-operator/bin:$PATH

@@ -7,29 +7,47 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 IMG ?= dynamo-operator:dev
+CONTAINER_TOOL ?= docker
+INSTALLER ?= dist/install.yaml
 KUSTOMIZE := kubectl kustomize
+CHART := deploy/helm/dynamo-operator
+# Pinned versions of every Python dependency (pip freeze), applied as pip constraints: `make lock`.
+CONSTRAINTS := constraints.txt
+# The commit baked into the image, for `dynamo-operator --version`.
+GIT_COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 PYTEST_ARGS ?=
 # The repo root holds a folder named "operator": never let Python put the cwd on sys.path.
 export PYTHONSAFEPATH := 1
 
 ##@ General
-help: ## Show this help
+help: ## Show this help (new here? make doctor, then README "Quick start")
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
-##@ Development
-venv: $(STAMP) ## Create .venv with the operator and its dev tools
+doctor: ## Check the prerequisites; says how to install what is missing and what the first build costs
+	@hack/doctor.sh
 
-$(STAMP): pyproject.toml setup.py
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
-	hack/devlinks.sh
+##@ Development
+# The venv recipes write to stderr only, so that `make render F=x.yaml > out.yaml` stays pure YAML
+# even when it (re)creates the venv. setuptools' notice about the strict editable install is expected.
+PIP_INSTALL := PYTHONWARNINGS="ignore:Editable installation" $(VENV)/bin/pip install --quiet --disable-pip-version-check
+venv: $(STAMP) ## Create .venv with the operator and its dev tools (versions pinned by constraints.txt)
+
+$(STAMP): pyproject.toml setup.py $(CONSTRAINTS)
+	@hack/doctor.sh --need python
+	@{ test -x $(PY) || $(PYTHON) -m venv $(VENV); } >&2
+	@echo "venv: installing the operator and its dev tools into $(VENV) (about 1 min the first time)" >&2
+	@$(PIP_INSTALL) --upgrade pip >&2
+	@$(PIP_INSTALL) -c $(CONSTRAINTS) -e '.[dev]' --config-settings editable_mode=strict >&2
+	@hack/devlinks.sh >&2
 	@touch $(STAMP)
 
 reinstall: ## Refresh the editable install (needed only after adding a module directly under operator/)
-	$(VENV)/bin/pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
-	hack/devlinks.sh
+	@$(PIP_INSTALL) -c $(CONSTRAINTS) -e '.[dev]' --config-settings editable_mode=strict >&2
+	@hack/devlinks.sh >&2
 	@touch $(STAMP)
+
+lock: ## Re-pin every dependency to its newest allowed version into constraints.txt (a fresh venv)
+	@hack/lock.sh $(PYTHON) $(CONSTRAINTS)
 
 lint: venv ## ruff (lint + format check), mypy --strict, import layering contracts
 	$(VENV)/bin/ruff check .
@@ -41,36 +59,50 @@ fmt: venv ## Format the code
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-manifests: venv ## Generate config/crd/bases from the API models
+manifests: venv ## Generate config/crd/bases from the API models (and copy them into the Helm chart)
 	$(PY) hack/gen_crds.py
+	@$(MAKE) --no-print-directory chart-sync
 
-render: venv ## Render a DGD offline: make render F=config/samples/x.yaml
-	$(VENV)/bin/dynamo-operator render -f $(F)
+chart-sync: ## Copy the CRDs, the manager rules and the admission policy from config/ into the Helm chart
+	@hack/chart-sync.sh
+
+render: venv ## Render a DGD offline, YAML on stdout: make render F=config/samples/x.yaml > out.yaml
+	@test -n "$(F)" || { echo "usage: make render F=<file with DynamoGraphDeployments> [> out.yaml]" >&2; exit 2; }
+	@$(VENV)/bin/dynamo-operator render -f $(F)
 
 ##@ Local control plane (no Docker: real kube-apiserver, etcd, kcm, scheduler + kwok)
-cluster-bins: ## Build the control-plane binaries into ~/.cache (only what is missing)
-	hack/build-cluster-bins.sh
+cluster-bins: ## Build the control-plane binaries into ~/.cache (only what is missing; needs Go the first time)
+	@hack/build-cluster-bins.sh
+
+helm: ## Build helm from its Go module into ~/.cache (once; the chart tests need it)
+	@hack/build-helm.sh
 
 cluster-up: cluster-bins venv ## Start the local control plane on loopback; prints the kubeconfig path
-	$(PY) hack/localcluster.py up
+	@$(PY) hack/localcluster.py up
+	@echo "cluster-up: in your shell: eval \$$(make kubeconfig)" >&2
 
 cluster-down: ## Stop the local control plane and remove its state
 	@$(PYTHON) hack/localcluster.py down
 
-##@ Run and test
-run: venv ## Run the operator against KUBECONFIG's cluster, else a local control plane it starts
-	hack/run-local.sh
+kubeconfig: ## Print "export KUBECONFIG=..." of the local control plane: eval $(make kubeconfig)
+	@path=$$($(PYTHON) hack/localcluster.py kubeconfig) \
+	  || { echo "kubeconfig: the local control plane is not up; start it with make cluster-up (or make run)" >&2; exit 1; }; \
+	  echo "export KUBECONFIG=$$path"
 
-test: venv cluster-bins ## Unit + integration tests (starts its own local control plane)
+##@ Run and test
+run: venv ## Run the operator (console logs) against KUBECONFIG's cluster, else a local control plane it starts
+	@hack/run-local.sh
+
+test: venv cluster-bins helm ## Unit + integration tests (starts its own local control plane)
 	$(VENV)/bin/pytest test/unit test/integration $(PYTEST_ARGS)
 
-test-unit: venv ## Unit tests only (no cluster)
+test-unit: venv helm ## Unit tests only (no cluster; helm renders the chart)
 	$(VENV)/bin/pytest test/unit $(PYTEST_ARGS)
 
 compat: venv ## Diff upstream's examples against its goldens, offline (COMPAT_ARGS="--list gaps")
 	PYTHONPATH=test $(PY) -m compat $(COMPAT_ARGS)
 
-test-e2e: venv ## Deploy config/default and run the e2e suite (kind if KIND_CLUSTER is set, else local)
+test-e2e: venv helm ## Deploy config/default and run the e2e suite (kind if KIND_CLUSTER is set, else local)
 	hack/test-e2e.sh
 
 faults: venv cluster-bins ## Fault scenarios, each on a fresh cluster: make faults F=leader-failover (or all)
@@ -79,20 +111,26 @@ faults: venv cluster-bins ## Fault scenarios, each on a fresh cluster: make faul
 bench: venv cluster-bins ## Benchmarks: prints the figures
 	$(PY) test/bench/run.py $(BENCH_ARGS)
 
-##@ Deployment
-install: venv ## Install the CRDs into the cluster in KUBECONFIG
-	$(KUSTOMIZE) config/crd | kubectl apply --server-side -f -
+##@ Deployment (the cluster in KUBECONFIG; README "Deploying")
+docker-build: ## Build the operator image IMG (needs a Docker engine): make docker-build IMG=<registry>/dynamo-operator:<tag>
+	$(CONTAINER_TOOL) build --build-arg GIT_COMMIT=$(GIT_COMMIT) -t $(IMG) .
 
-uninstall: ## Remove the CRDs (and with them every custom resource!)
+docker-push: ## Push the image IMG to its registry
+	$(CONTAINER_TOOL) push $(IMG)
+
+build-installer: ## Write config/default with the image IMG into one file, dist/install.yaml (INSTALLER=...)
+	@IMG=$(IMG) hack/deploy.sh installer $(INSTALLER)
+
+install: ## Install (or update) the CRDs
+	$(KUSTOMIZE) config/crd | kubectl apply --server-side --force-conflicts -f -
+
+uninstall: ## Remove the CRDs, and with them every Dynamo custom resource (run make undeploy first)
 	$(KUSTOMIZE) config/crd | kubectl delete --ignore-not-found -f -
 
-deploy: ## Deploy the operator with kustomize config/default
-	$(KUSTOMIZE) config/default | kubectl apply --server-side -f -
+deploy: ## Deploy config/default (CRDs, RBAC, operator) with the image IMG
+	@IMG=$(IMG) hack/deploy.sh apply
 
-undeploy: ## Remove the operator deployment
-	$(KUSTOMIZE) config/default | kubectl delete --ignore-not-found -f -
+undeploy: ## Delete every Dynamo custom resource while the operator runs, then the operator; CRDs stay
+	@hack/deploy.sh undeploy
 
-docker-build: ## Build the operator image (needs a Docker engine)
-	docker build -t $(IMG) .
-
-.PHONY: help venv reinstall lint fmt manifests render cluster-bins cluster-up cluster-down run test test-unit compat test-e2e faults bench install uninstall deploy undeploy docker-build
+.PHONY: help doctor venv reinstall lock lint fmt manifests chart-sync render cluster-bins helm cluster-up cluster-down kubeconfig run test test-unit compat test-e2e faults bench docker-build docker-push build-installer install uninstall deploy undeploy

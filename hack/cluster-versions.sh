@@ -1,8 +1,15 @@
-# Versions of the local control plane; sourced by the build and cluster scripts.
-# Changing any of them changes the cache key, so a new set of binaries is built beside the old.
+# Versions of the local control plane and of the tools built from Go modules; sourced by the build
+# scripts, hack/localcluster.py and the tests. Changing a version changes its cache key, so a new set of
+# binaries is built beside the old.
 K8S_VERSION=v1.33.13   # staging modules at v0.33.13: the newest 1.33 patch whose zips the module proxy serves
 ETCD_VERSION=v3.5.24   # kubeadm's etcd for Kubernetes 1.31-1.33
 KWOK_VERSION=v0.8.0
-GO_VERSION=$(go env GOVERSION 2>/dev/null || echo unknown)
-CLUSTER_CACHE_ROOT=${DYNAMO_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dynamo-operator/cluster}
-CLUSTER_BIN_DIR=$CLUSTER_CACHE_ROOT/k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_${GO_VERSION}/bin
+HELM_VERSION=v3.18.6   # hack/tools/helm pins it, with the k8s.io modules at the control plane's v0.33.13
+# The keys name what is built, never the Go that builds it: the binaries are static (CGO_ENABLED=0) and
+# the versions pin every module (go.sum), so another Go on the same machine reuses them.
+DYNAMO_CACHE_ROOT=${XDG_CACHE_HOME:-$HOME/.cache}/dynamo-operator
+CLUSTER_CACHE_ROOT=${DYNAMO_CLUSTER_CACHE:-$DYNAMO_CACHE_ROOT/cluster}
+CLUSTER_KEY=k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}
+CLUSTER_BIN_DIR=$CLUSTER_CACHE_ROOT/$CLUSTER_KEY/bin
+TOOLS_CACHE_ROOT=${DYNAMO_TOOLS_CACHE:-$DYNAMO_CACHE_ROOT/tools}
+HELM_BIN_DIR=$TOOLS_CACHE_ROOT/helm-$HELM_VERSION/bin

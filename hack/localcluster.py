@@ -563,7 +563,12 @@ class LocalCluster:
                     # 2-core machine they can lapse past the grace period. The controller would then
                     # mark every pod NotReady, which kwok (unlike a kubelet) never reverts, and a
                     # rollout would hang with its new pods not ready.
-                    "--controllers=*,-node-lifecycle-controller",
+                    # No Endpoints/EndpointSlice controllers either: the API server refuses the
+                    # loopback pod IPs in them, so they only failed, with a Warning Event per Service
+                    # every few seconds that flooded `kubectl get events`. Nothing here routes by them;
+                    # the DynamoModel controller falls back to reading the pods.
+                    "--controllers=*,-node-lifecycle-controller,-endpoints-controller,"
+                    "-endpointslice-controller,-endpointslice-mirroring-controller",
                     # Every controller acts as the admin identity: no per-controller RBAC needed.
                     "--use-service-account-credentials=false",
                     f"--service-account-private-key-file={pki / 'sa.key'}",

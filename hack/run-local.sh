@@ -2,9 +2,13 @@
 # `make run`: the operator as a host process. Uses the cluster of KUBECONFIG (or ~/.kube/config) when
 # it answers; otherwise builds the control-plane binaries if missing and starts the local control
 # plane (hack/localcluster.py, left running afterwards: `make cluster-down` stops it). Installs the
-# CRDs when config/crd exists, then execs the operator with loopback-only probe and metrics ports.
+# CRDs when config/crd exists, then execs the operator with console logs and loopback-only probe and
+# metrics ports, which it prints.
 # Metrics are plain HTTP here (--metrics-secure=false: loopback only, for `curl` while developing);
-# deployments serve them over HTTPS with authentication (config/default).
+# deployments serve them over HTTPS with authentication (config/default). They are never on :8080:
+# that is kubectl's fallback server when no kubeconfig is found, and a shell without KUBECONFIG would
+# then talk to the operator's metrics server and print a baffling discovery error. The defaults are
+# 127.0.0.1:18080 (RUN_METRICS_PORT) and 127.0.0.1:8081 (RUN_HEALTH_PORT), or a free port when taken.
 # Extra arguments go to the operator: `make run` takes none, `hack/run-local.sh --help` shows them
 # (later flags win, e.g. `hack/run-local.sh --metrics-secure --metrics-bind-address=127.0.0.1:8443`).
 set -euo pipefail
@@ -24,7 +28,8 @@ else
   [ -x .venv/bin/python ] && py=.venv/bin/python
   KUBECONFIG=$("$py" hack/localcluster.py up | tail -n 1)
   export KUBECONFIG
-  say "using the local control plane (stop it with 'make cluster-down'); KUBECONFIG=$KUBECONFIG"
+  say "using the local control plane (stop it with 'make cluster-down'); in another shell:"
+  say "  export KUBECONFIG=$KUBECONFIG      (or: eval \$(make kubeconfig))"
 fi
 say "server $(kubectl config view --minify -o 'jsonpath={.clusters[0].cluster.server}')"
 
@@ -39,6 +44,20 @@ if [ ! -x .venv/bin/dynamo-operator ]; then
   say ".venv/bin/dynamo-operator is missing: run 'make venv'"
   exit 1
 fi
+# The preferred loopback port when it is free, else one the kernel picks.
+pick_port() {
+  python3 -c '
+import socket, sys
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    s.close(); s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])' "$1"
+}
+metrics_port=$(pick_port "${RUN_METRICS_PORT:-18080}")
+health_port=$(pick_port "${RUN_HEALTH_PORT:-8081}")
+say "metrics: http://127.0.0.1:$metrics_port/metrics   health: http://127.0.0.1:$health_port/readyz"
 say "exec dynamo-operator $*"
-exec .venv/bin/dynamo-operator --health-probe-bind-address=127.0.0.1:8081 \
-  --metrics-secure=false --metrics-bind-address=127.0.0.1:8080 "$@"
+exec .venv/bin/dynamo-operator --log-format=console --health-probe-bind-address="127.0.0.1:$health_port" \
+  --metrics-secure=false --metrics-bind-address="127.0.0.1:$metrics_port" "$@"

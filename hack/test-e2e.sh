@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# `make test-e2e`: deploy the operator the way users do (kustomize config/default | kubectl apply
-# --server-side) and run the e2e suite (test/e2e) against it. Always tears down, also on failure.
+# `make test-e2e`: deploy the operator the way users do (`make deploy IMG=...`: config/default with the
+# image set, applied server-side) and run the e2e suite (test/e2e) against it. Always tears down, also
+# on failure. test/e2e/test_e2e_install_paths.py also exercises build-installer, undeploy/uninstall and
+# the Helm chart, each on a throwaway local control plane of its own.
 #
 # kind (KIND_CLUSTER set, kind and a working docker on PATH):
-#   make docker-build → kind load docker-image → deploy config/default → wait for the operator pod →
-#   pytest test/e2e with DYNAMO_TEST_USE_EXISTING_CLUSTER=1 → undeploy (the kind cluster is yours:
-#   it is left running).
+#   make docker-build → kind load docker-image → make deploy IMG=$IMG → wait for the operator pod →
+#   pytest test/e2e with DYNAMO_TEST_USE_EXISTING_CLUSTER=1 → make undeploy + make uninstall (the kind
+#   cluster is yours: it is left running).
 # Otherwise, the local control plane (hack/localcluster.py; no Docker): a fresh cluster → deploy
 #   config/default → the operator Deployment is scaled to 0 (kwok would only simulate its pod: Ready
 #   while reconciling nothing) → the operator runs as a LOCAL PROCESS with a token of its own
@@ -26,7 +28,7 @@ NS=dynamo-system
 DEPLOY=dynamo-operator-controller-manager
 
 deploy() {
-  kubectl kustomize config/default | kubectl apply --server-side --force-conflicts -f - >&2
+  make --no-print-directory deploy IMG="$IMG" >&2
   kubectl wait --for=condition=Established crd --all --timeout=60s >&2
 }
 
@@ -42,8 +44,10 @@ if have_kind; then
   undeploy() {
     rc=$?
     say "tearing down (exit $rc)"
+    # The operator still runs while undeploy deletes the custom resources (finalizers clear), then goes.
+    UNDEPLOY_TIMEOUT=120 make --no-print-directory undeploy >&2 || true
+    make --no-print-directory uninstall >&2 || true
     kubectl delete namespace -l dynamo-operator.test/namespace=true --wait=false --ignore-not-found >&2 || true
-    kubectl kustomize config/default | kubectl delete --ignore-not-found --wait=false -f - >&2 || true
     rm -f "$KUBECONFIG"
     say "done in $(($(date +%s) - started)) s"
     exit $rc
@@ -53,7 +57,6 @@ if have_kind; then
   make --no-print-directory docker-build IMG="$IMG"
   kind load docker-image "$IMG" --name "$KIND_CLUSTER"
   deploy
-  kubectl -n $NS set image deployment/$DEPLOY manager="$IMG" >&2
   kubectl -n $NS rollout status deployment/$DEPLOY --timeout=180s >&2
   DYNAMO_TEST_USE_EXISTING_CLUSTER=1 DYNAMO_E2E_MODE=kind "${PYTEST[@]}"
   exit 0

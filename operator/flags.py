@@ -155,9 +155,24 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="namespace of the Lease (default: POD_NAMESPACE, the in-cluster namespace, or default)",
     )
-    run.add_argument("--leader-election-lease-duration", type=_seconds, default=15.0, help=argparse.SUPPRESS)
-    run.add_argument("--leader-election-renew-deadline", type=_seconds, default=10.0, help=argparse.SUPPRESS)
-    run.add_argument("--leader-election-retry-period", type=_seconds, default=2.0, help=argparse.SUPPRESS)
+    run.add_argument(
+        "--leader-election-lease-duration",
+        type=_seconds,
+        default=15.0,
+        help="how long a Lease holds without renewal before a standby may take it (default 15s)",
+    )
+    run.add_argument(
+        "--leader-election-renew-deadline",
+        type=_seconds,
+        default=10.0,
+        help="the leader gives up (and exits) when it could not renew for this long (default 10s)",
+    )
+    run.add_argument(
+        "--leader-election-retry-period",
+        type=_seconds,
+        default=2.0,
+        help="interval between tries to acquire or renew the Lease (default 2s)",
+    )
     run.add_argument(
         "--graceful-shutdown-timeout",
         type=_seconds,
@@ -177,28 +192,66 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_WORKERS,
         help="workers per controller (default %(default)s)",
     )
-    run.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error", "critical"])
-    run.add_argument("--log-format", default="json", choices=["json", "console"])
+    run.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error", "critical"],
+        help="lowest level logged (default %(default)s)",
+    )
+    run.add_argument(
+        "--log-format",
+        default="json",
+        choices=["json", "console"],
+        help="json: one object per line, for log collectors; console: readable lines (make run) "
+        "(default %(default)s)",
+    )
     run.add_argument(
         "--kubeconfig", default=None, help="path to a kubeconfig (default: KUBECONFIG or in-cluster)"
     )
 
-    dynamo = parser.add_argument_group("dynamo")
-    for flag in (
-        "--istio-virtual-service-gateway",
-        "--ingress-controller-class-name",
-        "--ingress-controller-tls-secret-name",
-        "--ingress-host-suffix",
-        "--prometheus-endpoint",
-        "--model-express-url",
-        "--planner-cluster-role-name",
-        "--dgdr-profiling-cluster-role-name",
-        "--epp-cluster-role-name",
-        "--mpi-run-ssh-secret-name",
-        "--mpi-run-ssh-secret-namespace",
+    dynamo = parser.add_argument_group("dynamo", "settings of upstream Dynamo's operator, same names")
+    for flag, text in (
+        (
+            "--istio-virtual-service-gateway",
+            "Istio Gateway (namespace/name) for the VirtualService of an exposed frontend; "
+            "set, VirtualServices are generated instead of Ingresses",
+        ),
+        ("--ingress-controller-class-name", "ingressClassName of generated Ingresses"),
+        ("--ingress-controller-tls-secret-name", "TLS Secret of generated Ingresses"),
+        (
+            "--ingress-host-suffix",
+            "host suffix of generated Ingresses and VirtualServices (<graph>.<suffix>)",
+        ),
+        ("--prometheus-endpoint", "given to every component as PROMETHEUS_ENDPOINT"),
+        ("--model-express-url", "given to every component as MODEL_EXPRESS_URL"),
+        (
+            "--planner-cluster-role-name",
+            "ClusterRole bound to each graph's planner ServiceAccount (the operator needs `bind` on it)",
+        ),
+        (
+            "--dgdr-profiling-cluster-role-name",
+            "ClusterRole bound to the profiling Job of each DynamoGraphDeploymentRequest "
+            "(cluster-wide mode; the operator needs `bind` on it)",
+        ),
+        (
+            "--epp-cluster-role-name",
+            "ClusterRole for the endpoint picker (EPP); accepted for upstream compatibility, no effect yet",
+        ),
+        ("--mpi-run-ssh-secret-name", "SSH Secret mounted into TensorRT-LLM multinode workers for mpirun"),
+        (
+            "--mpi-run-ssh-secret-namespace",
+            "namespace of that Secret; accepted for upstream compatibility, no effect yet",
+        ),
     ):
-        dynamo.add_argument(flag, default="")
-    dynamo.add_argument("--virtual-service-supports-https", nargs="?", const=True, default=False, type=_bool)
+        dynamo.add_argument(flag, default="", help=text)
+    dynamo.add_argument(
+        "--virtual-service-supports-https",
+        nargs="?",
+        const=True,
+        default=False,
+        type=_bool,
+        help="the gateway terminates HTTPS; accepted for upstream compatibility, no effect yet",
+    )
     # -- graph generation settings of issue #17 (kept together) --
     dynamo.add_argument(
         "--operator-version",
@@ -221,8 +274,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="",
         help="etcd address given to every component as ETCD_ENDPOINTS (a component's own env wins)",
     )
+    parser.add_argument(
+        "--version",
+        action="store_true",
+        help="print the version (and the git commit it was built from, when known) and exit",
+    )
 
-    sub = parser.add_subparsers(dest="command", metavar="{version,render}")
+    sub = parser.add_subparsers(dest="command", metavar="{version,render,completion}")
     sub.add_parser("version", help="print the operator version and exit")
     render = sub.add_parser("render", help="print the objects a DynamoGraphDeployment would create (offline)")
     render.add_argument("-f", "--filename", required=True, help='YAML file with the DGD(s); "-" reads stdin')
@@ -238,6 +296,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="render multinode services as LeaderWorkerSets (as if LWS were installed)",
     )
+    completion = sub.add_parser(
+        "completion",
+        help="print a shell completion script: source <(dynamo-operator completion bash)",
+    )
+    completion.add_argument("shell", choices=["bash", "zsh"], help="the shell to complete in")
     return parser
 
 

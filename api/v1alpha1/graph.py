@@ -288,6 +288,12 @@ class DynamoGraphDeployment(ApiModel):
             PrinterColumn(
                 "Ready", '.status.conditions[?(@.type=="Ready")].status', description="Ready condition"
             ),
+            PrinterColumn("State", ".status.state", description="State of the graph"),
+            PrinterColumn(
+                "Reason",
+                '.status.conditions[?(@.type=="Ready")].reason',
+                description="Why the graph is (not) ready: the Ready condition's reason",
+            ),
             PrinterColumn("Backend", ".spec.backendFramework", description="Backend framework"),
             PrinterColumn("Age", ".metadata.creationTimestamp", type="date"),
         ),

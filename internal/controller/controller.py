@@ -123,7 +123,10 @@ class Controller:
             except TerminalError as err:
                 outcome = err
                 self._terminal.inc()
-                log.error("Reconciler error (terminal, not retried)", exc_info=err)
+                # The object is wrong, not the code: one line, no traceback (a condition and an Event
+                # carry the details to the user); multi-line messages (validation errors) are joined.
+                message = "; ".join(line.strip() for line in str(err).splitlines() if line.strip())
+                log.error("Reconciler error (terminal, not retried)", error=message)
             except Exception as err:
                 outcome = err
                 log.error("Reconciler error", exc_info=err)

@@ -149,7 +149,7 @@ def test_get_prints_the_printer_columns(crds: None, kubectl: Kubectl, ns: str) -
     )
     out = kubectl("get", "-n", ns, "dgd,dcd,dgdr,dgdsa,dm")
     for header in (
-        "READY   BACKEND   AGE",
+        "READY   STATE   REASON   BACKEND   AGE",
         "COMPONENT   AVAILABLE   BACKEND   AGE",
         "MODEL             BACKEND   STATE   DGD-STATE   AGE",
         "DGD              SERVICE            REPLICAS   READY   REASON   AGE",

@@ -46,7 +46,9 @@ def test_vendored_kubernetes_schemas_match_the_pinned_kubernetes() -> None:
 @pytest.mark.parametrize(
     ("kind", "short_name", "columns"),
     [
-        pytest.param("DynamoGraphDeployment", "dgd", ["Ready", "Backend", "Age"], id="dgd"),
+        pytest.param(
+            "DynamoGraphDeployment", "dgd", ["Ready", "State", "Reason", "Backend", "Age"], id="dgd"
+        ),
         pytest.param(
             "DynamoComponentDeployment", "dcd", ["Component", "Available", "Backend", "Age"], id="dcd"
         ),
@@ -66,8 +68,8 @@ def test_vendored_kubernetes_schemas_match_the_pinned_kubernetes() -> None:
     ],
 )
 def test_crd_names_and_printer_columns(kind: str, short_name: str, columns: list[str]) -> None:
-    """Short names and `kubectl get` columns as upstream (the adapter adds Ready and Reason); every kind
-    has a status subresource."""
+    """Short names and `kubectl get` columns as upstream (the adapter adds Ready and Reason, the graph
+    State and Reason); every kind has a status subresource."""
     crd = CRDS[kind]
     assert crd["spec"]["names"]["shortNames"] == [short_name]
     assert crd["spec"]["scope"] == "Namespaced"
