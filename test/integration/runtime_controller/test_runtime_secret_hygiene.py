@@ -23,6 +23,7 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
+import testsupport
 from dynamo_operator.context import OperatorContext, detect_capabilities
 from dynamo_operator.controllers import kinds
 from dynamo_operator.flags import OperatorOptions
@@ -225,15 +226,23 @@ async def test_no_secret_value_reaches_the_log_at_debug_level(
             "POST", f"/api/v1/namespaces/{ns}/serviceaccounts/default/token", body=request
         )
         token = values.add(answer["status"]["token"])
-        async with (
-            aiohttp.ClientSession() as session,
-            session.get(
-                f"https://127.0.0.1:{metrics}/metrics",
-                headers={"Authorization": f"Bearer {token}"},
-                ssl=False,
-            ) as resp,
-        ):
-            assert resp.status == 403
+
+        async def scrape_status() -> int:
+            async with (
+                aiohttp.ClientSession() as session,
+                session.get(
+                    f"https://127.0.0.1:{metrics}/metrics",
+                    headers={"Authorization": f"Bearer {token}"},
+                    ssl=False,
+                ) as resp,
+            ):
+                return resp.status
+
+        # On a loaded machine the listener may still be coming up: retry a refused connection only.
+        status = await testsupport.eventually(
+            scrape_status, timeout=30, retry_on=(aiohttp.ClientConnectorError,), what="metrics listener"
+        )
+        assert status == 403
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
