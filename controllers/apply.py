@@ -21,8 +21,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from dynamo_operator.controllers import kinds
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource, object_key
+from dynamo_operator.internal.controller.owners import OwnerCheck
 from dynamo_operator.internal.dynamo.hashing import content_hash, recorded_hash, stamp_hash
 
 Obj = dict[str, Any]
@@ -109,6 +111,8 @@ class SyncReport:
     updated: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     foreign: list[str] = field(default_factory=list)
+    # The live read confirming the owner before this sync's first create (ChildSyncer.confirm_owner).
+    owner_check: OwnerCheck | None = field(default=None, repr=False, compare=False)
 
     @property
     def wrote(self) -> bool:
@@ -281,10 +285,12 @@ class ChildSyncer:
         recorder: Recorder,
         field_manager: str = FIELD_MANAGER,
         recent: RecentWrites | None = None,
+        confirm_owner: bool = False,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
         self._field_manager = field_manager
         self._recent = recent or RecentWrites()
+        self._confirm_owner = confirm_owner
 
     async def sync(
         self,
@@ -380,6 +386,8 @@ class ChildSyncer:
                 report.current[(resource, name)] = written
                 return
             self._recent.forget(key)
+        if live is None and self._confirm_owner:
+            await self._owner_still_there(owner, report)  # raises OwnerGone: nothing is created
         if d.create_only:
             # POST, not apply: a same-named object the cache has not seen yet (a user's PVC) must
             # stay exactly as it is, and AlreadyExists says so.
@@ -400,6 +408,17 @@ class ChildSyncer:
         report.current[(resource, name)] = result
         self._recent.remember(_write_key(resource, obj), live, result)
         (report.created if live is None else report.updated).append(f"{resource.kind}/{name}")
+
+    async def _owner_still_there(self, owner: Obj, report: SyncReport) -> None:
+        """Before a sync's first create, one live read of the owner (shared by its other creates).
+
+        The API server accepts an ownerReference to a UID that no longer exists, so a child created
+        from a cache that still shows a deleted owner would outlive it (issue #10: after an API
+        server restart, Services re-created for deleted components stayed for minutes).
+        """
+        if report.owner_check is None:
+            report.owner_check = OwnerCheck(self._client, kinds.resource_of(owner), owner)
+        await report.owner_check.confirm()
 
     async def _exists(self, resource: Resource, obj: Obj) -> bool:
         meta = obj["metadata"]

@@ -32,6 +32,7 @@ from dynamo_operator.internal import consts
 from dynamo_operator.internal.cache.interface import Informer, StoreReader
 from dynamo_operator.internal.client.resource import Resource, split_key
 from dynamo_operator.internal.controller.handlers import EnqueueMapped
+from dynamo_operator.internal.controller.owners import OwnerGone
 from dynamo_operator.internal.controller.predicates import Funcs, Predicate, generation_changed
 from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo import conditions
@@ -94,7 +95,7 @@ class DynamoComponentDeploymentReconciler:
         self._clock = clock
         self._pods = pods  # the store of `pod_informer`; None: conditions carry counts only
         self._gen_context = gen_context
-        self._syncer = ChildSyncer(client=client, cache=cache, recorder=recorder)
+        self._syncer = ChildSyncer(client=client, cache=cache, recorder=recorder, confirm_owner=True)
         self._status = StatusWriter(client, kinds.DCD)
         owned = [kinds.DEPLOYMENT, kinds.SERVICE, kinds.INGRESS]
         if lws:
@@ -130,6 +131,9 @@ class DynamoComponentDeploymentReconciler:
             report = await self._syncer.sync(
                 raw, [Desired(kinds.resource_of(o), o) for o in desired], owned=self.owned
             )
+        except OwnerGone as err:
+            log.info("Owner gone behind the cache; created nothing", reason=str(err))
+            return Result()  # its delete (or replacement) event is on the way
         except ChildWriteError as err:
             if not err.terminal:
                 raise

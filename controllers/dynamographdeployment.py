@@ -33,6 +33,7 @@ from dynamo_operator.controllers.apply import (
 )
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.client.resource import Resource, object_key, split_key
+from dynamo_operator.internal.controller.owners import OwnerGone
 from dynamo_operator.internal.controller.predicates import annotation_changed, any_of, generation_changed
 from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo import conditions
@@ -107,7 +108,7 @@ class DynamoGraphDeploymentReconciler:
         if inference_pools:
             owned.append(kinds.INFERENCE_POOL)
         self.owned: tuple[Resource, ...] = tuple(owned)
-        self._syncer = ChildSyncer(client=client, cache=cache, recorder=recorder)
+        self._syncer = ChildSyncer(client=client, cache=cache, recorder=recorder, confirm_owner=True)
         self._status = StatusWriter(client, kinds.DGD)
 
     def setup(self, b: Builder) -> None:
@@ -185,6 +186,9 @@ class DynamoGraphDeploymentReconciler:
                 # Never delete a PVC the graph still names (its entry may have turned create: false).
                 keep=lambda resource, obj: resource == kinds.PVC and obj["metadata"]["name"] in names,
             )
+        except OwnerGone as err:
+            log.info("Owner gone behind the cache; created nothing", reason=str(err))
+            return Result()  # its delete (or replacement) event is on the way
         except ChildWriteError as err:
             if not err.terminal:
                 raise

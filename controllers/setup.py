@@ -17,6 +17,7 @@ from dynamo_operator.controllers import (
     dynamographdeploymentscalingadapter,
     dynamomodel,
     kinds,
+    orphans,
 )
 from dynamo_operator.controllers.dynamocomponentdeployment import (
     DynamoComponentDeploymentReconciler,
@@ -27,6 +28,7 @@ from dynamo_operator.controllers.dynamocomponentdeployment import (
 from dynamo_operator.controllers.dynamographdeployment import DynamoGraphDeploymentReconciler
 from dynamo_operator.internal.cache.interface import Informer
 from dynamo_operator.internal.controller.controller import Controller
+from dynamo_operator.internal.controller.orphans import OrphanCollector
 from dynamo_operator.internal.dynamo.context import Capabilities, GenContext, IngressDefaults
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.secrets.index import FIELD_SELECTOR, DockerSecretIndex, transform
@@ -45,8 +47,10 @@ def register_all(mgr: Manager, ctx: Any) -> None:
     """Every controller of the operator, in one flat list."""
     index = DockerSecretIndex()
     gen_context = gen_context_factory(ctx, index)
-    dcd = register_component_deployments(mgr, ctx, gen_context)
-    register_graph_deployments(mgr, ctx, gen_context)
+    collector = orphans.new_collector(mgr, ctx)
+    dcd = register_component_deployments(mgr, ctx, gen_context, collector)
+    register_graph_deployments(mgr, ctx, gen_context, collector)
+    orphans.register(mgr, collector)
     register_docker_secrets(mgr, index, dcd)
     dynamographdeploymentscalingadapter.register(mgr)
     dynamographdeploymentrequest.register(mgr, ctx)
@@ -114,7 +118,9 @@ def gen_context_factory(ctx: Any, index: DockerSecretIndex) -> GenContextFor:
     return for_namespace
 
 
-def register_component_deployments(mgr: Manager, ctx: Any, gen_context: GenContextFor) -> Controller:
+def register_component_deployments(
+    mgr: Manager, ctx: Any, gen_context: GenContextFor, collector: OrphanCollector | None = None
+) -> Controller:
     caps = capabilities_of(ctx)
     pods = pod_informer(mgr.cache, namespace=mgr.options.namespace)
     reconciler = DynamoComponentDeploymentReconciler(
@@ -130,11 +136,15 @@ def register_component_deployments(mgr: Manager, ctx: Any, gen_context: GenConte
     b = mgr.builder(DCD_CONTROLLER)
     reconciler.setup(b)
     controller = b.complete(reconciler)
+    if collector is not None:
+        orphans.watch(collector, reconciler.owned)
     watch_pods(pods, controller.queue)
     return controller
 
 
-def register_graph_deployments(mgr: Manager, ctx: Any, gen_context: GenContextFor) -> Controller:
+def register_graph_deployments(
+    mgr: Manager, ctx: Any, gen_context: GenContextFor, collector: OrphanCollector | None = None
+) -> Controller:
     reconciler = DynamoGraphDeploymentReconciler(
         client=mgr.client,
         cache=mgr.cache,
@@ -144,6 +154,8 @@ def register_graph_deployments(mgr: Manager, ctx: Any, gen_context: GenContextFo
     )
     b = mgr.builder(DGD_CONTROLLER)
     reconciler.setup(b)
+    if collector is not None:
+        orphans.watch(collector, reconciler.owned)
     return b.complete(reconciler)
 
 
