@@ -18,9 +18,9 @@ controlled by that owner and not being deleted. Only then is it deleted, with UI
 resourceVersion preconditions (exactly the object judged), in the background, with a log line and
 a Warning Event.
 
-Objects without a controller ownerReference to one of the owner kinds are never touched, and
-neither are the excluded kinds. Owners and children are namespaced and share a namespace; a key is
-`namespace/<plural>.<group>/name`.
+Only objects whose one ownerReference is a controller reference to an owner kind are judged (an
+object with further owners lives as long as any of them, and those are not ours to judge). Owners
+and children are namespaced and share a namespace; a key is `namespace/<plural>.<group>/name`.
 
 Call `sweep()` once the caches have synced (children that arrived before their owner's informer
 had synced are judged there), then run a Controller with the collector as its reconciler.
@@ -226,16 +226,18 @@ class OrphanCollector:
     # -- helpers ---------------------------------------------------------------------------------
 
     def _owner_ref(self, obj: Mapping[str, Any]) -> tuple[Resource, str, str] | None:
-        """(owner kind, name, uid) of the controller ownerReference when it names an owner kind."""
-        for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
-            if not ref.get("controller"):
-                continue
-            group = str(ref.get("apiVersion", "")).rpartition("/")[0]
-            resource = self._owners.get((group, str(ref.get("kind", ""))))
-            if resource is None or not ref.get("uid") or not ref.get("name"):
-                return None
-            return resource, str(ref["name"]), str(ref["uid"])
-        return None
+        """(owner kind, name, uid) when the object's only ownerReference is a controller reference to
+        an owner kind. With other owners too, the garbage collector keeps it while any of them
+        lives, and judging those is not ours: such an object is never a suspect."""
+        refs: list[Mapping[str, Any]] = list((obj.get("metadata") or {}).get("ownerReferences") or ())
+        if len(refs) != 1 or not refs[0].get("controller"):
+            return None
+        [ref] = refs
+        group = str(ref.get("apiVersion", "")).rpartition("/")[0]
+        resource = self._owners.get((group, str(ref.get("kind", ""))))
+        if resource is None or not ref.get("uid") or not ref.get("name"):
+            return None
+        return resource, str(ref["name"]), str(ref["uid"])
 
     def _cached_owner_matches(self, child: Obj, ref: tuple[Resource, str, str]) -> bool:
         resource, name, uid = ref

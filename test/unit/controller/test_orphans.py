@@ -49,6 +49,18 @@ def child(
     }
 
 
+def with_second_owner(obj: Obj) -> Obj:
+    """A further, non-controller owner: the garbage collector keeps the object while it lives."""
+    extra = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoGraphDeploymentRequest",
+        "name": "r",
+        "uid": "r1",
+    }
+    obj["metadata"]["ownerReferences"].append(extra)
+    return obj
+
+
 class FakeInformer:
     def __init__(self) -> None:
         self.handlers: list[Any] = []
@@ -192,6 +204,7 @@ def test_child_of_a_replaced_owner_is_suspected() -> None:
         pytest.param(child("d", owner_kind="ReplicaSet", owner_api="apps/v1"), id="foreign-kind"),
         pytest.param(child("d", owner_api="example.com/v1"), id="same-kind-other-group"),
         pytest.param(child("d", controller=False), id="not-a-controller-reference"),
+        pytest.param(with_second_owner(child("d")), id="another-owner-may-keep-it"),
     ],
 )
 def test_children_not_controlled_by_our_kinds_are_never_suspected(obj: Obj) -> None:
