@@ -10,9 +10,9 @@ figures on stdout, and ends with the invariant line ("every DGD converged, no du
 object, no lost user PVC"). Exit 0 on pass, 1 on a failed check. Bounded: --timeout (default 600 s,
 restart-delete 1200 s) per scenario; the cluster and every operator process are always stopped.
 
-restart-delete (issue #10, defect 5) repeats, 10 times: roll out 3 graphs, restart kube-apiserver,
-delete them 0-10 s after it is back (one delay per iteration), then wait (bounded) until nothing of
-their subtrees is left: DCDs, Deployments, ReplicaSets, Pods, Services, ServiceAccounts, Roles,
+restart-delete (issue #10, defect 5) rolls out 10 batches of 3 graphs, then 10 times restarts
+kube-apiserver and deletes one batch 0-10 s after it is back (one delay per iteration), and waits
+(bounded) until nothing of the deleted graphs' subtrees is left: DCDs, Deployments, ReplicaSets, Pods, Services, ServiceAccounts, Roles,
 RoleBindings, ConfigMaps, PVCs, adapters. The operator's own objects must be gone within 120 s of
 their graph's deletion (each iteration waits for that); ReplicaSets and pods, which Kubernetes'
 garbage collector removes, are checked for every batch once the restarts stop (180 s). It reports
