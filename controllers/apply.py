@@ -413,8 +413,11 @@ class ChildSyncer:
         """Before a sync's first create, one live read of the owner (shared by its other creates).
 
         The API server accepts an ownerReference to a UID that no longer exists, so a child created
-        from a cache that still shows a deleted owner would outlive it (issue #10: after an API
-        server restart, Services re-created for deleted components stayed for minutes).
+        from a cache that still shows a deleted owner outlives it. Worse, after an API server
+        restart kube-controller-manager's informers may miss the garbage-collected child and its
+        same-named re-creation and see one update between two UIDs: its garbage collector then
+        keeps the old child in its graph, and that child's ReplicaSets and pods leak until it
+        restarts (issue #10).
         """
         if report.owner_check is None:
             report.owner_check = OwnerCheck(self._client, kinds.resource_of(owner), owner)

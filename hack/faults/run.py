@@ -12,14 +12,15 @@ restart-delete 1200 s) per scenario; the cluster and every operator process are 
 
 restart-delete (issue #10, defect 5) rolls out 10 batches of 3 graphs, then 10 times restarts
 kube-apiserver and deletes one batch 0-10 s after it is back (one delay per iteration), and waits
-(bounded) until nothing of the deleted graphs' subtrees is left: DCDs, Deployments, ReplicaSets, Pods, Services, ServiceAccounts, Roles,
-RoleBindings, ConfigMaps, PVCs, adapters. The operator's own objects must be gone within 120 s of
-their graph's deletion (each iteration waits for that); ReplicaSets and pods, which Kubernetes'
-garbage collector removes, are checked for every batch once the restarts stop (180 s). It reports
-what is left by kind and owner UID, and fails on any leftover and on any object the operator
-created for a graph after that graph's deletion. About 9 minutes (bounded at 20): every informer
-backs off while the API server is down and resets only after two quiet minutes, so with a restart a
-minute the operator and kube-controller-manager may each see nothing for a minute after it is back.
+(bounded) until nothing of the deleted graphs' subtrees is left: DCDs, Deployments, ReplicaSets,
+Pods, Services, ServiceAccounts, Roles, RoleBindings, ConfigMaps, PVCs, adapters. The operator's
+own objects must be gone within 120 s of their graph's deletion (each iteration waits for that);
+ReplicaSets and pods, which Kubernetes' garbage collector removes, are checked for every batch once
+the restarts stop (180 s). It reports what is left by kind and owner UID, and fails on any leftover
+and on any object the operator created for a graph after that graph's deletion. About 9 minutes
+(bounded at 20): every informer backs off while the API server is down and resets only after two
+quiet minutes, so with a restart a minute the operator and kube-controller-manager may each see
+nothing for a minute after it is back.
 """
 
 from __future__ import annotations
