@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import structlog
+from dynamo_operator.controllers import kinds
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource, object_key
+from dynamo_operator.internal.controller.owners import OwnerCheck, OwnerGone
 from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo.hashing import content_hash, recorded_hash, stamp_hash
 
@@ -127,6 +129,9 @@ async def report_sync_failure(err: Exception, fail: Callable[[str, str], Awaitab
     message)` recorded it (a condition and one Warning Event). A transient write error is raised
     again for the queue's backoff; a conflict is looked at again later (no event tells us when the
     other owner lets go); everything else waits for a change of the owner."""
+    if isinstance(err, OwnerGone):
+        log.info("Owner gone behind the cache; created nothing", reason=str(err))
+        return Result()  # its delete (or replacement) event is on the way
     if isinstance(err, ChildWriteError) and not err.terminal:
         raise err
     if isinstance(err, ChildrenOwnedByOthers):
@@ -148,7 +153,7 @@ class DuplicateChildren(Exception):
         self.duplicates = list(duplicates)
 
 
-SYNC_ERRORS = (ChildWriteError, ChildrenOwnedByOthers, DuplicateChildren)
+SYNC_ERRORS = (ChildWriteError, ChildrenOwnedByOthers, DuplicateChildren, OwnerGone)
 """What `ChildSyncer.sync` raises; hand each to `report_sync_failure`."""
 
 
@@ -174,6 +179,8 @@ class SyncReport:
     created: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    # The live read confirming the owner before this sync's first create (ChildSyncer.confirm_owner).
+    owner_check: OwnerCheck | None = field(default=None, repr=False, compare=False)
 
     @property
     def wrote(self) -> bool:
@@ -346,10 +353,12 @@ class ChildSyncer:
         recorder: Recorder,
         field_manager: str = FIELD_MANAGER,
         recent: RecentWrites | None = None,
+        confirm_owner: bool = False,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
         self._field_manager = field_manager
         self._recent = recent or RecentWrites()
+        self._confirm_owner = confirm_owner
 
     async def sync(
         self,
@@ -470,6 +479,8 @@ class ChildSyncer:
                 report.current[(resource, name)] = written
                 return
             self._recent.forget(key)
+        if live is None and self._confirm_owner:
+            await self._owner_still_there(owner, report)  # raises OwnerGone: nothing is created
         if d.create_only:
             # POST, not apply: a same-named object the cache has not seen yet (a user's PVC) must
             # stay exactly as it is, and AlreadyExists says so.
@@ -490,6 +501,20 @@ class ChildSyncer:
         report.current[(resource, name)] = result
         self._recent.remember(_write_key(resource, obj), live, result)
         (report.created if live is None else report.updated).append(f"{resource.kind}/{name}")
+
+    async def _owner_still_there(self, owner: Obj, report: SyncReport) -> None:
+        """Before a sync's first create, one live read of the owner (shared by its other creates).
+
+        The API server accepts an ownerReference to a UID that no longer exists, so a child created
+        from a cache that still shows a deleted owner outlives it. Worse, after an API server
+        restart kube-controller-manager's informers may miss the garbage-collected child and its
+        same-named re-creation and see one update between two UIDs: its garbage collector then
+        keeps the old child in its graph, and that child's ReplicaSets and pods leak until it
+        restarts (issue #10).
+        """
+        if report.owner_check is None:
+            report.owner_check = OwnerCheck(self._client, kinds.resource_of(owner), owner)
+        await report.owner_check.confirm()
 
     async def _exists(self, resource: Resource, obj: Obj) -> bool:
         meta = obj["metadata"]

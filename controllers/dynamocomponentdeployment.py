@@ -96,7 +96,7 @@ class DynamoComponentDeploymentReconciler:
         self._clock = clock
         self._pods = pods  # the store of `pod_informer`; None: conditions carry counts only
         self._gen_context = gen_context
-        self._syncer = ChildSyncer(client=client, cache=cache, recorder=recorder)
+        self._syncer = ChildSyncer(client=client, cache=cache, recorder=recorder, confirm_owner=True)
         self._status = StatusWriter(client, kinds.DCD)
         owned = [kinds.DEPLOYMENT, kinds.SERVICE, kinds.INGRESS]
         if lws:

@@ -124,7 +124,7 @@ class DynamoGraphDeploymentReconciler:
         if inference_pools:
             owned.append(kinds.INFERENCE_POOL)
         self.owned: tuple[Resource, ...] = tuple(owned)
-        self._syncer = ChildSyncer(client=client, cache=cache, recorder=recorder)
+        self._syncer = ChildSyncer(client=client, cache=cache, recorder=recorder, confirm_owner=True)
         self._status = StatusWriter(client, kinds.DGD)
         self._annotated = RecentWrites()  # our annotation patches the cache may not show yet
 

@@ -23,6 +23,7 @@ from dynamo_operator.controllers import (
     dynamographdeploymentscalingadapter,
     dynamomodel,
     kinds,
+    orphans,
 )
 from dynamo_operator.controllers.apply import CHILD_CONTENT_CHANGED, CHILD_STATUS_CHANGED
 from dynamo_operator.controllers.dynamocomponentdeployment import (
@@ -38,6 +39,7 @@ from dynamo_operator.internal import consts
 from dynamo_operator.internal.cache.interface import Informer
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
 from dynamo_operator.internal.controller.controller import Controller
+from dynamo_operator.internal.controller.orphans import OrphanCollector
 from dynamo_operator.internal.dynamo.context import Capabilities, GenContext, IngressDefaults
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.secrets.index import FIELD_SELECTOR, DockerSecretIndex, transform
@@ -57,8 +59,10 @@ def register_all(mgr: Manager, ctx: Any) -> OptionalApiWatch:
     index = DockerSecretIndex()
     apis = watch_optional_apis(mgr, capabilities_of(ctx))
     gen_context = gen_context_factory(ctx, index, capabilities=lambda: apis.current)
-    dcd = register_component_deployments(mgr, ctx, gen_context, apis)
-    register_graph_deployments(mgr, ctx, gen_context, apis)
+    collector = orphans.new_collector(mgr, ctx)
+    dcd = register_component_deployments(mgr, ctx, gen_context, apis, collector)
+    register_graph_deployments(mgr, ctx, gen_context, apis, collector)
+    orphans.register(mgr, collector)
     register_docker_secrets(mgr, index, dcd)
     dynamographdeploymentscalingadapter.register(mgr)
     dynamographdeploymentrequest.register(mgr, ctx)
@@ -142,7 +146,11 @@ def gen_context_factory(
 
 
 def register_component_deployments(
-    mgr: Manager, ctx: Any, gen_context: GenContextFor, apis: OptionalApiWatch
+    mgr: Manager,
+    ctx: Any,
+    gen_context: GenContextFor,
+    apis: OptionalApiWatch,
+    collector: OrphanCollector | None = None,
 ) -> Controller:
     pods = pod_informer(mgr.cache, namespace=mgr.options.namespace)
     reconciler = DynamoComponentDeploymentReconciler(
@@ -159,6 +167,8 @@ def register_component_deployments(
     b = mgr.builder(DCD_CONTROLLER)
     reconciler.setup(b)
     controller = b.complete(reconciler)
+    if collector is not None:
+        orphans.watch(collector, reconciler.owned)
     watch_pods(pods, controller.queue)
     own_optional_kinds(
         mgr,
@@ -180,7 +190,11 @@ def register_component_deployments(
 
 
 def register_graph_deployments(
-    mgr: Manager, ctx: Any, gen_context: GenContextFor, apis: OptionalApiWatch
+    mgr: Manager,
+    ctx: Any,
+    gen_context: GenContextFor,
+    apis: OptionalApiWatch,
+    collector: OrphanCollector | None = None,
 ) -> Controller:
     reconciler = DynamoGraphDeploymentReconciler(
         client=mgr.client,
@@ -192,6 +206,8 @@ def register_graph_deployments(
     b = mgr.builder(DGD_CONTROLLER)
     reconciler.setup(b)
     controller = b.complete(reconciler)
+    if collector is not None:
+        orphans.watch(collector, reconciler.owned)
     own_optional_kinds(
         mgr,
         apis,

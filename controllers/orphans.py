@@ -1,0 +1,62 @@
+"""Dynamo's wiring of the orphan collector (internal.controller.orphans): which owners are ours, which
+children it may delete, and how it runs on the manager.
+
+Owners are the kinds whose reconcilers write children through `ChildSyncer`: DynamoGraphDeployment
+and DynamoComponentDeployment. Children are every kind those reconcilers own, except
+PersistentVolumeClaims: a claim holds data, and deleting data is left to the garbage collector
+alone (a PVC is never created for a gone graph, see `ChildSyncer`'s owner check).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from dynamo_operator.controllers import kinds
+from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.controller.controller import Controller
+from dynamo_operator.internal.controller.orphans import DEFAULT_GRACE_SECONDS, OrphanCollector
+from dynamo_operator.internal.manager.manager import Manager
+from dynamo_operator.internal.workqueue.rate_limiting import RateLimitingQueue
+
+NAME = "orphans"
+OWNERS = (kinds.DGD, kinds.DCD)
+NEVER_COLLECTED = frozenset({kinds.PVC})
+WORKERS = 2  # suspects are rare; most are settled by one cache lookup
+
+
+def grace_of(ctx: Any) -> float:
+    """`options.orphan_grace_seconds` of the operator context when set (tests), else the default."""
+    grace = getattr(getattr(ctx, "options", None), "orphan_grace_seconds", None)
+    return float(grace) if grace is not None else DEFAULT_GRACE_SECONDS
+
+
+def new_collector(mgr: Manager, ctx: Any) -> OrphanCollector:
+    """A collector for Dynamo's owner kinds; reconcilers add their child kinds with `watch`."""
+    return OrphanCollector(
+        client=mgr.client,
+        cache=mgr.cache,
+        recorder=mgr.event_recorder(NAME),
+        owners=OWNERS,
+        grace=grace_of(ctx),
+    )
+
+
+def watch(collector: OrphanCollector, owned: Iterable[Resource]) -> None:
+    """Let the collector judge children of these kinds (PVCs never)."""
+    collector.add_children(r for r in owned if r not in NEVER_COLLECTED)
+
+
+def register(mgr: Manager, collector: OrphanCollector) -> Controller:
+    """Bind the collector to the informers and run it while leading: first a sweep of what the
+    synced caches hold, then its workers."""
+    queue: RateLimitingQueue[str] = RateLimitingQueue(name=NAME)
+    controller = Controller(name=NAME, reconciler=collector, queue=queue, max_concurrent_reconciles=WORKERS)
+    collector.bind(mgr.cache, queue, namespace=mgr.options.namespace)
+
+    async def run() -> None:
+        collector.sweep()
+        await controller.run()
+
+    mgr.add_runnable(run, needs_leader=True, name=NAME)
+    return controller

@@ -1,0 +1,142 @@
+"""ChildSyncer with `confirm_owner`: a create is preceded by one live read of the owner per sync, and
+refused when the owner is gone; updates and quiet syncs read nothing (in-memory fakes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from dynamo_operator.controllers import kinds
+from dynamo_operator.controllers.apply import ChildSyncer, Desired, prepare
+from dynamo_operator.internal.client import errors
+from dynamo_operator.internal.client.resource import Resource, object_key
+from dynamo_operator.internal.controller.owners import OwnerGone
+
+Obj = dict[str, Any]
+OWNER: Obj = {
+    "apiVersion": "nvidia.com/v1alpha1",
+    "kind": "DynamoComponentDeployment",
+    "metadata": {"name": "c", "namespace": "ns", "uid": "u1"},
+}
+
+
+class Cache:
+    def __init__(self) -> None:
+        self.objects: dict[tuple[Resource, str], Obj] = {}
+
+    def get(self, resource: Resource, key: str) -> Obj | None:
+        return self.objects.get((resource, key))
+
+    def by_index(self, resource: Resource, index: str, value: str) -> list[Obj]:
+        return []
+
+
+class Client:
+    """Records requests; a GET of the owner finds `owner` (None: 404)."""
+
+    def __init__(self, owner: Obj | None) -> None:
+        self.owner = owner
+        self.calls: list[tuple[str, str]] = []
+
+    async def get(self, resource: Resource, name: str, *, namespace: str | None = None) -> Obj:
+        self.calls.append(("get", f"{resource.kind}/{name}"))
+        if resource != kinds.DCD or self.owner is None:
+            raise errors.NotFound(404, "NotFound")
+        return self.owner
+
+    async def apply(self, resource: Resource, obj: Obj, **_: Any) -> Obj:
+        self.calls.append(("apply", f"{resource.kind}/{obj['metadata']['name']}"))
+        return obj
+
+    async def create(self, resource: Resource, obj: Obj) -> Obj:
+        self.calls.append(("create", f"{resource.kind}/{obj['metadata']['name']}"))
+        return obj
+
+    async def delete(self, resource: Resource, name: str, **_: Any) -> None:
+        self.calls.append(("delete", f"{resource.kind}/{name}"))
+
+    async def patch(self, resource: Resource, name: str, body: Any, **_: Any) -> Obj:
+        return {}
+
+
+class NoEvents:
+    def event(self, obj: Obj, *, type: str, reason: str, message: str) -> None:
+        pass
+
+
+def cm(name: str, data: str = "1") -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "ns"},
+        "data": {"k": data},
+    }
+
+
+def syncer(client: Client, cache: Cache) -> ChildSyncer:
+    return ChildSyncer(client=client, cache=cache, recorder=NoEvents(), confirm_owner=True)
+
+
+def live_owner(uid: str = "u1", **meta: Any) -> Obj:
+    return {**OWNER, "metadata": {**OWNER["metadata"], "uid": uid, **meta}}
+
+
+async def test_creates_are_preceded_by_one_read_of_the_owner() -> None:
+    """Three new children, one GET of the owner, then the three applies."""
+    client = Client(live_owner())
+    await syncer(client, Cache()).sync(OWNER, [Desired(kinds.CONFIG_MAP, cm(n)) for n in "abc"], owned=[])
+    assert client.calls[0] == ("get", "DynamoComponentDeployment/c")
+    assert sorted(client.calls[1:]) == [("apply", f"ConfigMap/{n}") for n in "abc"]
+
+
+@pytest.mark.parametrize(
+    "found",
+    [None, live_owner("u2"), live_owner(deletionTimestamp="2026-01-01T00:00:00Z")],
+    ids=["deleted", "replaced", "being-deleted"],
+)
+async def test_nothing_is_created_for_an_owner_that_is_not_there(found: Obj | None) -> None:
+    """The cache still shows the owner, the API server does not: OwnerGone, no write at all."""
+    client = Client(found)
+    desired = [
+        Desired(kinds.CONFIG_MAP, cm("a")),
+        Desired(kinds.CONFIG_MAP, cm("pvc-like"), create_only=True),
+        Desired(kinds.CONFIG_MAP, cm("shared"), owned=False),
+    ]
+    with pytest.raises(OwnerGone):
+        await syncer(client, Cache()).sync(OWNER, desired, owned=[])
+    assert client.calls == [("get", "DynamoComponentDeployment/c")]
+
+
+async def test_updates_and_quiet_syncs_read_nothing() -> None:
+    """Existing children: an unchanged one costs nothing, a changed one is applied without a read,
+    even when the owner is gone (the garbage collector knows existing children)."""
+    cache = Cache()
+    for name, data in (("same", "1"), ("changed", "old")):
+        obj = prepare(OWNER, cm(name, data))
+        cache.objects[(kinds.CONFIG_MAP, object_key(obj))] = obj
+    client = Client(None)
+    await syncer(client, cache).sync(
+        OWNER,
+        [Desired(kinds.CONFIG_MAP, cm("same")), Desired(kinds.CONFIG_MAP, cm("changed", "new"))],
+        owned=[],
+    )
+    assert client.calls == [("apply", "ConfigMap/changed")]
+
+
+async def test_each_sync_reads_the_owner_afresh() -> None:
+    """The verdict is per sync: an owner deleted between two syncs is noticed by the second."""
+    client = Client(live_owner())
+    sync = syncer(client, Cache())
+    await sync.sync(OWNER, [Desired(kinds.CONFIG_MAP, cm("a"))], owned=[])
+    client.owner = None
+    with pytest.raises(OwnerGone):
+        await sync.sync(OWNER, [Desired(kinds.CONFIG_MAP, cm("b"))], owned=[])
+    assert [c for c in client.calls if c[0] == "get"] == [("get", "DynamoComponentDeployment/c")] * 2
+
+
+async def test_without_confirm_owner_nothing_is_read() -> None:
+    client = Client(None)
+    await ChildSyncer(client=client, cache=Cache(), recorder=NoEvents()).sync(
+        OWNER, [Desired(kinds.CONFIG_MAP, cm("a"))], owned=[]
+    )
+    assert client.calls == [("apply", "ConfigMap/a")]
