@@ -80,13 +80,31 @@ async def warnings(api: Client, ns: str, name: str, reason: str) -> list[dict[st
     return [e for e in events if e.get("reason") == reason]
 
 
-async def owned_by(api: Client, ns: str, uid: str) -> list[str]:
-    """Kind/name of every DCD, ServiceAccount, Role and RoleBinding controlled by `uid`."""
+async def owned_by(api: Client, ns: str, *uids: str) -> list[str]:
+    """Kind/name of every DCD, ServiceAccount, Role, RoleBinding and Service controlled by one of `uids`."""
     out = []
     for resource in (kinds.DCD, kinds.SERVICE_ACCOUNT, kinds.ROLE, kinds.ROLE_BINDING, kinds.SERVICE):
         for obj in await api.list(resource, namespace=ns):
             refs = obj["metadata"].get("ownerReferences") or ()
-            if any(r.get("uid") == uid and r.get("controller") for r in refs):
+            if any(r.get("uid") in uids and r.get("controller") for r in refs):
+                out.append(f"{resource.kind}/{obj['metadata']['name']}")
+    return out
+
+
+async def named(api: Client, ns: str, prefix: str) -> list[str]:
+    """Kind/name of every object the operator writes for a graph (directly or through its DCDs) whose
+    name starts with `prefix`."""
+    out = []
+    for resource in (
+        kinds.DCD,
+        kinds.DEPLOYMENT,
+        kinds.SERVICE,
+        kinds.SERVICE_ACCOUNT,
+        kinds.ROLE,
+        kinds.ROLE_BINDING,
+    ):
+        for obj in await api.list(resource, namespace=ns):
+            if obj["metadata"]["name"].startswith(prefix):
                 out.append(f"{resource.kind}/{obj['metadata']['name']}")
     return out
 
@@ -172,6 +190,18 @@ async def test_service_another_component_owns_keeps_the_graph_not_ready(
     assert ready_condition(await api.get(kinds.DGD, "y-cache", namespace=ns))["status"] == "False"
 
 
+def by_controller(name: str) -> dict[str, float]:
+    """A counter's value per controller label, from this process's registry."""
+    out: dict[str, float] = {}
+    for metric in REGISTRY.collect():
+        if metric.name == name:
+            for sample in metric.samples:
+                if sample.name.endswith("_total"):
+                    key = sample.labels.get("controller", "")
+                    out[key] = out.get(key, 0.0) + sample.value
+    return out
+
+
 def metric_total(name: str) -> float:
     """Sum of a counter over every label set, from this process's registry."""
     return sum(
@@ -219,21 +249,25 @@ async def test_hostile_inputs_settle_into_silence(api: Client, operator: Running
         },
     )
     for _ in range(10):
-        created = await apply(api, graph("flap", ns, "F", "W"))
+        await apply(api, graph("flap", ns, "F", "W"))
         await api.delete(kinds.DGD, "flap", namespace=ns)
-    flap_uid = created["metadata"]["uid"]
 
     for name in ("p", "s", "h" * 52):
         await wait_ready(api, ns, name)
     await only_this_test_namespace_left(api, ns)
+    # A name deleted and re-created at once can lose kube-controller-manager's garbage collector
+    # (it reads the pair as one update between two UIDs): the operator's orphan collector removes
+    # what the flapping graph left, after its grace period. That is change; silence comes after it.
+    await eventually(lambda: named(api, ns, "flap"), until=lambda left: left == [], timeout=180, interval=2.0)
     await wait_quiet(settle=3.0, timeout=90)
-    before = metric_total("controller_runtime_reconcile")
+    before = by_controller("controller_runtime_reconcile")
     with record_writes() as writes:
         await asyncio.sleep(QUIET_SECONDS)
     mine = [w for w in writes if f"/namespaces/{ns}/" in w[1]]
     assert mine == []
     # p-q and s-t's DCD re-check their conflict once a minute: at most one reconcile each here.
-    assert metric_total("controller_runtime_reconcile") - before <= 2
+    after = by_controller("controller_runtime_reconcile")
+    moved = {c: after[c] - before.get(c, 0.0) for c in after if after[c] != before.get(c, 0.0)}
+    assert sum(moved.values()) <= 2, moved
     assert metric_total("controller_hot_loop_keys") == hot_before
     assert operator.manager.ready
-    assert await owned_by(api, ns, flap_uid) == []
