@@ -268,6 +268,9 @@ async def test_hostile_inputs_settle_into_silence(api: Client, operator: Running
     # p-q and s-t's DCD re-check their conflict once a minute: at most one reconcile each here.
     after = by_controller("controller_runtime_reconcile")
     moved = {c: after[c] - before.get(c, 0.0) for c in after if after[c] != before.get(c, 0.0)}
+    # The orphan collector still judges children of other tests' deleted graphs as their grace ends:
+    # cache lookups, no write (asserted above). The Dynamo reconcilers are what must be still.
+    moved.pop("orphans", None)
     assert sum(moved.values()) <= 2, moved
     assert metric_total("controller_hot_loop_keys") == hot_before
     assert operator.manager.ready
