@@ -39,6 +39,7 @@ from dynamo_operator.controllers.apply import (
     controller_uid,
     report_sync_failure,
 )
+from dynamo_operator.controllers.grove_pathway import GrovePathway
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.client.resource import Resource, object_key, split_key
 from dynamo_operator.internal.controller.predicates import annotation_changed, any_of, generation_changed
@@ -61,6 +62,7 @@ from dynamo_operator.internal.dynamo.graphmeta import (
     origin_version,
     with_origin_version,
 )
+from dynamo_operator.internal.dynamo.grove import takes_grove
 from dynamo_operator.internal.dynamo.restart import plan_restart
 from dynamo_operator.internal.dynamo.rollout import WorkerRollout, plan_worker_rollout, service_of
 from dynamo_operator.internal.dynamo.status import (
@@ -127,6 +129,7 @@ class DynamoGraphDeploymentReconciler:
         self._syncer = ChildSyncer(client=client, cache=cache, recorder=recorder, confirm_owner=True)
         self._status = StatusWriter(client, kinds.DGD)
         self._annotated = RecentWrites()  # our annotation patches the cache may not show yet
+        self._grove = GrovePathway(client=client, cache=cache, syncer=self._syncer)
 
     def setup(self, b: Builder) -> None:
         """For DGD (spec or annotation changes); Owns DCDs (their status drives ours), PVCs, adapters;
@@ -160,6 +163,8 @@ class DynamoGraphDeploymentReconciler:
         # Generation sees the graph with its origin version even before the stamp is written.
         graph = with_origin_version(raw, origin)
         try:
+            if self._takes_grove(raw, graph, ctx, children):
+                return await self._reconcile_grove(raw, graph, ctx, children, origin)
             return await self._reconcile(raw, graph, ctx, children, origin)
         except TerminalError:
             await self._annotate(raw, origin=origin, serving_hash=None)  # a refused graph is stamped too
@@ -263,6 +268,36 @@ class DynamoGraphDeploymentReconciler:
             return Result()  # the DCDs' first status brings us back with something to say
         await self._write_status(raw, verdict, plan.status)
         return Result()
+
+    # -- the Grove pathway (controllers/grove_pathway.py) ---------------------------------------------
+
+    def _takes_grove(self, raw: Obj, graph: Obj, ctx: GenContext, children: Sequence[Obj]) -> bool:
+        has_pcs = ctx.capabilities.grove and self._grove.pod_clique_set(raw) is not None
+        return takes_grove(graph, ctx, has_dcds=bool(children), has_pod_clique_set=has_pcs)
+
+    async def _reconcile_grove(
+        self, raw: Obj, graph: Obj, ctx: GenContext, children: Sequence[Obj], origin: str | None
+    ) -> Result:
+        """One PodCliqueSet instead of DCDs; no worker hash, so no worker rollout to name."""
+
+        async def fail(obj: Obj, reason: str, message: str) -> None:
+            await self._fail(obj, reason, message)
+
+        async def annotate(obj: Obj) -> Obj:
+            return await self._annotate(obj, origin=origin, serving_hash=None)
+
+        return await self._grove.reconcile(
+            raw,
+            graph,
+            ctx,
+            dcds=children,
+            owned=self.owned,
+            previous_restart=self._status.current(raw).get("restart"),
+            problems=self._semantic_problems(raw),
+            fail=fail,
+            annotate=annotate,
+            write_status=self._write_status,
+        )
 
     def _worker_rollout(
         self, graph: Obj, names: Mapping[str, str], new_hash: str, children: Sequence[Obj]

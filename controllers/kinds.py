@@ -45,6 +45,12 @@ PVC: Final = PERSISTENT_VOLUME_CLAIM
 LWS: Final = LEADER_WORKER_SET
 POD_GROUP: Final = Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup")
 INFERENCE_POOL: Final = Resource("inference.networking.k8s.io", "v1", "inferencepools", "InferencePool")
+# Grove (the graph's PodCliqueSet; the PodCliques and scaling groups Grove makes from it).
+POD_CLIQUE_SET: Final = Resource("grove.io", "v1alpha1", "podcliquesets", "PodCliqueSet")
+POD_CLIQUE: Final = Resource("grove.io", "v1alpha1", "podcliques", "PodClique")
+POD_CLIQUE_SCALING_GROUP: Final = Resource(
+    "grove.io", "v1alpha1", "podcliquescalinggroups", "PodCliqueScalingGroup"
+)
 
 # Kinds a generated object may have, by (apiVersion, kind): maps generation output to where it lives.
 _BY_TYPE: Final = {
@@ -69,6 +75,7 @@ _BY_TYPE: Final = {
         ROLE_BINDING,
         POD_GROUP,
         INFERENCE_POOL,
+        POD_CLIQUE_SET,
     )
 }
 
@@ -90,6 +97,9 @@ __all__ = [
     "INGRESS",
     "LWS",
     "POD",
+    "POD_CLIQUE",
+    "POD_CLIQUE_SCALING_GROUP",
+    "POD_CLIQUE_SET",
     "POD_GROUP",
     "PVC",
     "ROLE",

@@ -22,8 +22,8 @@ from dynamo_operator.internal.dynamo.context import Capabilities
 
 Obj = dict[str, Any]
 
-# Detected for parity with upstream (which switches on these groups); generation does not use them yet.
-GROVE_POD_CLIQUE_SET: Final = Resource("grove.io", "v1alpha1", "podcliquesets", "PodCliqueSet")
+GROVE_POD_CLIQUE_SET: Final = kinds.POD_CLIQUE_SET
+# Detected for parity with upstream (which switches on this group); generation does not use it yet.
 KAI_QUEUE: Final = Resource("scheduling.run.ai", "v2", "queues", "Queue", namespaced=False)
 
 

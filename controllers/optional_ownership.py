@@ -1,9 +1,11 @@
 """Child kinds a controller owns only while their optional API is served.
 
-For each such kind (a DCD's LeaderWorkerSets, PodGroups and VirtualServices, a DGD's InferencePools)
-three things exist together or not at all: the kind's informer, the handler that maps its events to
-the owner (what `Builder.owns` wires at start-up for fixed kinds), and its place in the reconciler's
-`owned` list (what the reconciler prunes). `OptionalOwnership` switches them with the capabilities,
+For each such kind (a DCD's LeaderWorkerSets, PodGroups and VirtualServices, a DGD's InferencePools
+and PodCliqueSets) three things exist together or not at all: the kind's informer, the handler that
+maps its events to the owner (what `Builder.owns` wires at start-up for fixed kinds), and its place
+in the reconciler's `owned` list (what the reconciler prunes). A kind the owner only reads (Grove's
+PodCliques, made by Grove, not by us) has an informer and a mapper of its own, and no place in
+`owned`. `OptionalOwnership` switches them with the capabilities,
 as a subscriber of `OptionalApiWatch`: informers of newly served kinds start and sync before the
 new capabilities are published; kinds no longer served leave `owned` and their informers stop after;
 then every owner is requeued, so a graph waiting for an API proceeds and one that lost it says so.
@@ -12,7 +14,7 @@ then every owner is requeued, so a graph waiting for an API proceeds and one tha
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -31,13 +33,20 @@ log = structlog.get_logger(__name__)
 SYNC_TIMEOUT_SECONDS = 30.0
 
 
+Mapper = Callable[[Obj], Iterable[str]]
+
+
 @dataclass(frozen=True, slots=True)
 class OptionalKind:
-    """A child kind owned only while `needed(capabilities)`; `predicate` filters its events."""
+    """A child kind owned only while `needed(capabilities)`; `predicate` filters its events.
+    `mapper` (default: the object's controller ownerReference to the owner kind) says which owners an
+    event concerns; `owned=False` marks a kind that is only watched, never written nor pruned."""
 
     resource: Resource
     needed: Callable[[Capabilities], bool]
     predicate: Predicate
+    mapper: Mapper | None = None
+    owned: bool = True
 
 
 class OwningReconciler(Protocol):
@@ -117,12 +126,12 @@ class OptionalOwnership:
             if kind.resource in self._attached or not kind.needed(capabilities):
                 continue
             informer = self._cache.informer(kind.resource, namespace=self._scope(kind.resource))
-            mapper = controller_owner_keys(self._owner)
+            mapper = kind.mapper or controller_owner_keys(self._owner)
             informer.add_event_handler(EnqueueMapped(self._queue, mapper, (kind.predicate,)))
             self._attached.add(kind.resource)
             started.append(informer)
         return started
 
     def _set_owned(self) -> None:
-        optional = [k.resource for k in self._kinds if k.resource in self._attached]
+        optional = [k.resource for k in self._kinds if k.resource in self._attached and k.owned]
         self._reconciler.owned = (*self._base, *optional)

@@ -82,9 +82,11 @@ def capabilities_of(ctx: Any) -> Capabilities:
 
 def generation_capabilities(served: Capabilities, ctx: Any) -> Capabilities:
     """What generation may use of the served APIs: VirtualServices are written only when a gateway is
-    configured, as upstream does."""
-    gateway = bool(getattr(getattr(ctx, "options", None), "istio_virtual_service_gateway", ""))
-    return dataclasses.replace(served, istio=served.istio and gateway)
+    configured, as upstream does; Grove only when `--enable-grove` is not `false`."""
+    options = getattr(ctx, "options", None)
+    gateway = bool(getattr(options, "istio_virtual_service_gateway", ""))
+    grove = str(getattr(options, "enable_grove", "false") or "false") != "false"
+    return dataclasses.replace(served, istio=served.istio and gateway, grove=served.grove and grove)
 
 
 def watch_optional_apis(mgr: Manager, initial: Capabilities) -> OptionalApiWatch:
@@ -215,10 +217,48 @@ def register_graph_deployments(
         controller,
         owner=kinds.DGD,
         optional=[
-            OptionalKind(kinds.INFERENCE_POOL, lambda c: c.gateway_inference_extension, CHILD_CONTENT_CHANGED)
+            OptionalKind(
+                kinds.INFERENCE_POOL, lambda c: c.gateway_inference_extension, CHILD_CONTENT_CHANGED
+            ),
+            *grove_kinds(lambda c: generation_capabilities(c, ctx).grove),
         ],
     )
     return controller
+
+
+def grove_kinds(needed: Callable[[Capabilities], bool]) -> list[OptionalKind]:
+    """The graph's PodCliqueSet (owned: its status carries Grove's verdicts) and the PodCliques and
+    scaling groups Grove makes from it (read for readiness, mapped back to their graph)."""
+    return [
+        OptionalKind(kinds.POD_CLIQUE_SET, needed, CHILD_STATUS_CHANGED),
+        OptionalKind(
+            kinds.POD_CLIQUE, needed, CHILD_STATUS_CHANGED, mapper=graph_of_grove_object, owned=False
+        ),
+        OptionalKind(
+            kinds.POD_CLIQUE_SCALING_GROUP,
+            needed,
+            CHILD_STATUS_CHANGED,
+            mapper=graph_of_grove_object,
+            owned=False,
+        ),
+    ]
+
+
+def graph_of_grove_object(obj: dict[str, Any]) -> list[str]:
+    """The graph a PodClique or scaling group serves: the graph-name label Grove copies from our
+    cliques, else its PodCliqueSet (named after the graph) as controller owner or `part-of` label."""
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace")
+    if not namespace:
+        return []
+    labels = meta.get("labels") or {}
+    name = labels.get(consts.LABEL_GRAPH_DEPLOYMENT_NAME)
+    if not name:
+        for ref in meta.get("ownerReferences") or ():
+            if ref.get("kind") == kinds.POD_CLIQUE_SET.kind and ref.get("controller"):
+                name = ref.get("name")
+    name = name or labels.get("app.kubernetes.io/part-of")
+    return [f"{namespace}/{name}"] if name else []
 
 
 def own_optional_kinds(

@@ -112,13 +112,21 @@ def one_line(err: BaseException) -> str:
     return "; ".join(line.strip() for line in str(err).splitlines() if line.strip())
 
 
-def render(filename: str, *, namespace: str, with_lws: bool, operator_version: str = "") -> int:
+def render(
+    filename: str, *, namespace: str, with_lws: bool, operator_version: str = "", with_grove: bool = False
+) -> int:
     # Imported here: rendering needs the generation code, running the operator does not need it first.
     from dynamo_operator.internal.dynamo.render import render_documents
 
     text = sys.stdin.read() if filename == "-" else Path(filename).read_text()
     sys.stdout.write(
-        render_documents(text, namespace=namespace, with_lws=with_lws, operator_version=operator_version)
+        render_documents(
+            text,
+            namespace=namespace,
+            with_lws=with_lws,
+            operator_version=operator_version,
+            with_grove=with_grove,
+        )
     )
     return 0
 
@@ -144,6 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     namespace=args.render_namespace,
                     with_lws=args.with_lws,
                     operator_version=args.operator_version,
+                    with_grove=args.with_grove,
                 )
             except (OSError, ValueError) as err:
                 print(f"dynamo-operator render: {one_line(err)}", file=sys.stderr)

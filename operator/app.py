@@ -81,6 +81,11 @@ async def run_operator(options: OperatorOptions) -> int:
     try:
         async with client:
             ctx = OperatorContext(options=options, capabilities=await detect_capabilities(client))
+            if options.enable_grove == "true" and not ctx.capabilities.grove:
+                # Upstream's rule for orchestrators.grove.enabled=true: asked for and missing is a
+                # configuration error, not something to discover graph by graph.
+                log.error("--enable-grove=true but the grove.io PodCliqueSet API is not served")
+                return 1
             mgr = Manager(client, options=manager_opts)
             wiring.register_controllers(mgr, ctx)
             install_signal_handlers(mgr)

@@ -76,6 +76,11 @@ class OperatorOptions:
     # Issue #17 / #11: infrastructure addresses injected into every component's env.
     nats_address: str = ""
     etcd_address: str = ""
+    # Issue #11 item 3: whether graphs may take the Grove pathway (see `--enable-grove`).
+    enable_grove: str = "false"
+
+
+GROVE_MODES = ("true", "auto", "false")
 
 
 def _positive_int(text: str) -> int:
@@ -274,6 +279,18 @@ def build_parser() -> argparse.ArgumentParser:
         default="",
         help="etcd address given to every component as ETCD_ENDPOINTS (a component's own env wins)",
     )
+    dynamo.add_argument(
+        "--enable-grove",
+        dest="enable_grove",
+        choices=GROVE_MODES,
+        nargs="?",
+        const="true",
+        default="false",
+        help="run graphs as Grove PodCliqueSets (upstream's orchestrators.grove.enabled): true = use "
+        "Grove and refuse to start without its API, auto = use it whenever its API is served, false "
+        "= never; a graph annotated nvidia.com/enable-grove=false stays on DynamoComponentDeployments "
+        "(default %(default)s)",
+    )
     parser.add_argument(
         "--version",
         action="store_true",
@@ -295,6 +312,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--with-lws",
         action="store_true",
         help="render multinode services as LeaderWorkerSets (as if LWS were installed)",
+    )
+    render.add_argument(
+        "--with-grove",
+        action="store_true",
+        help="render the graph as a Grove PodCliqueSet (as if Grove were installed and enabled)",
     )
     completion = sub.add_parser(
         "completion",
@@ -341,4 +363,5 @@ def options_from_args(args: argparse.Namespace, environ: dict[str, str] | None =
         operator_version=args.operator_version,
         nats_address=args.nats_address,
         etcd_address=args.etcd_address,
+        enable_grove=args.enable_grove,
     )

@@ -22,6 +22,15 @@ VOLCANO_GROUP: Final = "scheduling.volcano.sh"
 ISTIO_API_VERSION: Final = "networking.istio.io/v1beta1"
 ISTIO_GROUP: Final = "networking.istio.io"
 GROVE_GROUP: Final = "grove.io"
+GROVE_API_VERSION: Final = "grove.io/v1alpha1"
+KIND_POD_CLIQUE_SET: Final = "PodCliqueSet"
+KIND_POD_CLIQUE: Final = "PodClique"
+KIND_POD_CLIQUE_SCALING_GROUP: Final = "PodCliqueScalingGroup"
+# Clique name suffixes of a multinode service's leader and worker roles (`<svc>-ldr`, `<svc>-wkr`).
+GROVE_ROLE_SUFFIX_LEADER: Final = "ldr"
+GROVE_ROLE_SUFFIX_WORKER: Final = "wkr"
+# How long Grove lets a gang run below its minAvailable before it tears the gang down (upstream 15m).
+DEFAULT_GROVE_TERMINATION_DELAY: Final = "15m0s"
 GATEWAY_INFERENCE_GROUP: Final = "inference.networking.k8s.io"
 FIELD_MANAGER: Final = "dynamo-operator"
 
@@ -174,6 +183,9 @@ DEFAULT_GPU_RESOURCE: Final = "nvidia.com/gpu"
 DEFAULT_REPLICAS: Final = 1
 DEFAULT_NODE_COUNT: Final = 2
 VOLCANO_SCHEDULER_NAME: Final = "volcano"
+KAI_SCHEDULER_NAME: Final = "kai-scheduler"
+DEFAULT_KAI_SCHEDULER_QUEUE: Final = "dynamo"
+LABEL_KAI_SCHEDULER_QUEUE: Final = "kai.scheduler/queue"
 DISCOVERY_SA_SUFFIX: Final = "-k8s-service-discovery"
 MODEL_SERVICE_PREFIX: Final = "dynamo-model-"
 SSH_KEY_MOUNT_PATH: Final = "/ssh-pk"

@@ -1,7 +1,8 @@
 """Backend-specific mutations of the main container: compilation cache and multinode rewrites.
 
-Multinode pods run under a LeaderWorkerSet: the leader address and the worker index come from the
-documented LWS env vars, which the kubelet expands inside `$(...)` in command/args.
+Multinode pods run under a LeaderWorkerSet or a Grove PodCliqueScalingGroup; `Addressing` says how a
+pod of either finds its leader and its own rank. Both orchestrators publish these as env vars, which
+the kubelet expands inside `$(...)` in command/args.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from dynamo_operator.internal.dynamo.merge import env, field_env, merge_env
 
 LWS_LEADER_HOST = "$(LWS_LEADER_ADDRESS)"
 LWS_WORKER_RANK = "$(LWS_WORKER_INDEX)"
+# Grove's pods learn their scaling group, its index and the headless Service from env vars; a
+# worker's rank is its index in the worker clique plus one (the leader is rank 0), which needs a shell.
+GROVE_RANK = "$((GROVE_PCLQ_POD_INDEX + 1))"
+_KUBELET_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 
 _PYTHON_EXE = re.compile(r"^(?:.*/)?python[0-9.]*$")
 _FRAMEWORK_MODULE = re.compile(r"python[0-9.]*\s+(?:[^|&;]*\s)?-m\s+dynamo\.(vllm|sglang|trtllm)\b")
@@ -34,6 +39,61 @@ class Role(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class Addressing:
+    """How the pods of one multinode replica address each other, as their orchestrator names them.
+
+    `leader_host` and `rank` are written into command lines (kubelet-expanded `$(VAR)`, or shell
+    arithmetic when `rank_needs_shell`); `hosts` lists every pod (leader first) as shell words for
+    scripts; `dns_wait`: pod names resolve only once the pods exist, so scripts must wait for them.
+    """
+
+    leader_host: str
+    rank: str
+    rank_needs_shell: bool
+    hosts: tuple[str, ...]
+    dns_wait: bool
+
+    @property
+    def leader_host_shell(self) -> str:
+        """The leader host for a shell script: `$(VAR)` written as `${VAR}` (expanded by the shell)."""
+        return _KUBELET_VAR.sub(r"${\1}", self.leader_host)
+
+
+def _arithmetic(rank: str) -> str:
+    """A rank expression as an operand inside `$(( ... ))`: shell arithmetic loses its `$` and keeps
+    its parentheses (so `a * (i + 1)` keeps its precedence); a kubelet `$(VAR)` stays as it is."""
+    if rank.startswith("$((") and rank.endswith("))"):
+        return rank[2:-1]
+    return rank
+
+
+def lws_addressing(node_count: int) -> Addressing:
+    """A LeaderWorkerSet group: the leader's address and the worker index come from LWS's env; worker
+    i's name is the leader's with `-i` appended to its first label."""
+    workers = [f'$(echo "$LWS_LEADER_ADDRESS" | sed "s/\\./-{i}\\./")' for i in range(1, node_count)]
+    return Addressing(
+        leader_host=LWS_LEADER_HOST,
+        rank=LWS_WORKER_RANK,
+        rank_needs_shell=False,
+        hosts=("$LWS_LEADER_ADDRESS", *workers),
+        dns_wait=True,
+    )
+
+
+def grove_addressing(service: str, node_count: int) -> Addressing:
+    """A Grove scaling group replica of `service`: pods are `<pcsg>-<index>-<clique>-<n>` under the
+    set's headless Service; the leader clique holds one pod, the worker clique the rest."""
+    base = f"$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-{service.lower()}"
+    leader = f"{base}-{c.GROVE_ROLE_SUFFIX_LEADER}-0.$(GROVE_HEADLESS_SERVICE)"
+    workers = [
+        f"{base}-{c.GROVE_ROLE_SUFFIX_WORKER}-{j}.$(GROVE_HEADLESS_SERVICE)" for j in range(node_count - 1)
+    ]
+    return Addressing(
+        leader_host=leader, rank=GROVE_RANK, rank_needs_shell=True, hosts=(leader, *workers), dns_wait=False
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class MultinodeInfo:
     """How one multinode replica is laid out."""
 
@@ -41,6 +101,12 @@ class MultinodeInfo:
     gpus_per_node: int
     # ConfigMap holding the wait-for-leader script (see sideobjects.py).
     wait_leader_config_map: str = ""
+    # None: a LeaderWorkerSet group of `node_count` pods.
+    addressing: Addressing | None = None
+
+    @property
+    def address(self) -> Addressing:
+        return self.addressing or lws_addressing(self.node_count)
 
 
 @dataclass(slots=True)
@@ -61,7 +127,7 @@ def _wait_for_leader(container: Mapping[str, Any], info: MultinodeInfo) -> PodEx
         "image": container.get("image", ""),
         "command": ["/bin/sh", "-c"],
         "args": [
-            f'export LEADER_HOST="$LWS_LEADER_ADDRESS" LEADER_PORT={c.VLLM_MP_MASTER_PORT}; '
+            f'export LEADER_HOST="{info.address.leader_host_shell}" LEADER_PORT={c.VLLM_MP_MASTER_PORT}; '
             "exec python3 /scripts/wait-for-leader.py"
         ],
         "volumeMounts": [{"name": WAIT_LEADER_VOLUME, "mountPath": "/scripts", "readOnly": True}],
@@ -172,20 +238,21 @@ def _vllm_multinode(
     dp = _arg_value(args, "--data-parallel-size", 1)
     gpus = info.gpus_per_node
     leader = role is Role.LEADER
+    addr = info.address
     extras = PodExtras()
     if world > gpus:
         if vllm_executor(annotations) == "mp":
-            rank = "0" if leader else LWS_WORKER_RANK
+            rank = "0" if leader else addr.rank
             flags = [
                 "--distributed-executor-backend", "mp",
                 "--nnodes", str(info.node_count),
-                "--master-addr", LWS_LEADER_HOST,
+                "--master-addr", addr.leader_host,
                 "--master-port", str(c.VLLM_MP_MASTER_PORT),
                 "--node-rank", rank,
             ]  # fmt: skip
             if not leader:
                 flags.append("--headless")
-            _inject_flags(container, flags, needs_shell=False)
+            _inject_flags(container, flags, needs_shell=not leader and addr.rank_needs_shell)
             container["env"] = merge_env(
                 container.get("env", []), [field_env(c.ENV_VLLM_NIXL_SIDE_CHANNEL_HOST, "status.podIP")]
             )
@@ -199,18 +266,18 @@ def _vllm_multinode(
             ]
         else:
             container["command"] = ["/bin/sh", "-c"]
-            container["args"] = [f"ray start --address={LWS_LEADER_HOST}:{c.VLLM_RAY_PORT} --block"]
+            container["args"] = [f"ray start --address={addr.leader_host}:{c.VLLM_RAY_PORT} --block"]
     elif world * dp > gpus:
         local = max(gpus // world, 1)
         total = dp if dp > 1 else local * info.node_count
         flags = ["--data-parallel-hybrid-lb"]
         if _arg_value(args, "--data-parallel-size", 0) == 0:
             flags += ["--data-parallel-size", str(total)]
-        start = "0" if leader else f"$(( {local} * {LWS_WORKER_RANK} ))"
+        start = "0" if leader else f"$(( {local} * {_arithmetic(addr.rank)} ))"
         flags += [
             "--data-parallel-size-local", str(local),
             "--data-parallel-start-rank", start,
-            "--data-parallel-address", LWS_LEADER_HOST,
+            "--data-parallel-address", addr.leader_host,
             "--data-parallel-rpc-port", str(c.VLLM_DP_RPC_PORT),
         ]  # fmt: skip
         _inject_flags(container, flags, needs_shell=not leader)
@@ -220,13 +287,15 @@ def _vllm_multinode(
 
 
 def _sglang_multinode(container: dict[str, Any], role: Role, info: MultinodeInfo) -> None:
-    rank = "0" if role is Role.LEADER else LWS_WORKER_RANK
+    addr = info.address
+    worker = role is Role.WORKER
+    rank = addr.rank if worker else "0"
     flags = [
-        "--dist-init-addr", f"{LWS_LEADER_HOST}:{c.SGLANG_DIST_INIT_PORT}",
+        "--dist-init-addr", f"{addr.leader_host}:{c.SGLANG_DIST_INIT_PORT}",
         "--nnodes", str(info.node_count),
         "--node-rank", rank,
     ]  # fmt: skip
-    _inject_flags(container, flags, needs_shell=False)
+    _inject_flags(container, flags, needs_shell=worker and addr.rank_needs_shell)
     if role is Role.WORKER:
         _strip_probes(container, "livenessProbe", "readinessProbe", "startupProbe")
 
@@ -245,11 +314,6 @@ _SSH_SETUP = (
     'chmod 600 "$HOME/.ssh/id_rsa" "$HOME/.ssh/authorized_keys" && '
     f'printf "Host *\\n  Port {c.MPI_SSH_PORT}\\n  StrictHostKeyChecking no\\n" > "$HOME/.ssh/config"'
 )
-
-
-def trtllm_worker_hosts(node_count: int) -> list[str]:
-    """Hostnames of the LWS worker pods, as shell expressions derived from the leader address."""
-    return [f'$(echo "$LWS_LEADER_ADDRESS" | sed "s/\\./-{i}\\./")' for i in range(1, node_count)]
 
 
 def _trtllm_multinode(container: dict[str, Any], role: Role, info: MultinodeInfo) -> None:
@@ -281,10 +345,11 @@ def _trtllm_multinode(container: dict[str, Any], role: Role, info: MultinodeInfo
         return
     original = " ".join(quote(t) for t in [*container.get("command", []), *container.get("args", [])])
     env_names = sorted({str(e["name"]) for e in container.get("env", [])} | set(TRTLLM_FORWARDED_ENV))
-    hosts = ["$LWS_LEADER_ADDRESS", *trtllm_worker_hosts(info.node_count)]
+    hosts = list(info.address.hosts)
     wait = " ".join(
         f'n=0; until getent hosts "{h}" >/dev/null; do n=$((n+2)); [ $n -gt 300 ] && exit 1; sleep 2; done;'
         for h in hosts[1:]
+        if info.address.dns_wait
     )
     slots = info.node_count * max(info.gpus_per_node, 1)
     run_as_root = '$( [ "$(id -u)" = 0 ] && echo --allow-run-as-root )'

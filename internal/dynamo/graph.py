@@ -399,15 +399,16 @@ def check_distinct_objects(objects: Sequence[Obj]) -> None:
         )
 
 
-def missing_apis(dgd: Any, ctx: GenContext) -> list[MissingAPIError]:
+def missing_apis(dgd: Any, ctx: GenContext, *, grove: bool = False) -> list[MissingAPIError]:
     """Optional APIs the graph's services need but the cluster does not serve, one error per service
-    (the reconciler reports them as a Failed condition, e.g. reason NoOrchestratorAvailable)."""
+    (the reconciler reports them as a Failed condition, e.g. reason NoOrchestratorAvailable).
+    `grove`: the graph takes the Grove pathway, whose scaling groups run multinode services."""
     obj = as_dict(dgd)
     caps = ctx.capabilities
     out: list[MissingAPIError] = []
     for svc, spec in services_of(obj).items():
         field = f"spec.services.{svc}"
-        if spec.get("multinode") is not None and not caps.lws:
+        if spec.get("multinode") is not None and not caps.lws and not grove:
             api = f"{c.LWS_GROUP}/v1 LeaderWorkerSet"
             out.append(
                 MissingAPIError(

@@ -10,6 +10,7 @@ from typing import Any
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo import naming
 from dynamo_operator.internal.dynamo.backends import (
+    Addressing,
     MultinodeInfo,
     PodExtras,
     Role,
@@ -259,10 +260,16 @@ def image_pull_secrets(
 
 
 def build_main_container(
-    comp: Component, ctx: GenContext, *, role: Role = Role.MAIN, backend: str | None = None
+    comp: Component,
+    ctx: GenContext,
+    *,
+    role: Role = Role.MAIN,
+    backend: str | None = None,
+    addressing: Addressing | None = None,
 ) -> tuple[dict[str, Any], PodExtras]:
     """The `main` container after every layer (steps 1-9 of `build_pod_template`), and the pod-level
-    additions its backend rewrite needs."""
+    additions its backend rewrite needs. `addressing`: how multinode pods find each other (None: a
+    LeaderWorkerSet group)."""
     spec = comp.spec
     dyn_ns = dynamo_namespace_of(comp)
     defaults = component_defaults(
@@ -329,6 +336,7 @@ def build_main_container(
                 spec.get("resources"), prefer_requests=resolved_backend == c.BACKEND_TRTLLM
             ),
             wait_leader_config_map=wait_leader_config_map_name(comp.parent_dgd or comp.name),
+            addressing=addressing,
         )
         extras = apply_multinode(
             container, backend=resolved_backend, role=role, info=info, annotations=comp.annotations
@@ -336,8 +344,10 @@ def build_main_container(
     return container, extras
 
 
-def build_pod_template(comp: Component, ctx: GenContext, *, role: Role = Role.MAIN) -> dict[str, Any]:
-    """The pod template of one role of a component.
+def build_pod_template(
+    comp: Component, ctx: GenContext, *, role: Role = Role.MAIN, addressing: Addressing | None = None
+) -> dict[str, Any]:
+    """The pod template of one role of a component (`addressing`: see `build_main_container`).
 
     Order (later wins): component defaults → extraPodSpec.mainContainer → env (defaults, then main
     container env, then component envs) → top-level probes → resources → envFromSecret → infra env (lowest)
@@ -346,7 +356,7 @@ def build_pod_template(comp: Component, ctx: GenContext, *, role: Role = Role.MA
     image pull secrets.
     """
     spec = comp.spec
-    container, extras = build_main_container(comp, ctx, role=role)
+    container, extras = build_main_container(comp, ctx, role=role, addressing=addressing)
     if not container.get("image"):
         raise GenerationError(
             "extraPodSpec.mainContainer.image", "required: the operator sets no default image"

@@ -15,6 +15,7 @@ from dynamo_operator.internal.dynamo.context import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError
 from dynamo_operator.internal.dynamo.graph import desired_graph_objects, desired_planner_rbac
 from dynamo_operator.internal.dynamo.graphmeta import origin_version, with_origin_version
+from dynamo_operator.internal.dynamo.grove import desired_grove_objects, uses_grove
 
 Obj = dict[str, Any]
 
@@ -52,7 +53,7 @@ def parse_graph(yaml_text: str) -> Obj:
 
 
 def render_objects(
-    yaml_text: str, *, namespace: str, with_lws: bool, operator_version: str = ""
+    yaml_text: str, *, namespace: str, with_lws: bool, operator_version: str = "", with_grove: bool = False
 ) -> list[Obj]:
     """Every object the operator would create for the DGD in `yaml_text`, in a deterministic order:
     the shared planner ServiceAccount (if any), graph-level objects (PVCs, RBAC, side objects, model
@@ -62,7 +63,12 @@ def render_objects(
     ns = parsed["metadata"].get("namespace") or namespace
     parsed["metadata"]["namespace"] = ns
     dgd = with_origin_version(parsed, origin_version(parsed, [], operator_version))
-    ctx = GenContext(namespace=ns, capabilities=Capabilities(lws=with_lws, istio=True))
+    ctx = GenContext(namespace=ns, capabilities=Capabilities(lws=with_lws, istio=True, grove=with_grove))
+    if uses_grove(dgd, ctx):
+        try:
+            return desired_planner_rbac(dgd, ctx) + desired_grove_objects(dgd, ctx)
+        except GenerationError as err:
+            raise ValueError(str(err)) from err
     try:
         graph = desired_planner_rbac(dgd, ctx) + desired_graph_objects(dgd, ctx)
         children: list[Obj] = []
@@ -74,9 +80,15 @@ def render_objects(
     return graph + children
 
 
-def render_documents(yaml_text: str, *, namespace: str, with_lws: bool, operator_version: str = "") -> str:
+def render_documents(
+    yaml_text: str, *, namespace: str, with_lws: bool, operator_version: str = "", with_grove: bool = False
+) -> str:
     """`render_objects` as multi-document YAML."""
     objects = render_objects(
-        yaml_text, namespace=namespace, with_lws=with_lws, operator_version=operator_version
+        yaml_text,
+        namespace=namespace,
+        with_lws=with_lws,
+        operator_version=operator_version,
+        with_grove=with_grove,
     )
     return yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False, width=1000)

@@ -81,9 +81,10 @@ def main(argv: list[str] | None = None) -> int:
     print("\nWhere this operator refused or failed a graph (offline):")
     for note in report.notes:
         print(f"  - {render_value(note, 200)}")
-    print("\nUpstream settings this operator has no flag for (their differences are known gaps):")
-    for setting, issue in SETTINGS_WITHOUT_FLAG:
-        print(f"  - {setting} ({issue})")
+    if SETTINGS_WITHOUT_FLAG:
+        print("\nUpstream settings this operator has no flag for (their differences are known gaps):")
+        for setting, issue in SETTINGS_WITHOUT_FLAG:
+            print(f"  - {setting} ({issue})")
     if args.list:
         wanted = set(_LISTS.values()) if args.list == "all" else {_LISTS[args.list]}
         print()

@@ -4,7 +4,9 @@ It runs the reconcilers' own generation path without a cluster, in the order the
 admission (our CRD's validation, then its structural defaults) → graph reconciler (`missing_apis`,
 `desired_graph_objects`, `desired_planner_rbac`) → for each DCD the component reconciler
 (`desired_component_objects`), with a `GenContext` built by `controllers.setup.gen_context_factory`
-from the operator flags upstream's operator ran with. Nothing here decides what an object looks like.
+from the operator flags upstream's operator ran with. A graph that takes the Grove pathway (a new
+graph, so `takes_grove` with no children) gets `desired_grove_objects` instead of DCDs. Nothing here
+decides what an object looks like.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from dynamo_operator.internal.dynamo.graph import (
     graph_worker_hash,
     missing_apis,
 )
+from dynamo_operator.internal.dynamo.grove import desired_grove_objects, takes_grove
 from dynamo_operator.internal.dynamo.graphmeta import (
     annotations_to_write,
     origin_version,
@@ -56,6 +59,7 @@ class Shape:
     name: str
     capabilities: Capabilities
     describe: str
+    flags: tuple[str, ...] = ()  # operator flags upstream's settings for this shape map to
 
 
 SHAPES: tuple[Shape, ...] = (
@@ -69,6 +73,7 @@ SHAPES: tuple[Shape, ...] = (
         "golden-grove",
         Capabilities(grove=True, gateway_inference_extension=True),
         "Grove + inference extension",
+        ("--enable-grove=true",),
     ),
 )
 SHAPE_NAMES: tuple[str, ...] = tuple(s.name for s in SHAPES)
@@ -86,7 +91,7 @@ OPERATOR_FLAGS: tuple[str, ...] = (
 )
 # Settings upstream ran with that this operator has no flag for yet: left unset here, never faked,
 # so every difference they cause shows up (and is listed as a known gap).
-SETTINGS_WITHOUT_FLAG: tuple[tuple[str, str], ...] = (("Grove enabled (golden-grove shape)", "#11"),)
+SETTINGS_WITHOUT_FLAG: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(slots=True)
@@ -106,7 +111,7 @@ class Generated:
 
 def gen_context(shape: Shape) -> GenContext:
     """The GenContext the controllers would use in `<ns>` with upstream's settings in `shape`."""
-    options = options_from_args(build_parser().parse_args(list(OPERATOR_FLAGS)), environ={})
+    options = options_from_args(build_parser().parse_args([*OPERATOR_FLAGS, *shape.flags]), environ={})
     factory = gen_context_factory(
         OperatorContext(options=options, capabilities=shape.capabilities),
         DockerSecretIndex(),
@@ -172,6 +177,9 @@ def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
     # generation sees the graph carrying it.
     origin = origin_version(dgd, [], ctx.operator_version)
     graph = with_origin_version(dgd, origin)
+    if takes_grove(graph, ctx, has_dcds=False, has_pod_clique_set=False):
+        _grove_graph(dgd, graph, ctx, origin, out)
+        return
     try:
         missing = missing_apis(graph, ctx)
         desired = desired_graph_objects(graph, ctx)
@@ -205,6 +213,27 @@ def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
             continue
         for child in children:
             out.add(child)
+
+
+def _grove_graph(dgd: Obj, graph: Obj, ctx: GenContext, origin: str | None, out: Generated) -> None:
+    """The graph reconciler's Grove pathway: the PodCliqueSet and Services, no DCDs, no worker hash."""
+    name = dgd["metadata"]["name"]
+    try:
+        missing = missing_apis(graph, ctx, grove=True)
+        desired = desired_grove_objects(graph, ctx)
+        shared = desired_planner_rbac(graph, ctx)
+    except GenerationError as err:
+        dgd["status"] = {"state": "failed"}
+        _annotate(dgd, origin=origin, serving_hash=None)
+        out.notes.append(f"{DGD_KIND}/{name}: failed: {err}")
+        return
+    _annotate(dgd, origin=origin, serving_hash=None)
+    if missing:
+        dgd["status"] = {"state": "failed"}
+        out.notes.append(f"{DGD_KIND}/{name}: failed: " + "; ".join(str(e) for e in missing))
+        return
+    for obj in [*shared, *desired]:
+        out.add(obj)
 
 
 def _annotate(dgd: Obj, *, origin: str | None, serving_hash: str | None) -> None:

@@ -1,0 +1,184 @@
+"""The DGD reconciler's Grove pathway: one PodCliqueSet per graph, Services per service, status from Grove.
+
+`GrovePathway.reconcile` is what the graph reconciler runs instead of its DCD pathway when the graph
+takes Grove (internal.dynamo.grove `takes_grove`). In order:
+
+1. a graph moving over from DCDs first has its DCDs deleted (their Services carry the names the
+   Grove pathway's Services take), and is looked at again shortly;
+2. the graph's objects are generated (PVCs, RBAC, side objects, the PodCliqueSet, Services, adapters)
+   and synced like any children: written when their content changed, the rest pruned;
+3. replicas go through the `scale` subresource of the service's PodClique / PodCliqueScalingGroup
+   (Grove makes those from the set once; a changed template replica count alone does not resize
+   them), only when the live count differs, NotFound ignored (Grove has not made it yet);
+4. status is read from the PodCliques and scaling groups Grove reports on (grove_status.py).
+
+Switching back (Grove disabled, its API gone, or `nvidia.com/enable-grove: "false"`) is the DCD
+pathway's business: it prunes the PodCliqueSet and these Services like any child it no longer wants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import structlog
+from dynamo_operator.controllers import kinds
+from dynamo_operator.controllers.apply import (
+    SYNC_ERRORS,
+    ChildClient,
+    ChildReader,
+    ChildSyncer,
+    Desired,
+    report_sync_failure,
+)
+from dynamo_operator.internal import consts
+from dynamo_operator.internal.client import errors
+from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.controller.result import Result, TerminalError
+from dynamo_operator.internal.dynamo.context import GenContext
+from dynamo_operator.internal.dynamo.errors import GenerationError, NameCollisionError
+from dynamo_operator.internal.dynamo.graph import (
+    desired_planner_rbac,
+    missing_apis,
+    services_of,
+    shared_between_owners,
+)
+from dynamo_operator.internal.dynamo.grove import desired_grove_objects, grove_services
+from dynamo_operator.internal.dynamo.grove_status import (
+    ServiceObject,
+    grove_graph_status,
+    restart_rolled,
+    restart_values,
+)
+from dynamo_operator.internal.dynamo.restart import RestartPlan, plan_restart
+from dynamo_operator.internal.dynamo.status import GraphStatus
+
+log = structlog.get_logger(__name__)
+
+Obj = dict[str, Any]
+Fail = Callable[[Obj, str, str], Awaitable[None]]
+WriteStatus = Callable[[Obj, GraphStatus, "dict[str, Any] | None"], Awaitable[None]]
+Annotate = Callable[[Obj], Awaitable[Obj]]
+
+# How soon a graph whose DCDs are being deleted (on its way to Grove) is looked at again: their
+# Services go with them through garbage collection, which sends the graph no event.
+SWITCH_RECHECK_SECONDS = 2.0
+REASON_NAME_COLLISION = "NameCollision"
+
+
+def _kind_resource(kind: str) -> Resource:
+    return (
+        kinds.POD_CLIQUE_SCALING_GROUP if kind == consts.KIND_POD_CLIQUE_SCALING_GROUP else kinds.POD_CLIQUE
+    )
+
+
+class GrovePathway:
+    """Writes and reads one graph's Grove objects (see the module docstring). Stateless."""
+
+    def __init__(self, *, client: ChildClient, cache: ChildReader, syncer: ChildSyncer) -> None:
+        self._client, self._cache, self._syncer = client, cache, syncer
+
+    def pod_clique_set(self, raw: Obj) -> Obj | None:
+        """The graph's live PodCliqueSet, if it controls one (call only while Grove is served)."""
+        meta = raw["metadata"]
+        pcs = self._cache.get(kinds.POD_CLIQUE_SET, f"{meta['namespace']}/{meta['name']}")
+        if pcs is None:
+            return None
+        refs = (pcs.get("metadata") or {}).get("ownerReferences") or ()
+        return pcs if any(r.get("uid") == meta["uid"] and r.get("controller") for r in refs) else None
+
+    async def reconcile(
+        self,
+        raw: Obj,
+        graph: Obj,
+        ctx: GenContext,
+        *,
+        dcds: Sequence[Obj],
+        owned: Sequence[Resource],
+        previous_restart: Any,
+        problems: Sequence[str],
+        fail: Fail,
+        annotate: Annotate,
+        write_status: WriteStatus,
+    ) -> Result:
+        namespace = raw["metadata"]["namespace"]
+        if dcds:
+            # Moving over from DCDs: delete them first (nothing else), their Services with them.
+            await self._syncer.sync(raw, [], owned=[kinds.DCD])
+            log.info("Graph moves to Grove; its DCDs are being deleted", graph=raw["metadata"]["name"])
+            return Result(requeue_after=SWITCH_RECHECK_SECONDS)
+        services = grove_services(graph, ctx)
+        targets = [ServiceObject(gs.service, gs.kind, gs.object_name) for gs in services]
+        live = {t.name: self._cache.get(_kind_resource(t.kind), f"{namespace}/{t.name}") for t in targets}
+        pcs = self.pod_clique_set(raw)
+        plan: RestartPlan = plan_restart(
+            (raw.get("spec") or {}).get("restart"),
+            list(services_of(raw)),
+            live_values=restart_values(pcs),
+            rolled=restart_rolled(pcs, targets, live),
+            previous=previous_restart,
+        )
+        try:
+            if problems:
+                raise GenerationError("spec", "; ".join(problems))
+            missing = missing_apis(graph, ctx, grove=True)
+            desired = desired_grove_objects(graph, ctx, restart_at=plan.values)
+            shared = desired_planner_rbac(graph, ctx)
+        except NameCollisionError as err:
+            await fail(raw, REASON_NAME_COLLISION, str(err))
+            raise TerminalError(str(err)) from err
+        except GenerationError as err:
+            await fail(raw, "InvalidSpec", str(err))
+            raise TerminalError(str(err)) from err
+        if missing:
+            message = "; ".join(str(err) for err in missing)
+            await fail(raw, consts.REASON_NO_ORCHESTRATOR, message)
+            raise TerminalError(message)
+
+        pvc_names = {p.get("name") for p in (raw.get("spec") or {}).get("pvcs") or ()}
+        try:
+            await self._syncer.sync(
+                raw,
+                [
+                    *(
+                        Desired(
+                            r, o, create_only=r in (kinds.PVC, kinds.DGDSA), shared=shared_between_owners(o)
+                        )
+                        for o in desired
+                        for r in (kinds.resource_of(o),)
+                    ),
+                    *(Desired(kinds.resource_of(o), o, owned=False) for o in shared),
+                ],
+                owned=owned,
+                keep=lambda resource, obj: resource == kinds.PVC and obj["metadata"]["name"] in pvc_names,
+            )
+        except SYNC_ERRORS as err:
+            return await report_sync_failure(err, lambda reason, message: fail(raw, reason, message))
+        await self._scale(raw, graph, targets, live)
+        raw = await annotate(raw)
+        verdict = grove_graph_status(targets, live)
+        await write_status(raw, verdict, plan.status)
+        return Result()
+
+    async def _scale(
+        self, raw: Obj, graph: Obj, targets: Sequence[ServiceObject], live: dict[str, Obj | None]
+    ) -> None:
+        """Each service's replicas through its Grove object's scale subresource, when they differ."""
+        namespace = raw["metadata"]["namespace"]
+        specs = services_of(graph)
+        for target in targets:
+            want = (specs.get(target.service) or {}).get("replicas")
+            obj = live.get(target.name)
+            if want is None or obj is None or (obj.get("spec") or {}).get("replicas") == want:
+                continue
+            try:
+                await self._client.patch(
+                    _kind_resource(target.kind),
+                    target.name,
+                    {"spec": {"replicas": int(want)}},
+                    namespace=namespace,
+                    subresource="scale",
+                )
+            except errors.NotFound:
+                continue  # Grove has not made it (or just removed it); its next event brings us back
+            log.info("Scaled Grove object", kind=target.kind, name=target.name, replicas=want)

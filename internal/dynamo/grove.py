@@ -1,0 +1,359 @@
+"""DGD → the Grove pathway's objects: one PodCliqueSet named after the graph, plus per-service Services.
+
+With Grove chosen (`uses_grove`), a graph has no DCDs and no Deployments. Each single-node service is
+one PodClique (`<lower(svc)>`) of the set; each multinode service is a PodCliqueScalingGroup of two
+cliques, a one-pod leader (`<svc>-ldr`) and its workers (`<svc>-wkr`), scaled together. Grove names
+what it creates from the set: the PodClique or scaling group of a service is `<dgd>-0-<lower(svc)>`
+(replica 0 of the set), which is what status and scaling address (`grove_object_name`).
+
+Pods are built by the same pod-template builder as the DCD pathway (pod.py), from the same per-service
+spec (graph.py `service_to_dcd_spec`, without worker hashes: Grove rolls cliques in place), with the
+multinode rewrites addressing Grove's pod names (backends.py `grove_addressing`). The clique carries
+the pod labels and annotations; Grove copies them onto its pods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo import naming
+from dynamo_operator.internal.dynamo.backends import Role, detect_backend, grove_addressing
+from dynamo_operator.internal.dynamo.component import (
+    desired_ingress,
+    desired_virtual_service,
+    service_port,
+    wants_service,
+)
+from dynamo_operator.internal.dynamo.context import GenContext
+from dynamo_operator.internal.dynamo.graph import (
+    check_distinct_objects,
+    desired_discovery_rbac,
+    desired_model_services,
+    desired_pvcs,
+    desired_scaling_adapters,
+    desired_side_objects,
+    service_to_dcd_spec,
+    services_of,
+    validate_graph,
+)
+from dynamo_operator.internal.dynamo.hashing import stamp_hash
+from dynamo_operator.internal.dynamo.objects import as_dict, envelope
+from dynamo_operator.internal.dynamo.pod import (
+    Component,
+    build_main_container,
+    build_pod_template,
+    discovery_backend,
+    dynamo_namespace_of,
+    kube_discovery_enabled,
+    multinode_node_count,
+    pod_annotations,
+)
+
+Obj = dict[str, Any]
+
+STARTUP_ANY_ORDER = "CliqueStartupTypeAnyOrder"
+STARTUP_EXPLICIT = "CliqueStartupTypeExplicit"
+
+
+def uses_grove(dgd: Any, ctx: GenContext) -> bool:
+    """The pathway of a graph on its own terms: Grove when the operator may use it (the API is served
+    and the operator flag allows it: `ctx.capabilities.grove`) and the graph does not opt out with
+    `nvidia.com/enable-grove: "false"` (any case). The reconciler may still keep a running graph on
+    the DCD pathway (see controllers/grove_pathway.py)."""
+    annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
+    opted_out = str(annotations.get(c.ANNOTATION_ENABLE_GROVE, "")).strip().lower() == "false"
+    return ctx.capabilities.grove and not opted_out
+
+
+def grove_opted_in(dgd: Any) -> bool:
+    """The graph asks for Grove explicitly (`nvidia.com/enable-grove: "true"`)."""
+    annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(c.ANNOTATION_ENABLE_GROVE, "")).strip().lower() == "true"
+
+
+def takes_grove(dgd: Any, ctx: GenContext, *, has_dcds: bool, has_pod_clique_set: bool) -> bool:
+    """The pathway a graph takes now, given what it already runs on.
+
+    A graph that may use Grove (`uses_grove`) takes it when it is new, or already has its
+    PodCliqueSet. A graph already running on DCDs stays there, because moving it replaces every pod
+    at once; its owner moves it on purpose with `nvidia.com/enable-grove: "true"`. A graph that may
+    not use Grove (opted out, Grove disabled or its API gone) takes the DCD pathway, whatever it ran
+    on before: without the API its PodCliqueSet is gone anyway, and an opt-out is an explicit ask.
+    """
+    if not uses_grove(dgd, ctx):
+        return False
+    return has_pod_clique_set or not has_dcds or grove_opted_in(dgd)
+
+
+def clique_name(service: str) -> str:
+    """A single-node service's clique, and a multinode service's scaling group: `lower(svc)`."""
+    return naming.normalised_service(service)
+
+
+def grove_object_name(dgd_name: str, service: str) -> str:
+    """The PodClique (single node) or PodCliqueScalingGroup (multinode) Grove makes for a service."""
+    return f"{dgd_name}-0-{clique_name(service)}"
+
+
+def component_service_name(dgd_name: str, service: str) -> str:
+    """The service's Service (and Ingress/VirtualService): `<dgd>-<lower(svc)>`."""
+    return naming.service_name(naming.dcd_name(dgd_name, service))
+
+
+@dataclass(frozen=True, slots=True)
+class GroveService:
+    """One service as the Grove pathway sees it: its generation view and where Grove puts it."""
+
+    service: str
+    component: Component
+    multinode: bool
+    object_name: str  # PodClique or PodCliqueScalingGroup `<dgd>-0-<lower(svc)>`
+
+    @property
+    def kind(self) -> str:
+        return c.KIND_POD_CLIQUE_SCALING_GROUP if self.multinode else c.KIND_POD_CLIQUE
+
+
+def grove_services(
+    dgd: Any, ctx: GenContext, *, restart_at: Mapping[str, str] | None = None
+) -> list[GroveService]:
+    """Every service of the graph in name order, with the spec the DCD pathway would give it (graph
+    annotations, labels and envs propagated, Dynamo namespace filled in) but no worker hash."""
+    obj = as_dict(dgd)
+    dgd_name = str((obj.get("metadata") or {}).get("name") or "")
+    restart_at = restart_at or {}
+    out: list[GroveService] = []
+    for service in services_of(obj):
+        spec = service_to_dcd_spec(obj, service, ctx, restart_at=restart_at.get(service))
+        comp = Component(
+            name=naming.dcd_name(dgd_name, service), namespace=ctx.namespace, parent_dgd=dgd_name, spec=spec
+        )
+        out.append(
+            GroveService(
+                service=service,
+                component=comp,
+                multinode=comp.is_multinode,
+                object_name=grove_object_name(dgd_name, service),
+            )
+        )
+    return out
+
+
+def _clique_annotations(comp: Component, ctx: GenContext) -> dict[str, str]:
+    """What the pods of a clique carry: the pod annotations of the DCD pathway, plus the graph-level
+    keys that describe the graph (origin version, discovery settings) and the resolved discovery
+    backend, as upstream writes them on its cliques. Rollout-steering keys stay off pods."""
+    out = pod_annotations(comp)
+    for key in c.PROPAGATED_DGD_ANNOTATIONS:
+        if key in comp.annotations:
+            out[key] = comp.annotations[key]
+    out[c.ANNOTATION_DISCOVERY_BACKEND] = discovery_backend(comp, ctx)
+    return dict(sorted(out.items()))
+
+
+def _kai_queue(dgd: Obj) -> str:
+    annotations = (dgd.get("metadata") or {}).get("annotations") or {}
+    return (
+        str(annotations.get(c.ANNOTATION_KAI_SCHEDULER_QUEUE) or "").strip() or c.DEFAULT_KAI_SCHEDULER_QUEUE
+    )
+
+
+def _clique(
+    gs: GroveService, ctx: GenContext, dgd: Obj, *, role: Role, name: str, replicas: int, min_available: int
+) -> Obj:
+    node_count = multinode_node_count(gs.component.spec)
+    addressing = grove_addressing(gs.service, node_count) if gs.multinode else None
+    template = build_pod_template(gs.component, ctx, role=role, addressing=addressing)
+    labels: dict[str, str] = template["metadata"]["labels"]
+    pod_spec: Obj = template["spec"]
+    if ctx.capabilities.kai_scheduler:
+        # Grove's gang scheduling through KAI: the queue from the graph, KAI as scheduler unless the
+        # user picked another one.
+        labels[c.LABEL_KAI_SCHEDULER_QUEUE] = _kai_queue(dgd)
+        pod_spec.setdefault("schedulerName", c.KAI_SCHEDULER_NAME)
+    clique: Obj = {"name": name}
+    if labels:
+        clique["labels"] = dict(sorted(labels.items()))
+    annotations = _clique_annotations(gs.component, ctx)
+    if annotations:
+        clique["annotations"] = annotations
+    clique["spec"] = {
+        "roleName": name,
+        "replicas": replicas,
+        "minAvailable": min_available,
+        "podSpec": pod_spec,
+    }
+    return clique
+
+
+def _roles(gs: GroveService) -> list[tuple[Role, str, int, int]]:
+    """(role, clique name, replicas, minAvailable) of each clique of a service."""
+    base = clique_name(gs.service)
+    if not gs.multinode:
+        return [(Role.MAIN, base, gs.component.replicas, 1)]
+    workers = multinode_node_count(gs.component.spec) - 1
+    return [
+        (Role.LEADER, f"{base}-{c.GROVE_ROLE_SUFFIX_LEADER}", 1, 1),
+        (Role.WORKER, f"{base}-{c.GROVE_ROLE_SUFFIX_WORKER}", workers, workers),
+    ]
+
+
+def _starts_after_workers(gs: GroveService, ctx: GenContext) -> bool:
+    """TRT-LLM's leader runs mpirun against its workers' sshd: it must start after them. (vLLM and
+    SGLang workers tolerate a missing leader and retry, so they start in any order.)"""
+    if not gs.multinode:
+        return False
+    container, _ = build_main_container(gs.component, ctx)
+    backend = detect_backend(
+        gs.component.component_type, gs.component.spec.get("backendFramework"), container
+    )
+    return backend == c.BACKEND_TRTLLM
+
+
+def desired_pod_clique_set(
+    dgd: Any,
+    ctx: GenContext,
+    *,
+    restart_at: Mapping[str, str] | None = None,
+    termination_delay: str = c.DEFAULT_GROVE_TERMINATION_DELAY,
+) -> Obj:
+    """The graph's PodCliqueSet: one replica, cliques per service role, scaling groups for multinode
+    services. Metadata labels/annotations are the graph's `spec.labels`/`spec.annotations`."""
+    obj = as_dict(dgd)
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    pcs = envelope(
+        c.GROVE_API_VERSION,
+        c.KIND_POD_CLIQUE_SET,
+        str(meta["name"]),
+        ctx.namespace,
+        labels=spec.get("labels") or {},
+        annotations=spec.get("annotations") or {},
+        owner=obj,
+    )
+    cliques: list[Obj] = []
+    groups: list[Obj] = []
+    explicit = False
+    for gs in grove_services(obj, ctx, restart_at=restart_at):
+        roles = _roles(gs)
+        made = [
+            _clique(gs, ctx, obj, role=role, name=name, replicas=replicas, min_available=minimum)
+            for role, name, replicas, minimum in roles
+        ]
+        if _starts_after_workers(gs, ctx):
+            workers = [name for role, name, _, _ in roles if role is Role.WORKER]
+            for clique, (role, _, _, _) in zip(made, roles, strict=True):
+                if role is Role.LEADER:
+                    clique["spec"]["startsAfter"] = workers
+                    explicit = True
+        cliques += made
+        if gs.multinode:
+            group: Obj = {"name": clique_name(gs.service), "cliqueNames": [name for _, name, _, _ in roles]}
+            replicas = gs.component.spec.get("replicas")
+            if replicas is not None:
+                group["replicas"] = int(replicas)
+            group["minAvailable"] = 1
+            groups.append(group)
+    template: Obj = {
+        "cliqueStartupType": STARTUP_EXPLICIT if explicit else STARTUP_ANY_ORDER,
+        "headlessServiceConfig": {"publishNotReadyAddresses": True},
+    }
+    if termination_delay:
+        template["terminationDelay"] = termination_delay
+    template["cliques"] = cliques
+    if groups:
+        template["podCliqueScalingGroups"] = groups
+    pcs["spec"] = {"replicas": 1, "template": template}
+    return pcs
+
+
+def desired_grove_service(gs: GroveService, ctx: GenContext, owner: Obj) -> Obj | None:
+    """The Service of one service on the Grove pathway, owned by the graph: frontends always, others
+    with Kubernetes discovery. It selects the service's pods (for multinode: every pod of the group;
+    only the leader serves, workers report not ready), and carries only the discovery labels."""
+    comp = gs.component
+    if not wants_service(comp, ctx):
+        return None
+    labels: dict[str, str] = {}
+    if kube_discovery_enabled(comp, ctx):
+        labels[c.LABEL_DISCOVERY_BACKEND] = c.DISCOVERY_BACKEND_KUBERNETES
+        labels[c.LABEL_DISCOVERY_ENABLED] = c.LABEL_VALUE_TRUE
+    selector = {
+        c.LABEL_DYNAMO_NAMESPACE: naming.label_value(dynamo_namespace_of(comp)),
+        c.LABEL_COMPONENT: comp.service_name,
+    }
+    if comp.component_type:
+        selector[c.LABEL_COMPONENT_TYPE] = comp.component_type
+    service = envelope(
+        "v1",
+        "Service",
+        component_service_name(comp.parent_dgd, gs.service),
+        ctx.namespace,
+        labels=labels,
+        owner=owner,
+    )
+    service["spec"] = {
+        "type": "ClusterIP",
+        "selector": dict(sorted(selector.items())),
+        "ports": [service_port(comp.component_type)],
+    }
+    return service
+
+
+def desired_grove_objects(
+    dgd: Any,
+    ctx: GenContext,
+    *,
+    restart_at: Mapping[str, str] | None = None,
+    termination_delay: str = c.DEFAULT_GROVE_TERMINATION_DELAY,
+) -> list[Obj]:
+    """Everything the graph reconciler owns on the Grove pathway, in apply order, each stamped with
+    its content hash: the graph-level objects both pathways share (PVCs, discovery RBAC, side
+    objects, model Services, scaling adapters), the PodCliqueSet, and per service its Service and
+    Ingress or VirtualService."""
+    obj = as_dict(dgd)
+    # Names carry no worker hash here; checking them as if they did is stricter, never looser.
+    validate_graph(obj, ctx, worker_hash="0" * 8)
+    pcs = stamp_hash(
+        desired_pod_clique_set(obj, ctx, restart_at=restart_at, termination_delay=termination_delay)
+    )
+    per_service: list[Obj] = []
+    for gs in grove_services(obj, ctx, restart_at=restart_at):
+        # The Ingress/VirtualService generators name their objects after the component, which on
+        # this pathway is `<dgd>-<lower(svc)>` already.
+        for extra in (
+            desired_grove_service(gs, ctx, obj),
+            desired_ingress(gs.component, ctx, obj),
+            desired_virtual_service(gs.component, ctx, obj),
+        ):
+            if extra is not None:
+                per_service.append(stamp_hash(extra))
+    objects = [
+        *desired_pvcs(obj, ctx),
+        *desired_discovery_rbac(obj, ctx),
+        *desired_side_objects(obj, ctx),
+        *desired_model_services(obj, ctx),
+        pcs,
+        *per_service,
+        *desired_scaling_adapters(obj, ctx),
+    ]
+    check_distinct_objects(objects)
+    return objects
+
+
+def desired_replicas(dgd: Any, ctx: GenContext) -> dict[str, tuple[str, int]]:
+    """Grove object name → (kind, replicas) for every service that sets its replicas: what the scale
+    subresource of its PodClique / PodCliqueScalingGroup must say."""
+    out: dict[str, tuple[str, int]] = {}
+    for gs in grove_services(dgd, ctx):
+        replicas = (services_of(as_dict(dgd))[gs.service]).get("replicas")
+        if replicas is not None:
+            out[gs.object_name] = (gs.kind, int(replicas))
+    return out
+
+
+def services_by_object(services: Sequence[GroveService]) -> dict[str, GroveService]:
+    return {gs.object_name: gs for gs in services}

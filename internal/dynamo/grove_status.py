@@ -1,0 +1,131 @@
+"""A Grove-pathway graph's readiness, read from the objects Grove makes (reference §2.3.1 step 6, §3.5).
+
+Per service one object tells: the PodClique `<dgd>-0-<svc>` of a single-node service, the
+PodCliqueScalingGroup of a multinode one. Either is ready once Grove has observed its latest spec
+and every desired replica is ready (PodClique: `readyReplicas`; scaling group: `availableReplicas`,
+a replica counting once every clique of the group has its minimum ready), updated, and no surplus
+replica is left over from a rollout. Pure: callers pass the objects they read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo.status import GraphStatus
+
+Obj = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class GroveReadiness:
+    """The verdict on one service's Grove object and its `status.services` entry."""
+
+    ready: bool
+    why: str  # upstream's wording, empty when ready
+    service: dict[str, Any]
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def grove_readiness(kind: str, name: str, obj: Obj | None) -> GroveReadiness:
+    """Readiness of the PodClique or PodCliqueScalingGroup `name` (`obj`: None when it does not exist)."""
+    scaling_group = kind == c.KIND_POD_CLIQUE_SCALING_GROUP
+    if obj is None:
+        return GroveReadiness(
+            False,
+            "resource not found",
+            {
+                "componentKind": kind,
+                "componentName": name,
+                "componentNames": [name],
+                "replicas": 0,
+                "updatedReplicas": 0,
+            },
+        )
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    desired = _int(spec.get("replicas"))
+    replicas, updated = _int(status.get("replicas")), _int(status.get("updatedReplicas"))
+    counted = _int(status.get("availableReplicas" if scaling_group else "readyReplicas"))
+    service: dict[str, Any] = {
+        "componentKind": kind,
+        "componentName": name,
+        "componentNames": [name],
+        "replicas": replicas,
+        "updatedReplicas": updated,
+        ("availableReplicas" if scaling_group else "readyReplicas"): counted,
+    }
+    observed = status.get("observedGeneration")
+    generation = _int((obj.get("metadata") or {}).get("generation"))
+    if not isinstance(observed, int):
+        return GroveReadiness(False, "observedGeneration is nil", service)
+    if observed < generation:
+        why = f"spec not yet processed: generation={generation}, observedGeneration={observed}"
+        return GroveReadiness(False, why, service)
+    if desired == 0:
+        return GroveReadiness(True, "", service)
+    if counted != desired:
+        word = "available" if scaling_group else "ready"
+        return GroveReadiness(False, f"desired={desired}, {word}={counted}", service)
+    if updated != desired:
+        return GroveReadiness(False, f"desired={desired}, updated={updated}", service)
+    if replicas != desired:
+        return GroveReadiness(
+            False, f"performing rolling update: desired={desired}, replicas={replicas}", service
+        )
+    return GroveReadiness(True, "", service)
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceObject:
+    """Where one service's readiness lives: the kind and name of its Grove object."""
+
+    service: str
+    kind: str
+    name: str
+
+
+def _label(kind: str) -> str:
+    return "pcsg" if kind == c.KIND_POD_CLIQUE_SCALING_GROUP else "podclique"
+
+
+def grove_graph_status(targets: Sequence[ServiceObject], live: Mapping[str, Obj | None]) -> GraphStatus:
+    """Ready iff every service's Grove object is ready; the message names each one that is not
+    (`podclique/<name>: <why>` or `pcsg/<name>: <why>`, sorted by name, joined by `; `). `live`:
+    the objects read, by name (a missing name: the object does not exist)."""
+    out = GraphStatus(ready=True, message="")
+    waiting: list[tuple[str, str]] = []
+    for target in targets:
+        verdict = grove_readiness(target.kind, target.name, live.get(target.name))
+        out.services[target.service] = verdict.service
+        if not verdict.ready:
+            out.ready = False
+            waiting.append((target.name, f"{_label(target.kind)}/{target.name}: {verdict.why}"))
+    out.message = "; ".join(m for _, m in sorted(waiting)) if waiting else "All resources are ready"
+    return out
+
+
+def restart_rolled(
+    pcs: Obj | None, targets: Sequence[ServiceObject], live: Mapping[str, Obj | None]
+) -> dict[str, bool]:
+    """Per service: has it rolled to the set's latest spec (for restart progress)? Only once Grove
+    observed the PodCliqueSet's generation, then by the service's own readiness."""
+    status = (pcs or {}).get("status") or {}
+    observed = status.get("observedGeneration")
+    generation = _int(((pcs or {}).get("metadata") or {}).get("generation"))
+    caught_up = pcs is not None and isinstance(observed, int) and observed >= generation
+    return {t.service: caught_up and grove_readiness(t.kind, t.name, live.get(t.name)).ready for t in targets}
+
+
+def restart_values(pcs: Obj | None) -> dict[str, str | None]:
+    """Per service (by the clique's component label): the restart id its live cliques carry."""
+    out: dict[str, str | None] = {}
+    for clique in (((pcs or {}).get("spec") or {}).get("template") or {}).get("cliques") or ():
+        service = (clique.get("labels") or {}).get(c.LABEL_COMPONENT)
+        if service:
+            out[str(service)] = (clique.get("annotations") or {}).get(c.ANNOTATION_RESTART_AT)
+    return out
