@@ -40,6 +40,7 @@ from dynamo_operator.internal.cache.interface import Informer
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
 from dynamo_operator.internal.controller.controller import Controller
 from dynamo_operator.internal.controller.orphans import OrphanCollector
+from dynamo_operator.internal.controller.predicates import Funcs
 from dynamo_operator.internal.dynamo.context import Capabilities, GenContext, IngressDefaults
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.secrets.index import FIELD_SELECTOR, DockerSecretIndex, transform
@@ -232,16 +233,26 @@ def grove_kinds(needed: Callable[[Capabilities], bool]) -> list[OptionalKind]:
     return [
         OptionalKind(kinds.POD_CLIQUE_SET, needed, CHILD_STATUS_CHANGED),
         OptionalKind(
-            kinds.POD_CLIQUE, needed, CHILD_STATUS_CHANGED, mapper=graph_of_grove_object, owned=False
+            kinds.POD_CLIQUE, needed, GROVE_OBJECT_CHANGED, mapper=graph_of_grove_object, owned=False
         ),
         OptionalKind(
             kinds.POD_CLIQUE_SCALING_GROUP,
             needed,
-            CHILD_STATUS_CHANGED,
+            GROVE_OBJECT_CHANGED,
             mapper=graph_of_grove_object,
             owned=False,
         ),
     ]
+
+
+def _replicas_or_status(obj: dict[str, Any]) -> tuple[Any, ...]:
+    meta = obj.get("metadata") or {}
+    return (obj.get("status"), (obj.get("spec") or {}).get("replicas"), meta.get("generation"))
+
+
+# Grove makes these, so their creation is news to the graph (its status said "resource not found");
+# after that only what readiness and scaling read: status, spec.replicas and generation.
+GROVE_OBJECT_CHANGED = Funcs(on_update=lambda old, new: _replicas_or_status(old) != _replicas_or_status(new))
 
 
 def graph_of_grove_object(obj: dict[str, Any]) -> list[str]:

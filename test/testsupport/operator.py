@@ -109,7 +109,9 @@ async def operator(cluster: Any) -> AsyncIterator[RunningOperator]:
     own = await Client.from_kubeconfig(str(cluster.kubeconfig))
     await install_crds(own)
     capabilities = await detect_capabilities(own)
-    ctx = OperatorContext(options=OperatorOptions(max_concurrent_reconciles=8), capabilities=capabilities)
+    ctx = OperatorContext(
+        options=OperatorOptions(max_concurrent_reconciles=8, enable_grove="auto"), capabilities=capabilities
+    )
     mgr = Manager(
         client,
         options=ManagerOptions(

@@ -1,0 +1,169 @@
+"""The Grove pathway against the real API server, with Grove's CRDs installed (no Grove operator runs).
+
+With Grove served (the test operator runs `--enable-grove=auto`), a new graph becomes one PodCliqueSet
+named after it plus per-service Services it owns, and no DCDs; replicas reach the service's PodClique
+through its scale subresource; the graph's status is read from the PodCliques Grove would make, and
+says it waits for them. Nothing here writes a status in Grove's place: readiness itself is unit-tested
+(test/unit/dynamo/test_dynamo_grove_status.py).
+
+The CRDs are installed for this module only and removed after it, so graphs of other modules keep the
+DCD pathway.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+import yaml
+from dynamo_operator.controllers import kinds
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.errors import NotFound
+from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION
+from testsupport.api import eventually
+from testsupport.graphs import two_service_graph
+from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator, install_crds
+
+pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
+
+GROVE_CRDS = Path(__file__).with_name("grove-crds.yaml")
+TIMEOUT = 60.0
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def grove(api: Client, operator: RunningOperator) -> AsyncIterator[None]:
+    """Grove's CRDs, installed until the operator serves them; removed (and unseen) afterwards."""
+    names = await install_crds(api, [GROVE_CRDS])
+    await eventually(lambda: operator.capabilities.grove, timeout=TIMEOUT)
+    try:
+        yield
+    finally:
+        for name in names:
+            with contextlib.suppress(NotFound):
+                await api.delete(CUSTOM_RESOURCE_DEFINITION, name)
+        await eventually(lambda: not operator.capabilities.grove, timeout=TIMEOUT)
+
+
+def _controlled_by(obj: dict[str, Any], uid: str) -> bool:
+    return any(
+        r.get("uid") == uid and r.get("controller") for r in obj["metadata"].get("ownerReferences") or ()
+    )
+
+
+def _multinode_graph(name: str, namespace: str) -> dict[str, Any]:
+    graph = two_service_graph(name, namespace)
+    worker = graph["spec"]["services"]["Worker"]
+    worker["multinode"] = {"nodeCount": 2}
+    worker["resources"] = {"limits": {"gpu": "1"}}
+    worker["extraPodSpec"]["mainContainer"]["args"] = ["--model", "m", "--tensor-parallel-size", "2"]
+    return graph
+
+
+async def _get(api: Client, resource: Any, name: str, ns: str) -> dict[str, Any] | None:
+    try:
+        return await api.get(resource, name, namespace=ns)
+    except NotFound:
+        return None
+
+
+async def _apply(api: Client, obj: dict[str, Any]) -> dict[str, Any]:
+    return await api.apply(kinds.DGD, obj, field_manager=TEST_FIELD_MANAGER, force=True)
+
+
+async def test_new_graph_becomes_one_pod_clique_set_and_owned_services(
+    api: Client, operator: RunningOperator, grove: None, ns: str
+) -> None:
+    """A two-service graph: PodCliqueSet `<dgd>` and Services `<dgd>-<svc>`, all controlled by the
+    graph, and no DynamoComponentDeployment."""
+    dgd = await _apply(api, two_service_graph("g", ns))
+    uid = dgd["metadata"]["uid"]
+    pcs = await eventually(
+        lambda: _get(api, kinds.POD_CLIQUE_SET, "g", ns), until=lambda o: o is not None, timeout=TIMEOUT
+    )
+    assert pcs is not None
+    assert _controlled_by(pcs, uid)
+    cliques = {c["name"]: c["spec"]["replicas"] for c in pcs["spec"]["template"]["cliques"]}
+    assert cliques == {"frontend": 1, "worker": 1}
+    services = await eventually(
+        lambda: api.list(kinds.SERVICE, namespace=ns),
+        until=lambda xs: {"g-frontend", "g-worker"} <= {s["metadata"]["name"] for s in xs},
+        timeout=TIMEOUT,
+    )
+    for service in services:
+        if service["metadata"]["name"] in ("g-frontend", "g-worker"):
+            assert _controlled_by(service, uid)
+    assert await api.list(kinds.DCD, namespace=ns) == []
+
+
+async def test_graph_waits_for_grove_and_names_the_missing_pod_cliques(
+    api: Client, operator: RunningOperator, grove: None, ns: str
+) -> None:
+    """Before Grove made anything, the graph is not Ready and its message names each PodClique."""
+    await _apply(api, two_service_graph("w", ns))
+
+    async def ready_condition() -> dict[str, Any] | None:
+        status = (await api.get(kinds.DGD, "w", namespace=ns)).get("status") or {}
+        return next((c for c in status.get("conditions") or () if c["type"] == "Ready"), None)
+
+    cond = await eventually(ready_condition, until=lambda c: c is not None, timeout=TIMEOUT)
+    assert cond is not None
+    assert cond["status"] == "False"
+    assert "podclique/w-0-frontend: resource not found" in cond["message"]
+    assert "podclique/w-0-worker: resource not found" in cond["message"]
+
+
+async def test_multinode_service_becomes_a_scaling_group_of_leader_and_worker_cliques(
+    api: Client, operator: RunningOperator, grove: None, ns: str
+) -> None:
+    """A multinode worker is a PodCliqueScalingGroup of `<svc>-ldr` (1 pod) and `<svc>-wkr` (the rest),
+    whose pods address the leader by Grove's pod name."""
+    await _apply(api, _multinode_graph("m", ns))
+    pcs = await eventually(
+        lambda: _get(api, kinds.POD_CLIQUE_SET, "m", ns), until=lambda o: o is not None, timeout=TIMEOUT
+    )
+    assert pcs is not None
+    template = pcs["spec"]["template"]
+    assert template["podCliqueScalingGroups"] == [
+        {"name": "worker", "cliqueNames": ["worker-ldr", "worker-wkr"], "replicas": 1, "minAvailable": 1}
+    ]
+    cliques = {c["name"]: c for c in template["cliques"]}
+    assert cliques["worker-ldr"]["spec"]["replicas"] == 1
+    assert cliques["worker-wkr"]["spec"]["replicas"] == 1
+    # Ray (the graph carries no origin version): workers join the head on the leader pod.
+    worker_args = " ".join(cliques["worker-wkr"]["spec"]["podSpec"]["containers"][0]["args"])
+    assert "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-worker-ldr-0.$(GROVE_HEADLESS_SERVICE):6379" in worker_args
+
+
+async def test_replicas_reach_the_pod_clique_through_its_scale_subresource(
+    api: Client, operator: RunningOperator, grove: None, ns: str
+) -> None:
+    """Scaling the service in the graph resizes the PodClique Grove made for it."""
+    await _apply(api, two_service_graph("s", ns))
+    await eventually(
+        lambda: _get(api, kinds.POD_CLIQUE_SET, "s", ns), until=lambda o: o is not None, timeout=TIMEOUT
+    )
+    # The PodClique Grove would make from the set (only the object; no status is written for Grove).
+    clique = yaml.safe_load(
+        f"""
+        apiVersion: grove.io/v1alpha1
+        kind: PodClique
+        metadata:
+          name: s-0-worker
+          namespace: {ns}
+          labels: {{nvidia.com/dynamo-graph-deployment-name: s}}
+        spec: {{roleName: worker, replicas: 1}}
+        """
+    )
+    await api.apply(kinds.POD_CLIQUE, clique, field_manager=TEST_FIELD_MANAGER, force=True)
+    await _apply(api, two_service_graph("s", ns, worker_replicas=3))
+    scaled = await eventually(
+        lambda: _get(api, kinds.POD_CLIQUE, "s-0-worker", ns),
+        until=lambda o: o is not None and (o.get("spec") or {}).get("replicas") == 3,
+        timeout=TIMEOUT,
+    )
+    assert scaled is not None
+    assert scaled["spec"]["replicas"] == 3
