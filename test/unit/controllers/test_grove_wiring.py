@@ -1,0 +1,123 @@
+"""Grove wiring: `--enable-grove` decides whether generation may use a served Grove API; Grove's own
+objects (PodCliques, scaling groups) are watched, not owned, and find their graph; `render --with-grove`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from dynamo_operator.context import OperatorContext
+from dynamo_operator.controllers import kinds
+from dynamo_operator.controllers.optional_ownership import OptionalOwnership
+from dynamo_operator.controllers.setup import gen_context_factory, graph_of_grove_object, grove_kinds
+from dynamo_operator.flags import build_parser, options_from_args
+from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.internal.dynamo.render import render_documents
+from dynamo_operator.internal.secrets.index import DockerSecretIndex
+from unit.controllers.test_optional_ownership import Cache, Queue, Reconciler
+
+
+def grove_for(served: bool, *argv: str) -> bool:
+    options = options_from_args(build_parser().parse_args(list(argv)), environ={})
+    caps = Capabilities(grove=served)
+    factory = gen_context_factory(
+        OperatorContext(options=options, capabilities=caps), DockerSecretIndex(), capabilities=lambda: caps
+    )
+    return factory("team").capabilities.grove
+
+
+@pytest.mark.parametrize(
+    ("argv", "served", "expected"),
+    [
+        pytest.param((), True, False, id="default-off-even-when-served"),
+        pytest.param(("--enable-grove=auto",), True, True, id="auto-served"),
+        pytest.param(("--enable-grove=auto",), False, False, id="auto-not-served"),
+        pytest.param(("--enable-grove",), True, True, id="bare-flag-means-true"),
+        pytest.param(("--enable-grove=true",), True, True, id="true-served"),
+        pytest.param(("--enable-grove=false",), True, False, id="false"),
+    ],
+)
+def test_enable_grove_flag_gates_a_served_grove(argv: tuple[str, ...], served: bool, expected: bool) -> None:
+    assert grove_for(served, *argv) is expected
+
+
+def test_enable_grove_refuses_unknown_values() -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--enable-grove=maybe"])
+
+
+def _obj(labels: dict[str, str] | None = None, owner: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "g-0-x", "namespace": "ns", "labels": labels or {}}
+    if owner:
+        meta["ownerReferences"] = [{"kind": "PodCliqueSet", "name": owner, "controller": True}]
+    return {"metadata": meta}
+
+
+@pytest.mark.parametrize(
+    ("obj", "keys"),
+    [
+        pytest.param(_obj({"nvidia.com/dynamo-graph-deployment-name": "g"}), ["ns/g"], id="graph-label"),
+        pytest.param(_obj(owner="g"), ["ns/g"], id="owned-by-the-set"),
+        pytest.param(_obj({"app.kubernetes.io/part-of": "g"}), ["ns/g"], id="part-of-label"),
+        pytest.param(_obj(), [], id="unrelated"),
+    ],
+)
+def test_grove_objects_map_to_their_graph(obj: dict[str, Any], keys: list[str]) -> None:
+    assert graph_of_grove_object(obj) == keys
+
+
+def test_pod_cliques_are_watched_but_only_the_set_is_owned() -> None:
+    cache, queue, reconciler = Cache([]), Queue(), Reconciler()
+    ownership = OptionalOwnership(
+        cache=cache,  # type: ignore[arg-type]
+        reconciler=reconciler,
+        queue=queue,  # type: ignore[arg-type]
+        owner=kinds.DGD,
+        namespace="ns",
+        kinds=grove_kinds(lambda c: c.grove),
+    )
+    ownership.start(Capabilities(grove=True))
+    assert reconciler.owned[-1] == kinds.POD_CLIQUE_SET
+    assert kinds.POD_CLIQUE not in reconciler.owned
+    assert {r for r, _ in cache.informers} == {
+        kinds.POD_CLIQUE_SET,
+        kinds.POD_CLIQUE,
+        kinds.POD_CLIQUE_SCALING_GROUP,
+    }
+    [handler] = cache.informers[(kinds.POD_CLIQUE, "ns")].handlers
+    handler.on_add(_obj({"nvidia.com/dynamo-graph-deployment-name": "g"}))  # Grove made it: news
+    assert queue.added == ["ns/g"]
+
+
+GRAPH = """
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata: {name: g}
+spec:
+  backendFramework: sglang
+  services:
+    Frontend: {componentType: frontend, extraPodSpec: {mainContainer: {image: img}}}
+    Worker:
+      componentType: worker
+      multinode: {nodeCount: 2}
+      extraPodSpec:
+        mainContainer: {image: img, command: [python3, -m, dynamo.sglang], args: [--tp, "2"]}
+"""
+
+
+def test_render_with_grove_shows_the_pod_clique_set_instead_of_dcds() -> None:
+    docs = list(yaml.safe_load_all(render_documents(GRAPH, namespace="ns", with_lws=False, with_grove=True)))
+    kinds_rendered = {d["kind"] for d in docs}
+    assert "PodCliqueSet" in kinds_rendered
+    assert not kinds_rendered & {"DynamoComponentDeployment", "Deployment", "LeaderWorkerSet"}
+
+
+def test_render_with_grove_respects_the_graphs_opt_out() -> None:
+    opted_out = GRAPH.replace(
+        "metadata: {name: g}", "metadata: {name: g, annotations: {nvidia.com/enable-grove: 'false'}}"
+    )
+    docs = list(
+        yaml.safe_load_all(render_documents(opted_out, namespace="ns", with_lws=True, with_grove=True))
+    )
+    assert "PodCliqueSet" not in {d["kind"] for d in docs}

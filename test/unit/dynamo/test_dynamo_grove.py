@@ -1,0 +1,233 @@
+"""Grove pathway generation (internal/dynamo/grove.py): the PodCliqueSet and Services of every upstream
+example, shape by shape against the PodCliqueSets upstream's operator made (golden-grove), plus the
+pathway choice and the multinode addressing rules as tables.
+
+Pod specs are compared field by field by the compat suite (test/unit/compat); here the set's own
+structure is pinned: cliques, roles, replicas, startup order, scaling groups, clique metadata.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from compat.generate import SHAPES, generate
+from compat.goldens import GoldensMissing, discover, load_golden
+from dynamo_operator.internal import consts
+from dynamo_operator.internal.dynamo.backends import grove_addressing
+from dynamo_operator.internal.dynamo.context import Capabilities, GenContext
+from dynamo_operator.internal.dynamo.graph import missing_apis
+from dynamo_operator.internal.dynamo.grove import (
+    desired_grove_objects,
+    desired_pod_clique_set,
+    grove_object_name,
+    takes_grove,
+    uses_grove,
+)
+
+GROVE = next(s for s in SHAPES if s.name == "golden-grove")
+
+
+def _examples_with_a_pod_clique_set() -> list[Any]:
+    try:
+        examples = discover(tuple(s.name for s in SHAPES))
+    except GoldensMissing:
+        return []
+    return [
+        pytest.param(ex, id=ex.name)
+        for ex in examples
+        if any(k.startswith("PodCliqueSet/") for k in load_golden(ex, GROVE.name))
+    ]
+
+
+EXAMPLES = _examples_with_a_pod_clique_set()
+
+
+def _structure(pcs: dict[str, Any]) -> dict[str, Any]:
+    """The set without pod specs, lists keyed by name (upstream's order follows a Go map)."""
+    template = copy.deepcopy(pcs["spec"]["template"])
+    cliques = {}
+    for clique in template.pop("cliques"):
+        clique["spec"].pop("podSpec")
+        cliques[clique["name"]] = clique
+    groups = {g["name"]: g for g in template.pop("podCliqueScalingGroups", [])}
+    return {"replicas": pcs["spec"]["replicas"], "template": template, "cliques": cliques, "groups": groups}
+
+
+def _ours(example: Any) -> dict[str, dict[str, Any]]:
+    return generate(example, GROVE).objects
+
+
+def test_the_golden_grove_examples_are_found() -> None:
+    """Guards the tables below: without the goldens they would test nothing."""
+    assert len(EXAMPLES) >= 20
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_pod_clique_set_structure_matches_upstream(example: Any) -> None:
+    """Cliques (names, roles, replicas, minAvailable, startsAfter, labels, annotations), scaling
+    groups and the set's template settings are upstream's, for every graph shape and backend."""
+    golden = load_golden(example, GROVE.name)
+    [key] = [k for k in golden if k.startswith("PodCliqueSet/")]
+    ours = _ours(example)
+    assert key in ours, f"no {key} generated"
+    assert _structure(ours[key]) == _structure(golden[key])
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_component_services_match_upstream(example: Any) -> None:
+    """Per-service Services `<dgd>-<lower(svc)>`: same names, selectors, ports and labels."""
+    golden = load_golden(example, GROVE.name)
+    ours = _ours(example)
+    wanted = {k for k, v in golden.items() if k.startswith("Service/") and "dynamo-model-" not in k}
+    assert wanted <= set(ours)
+    for key in wanted:
+        assert ours[key]["spec"]["selector"] == golden[key]["spec"]["selector"]
+        assert ours[key]["spec"]["ports"] == golden[key]["spec"]["ports"]
+        assert ours[key]["metadata"].get("labels", {}) == golden[key]["metadata"].get("labels", {})
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_no_dcd_or_deployment_under_grove(example: Any) -> None:
+    ours = _ours(example)
+    assert not [k for k in ours if k.startswith(("DynamoComponentDeployment/", "Deployment/"))]
+
+
+# --- pathway choice ---------------------------------------------------------------------------------
+
+
+def _graph(annotation: str | None = None, *, multinode: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "g", "namespace": "ns", "uid": "u1"}
+    if annotation is not None:
+        meta["annotations"] = {consts.ANNOTATION_ENABLE_GROVE: annotation}
+    worker: dict[str, Any] = {
+        "componentType": "worker",
+        "extraPodSpec": {
+            "mainContainer": {"image": "img", "command": ["python3", "-m", "dynamo.sglang"], "args": ["--x"]}
+        },
+    }
+    if multinode:
+        worker["multinode"] = {"nodeCount": 3}
+    return {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": meta,
+        "spec": {
+            "backendFramework": "sglang",
+            "services": {
+                "Frontend": {
+                    "componentType": "frontend",
+                    "extraPodSpec": {"mainContainer": {"image": "img"}},
+                },
+                "Worker": worker,
+            },
+        },
+    }
+
+
+GROVE_CTX = GenContext(namespace="ns", capabilities=Capabilities(grove=True))
+NO_GROVE_CTX = GenContext(namespace="ns", capabilities=Capabilities())
+
+
+@pytest.mark.parametrize(
+    ("annotation", "ctx", "expected"),
+    [
+        pytest.param(None, GROVE_CTX, True, id="grove-served-no-annotation"),
+        pytest.param("true", GROVE_CTX, True, id="annotated-true"),
+        pytest.param("false", GROVE_CTX, False, id="opted-out"),
+        pytest.param("FALSE", GROVE_CTX, False, id="opted-out-any-case"),
+        pytest.param(" False ", GROVE_CTX, False, id="opted-out-with-spaces"),
+        pytest.param("no", GROVE_CTX, True, id="only-false-opts-out"),
+        pytest.param(None, NO_GROVE_CTX, False, id="grove-not-served-or-disabled"),
+        pytest.param("true", NO_GROVE_CTX, False, id="annotation-cannot-conjure-grove"),
+    ],
+)
+def test_uses_grove(annotation: str | None, ctx: GenContext, expected: bool) -> None:
+    assert uses_grove(_graph(annotation), ctx) is expected
+
+
+@pytest.mark.parametrize(
+    ("annotation", "has_dcds", "has_pcs", "ctx", "expected"),
+    [
+        pytest.param(None, False, False, GROVE_CTX, True, id="new-graph-takes-grove"),
+        pytest.param(None, False, True, GROVE_CTX, True, id="graph-on-grove-stays"),
+        pytest.param(None, True, False, GROVE_CTX, False, id="running-dcd-graph-stays-on-dcds"),
+        pytest.param("true", True, False, GROVE_CTX, True, id="running-dcd-graph-moves-when-asked"),
+        pytest.param("false", False, True, GROVE_CTX, False, id="grove-graph-opting-out-moves-to-dcds"),
+        pytest.param(None, False, True, NO_GROVE_CTX, False, id="grove-gone-graph-falls-back-to-dcds"),
+        pytest.param(None, False, False, NO_GROVE_CTX, False, id="no-grove-new-graph-dcds"),
+    ],
+)
+def test_takes_grove(
+    annotation: str | None, has_dcds: bool, has_pcs: bool, ctx: GenContext, expected: bool
+) -> None:
+    got = takes_grove(_graph(annotation), ctx, has_dcds=has_dcds, has_pod_clique_set=has_pcs)
+    assert got is expected
+
+
+def test_multinode_needs_no_leader_worker_set_under_grove() -> None:
+    """A cluster with Grove and no LWS runs multinode services (as scaling groups)."""
+    graph = _graph(multinode=True)
+    assert missing_apis(graph, GROVE_CTX, grove=True) == []
+    assert [e.field for e in missing_apis(graph, GROVE_CTX)] == ["spec.services.Worker.multinode"]
+    pcs = desired_pod_clique_set(graph, GROVE_CTX)
+    assert pcs["spec"]["template"]["podCliqueScalingGroups"] == [
+        {"name": "worker", "cliqueNames": ["worker-ldr", "worker-wkr"], "replicas": 1, "minAvailable": 1}
+    ]
+    cliques = {c["name"]: c["spec"] for c in pcs["spec"]["template"]["cliques"]}
+    assert (cliques["worker-ldr"]["replicas"], cliques["worker-ldr"]["minAvailable"]) == (1, 1)
+    assert (cliques["worker-wkr"]["replicas"], cliques["worker-wkr"]["minAvailable"]) == (2, 2)
+
+
+def test_grove_objects_are_named_after_replica_zero_of_the_set() -> None:
+    assert grove_object_name("g", "VllmWorker") == "g-0-vllmworker"
+    assert grove_object_name("g", "Cache.A") == "g-0-cache-a"
+
+
+def test_grove_objects_carry_no_worker_hash_and_are_owned_by_the_graph() -> None:
+    objects = desired_grove_objects(_graph(), GROVE_CTX)
+    names = {(o["kind"], o["metadata"]["name"]) for o in objects}
+    assert ("PodCliqueSet", "g") in names
+    assert {("Service", "g-frontend"), ("Service", "g-worker")} <= names
+    for obj in objects:
+        [ref] = obj["metadata"]["ownerReferences"]
+        assert (ref["kind"], ref["uid"], ref["controller"]) == ("DynamoGraphDeployment", "u1", True)
+        labels = obj["metadata"].get("labels") or {}
+        assert consts.LABEL_WORKER_HASH not in labels
+
+
+def test_kai_scheduler_puts_cliques_in_the_graphs_queue() -> None:
+    ctx = GenContext(namespace="ns", capabilities=Capabilities(grove=True, kai_scheduler=True))
+    graph = _graph()
+    graph["metadata"]["annotations"] = {consts.ANNOTATION_KAI_SCHEDULER_QUEUE: " team-a "}
+    for clique in desired_pod_clique_set(graph, ctx)["spec"]["template"]["cliques"]:
+        assert clique["labels"][consts.LABEL_KAI_SCHEDULER_QUEUE] == "team-a"
+        assert clique["spec"]["podSpec"]["schedulerName"] == consts.KAI_SCHEDULER_NAME
+
+
+def test_restart_id_reaches_only_the_cliques_of_the_restarted_service() -> None:
+    pcs = desired_pod_clique_set(_graph(), GROVE_CTX, restart_at={"Worker": "r1"})
+    annotations = {c["name"]: c.get("annotations", {}) for c in pcs["spec"]["template"]["cliques"]}
+    assert annotations["worker"][consts.ANNOTATION_RESTART_AT] == "r1"
+    assert consts.ANNOTATION_RESTART_AT not in annotations["frontend"]
+
+
+# --- multinode addressing ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("nodes", [2, 3, 5])
+def test_grove_addressing_names_every_pod_of_the_group(nodes: int) -> None:
+    addr = grove_addressing("Decode", nodes)
+    base = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-decode"
+    assert addr.leader_host == f"{base}-ldr-0.$(GROVE_HEADLESS_SERVICE)"
+    assert addr.hosts == (
+        addr.leader_host,
+        *(f"{base}-wkr-{j}.$(GROVE_HEADLESS_SERVICE)" for j in range(nodes - 1)),
+    )
+    assert addr.rank == "$((GROVE_PCLQ_POD_INDEX + 1))"
+    assert addr.rank_needs_shell and not addr.dns_wait
+    assert (
+        addr.leader_host_shell
+        == "${GROVE_PCSG_NAME}-${GROVE_PCSG_INDEX}-decode-ldr-0.${GROVE_HEADLESS_SERVICE}"
+    )
