@@ -23,7 +23,7 @@ from dynamo_operator.internal.dynamo.context import Capabilities
 Obj = dict[str, Any]
 
 GROVE_POD_CLIQUE_SET: Final = kinds.POD_CLIQUE_SET
-# Detected for parity with upstream (which switches on this group); generation does not use it yet.
+# KAI: Grove cliques get its scheduler and queue label when it is served (internal/dynamo/grove.py).
 KAI_QUEUE: Final = Resource("scheduling.run.ai", "v2", "queues", "Queue", namespaced=False)
 
 

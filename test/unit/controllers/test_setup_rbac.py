@@ -32,7 +32,7 @@ def allowed(rules: list[dict[str, Any]], resource: Resource, verbs: set[str]) ->
 
 async def operator_with_every_api() -> Manager:
     everything = Capabilities(**{f.name: True for f in dataclasses.fields(Capabilities)})
-    options = OperatorOptions(istio_virtual_service_gateway="istio-system/gateway")
+    options = OperatorOptions(istio_virtual_service_gateway="istio-system/gateway", enable_grove="true")
     mgr = Manager(
         cast(Client, object()),  # registration sends no request
         options=ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0"),
