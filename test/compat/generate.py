@@ -30,12 +30,12 @@ from dynamo_operator.internal.dynamo.graph import (
     graph_worker_hash,
     missing_apis,
 )
-from dynamo_operator.internal.dynamo.grove import desired_grove_objects, takes_grove
 from dynamo_operator.internal.dynamo.graphmeta import (
     annotations_to_write,
     origin_version,
     with_origin_version,
 )
+from dynamo_operator.internal.dynamo.grove import desired_grove_objects, takes_grove
 from dynamo_operator.internal.dynamo.render import parse_graph
 from dynamo_operator.internal.secrets.index import DockerSecretIndex
 
