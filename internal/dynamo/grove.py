@@ -14,7 +14,7 @@ the pod labels and annotations; Grove copies them onto its pods.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -342,18 +342,3 @@ def desired_grove_objects(
     ]
     check_distinct_objects(objects)
     return objects
-
-
-def desired_replicas(dgd: Any, ctx: GenContext) -> dict[str, tuple[str, int]]:
-    """Grove object name → (kind, replicas) for every service that sets its replicas: what the scale
-    subresource of its PodClique / PodCliqueScalingGroup must say."""
-    out: dict[str, tuple[str, int]] = {}
-    for gs in grove_services(dgd, ctx):
-        replicas = (services_of(as_dict(dgd))[gs.service]).get("replicas")
-        if replicas is not None:
-            out[gs.object_name] = (gs.kind, int(replicas))
-    return out
-
-
-def services_by_object(services: Sequence[GroveService]) -> dict[str, GroveService]:
-    return {gs.object_name: gs for gs in services}

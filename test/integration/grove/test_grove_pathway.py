@@ -167,3 +167,56 @@ async def test_replicas_reach_the_pod_clique_through_its_scale_subresource(
     )
     assert scaled is not None
     assert scaled["spec"]["replicas"] == 3
+
+
+async def _annotate(api: Client, ns: str, name: str, value: str) -> None:
+    await api.patch(
+        kinds.DGD, name, {"metadata": {"annotations": {"nvidia.com/enable-grove": value}}}, namespace=ns
+    )
+
+
+async def test_a_running_dcd_graph_moves_between_pathways_only_when_asked_and_leaves_no_orphans(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """A graph running on DCDs when Grove appears keeps them; `enable-grove: "true"` moves it (DCDs
+    deleted, PodCliqueSet written), `"false"` moves it back (PodCliqueSet and its Services deleted)."""
+    assert not operator.capabilities.grove
+    dgd = await _apply(api, two_service_graph("p", ns))
+    uid = dgd["metadata"]["uid"]
+    await eventually(
+        lambda: api.list(kinds.DCD, namespace=ns), until=lambda xs: len(xs) == 2, timeout=TIMEOUT
+    )
+    names = await install_crds(api, [GROVE_CRDS])
+    try:
+        await eventually(lambda: operator.capabilities.grove, timeout=TIMEOUT)
+        await _annotate(api, ns, "p", "auto")  # any annotation edit reconciles the graph
+        for _ in range(10):  # bounded look: the graph stays where it runs
+            assert len(await api.list(kinds.DCD, namespace=ns)) == 2
+            assert await _get(api, kinds.POD_CLIQUE_SET, "p", ns) is None
+        await _annotate(api, ns, "p", "true")
+        pcs = await eventually(lambda: _get(api, kinds.POD_CLIQUE_SET, "p", ns), timeout=TIMEOUT)
+        assert pcs is not None and _controlled_by(pcs, uid)
+        await eventually(
+            lambda: api.list(kinds.DCD, namespace=ns), until=lambda xs: xs == [], timeout=TIMEOUT
+        )
+        await eventually(
+            lambda: _get(api, kinds.SERVICE, "p-frontend", ns),
+            until=lambda s: s is not None and _controlled_by(s, uid),
+            timeout=TIMEOUT,
+        )
+        await _annotate(api, ns, "p", "false")
+        await eventually(
+            lambda: _get(api, kinds.POD_CLIQUE_SET, "p", ns), until=lambda o: o is None, timeout=TIMEOUT
+        )
+        await eventually(
+            lambda: api.list(kinds.DCD, namespace=ns), until=lambda xs: len(xs) == 2, timeout=TIMEOUT
+        )
+        worker_service = await eventually(
+            lambda: _get(api, kinds.SERVICE, "p-worker", ns), until=lambda s: s is None, timeout=TIMEOUT
+        )
+        assert worker_service is None  # the Grove pathway's worker Service; DCD workers carry a hash
+    finally:
+        for name in names:
+            with contextlib.suppress(NotFound):
+                await api.delete(CUSTOM_RESOURCE_DEFINITION, name)
+        await eventually(lambda: not operator.capabilities.grove, timeout=TIMEOUT)
