@@ -34,6 +34,24 @@ GROVE_CRDS = Path(__file__).with_name("grove-crds.yaml")
 TIMEOUT = 60.0
 
 
+async def remove_grove(api: Client, operator: RunningOperator, names: list[str]) -> None:
+    """Delete Grove's CRDs and wait until they are gone (a deleted CRD lingers while its objects
+    are removed) and the operator no longer serves Grove."""
+    for name in names:
+        with contextlib.suppress(NotFound):
+            await api.delete(CUSTOM_RESOURCE_DEFINITION, name)
+
+    async def gone() -> bool:
+        for name in names:
+            with contextlib.suppress(NotFound):
+                await api.get(CUSTOM_RESOURCE_DEFINITION, name)
+                return False
+        return True
+
+    await eventually(gone, timeout=TIMEOUT, interval=0.25)
+    await eventually(lambda: not operator.capabilities.grove, timeout=TIMEOUT)
+
+
 @pytest_asyncio.fixture(loop_scope="session")
 async def grove(api: Client, operator: RunningOperator) -> AsyncIterator[None]:
     """Grove's CRDs, installed until the operator serves them; removed (and unseen) afterwards."""
@@ -42,10 +60,7 @@ async def grove(api: Client, operator: RunningOperator) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        for name in names:
-            with contextlib.suppress(NotFound):
-                await api.delete(CUSTOM_RESOURCE_DEFINITION, name)
-        await eventually(lambda: not operator.capabilities.grove, timeout=TIMEOUT)
+        await remove_grove(api, operator, names)
 
 
 def _controlled_by(obj: dict[str, Any], uid: str) -> bool:
@@ -216,7 +231,4 @@ async def test_a_running_dcd_graph_moves_between_pathways_only_when_asked_and_le
         )
         assert worker_service is None  # the Grove pathway's worker Service; DCD workers carry a hash
     finally:
-        for name in names:
-            with contextlib.suppress(NotFound):
-                await api.delete(CUSTOM_RESOURCE_DEFINITION, name)
-        await eventually(lambda: not operator.capabilities.grove, timeout=TIMEOUT)
+        await remove_grove(api, operator, names)
