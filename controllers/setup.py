@@ -26,6 +26,7 @@ from dynamo_operator.controllers import (
     orphans,
 )
 from dynamo_operator.controllers.apply import CHILD_CONTENT_CHANGED, CHILD_STATUS_CHANGED
+from dynamo_operator.controllers.cache_shapes import CHILD_SHAPES
 from dynamo_operator.controllers.dynamocomponentdeployment import (
     DynamoComponentDeploymentReconciler,
     PullSecretNotifier,
@@ -56,6 +57,8 @@ GenContextFor = Callable[[str], GenContext]
 
 def register_all(mgr: Manager, ctx: Any) -> OptionalApiWatch:
     """Every controller of the operator, in one flat list; returns the optional-API watch."""
+    for resource, shape in CHILD_SHAPES.items():  # before any informer of these kinds exists
+        mgr.cache.set_shape(resource, shape)
     index = DockerSecretIndex()
     apis = watch_optional_apis(mgr, capabilities_of(ctx))
     gen_context = gen_context_factory(ctx, index, capabilities=lambda: apis.current)
