@@ -58,7 +58,8 @@ def render_objects(
     """Every object the operator would create for the DGD in `yaml_text`, in a deterministic order:
     the namespace's shared ServiceAccounts and MPI key Secret (if any), graph-level objects (PVCs,
     RBAC, side objects, model Services, DCDs, adapters), then each DCD's children. A new graph is
-    seen as the operator sees it at its first look: stamped with `operator_version` as its origin version (graphmeta.py)."""
+    seen as the operator sees it at its first look: stamped with `operator_version` as its origin
+    version (graphmeta.py)."""
     parsed = parse_graph(yaml_text)
     ns = parsed["metadata"].get("namespace") or namespace
     parsed["metadata"]["namespace"] = ns
