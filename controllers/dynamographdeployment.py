@@ -50,7 +50,7 @@ from dynamo_operator.internal.dynamo.errors import GenerationError, NameCollisio
 from dynamo_operator.internal.dynamo.graph import (
     dcd_names,
     desired_graph_objects,
-    desired_planner_rbac,
+    desired_shared_objects,
     graph_worker_hash,
     missing_apis,
     services_of,
@@ -193,7 +193,7 @@ class DynamoGraphDeploymentReconciler:
                 raise GenerationError("spec", "; ".join(problems))
             missing = missing_apis(graph, ctx)
             desired = desired_graph_objects(graph, ctx, restart_at=plan.values, worker_hash=new_hash)
-            shared = desired_planner_rbac(graph, ctx)
+            shared = desired_shared_objects(graph, ctx)
         except NameCollisionError as err:
             await self._fail(raw, REASON_NAME_COLLISION, str(err))
             raise TerminalError(str(err)) from err
@@ -231,7 +231,7 @@ class DynamoGraphDeploymentReconciler:
                         for o in desired
                         for r in (kinds.resource_of(o),)
                     ),
-                    # The namespace's planner ServiceAccount/RoleBinding: shared, create-if-absent.
+                    # The namespace's planner and EPP ServiceAccounts/RoleBindings: shared, create-if-absent.
                     *(Desired(kinds.resource_of(o), o, owned=False) for o in shared),
                 ],
                 owned=self.owned,

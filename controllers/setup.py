@@ -23,6 +23,7 @@ from dynamo_operator.controllers import (
     dynamographdeploymentscalingadapter,
     dynamomodel,
     kinds,
+    mpi_ssh_secret,
     orphans,
 )
 from dynamo_operator.controllers.apply import CHILD_CONTENT_CHANGED, CHILD_STATUS_CHANGED
@@ -65,6 +66,7 @@ def register_all(mgr: Manager, ctx: Any) -> OptionalApiWatch:
     collector = orphans.new_collector(mgr, ctx)
     dcd = register_component_deployments(mgr, ctx, gen_context, apis, collector)
     register_graph_deployments(mgr, ctx, gen_context, apis, collector)
+    mpi_ssh_secret.register(mgr, gen_context)
     orphans.register(mgr, collector)
     register_docker_secrets(mgr, index, dcd)
     dynamographdeploymentscalingadapter.register(mgr)
@@ -119,8 +121,14 @@ def gen_context_factory(
     settings: dict[str, Any] = {}
     if opt("planner_cluster_role_name"):
         settings["planner_cluster_role"] = opt("planner_cluster_role_name")
+    if opt("epp_cluster_role_name"):
+        settings["epp_cluster_role"] = opt("epp_cluster_role_name")
     if opt("mpi_run_ssh_secret_name"):
         settings["mpi_ssh_secret_name"] = opt("mpi_run_ssh_secret_name")
+    if opt("mpi_run_ssh_secret_namespace"):
+        settings["mpi_ssh_secret_namespace"] = opt("mpi_run_ssh_secret_namespace")
+    if opt("discovery_backend"):
+        settings["discovery_backend"] = opt("discovery_backend")
     infra = {
         env: opt(flag)
         for env, flag in (

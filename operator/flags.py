@@ -12,6 +12,8 @@ DEFAULT_LEADER_ELECTION_ID = "dynamo-operator-leader"
 DEFAULT_METRICS_ADDRESS = ":8080"
 DEFAULT_SECURE_METRICS_ADDRESS = ":8443"  # kubebuilder's port for the authenticated HTTPS endpoint
 DEFAULT_WORKERS = 8
+DISCOVERY_BACKENDS = ("kubernetes", "etcd")
+DEFAULT_DISCOVERY_BACKEND = "kubernetes"
 """Workers per controller. controller-runtime defaults to 1, but here a worker is a coroutine and a
 reconcile mostly waits on the API server: one worker would serialise all that waiting (at 1,000
 graphs a DCD apply takes 0.3 s under load, so 3,000 components would need 15 minutes)."""
@@ -76,6 +78,7 @@ class OperatorOptions:
     # Issue #17 / #11: infrastructure addresses injected into every component's env.
     nats_address: str = ""
     etcd_address: str = ""
+    discovery_backend: str = DEFAULT_DISCOVERY_BACKEND
 
 
 def _positive_int(text: str) -> int:
@@ -235,12 +238,18 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         (
             "--epp-cluster-role-name",
-            "ClusterRole for the endpoint picker (EPP); accepted for upstream compatibility, no effect yet",
+            "ClusterRole bound to the epp-serviceaccount of each namespace with an endpoint picker (EPP) "
+            "service (the operator needs `bind` on it); unset, the ServiceAccount is created unbound",
         ),
-        ("--mpi-run-ssh-secret-name", "SSH Secret mounted into TensorRT-LLM multinode workers for mpirun"),
+        (
+            "--mpi-run-ssh-secret-name",
+            "SSH key Secret of multinode workers (mpirun), created once per namespace and never "
+            "rotated (default mpi-run-ssh-secret)",
+        ),
         (
             "--mpi-run-ssh-secret-namespace",
-            "namespace of that Secret; accepted for upstream compatibility, no effect yet",
+            "namespace holding the one key pair copied into every namespace that needs it (made there "
+            "first when absent); unset, each namespace gets a key pair of its own",
         ),
     ):
         dynamo.add_argument(flag, default="", help=text)
@@ -273,6 +282,14 @@ def build_parser() -> argparse.ArgumentParser:
         dest="etcd_address",
         default="",
         help="etcd address given to every component as ETCD_ENDPOINTS (a component's own env wins)",
+    )
+    dynamo.add_argument(
+        "--discovery-backend",
+        default=DEFAULT_DISCOVERY_BACKEND,
+        choices=DISCOVERY_BACKENDS,
+        help="how components find each other, given to every component as DYN_DISCOVERY_BACKEND: "
+        "kubernetes (Services, EndpointSlices) or etcd (needs --etcd-address); a graph's or "
+        "component's nvidia.com/dynamo-discovery-backend annotation wins (default %(default)s)",
     )
     parser.add_argument(
         "--version",
@@ -341,4 +358,5 @@ def options_from_args(args: argparse.Namespace, environ: dict[str, str] | None =
         operator_version=args.operator_version,
         nats_address=args.nats_address,
         etcd_address=args.etcd_address,
+        discovery_backend=args.discovery_backend,
     )

@@ -18,6 +18,7 @@ from dynamo_operator.internal.dynamo.pod import (
     kube_discovery_enabled,
     multinode_node_count,
 )
+from dynamo_operator.internal.dynamo.route_annotations import route_annotations
 
 Obj = dict[str, Any]
 
@@ -271,7 +272,7 @@ def desired_ingress(comp: Component, ctx: GenContext, owner: Obj | None) -> Obj 
         name,
         comp.namespace,
         labels={**comp.labels, **(ingress.get("labels") or {})},
-        annotations=ingress.get("annotations") or {},
+        annotations=route_annotations(comp.annotations, ingress),
         owner=owner,
     )
     spec: Obj = {
@@ -320,7 +321,7 @@ def desired_virtual_service(comp: Component, ctx: GenContext, owner: Obj | None)
         name,
         comp.namespace,
         labels={**comp.labels, **(ingress.get("labels") or {})},
-        annotations=ingress.get("annotations") or {},
+        annotations=route_annotations(comp.annotations, ingress),
         owner=owner,
     )
     obj["spec"] = {

@@ -440,22 +440,43 @@ def desired_planner_rbac(dgd: Any, ctx: GenContext) -> list[Obj]:
     obj = as_dict(dgd)
     if not any(s.get("componentType") == c.COMPONENT_PLANNER for s in services_of(obj).values()):
         return []
-    sa_name = ctx.planner_service_account
+    return namespace_service_account(ctx.planner_service_account, ctx.planner_cluster_role, ctx)
+
+
+def desired_epp_rbac(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """The namespace's EPP ServiceAccount (every EPP pod runs as it) and, with `--epp-cluster-role-name`,
+    its RoleBinding to that ClusterRole (the endpoint picker watches pods and InferencePools) when the
+    graph has an epp service. Shared like the planner's (see `desired_planner_rbac`)."""
+    obj = as_dict(dgd)
+    if not any(s.get("componentType") == c.COMPONENT_EPP for s in services_of(obj).values()):
+        return []
+    return namespace_service_account(c.EPP_SERVICE_ACCOUNT_NAME, ctx.epp_cluster_role, ctx)
+
+
+def desired_shared_objects(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """Everything the graph needs that is shared with the other graphs of its namespace: the planner
+    and EPP ServiceAccounts with their bindings (create-if-absent, never owned, never pruned)."""
+    return [*desired_planner_rbac(dgd, ctx), *desired_epp_rbac(dgd, ctx)]
+
+
+def namespace_service_account(name: str, cluster_role: str, ctx: GenContext) -> list[Obj]:
+    """A ServiceAccount of the namespace and, when `cluster_role` is set, the RoleBinding
+    `<name>-binding` granting it that ClusterRole there ("" binds nothing)."""
     labels = {
         c.LABEL_APP_MANAGED_BY: c.MANAGED_BY_VALUE,
         c.LABEL_APP_COMPONENT: "rbac",
-        c.LABEL_APP_NAME: naming.label_value(sa_name),
+        c.LABEL_APP_NAME: naming.label_value(name),
     }
-    out = [envelope("v1", "ServiceAccount", sa_name, ctx.namespace, labels=labels)]
-    if ctx.planner_cluster_role:
+    out = [envelope("v1", "ServiceAccount", name, ctx.namespace, labels=labels)]
+    if cluster_role:
         binding = envelope(
-            "rbac.authorization.k8s.io/v1", "RoleBinding", f"{sa_name}-binding", ctx.namespace, labels=labels
+            "rbac.authorization.k8s.io/v1", "RoleBinding", f"{name}-binding", ctx.namespace, labels=labels
         )
         binding["roleRef"] = {
             "apiGroup": "rbac.authorization.k8s.io",
             "kind": "ClusterRole",
-            "name": ctx.planner_cluster_role,
+            "name": cluster_role,
         }
-        binding["subjects"] = [{"kind": "ServiceAccount", "name": sa_name, "namespace": ctx.namespace}]
+        binding["subjects"] = [{"kind": "ServiceAccount", "name": name, "namespace": ctx.namespace}]
         out.append(binding)
     return [stamp_hash(o) for o in out]

@@ -48,6 +48,7 @@ _CONTROL_ANNOTATIONS = frozenset(
         *c.PROPAGATED_DGD_ANNOTATIONS,
     }
 )
+CONTROL_ANNOTATIONS = _CONTROL_ANNOTATIONS  # the same rule for routes (route_annotations.py)
 
 
 @dataclass(frozen=True, slots=True)

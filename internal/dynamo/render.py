@@ -13,8 +13,9 @@ from dynamo_operator.api.v1alpha1 import API_VERSION, DYNAMO_GRAPH_DEPLOYMENT_KI
 from dynamo_operator.internal.dynamo.component import desired_component_objects
 from dynamo_operator.internal.dynamo.context import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError
-from dynamo_operator.internal.dynamo.graph import desired_graph_objects, desired_planner_rbac
+from dynamo_operator.internal.dynamo.graph import desired_graph_objects, desired_shared_objects
 from dynamo_operator.internal.dynamo.graphmeta import origin_version, with_origin_version
+from dynamo_operator.internal.dynamo.mpisecret import PLACEHOLDER_KEY_PAIR, desired_mpi_ssh_secrets
 
 Obj = dict[str, Any]
 
@@ -55,16 +56,19 @@ def render_objects(
     yaml_text: str, *, namespace: str, with_lws: bool, operator_version: str = ""
 ) -> list[Obj]:
     """Every object the operator would create for the DGD in `yaml_text`, in a deterministic order:
-    the shared planner ServiceAccount (if any), graph-level objects (PVCs, RBAC, side objects, model
-    Services, DCDs, adapters), then each DCD's children. A new graph is seen as the operator sees it
-    at its first look: stamped with `operator_version` as its origin version (graphmeta.py)."""
+    the namespace's shared ServiceAccounts and MPI key Secret (if any), graph-level objects (PVCs,
+    RBAC, side objects, model Services, DCDs, adapters), then each DCD's children. A new graph is
+    seen as the operator sees it at its first look: stamped with `operator_version` as its origin
+    version (graphmeta.py)."""
     parsed = parse_graph(yaml_text)
     ns = parsed["metadata"].get("namespace") or namespace
     parsed["metadata"]["namespace"] = ns
     dgd = with_origin_version(parsed, origin_version(parsed, [], operator_version))
     ctx = GenContext(namespace=ns, capabilities=Capabilities(lws=with_lws, istio=True))
     try:
-        graph = desired_planner_rbac(dgd, ctx) + desired_graph_objects(dgd, ctx)
+        # The MPI key Secret with a placeholder key: the operator draws the real one when it creates it.
+        secrets = desired_mpi_ssh_secrets(dgd, ns, ctx.mpi_ssh_secret_name, lambda: PLACEHOLDER_KEY_PAIR)
+        graph = desired_shared_objects(dgd, ctx) + secrets + desired_graph_objects(dgd, ctx)
         children: list[Obj] = []
         for obj in graph:
             if obj["kind"] == "DynamoComponentDeployment":

@@ -2,7 +2,7 @@
 
 It runs the reconcilers' own generation path without a cluster, in the order the controllers do:
 admission (our CRD's validation, then its structural defaults) → graph reconciler (`missing_apis`,
-`desired_graph_objects`, `desired_planner_rbac`) → for each DCD the component reconciler
+`desired_graph_objects`, `desired_shared_objects`) → for each DCD the component reconciler
 (`desired_component_objects`), with a `GenContext` built by `controllers.setup.gen_context_factory`
 from the operator flags upstream's operator ran with. Nothing here decides what an object looks like.
 """
@@ -24,7 +24,7 @@ from dynamo_operator.internal.dynamo.dynamomodel.status import is_lora
 from dynamo_operator.internal.dynamo.errors import GenerationError
 from dynamo_operator.internal.dynamo.graph import (
     desired_graph_objects,
-    desired_planner_rbac,
+    desired_shared_objects,
     graph_worker_hash,
     missing_apis,
 )
@@ -33,8 +33,10 @@ from dynamo_operator.internal.dynamo.graphmeta import (
     origin_version,
     with_origin_version,
 )
+from dynamo_operator.internal.dynamo.mpisecret import desired_mpi_ssh_secrets
 from dynamo_operator.internal.dynamo.render import parse_graph
 from dynamo_operator.internal.secrets.index import DockerSecretIndex
+from dynamo_operator.internal.secrets.sshkeys import generate_rsa_key_pair
 
 from compat.goldens import REPO_ROOT, Example
 
@@ -175,7 +177,10 @@ def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
     try:
         missing = missing_apis(graph, ctx)
         desired = desired_graph_objects(graph, ctx)
-        shared = desired_planner_rbac(graph, ctx)
+        shared = desired_shared_objects(graph, ctx)
+        # What controllers/mpi_ssh_secret.py creates for a multinode graph: a copy of the key pair
+        # kept in --mpi-run-ssh-secret-namespace (drawn the way the operator draws it).
+        shared += desired_mpi_ssh_secrets(graph, NAMESPACE, ctx.mpi_ssh_secret_name, generate_rsa_key_pair)
     except GenerationError as err:
         dgd["status"] = {"state": "failed"}
         _annotate(dgd, origin=origin, serving_hash=None)

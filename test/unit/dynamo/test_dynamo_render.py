@@ -134,6 +134,7 @@ def _docs(text: str, *, with_lws: bool = True) -> list[dict]:  # type: ignore[ty
                 "LeaderWorkerSet": 2,
                 "Service": 2,
                 "ConfigMap": 1,
+                "Secret": 1,  # the MPI SSH key, with a placeholder
             },
             id="sglang-multinode",
         ),
@@ -148,6 +149,7 @@ def _docs(text: str, *, with_lws: bool = True) -> list[dict]:  # type: ignore[ty
                 "LeaderWorkerSet": 2,
                 "Service": 2,
                 "ConfigMap": 1,
+                "Secret": 1,  # the MPI SSH key, with a placeholder
             },
             id="trtllm-multinode",
         ),
