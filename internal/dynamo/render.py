@@ -62,7 +62,8 @@ def render_objects(
     ns = parsed["metadata"].get("namespace") or namespace
     parsed["metadata"]["namespace"] = ns
     dgd = with_origin_version(parsed, origin_version(parsed, [], operator_version))
-    ctx = GenContext(namespace=ns, capabilities=Capabilities(lws=with_lws, istio=True))
+    # DRA assumed served: a gpuMemoryService graph renders its ResourceClaimTemplate and pod claims.
+    ctx = GenContext(namespace=ns, capabilities=Capabilities(lws=with_lws, istio=True, dra=True))
     try:
         graph = desired_planner_rbac(dgd, ctx) + desired_graph_objects(dgd, ctx)
         children: list[Obj] = []
