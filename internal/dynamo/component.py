@@ -9,7 +9,9 @@ from dynamo_operator.internal.dynamo import naming
 from dynamo_operator.internal.dynamo.backends import Role
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError
+from dynamo_operator.internal.dynamo.frontend_sidecar import check_container_names
 from dynamo_operator.internal.dynamo.gpu_memory_service import (
+    check_gpu_count,
     desired_claim_template,
     gms_enabled,
     missing_dra,
@@ -379,6 +381,8 @@ def desired_component_objects(dcd: Any, ctx: GenContext) -> list[Obj]:
     owner = as_dict(dcd)
     comp = component_of(owner)
     out: list[Obj] = []
+    check_gpu_count(comp.spec, "")
+    check_container_names(comp.spec, "")
     if gms_enabled(comp.spec):
         if not ctx.capabilities.dra:
             raise missing_dra("gpuMemoryService.enabled")

@@ -13,6 +13,7 @@ from typing import Any
 
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.defaults import component_defaults
+from dynamo_operator.internal.dynamo.errors import GenerationError
 from dynamo_operator.internal.dynamo.merge import env, merge_env
 
 CONTAINER_NAME = "sidecar-frontend"
@@ -24,6 +25,19 @@ def frontend_sidecar_spec(spec: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The component's `frontendSidecar` block, or None when it has none."""
     sidecar = spec.get("frontendSidecar")
     return sidecar if isinstance(sidecar, Mapping) else None
+
+
+def check_container_names(spec: Mapping[str, Any], field: str) -> None:
+    """With a sidecar, no user container may be named like it (upstream's webhook rule; a CEL scan of
+    the unbounded container list exceeds the cost budget, so it is checked here)."""
+    if frontend_sidecar_spec(spec) is None:
+        return
+    for i, container in enumerate((spec.get("extraPodSpec") or {}).get("containers") or []):
+        if container.get("name") == CONTAINER_NAME:
+            raise GenerationError(
+                f"{field}extraPodSpec.containers[{i}].name",
+                f"frontendSidecar generates the container {CONTAINER_NAME!r}; rename this one",
+            )
 
 
 def build_frontend_sidecar(

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dynamo_operator.internal import consts as c
-from dynamo_operator.internal.dynamo.errors import MissingAPIError
+from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError
 from dynamo_operator.internal.dynamo.merge import env
 from dynamo_operator.internal.dynamo.objects import envelope
 
@@ -56,15 +56,22 @@ def missing_dra(field: str) -> MissingAPIError:
 
 
 def claimed_gpus(resources: Mapping[str, Any] | None) -> int:
-    """GPUs the claim asks for: `limits.gpu`, else `requests.gpu` (the CRD requires a whole number)."""
+    """GPUs the claim asks for: `limits.gpu`, else `requests.gpu`; 0 when that is no whole number."""
     for side in ("limits", "requests"):
-        value = ((resources or {}).get(side) or {}).get("gpu")
+        value = str(((resources or {}).get(side) or {}).get("gpu") or "")
         if value:
-            try:
-                return int(str(value))
-            except ValueError:
-                return 0
+            return int(value) if value.isascii() and value.isdigit() else 0
     return 0
+
+
+def check_gpu_count(spec: Mapping[str, Any], field: str) -> None:
+    """A GMS component's claim needs a whole number of GPUs of at least 1 (the CRD checks presence
+    only: a pattern over an unbounded string exceeds CEL's cost budget)."""
+    if gms_enabled(spec) and claimed_gpus(spec.get("resources")) < 1:
+        raise GenerationError(
+            f"{field}resources",
+            "gpuMemoryService needs a whole number of GPUs of at least 1 in limits.gpu (or requests.gpu)",
+        )
 
 
 def desired_claim_template(

@@ -13,7 +13,8 @@ from dynamo_operator.internal.dynamo.component import desired_model_service
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError, NameCollisionError
 from dynamo_operator.internal.dynamo.failover import failover_enabled
-from dynamo_operator.internal.dynamo.gpu_memory_service import gms_enabled, missing_dra
+from dynamo_operator.internal.dynamo.frontend_sidecar import check_container_names
+from dynamo_operator.internal.dynamo.gpu_memory_service import check_gpu_count, gms_enabled, missing_dra
 from dynamo_operator.internal.dynamo.hashing import stamp_hash
 from dynamo_operator.internal.dynamo.merge import merge_env
 from dynamo_operator.internal.dynamo.objects import as_dict, envelope
@@ -347,6 +348,8 @@ def validate_graph(dgd: Any, ctx: GenContext, *, worker_hash: str | None = None)
         node_count = (spec.get("multinode") or {}).get("nodeCount")
         if spec.get("multinode") is not None and node_count is not None and int(node_count) < 2:
             raise GenerationError(f"spec.services.{svc}.multinode.nodeCount", "must be at least 2")
+        check_gpu_count(spec, f"spec.services.{svc}.")
+        check_container_names(spec, f"spec.services.{svc}.")
         mode = (meta.get("annotations") or {}).get(c.ANNOTATION_KUBE_DISCOVERY_MODE)
         if failover_enabled(spec) and mode != c.KUBE_DISCOVERY_MODE_CONTAINER:
             # CEL cannot read annotations, so this rule of upstream's webhook is checked here.

@@ -378,3 +378,32 @@ def test_sidecar_image_gets_its_registrys_pull_secret() -> None:
     ctx = GenContext(namespace=NS, docker_secrets={"registry.example": ["regcred"]})
     objects = objs(worker(frontendSidecar={"image": "registry.example/fe:1"}), ctx)
     assert {"name": "regcred"} in pod(objects)["imagePullSecrets"]
+
+
+# --- checked at reconcile time (CEL would exceed its cost budget) --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "resources",
+    [
+        pytest.param({"limits": {"gpu": "0"}}, id="zero"),
+        pytest.param({"limits": {"gpu": "two"}}, id="not-a-number"),
+        pytest.param({"requests": {"gpu": "1.5"}}, id="not-whole"),
+    ],
+)
+def test_gms_gpu_count_must_be_a_whole_number(resources: Obj) -> None:
+    """The graph reports InvalidSpec naming the service's resources; the DCD alone says the same."""
+    g = dgd({"W": worker(resources=resources, gpuMemoryService=GMS)})
+    with pytest.raises(GenerationError) as err:
+        desired_graph_objects(g, DRA)
+    assert err.value.field == "spec.services.W.resources"
+
+
+def test_a_user_container_may_not_take_the_sidecars_name() -> None:
+    spec = worker(
+        frontendSidecar={"image": "fe:1"},
+        extraPodSpec={"containers": [{"name": "sidecar-frontend", "image": "x"}]},
+    )
+    with pytest.raises(GenerationError) as err:
+        desired_graph_objects(dgd({"W": spec}), DRA)
+    assert err.value.field == "spec.services.W.extraPodSpec.containers[0].name"
