@@ -45,6 +45,10 @@ PVC: Final = PERSISTENT_VOLUME_CLAIM
 LWS: Final = LEADER_WORKER_SET
 POD_GROUP: Final = Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup")
 INFERENCE_POOL: Final = Resource("inference.networking.k8s.io", "v1", "inferencepools", "InferencePool")
+# Dynamic Resource Allocation (built in since Kubernetes 1.34 as v1): the GPU Memory Service's claims.
+RESOURCE_CLAIM_TEMPLATE: Final = Resource(
+    "resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate"
+)
 
 # Kinds a generated object may have, by (apiVersion, kind): maps generation output to where it lives.
 _BY_TYPE: Final = {
@@ -69,6 +73,7 @@ _BY_TYPE: Final = {
         ROLE_BINDING,
         POD_GROUP,
         INFERENCE_POOL,
+        RESOURCE_CLAIM_TEMPLATE,
     )
 }
 
@@ -92,6 +97,7 @@ __all__ = [
     "POD",
     "POD_GROUP",
     "PVC",
+    "RESOURCE_CLAIM_TEMPLATE",
     "ROLE",
     "ROLE_BINDING",
     "SECRET",

@@ -169,7 +169,8 @@ def register_component_deployments(
         cache=mgr.cache,
         recorder=mgr.event_recorder(DCD_CONTROLLER),
         gen_context=gen_context,
-        # The optional kinds (LWS, PodGroup, VirtualService) are owned through OptionalOwnership.
+        # The optional kinds (LWS, PodGroup, VirtualService, ResourceClaimTemplate) are owned through
+        # OptionalOwnership.
         lws=False,
         istio=False,
         volcano=False,
@@ -195,6 +196,8 @@ def register_component_deployments(
                 lambda c: generation_capabilities(c, ctx).istio,
                 CHILD_CONTENT_CHANGED,
             ),
+            # gpuMemoryService's claim templates (DRA, a built-in API).
+            OptionalKind(kinds.RESOURCE_CLAIM_TEMPLATE, lambda c: c.dra, CHILD_CONTENT_CHANGED),
         ],
     )
     return controller

@@ -21,6 +21,8 @@ class Capabilities:
     kai_scheduler: bool = False
     istio: bool = False
     gateway_inference_extension: bool = False
+    # Dynamic Resource Allocation (resource.k8s.io/v1): the GPU Memory Service claims GPUs through it.
+    dra: bool = False
 
 
 @dataclass(frozen=True, slots=True)

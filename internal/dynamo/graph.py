@@ -12,6 +12,9 @@ from dynamo_operator.internal.dynamo import naming, workerhash
 from dynamo_operator.internal.dynamo.component import desired_model_service
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError, NameCollisionError
+from dynamo_operator.internal.dynamo.failover import failover_enabled
+from dynamo_operator.internal.dynamo.frontend_sidecar import check_container_names
+from dynamo_operator.internal.dynamo.gpu_memory_service import check_gpu_count, gms_enabled, missing_dra
 from dynamo_operator.internal.dynamo.hashing import stamp_hash
 from dynamo_operator.internal.dynamo.merge import merge_env
 from dynamo_operator.internal.dynamo.objects import as_dict, envelope
@@ -345,6 +348,16 @@ def validate_graph(dgd: Any, ctx: GenContext, *, worker_hash: str | None = None)
         node_count = (spec.get("multinode") or {}).get("nodeCount")
         if spec.get("multinode") is not None and node_count is not None and int(node_count) < 2:
             raise GenerationError(f"spec.services.{svc}.multinode.nodeCount", "must be at least 2")
+        check_gpu_count(spec, f"spec.services.{svc}.")
+        check_container_names(spec, f"spec.services.{svc}.")
+        mode = (meta.get("annotations") or {}).get(c.ANNOTATION_KUBE_DISCOVERY_MODE)
+        if failover_enabled(spec) and mode != c.KUBE_DISCOVERY_MODE_CONTAINER:
+            # CEL cannot read annotations, so this rule of upstream's webhook is checked here.
+            raise GenerationError(
+                f"metadata.annotations[{c.ANNOTATION_KUBE_DISCOVERY_MODE}]",
+                f"spec.services.{svc}.failover needs per-container discovery: annotate the graph with "
+                f"{c.ANNOTATION_KUBE_DISCOVERY_MODE}: {c.KUBE_DISCOVERY_MODE_CONTAINER}",
+            )
 
 
 def desired_side_objects(dgd: Any, ctx: GenContext) -> list[Obj]:
@@ -399,14 +412,27 @@ def check_distinct_objects(objects: Sequence[Obj]) -> None:
         )
 
 
+def grove_pathway(dgd: Obj, ctx: GenContext) -> bool:
+    """Whether upstream would run the graph as a Grove PodCliqueSet: Grove is served and the graph
+    does not opt out with `nvidia.com/enable-grove: "false"`."""
+    opt = str(((dgd.get("metadata") or {}).get("annotations") or {}).get(c.ANNOTATION_ENABLE_GROVE, ""))
+    return ctx.capabilities.grove and opt.lower() != "false"
+
+
 def missing_apis(dgd: Any, ctx: GenContext) -> list[MissingAPIError]:
     """Optional APIs the graph's services need but the cluster does not serve, one error per service
-    (the reconciler reports them as a Failed condition, e.g. reason NoOrchestratorAvailable)."""
+    (the reconciler reports them as a Failed condition, e.g. reason NoOrchestratorAvailable).
+
+    gpuMemoryService without DRA fails the whole graph only on the Grove pathway (one PodCliqueSet
+    for all services, as upstream); otherwise only that service's DCD waits (component.py)."""
     obj = as_dict(dgd)
     caps = ctx.capabilities
     out: list[MissingAPIError] = []
+    grove = grove_pathway(obj, ctx)
     for svc, spec in services_of(obj).items():
         field = f"spec.services.{svc}"
+        if gms_enabled(spec) and not caps.dra and grove:
+            out.append(missing_dra(f"{field}.gpuMemoryService.enabled"))
         if spec.get("multinode") is not None and not caps.lws:
             api = f"{c.LWS_GROUP}/v1 LeaderWorkerSet"
             out.append(

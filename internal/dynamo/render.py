@@ -64,7 +64,8 @@ def render_objects(
     ns = parsed["metadata"].get("namespace") or namespace
     parsed["metadata"]["namespace"] = ns
     dgd = with_origin_version(parsed, origin_version(parsed, [], operator_version))
-    ctx = GenContext(namespace=ns, capabilities=Capabilities(lws=with_lws, istio=True))
+    # DRA assumed served: a gpuMemoryService graph renders its ResourceClaimTemplate and pod claims.
+    ctx = GenContext(namespace=ns, capabilities=Capabilities(lws=with_lws, istio=True, dra=True))
     try:
         # The MPI key Secret with a placeholder key: the operator draws the real one when it creates it.
         secrets = desired_mpi_ssh_secrets(dgd, ns, ctx.mpi_ssh_secret_name, lambda: PLACEHOLDER_KEY_PAIR)
