@@ -200,7 +200,9 @@ def test_render_has_no_owner_references() -> None:
     ("text", "field"),
     [
         pytest.param("a: [", "not valid YAML", id="bad-yaml"),
-        pytest.param("kind: Deployment\napiVersion: apps/v1\n", "no DynamoGraphDeployment", id="only-other-kinds"),
+        pytest.param(
+            "kind: Deployment\napiVersion: apps/v1\n", "no DynamoGraphDeployment", id="only-other-kinds"
+        ),
         pytest.param(AGG.replace("nvidia.com/v1alpha1", "nvidia.com/v2"), "apiVersion", id="wrong-version"),
         pytest.param(AGG + "---\n" + AGG, "appears twice", id="same-graph-twice"),
         pytest.param(
