@@ -35,6 +35,7 @@ from dynamo_operator.controllers.dynamocomponentdeployment import (
     watch_pods,
 )
 from dynamo_operator.controllers.dynamographdeployment import DynamoGraphDeploymentReconciler
+from dynamo_operator.controllers.operator_metrics import ResourceCounter, observed
 from dynamo_operator.controllers.optional_api_watch import OptionalApiWatch, crd_presence
 from dynamo_operator.controllers.optional_ownership import OptionalKind, OptionalOwnership, OwningReconciler
 from dynamo_operator.internal import consts
@@ -72,6 +73,8 @@ def register_all(mgr: Manager, ctx: Any) -> OptionalApiWatch:
     dynamographdeploymentscalingadapter.register(mgr)
     dynamographdeploymentrequest.register(mgr, ctx)
     dynamomodel.register(mgr)
+    # Not leader-only, as upstream: every replica's /metrics shows the counts from its warm cache.
+    mgr.add_runnable(ResourceCounter(mgr.cache).run, needs_leader=False, name="resource-counter")
     return apis
 
 
@@ -178,7 +181,7 @@ def register_component_deployments(
     )
     b = mgr.builder(DCD_CONTROLLER)
     reconciler.setup(b)
-    controller = b.complete(reconciler)
+    controller = b.complete(observed(reconciler, kinds.DCD))
     if collector is not None:
         orphans.watch(collector, reconciler.owned)
     watch_pods(pods, controller.queue)
@@ -219,7 +222,7 @@ def register_graph_deployments(
     )
     b = mgr.builder(DGD_CONTROLLER)
     reconciler.setup(b)
-    controller = b.complete(reconciler)
+    controller = b.complete(observed(reconciler, kinds.DGD))
     if collector is not None:
         orphans.watch(collector, reconciler.owned)
     own_optional_kinds(

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from dynamo_operator.internal.dynamo.render import RENDER_APIS
+
 DEFAULT_LEADER_ELECTION_ID = "dynamo-operator-leader"
 DEFAULT_METRICS_ADDRESS = ":8080"
 DEFAULT_SECURE_METRICS_ADDRESS = ":8443"  # kubebuilder's port for the authenticated HTTPS endpoint
@@ -309,10 +311,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="namespace for objects without one (default %(default)s)",
     )
     render.add_argument(
-        "--with-lws",
-        action="store_true",
-        help="render multinode services as LeaderWorkerSets (as if LWS were installed)",
+        "--secrets",
+        dest="render_secrets",
+        metavar="FILE",
+        help="YAML file of kubernetes.io/dockerconfigjson Secrets: image pull secrets are discovered from"
+        " them as the operator discovers them in the cluster",
     )
+    for api in RENDER_APIS:
+        render.add_argument(api.flag, dest=f"with_{api.capability}", action="store_true", help=api.help)
     completion = sub.add_parser(
         "completion",
         help="print a shell completion script: source <(dynamo-operator completion bash)",

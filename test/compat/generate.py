@@ -164,7 +164,7 @@ def _stored(obj: Obj, plural: str) -> Obj:
 def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
     name = (doc.get("metadata") or {}).get("name")
     try:
-        parse_graph(yaml.safe_dump(doc))  # the schema's verdict, as `render` and kubectl get it
+        parse_graph(yaml.safe_dump(doc), strict=True)  # the schema's verdict, as `render` and kubectl get it
     except ValueError as err:
         out.notes.append(f"{DGD_KIND}/{name}: refused at admission: {err}")
         return

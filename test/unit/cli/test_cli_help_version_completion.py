@@ -92,7 +92,7 @@ def complete(script: str, *words: str) -> list[str]:
         pytest.param(("--log-f",), ["--log-format"], id="flag-prefix"),
         pytest.param(("--log-format", ""), ["json", "console"], id="flag-choices"),
         pytest.param(("ren",), ["render"], id="subcommand"),
-        pytest.param(("render", "--with"), ["--with-lws"], id="subcommand-flag"),
+        pytest.param(("render", "--with-l"), ["--with-lws"], id="subcommand-flag"),
         pytest.param(("completion", "z"), ["zsh"], id="positional-choice"),
     ],
 )

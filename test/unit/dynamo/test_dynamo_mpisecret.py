@@ -16,7 +16,8 @@ from dynamo_operator.internal.dynamo.mpisecret import (
     graph_needs_mpi_ssh_secret,
     mpi_ssh_secret_copy,
 )
-from dynamo_operator.internal.dynamo.render import render_objects
+from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.internal.dynamo.render import RenderOptions, render_objects
 from unit.dynamo.dynamo_testlib import NS, dgd, service
 
 Obj = dict[str, Any]
@@ -104,7 +105,7 @@ def test_key_pair_repr_shows_no_key() -> None:
 def test_render_shows_the_secret_with_a_placeholder_not_a_key() -> None:
     """`render` lists the Secret a multinode graph gets, holding the placeholder (deterministic)."""
     text = yaml.safe_dump(dgd({"W": multinode("worker", "trtllm")}, uid=None, backend="trtllm"))
-    objs = render_objects(text, namespace=NS, with_lws=True)
+    objs = render_objects(text, RenderOptions(namespace=NS, capabilities=Capabilities(lws=True)))
     [secret] = [o for o in objs if o["kind"] == "Secret"]
     assert base64.b64decode(secret["data"]["private.key"]) == PLACEHOLDER_KEY_PAIR.private_key
-    assert render_objects(text, namespace=NS, with_lws=True) == objs
+    assert render_objects(text, RenderOptions(namespace=NS, capabilities=Capabilities(lws=True))) == objs
