@@ -212,9 +212,10 @@ def docker_secret_index(secrets: Sequence[Obj]) -> DockerSecretIndex:
 
 def render_graph(graph: Obj, options: RenderOptions, index: DockerSecretIndex) -> list[Obj]:
     """Every object the operator would create for one validated DGD, in a deterministic order: the
-    namespace's shared ServiceAccounts and MPI key Secret (if any), graph-level objects (PVCs, RBAC, side objects, model
-    Services, DCDs, adapters), then each DCD's children. A new graph is seen as the operator sees it
-    at its first look: stamped with the operator version as its origin version (graphmeta.py)."""
+    namespace's shared ServiceAccounts and MPI key Secret (if any), graph-level objects (PVCs, RBAC,
+    side objects, model Services, DCDs, adapters), then each DCD's children. A new graph is seen as
+    the operator sees it at its first look: stamped with the operator version as its origin version
+    (graphmeta.py)."""
     parsed = dict(graph)
     parsed["metadata"] = dict(graph.get("metadata") or {})
     ns = parsed["metadata"].get("namespace") or options.namespace

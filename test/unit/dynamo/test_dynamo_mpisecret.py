@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
+from dynamo_operator.internal.dynamo.context import Capabilities
 from dynamo_operator.internal.dynamo.mpisecret import (
     PLACEHOLDER_KEY_PAIR,
     SshKeyPair,
@@ -16,7 +17,6 @@ from dynamo_operator.internal.dynamo.mpisecret import (
     graph_needs_mpi_ssh_secret,
     mpi_ssh_secret_copy,
 )
-from dynamo_operator.internal.dynamo.context import Capabilities
 from dynamo_operator.internal.dynamo.render import RenderOptions, render_objects
 from unit.dynamo.dynamo_testlib import NS, dgd, service
 
