@@ -62,6 +62,10 @@ RENDER_APIS: tuple[RenderApi, ...] = (
 )
 """Adding an optional API to `render` is one row here (the CLI builds its flags from this table)."""
 
+# Capabilities `render` always assumes served, with no flag: DRA is a built-in API (resource.k8s.io,
+# GA in Kubernetes 1.34), so a gpuMemoryService graph renders its ResourceClaimTemplate and claims.
+ASSUMED_SERVED: frozenset[str] = frozenset({"dra"})
+
 
 @dataclass(frozen=True, slots=True)
 class RenderOptions:
@@ -221,9 +225,7 @@ def render_graph(graph: Obj, options: RenderOptions, index: DockerSecretIndex) -
     ns = parsed["metadata"].get("namespace") or options.namespace
     parsed["metadata"]["namespace"] = ns
     dgd = with_origin_version(parsed, origin_version(parsed, [], options.operator_version))
-    # DRA assumed served (a built-in API since Kubernetes 1.34): a gpuMemoryService graph renders its
-    # ResourceClaimTemplate and pod claims.
-    capabilities = replace(options.capabilities, dra=True)
+    capabilities = replace(options.capabilities, **dict.fromkeys(ASSUMED_SERVED, True))
     ctx = GenContext(namespace=ns, capabilities=capabilities, docker_secrets=index.snapshot(ns))
     try:
         # The MPI key Secret with a placeholder key: the operator draws the real one when it creates it.
