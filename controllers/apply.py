@@ -27,6 +27,8 @@ from typing import Any, Literal, Protocol
 
 import structlog
 from dynamo_operator.controllers import kinds
+from dynamo_operator.controllers.cache_shapes import CHILD_SHAPES
+from dynamo_operator.internal.cache.transform import Transform
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.controller.owners import OwnerCheck, OwnerGone
@@ -299,10 +301,19 @@ class RecentWrites:
         self._entries: OrderedDict[tuple[str, ...], tuple[str, float, Any]] = OrderedDict()
 
     def remember(self, key: tuple[str, ...], live: Mapping[str, Any] | None, content: Any) -> None:
-        self._entries[key] = (_rv(live), self._clock(), content)
+        now = self._clock()
+        self._entries[key] = (_rv(live), now, content)
         self._entries.move_to_end(key)
-        while len(self._entries) > self._size:
+        # Oldest first (every remember moves its key to the end): drop what expired, so memory
+        # follows the last `ttl` seconds of writes rather than the last `size` ones.
+        while self._entries:
+            _, when, _ = next(iter(self._entries.values()))
+            if now - when <= self._ttl and len(self._entries) <= self._size:
+                break
             self._entries.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
     def forget(self, key: tuple[str, ...]) -> None:
         self._entries.pop(key, None)
@@ -354,11 +365,23 @@ class ChildSyncer:
         field_manager: str = FIELD_MANAGER,
         recent: RecentWrites | None = None,
         confirm_owner: bool = False,
+        shapes: Mapping[Resource, Transform] = CHILD_SHAPES,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
         self._field_manager = field_manager
-        self._recent = recent or RecentWrites()
+        self._recent = recent if recent is not None else RecentWrites()
         self._confirm_owner = confirm_owner
+        self._shapes = shapes
+
+    def _shape_for_memory(self, resource: Resource, written: Obj) -> Obj:
+        """What to remember of a write: the cache's shape of it (see cache_shapes.py), not the whole
+        response, since the memory stands in for the cache and is read the same way."""
+        trimmed = {
+            **written,
+            "metadata": {k: v for k, v in written["metadata"].items() if k != "managedFields"},
+        }
+        shape = self._shapes.get(resource)
+        return shape(trimmed) if shape is not None else trimmed
 
     async def sync(
         self,
@@ -499,7 +522,7 @@ class ChildSyncer:
             self._failed(owner, resource, name, "apply", err)
             raise ChildWriteError(resource, name, "apply", err) from err
         report.current[(resource, name)] = result
-        self._recent.remember(_write_key(resource, obj), live, result)
+        self._recent.remember(_write_key(resource, obj), live, self._shape_for_memory(resource, result))
         (report.created if live is None else report.updated).append(f"{resource.kind}/{name}")
 
     async def _owner_still_there(self, owner: Obj, report: SyncReport) -> None:
@@ -607,7 +630,7 @@ class StatusWriter:
 
     def __init__(self, client: ChildClient, resource: Resource, recent: RecentWrites | None = None) -> None:
         self._client, self._resource = client, resource
-        self._recent = recent or RecentWrites()
+        self._recent = recent if recent is not None else RecentWrites()
 
     def current(self, live: Mapping[str, Any]) -> dict[str, Any]:
         """The status to build on: our in-flight write when the cache is behind it, else the live one."""

@@ -10,14 +10,16 @@ Restart progress is derived from the cluster, not from memory: each DCD carries 
 was last restarted for (`spec.annotations["nvidia.com/restartAt"]`) and reports whether its workload
 has rolled (`observedGeneration` caught up and `Available`). See `plan_restart`.
 
-Worker DCDs are named with the graph's worker hash; after a worker spec edit the old ones are kept
-while they serve and their successors do not yet (`plan_worker_rollout`). The graph's own metadata
-gets two annotations, the origin version and the serving worker hash (`graphmeta`), in one patch and
-only when they change.
+Worker DCDs are named with the graph's worker hash; after a worker spec edit a single-node graph's
+workers are rolled service by service in `status.rollingUpdate` (graph_rollout.py, the decision in
+internal/dynamo/rollingupdate.py), a multinode graph's are replaced as a whole once the new ones serve.
+The graph's own metadata gets two annotations, the origin version and the serving worker hash
+(`graphmeta`), in one patch and only when they change.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -39,6 +41,7 @@ from dynamo_operator.controllers.apply import (
     controller_uid,
     report_sync_failure,
 )
+from dynamo_operator.controllers.graph_rollout import NO_ROLLOUT, Rollout, WorkerRoller
 from dynamo_operator.controllers.grove_pathway import GrovePathway
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.client.resource import Resource, object_key, split_key
@@ -51,10 +54,9 @@ from dynamo_operator.internal.dynamo.errors import GenerationError, NameCollisio
 from dynamo_operator.internal.dynamo.graph import (
     dcd_names,
     desired_graph_objects,
-    desired_planner_rbac,
+    desired_shared_objects,
     graph_worker_hash,
     missing_apis,
-    services_of,
     shared_between_owners,
 )
 from dynamo_operator.internal.dynamo.graphmeta import (
@@ -64,14 +66,18 @@ from dynamo_operator.internal.dynamo.graphmeta import (
 )
 from dynamo_operator.internal.dynamo.grove import takes_grove
 from dynamo_operator.internal.dynamo.restart import plan_restart
-from dynamo_operator.internal.dynamo.rollout import WorkerRollout, plan_worker_rollout, service_of
+from dynamo_operator.internal.dynamo.rollingupdate import (
+    MESSAGE_IN_PROGRESS,
+    REASON_IN_PROGRESS,
+    with_new_replicas,
+)
+from dynamo_operator.internal.dynamo.rollout import service_of
 from dynamo_operator.internal.dynamo.status import (
     GraphStatus,
     dcd_rolled,
     graph_status,
     nothing_to_report_yet,
 )
-from dynamo_operator.internal.dynamo.workerhash import is_worker
 
 log = structlog.get_logger(__name__)
 
@@ -110,6 +116,7 @@ class DynamoGraphDeploymentReconciler:
         recorder: Recorder,
         gen_context: GenContextFor,
         inference_pools: bool = False,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
         self._gen_context = gen_context
@@ -130,6 +137,7 @@ class DynamoGraphDeploymentReconciler:
         self._status = StatusWriter(client, kinds.DGD)
         self._annotated = RecentWrites()  # our annotation patches the cache may not show yet
         self._grove = GrovePathway(client=client, cache=cache, syncer=self._syncer)
+        self._roller = WorkerRoller(client=client, cache=cache, recorder=recorder, clock=clock)
 
     def setup(self, b: Builder) -> None:
         """For DGD (spec or annotation changes); Owns DCDs (their status drives ours), PVCs, adapters;
@@ -198,7 +206,7 @@ class DynamoGraphDeploymentReconciler:
                 raise GenerationError("spec", "; ".join(problems))
             missing = missing_apis(graph, ctx)
             desired = desired_graph_objects(graph, ctx, restart_at=plan.values, worker_hash=new_hash)
-            shared = desired_planner_rbac(graph, ctx)
+            shared = desired_shared_objects(graph, ctx)
         except NameCollisionError as err:
             await self._fail(raw, REASON_NAME_COLLISION, str(err))
             raise TerminalError(str(err)) from err
@@ -212,7 +220,15 @@ class DynamoGraphDeploymentReconciler:
             await self._fail(raw, consts.REASON_NO_ORCHESTRATOR, message)
             raise TerminalError(message)
 
-        rollout = self._worker_rollout(graph, names, new_hash, children)
+        rollout = self._roller.plan(
+            graph,
+            names=names,
+            new_hash=new_hash,
+            children=children,
+            previous=self._status.current(raw).get("rollingUpdate"),
+        )
+        rolling = rollout.plan
+        desired = with_new_replicas(desired, rolling.new_replicas)
         pvc_names = {p.get("name") for p in (raw.get("spec") or {}).get("pvcs") or ()}
 
         def keep(resource: Resource, obj: Obj) -> bool:
@@ -220,7 +236,7 @@ class DynamoGraphDeploymentReconciler:
             # Never delete a PVC the graph still names (its entry may have turned create: false), nor
             # old workers still serving while their successors start.
             return (resource == kinds.PVC and name in pvc_names) or (
-                resource == kinds.DCD and name in rollout.keep
+                resource == kinds.DCD and name in rolling.keep
             )
 
         try:
@@ -236,7 +252,7 @@ class DynamoGraphDeploymentReconciler:
                         for o in desired
                         for r in (kinds.resource_of(o),)
                     ),
-                    # The namespace's planner ServiceAccount/RoleBinding: shared, create-if-absent.
+                    # The namespace's planner and EPP ServiceAccounts/RoleBindings: shared, create-if-absent.
                     *(Desired(kinds.resource_of(o), o, owned=False) for o in shared),
                 ],
                 owned=self.owned,
@@ -250,13 +266,16 @@ class DynamoGraphDeploymentReconciler:
         # Before the status: a graph reported Ready already names the workers that serve. The status
         # is then written against the patched object, so its in-flight record matches what the cache
         # shows next (the annotation event) and the same status is not sent twice.
-        raw = await self._annotate(raw, origin=origin, serving_hash=rollout.serving_hash)
+        namespace = raw["metadata"]["namespace"]
+        await self._roller.scale_old(namespace, rolling.old_replicas)
+        self._roller.not_supported(raw, rollout, report.created, new_hash)
+        raw = await self._annotate(raw, origin=origin, serving_hash=rolling.serving_hash)
         dcds = [o for o in desired if o.get("kind") == kinds.DCD.kind]
         current = self._current_dcds(dcds, report)
         verdict = graph_status(services, current)
-        if rollout.in_progress:
+        if rollout.old_left and not rollout.managed and rolling.keep:
             verdict.message += (
-                f"; workers {rollout.serving_hash or 'of the previous spec'} keep serving until workers"
+                f"; workers {rolling.serving_hash or 'of the previous spec'} keep serving until workers"
                 f" {new_hash} are ready"
             )
         absent = self._missing_user_pvcs(raw)
@@ -266,8 +285,9 @@ class DynamoGraphDeploymentReconciler:
             verdict.message = extra if verdict.message.startswith("All") else f"{verdict.message}; {extra}"
         if not absent and nothing_to_report_yet(self._status.current(raw), verdict, current):
             return Result()  # the DCDs' first status brings us back with something to say
-        await self._write_status(raw, verdict, plan.status)
-        return Result()
+        if await self._write_status(raw, verdict, plan.status, rollout):
+            self._roller.record(raw, rolling.events)
+        return Result(requeue_after=rolling.requeue_after)
 
     # -- the Grove pathway (controllers/grove_pathway.py) ---------------------------------------------
 
@@ -296,25 +316,14 @@ class DynamoGraphDeploymentReconciler:
             problems=self._semantic_problems(raw),
             fail=fail,
             annotate=annotate,
-            write_status=self._write_status,
+            write_status=self._write_grove_status,
         )
 
-    def _worker_rollout(
-        self, graph: Obj, names: Mapping[str, str], new_hash: str, children: Sequence[Obj]
-    ) -> WorkerRollout:
-        namespace = graph["metadata"].get("namespace") or ""
-        workers = frozenset(svc for svc, spec in services_of(graph).items() if is_worker(spec))
-        return plan_worker_rollout(
-            desired=names,
-            workers=workers,
-            new_hash=new_hash,
-            live=children,
-            views={
-                name: self._cache.get(kinds.DCD, f"{namespace}/{name}")
-                for svc, name in names.items()
-                if svc in workers
-            },
-        )
+    async def _write_grove_status(
+        self, raw: Obj, verdict: GraphStatus, restart: dict[str, Any] | None
+    ) -> None:
+        """Grove rolls its own pods: a graph on the Grove pathway has no managed worker rollout."""
+        await self._write_status(raw, verdict, restart, NO_ROLLOUT)
 
     async def _annotate(self, raw: Obj, *, origin: str | None, serving_hash: str | None) -> Obj:
         """Merge-patch the graph's origin-version / current-worker-hash annotations when they change;
@@ -388,7 +397,10 @@ class DynamoGraphDeploymentReconciler:
         if await self._status.write(raw, status):
             self._recorder.event(raw, type="Warning", reason=reason, message=message)
 
-    async def _write_status(self, raw: Obj, verdict: GraphStatus, restart: dict[str, Any] | None) -> None:
+    async def _write_status(
+        self, raw: Obj, verdict: GraphStatus, restart: dict[str, Any] | None, rollout: Rollout
+    ) -> bool:
+        """Write the graph's status; True when a request was sent."""
         old = self._status.current(raw)
         generation = raw["metadata"].get("generation")
         ready = Condition(
@@ -397,6 +409,10 @@ class DynamoGraphDeploymentReconciler:
             REASON_ALL_READY if verdict.ready else REASON_SOME_NOT_READY,
             verdict.message,
         )
+        if rollout.plan.in_progress:
+            # Upstream's override: a graph mid-rollout is pending whatever its DCDs say.
+            verdict.ready = False
+            ready = Condition(READY, "False", REASON_IN_PROGRESS, f"{MESSAGE_IN_PROGRESS}: {verdict.message}")
         status: dict[str, Any] = {
             "observedGeneration": generation,
             "state": STATE_SUCCESSFUL if verdict.ready else STATE_PENDING,
@@ -407,7 +423,9 @@ class DynamoGraphDeploymentReconciler:
         }
         if restart is not None:
             status["restart"] = restart
-        await self._status.write(raw, status)
+        if rollout.plan.status is not None:
+            status["rollingUpdate"] = rollout.plan.status
+        return await self._status.write(raw, status)
 
 
 def controlled_by(obj: Mapping[str, Any], uid: str) -> bool:

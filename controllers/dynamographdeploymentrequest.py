@@ -33,6 +33,7 @@ from typing import Any, Literal, Protocol
 import structlog
 from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import ChildClient, merge_patch, owner_reference, without_none
+from dynamo_operator.controllers.operator_metrics import observed
 from dynamo_operator.internal.cache.interface import Informer
 from dynamo_operator.internal.cache.transform import keep_fields
 from dynamo_operator.internal.client import errors
@@ -592,6 +593,6 @@ def register(mgr: _Manager, ctx: Any = None) -> Any:
     )
     builder = mgr.builder(CONTROLLER_NAME)
     reconciler.setup(builder)
-    controller: _Controller = builder.complete(reconciler)
+    controller: _Controller = builder.complete(observed(reconciler, kinds.DGDR))
     outputs.add_event_handler(EnqueueMapped(controller.queue, request_of_output))
     return controller

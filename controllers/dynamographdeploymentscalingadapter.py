@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import structlog
 from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import ChildClient, ChildReader, Recorder, StatusWriter
+from dynamo_operator.controllers.operator_metrics import observed
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.controller.predicates import Funcs, generation_changed
 from dynamo_operator.internal.controller.result import Result
@@ -194,4 +195,4 @@ def register(mgr: Any) -> Any:
     )
     builder = mgr.builder(CONTROLLER_NAME)
     reconciler.setup(builder)
-    return builder.complete(reconciler)
+    return builder.complete(observed(reconciler, kinds.DGDSA))

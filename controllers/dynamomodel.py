@@ -30,6 +30,7 @@ import structlog
 from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import ChildClient, write_status_if_changed
 from dynamo_operator.controllers.lora_client import LoraApi, LoraClient
+from dynamo_operator.controllers.operator_metrics import observed
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.cache.interface import StoreReader
 from dynamo_operator.internal.cache.transform import keep_fields
@@ -267,7 +268,7 @@ def register(mgr: Any) -> Any:
     )
     builder = mgr.builder(CONTROLLER_NAME)
     reconciler.setup(builder)
-    controller = builder.complete(reconciler)
+    controller = builder.complete(observed(reconciler, kinds.DYNAMO_MODEL))
     pods.add_event_handler(EnqueueMapped(controller.queue, reconciler.models_of_pod))
 
     async def close_lora_client_at_stop() -> None:

@@ -38,7 +38,7 @@ from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError, NameCollisionError
 from dynamo_operator.internal.dynamo.graph import (
-    desired_planner_rbac,
+    desired_shared_objects,
     missing_apis,
     services_of,
     shared_between_owners,
@@ -123,7 +123,7 @@ class GrovePathway:
                 raise GenerationError("spec", "; ".join(problems))
             missing = missing_apis(graph, ctx, grove=True)
             desired = desired_grove_objects(graph, ctx, restart_at=plan.values)
-            shared = desired_planner_rbac(graph, ctx)
+            shared = desired_shared_objects(graph, ctx)
         except NameCollisionError as err:
             await fail(raw, REASON_NAME_COLLISION, str(err))
             raise TerminalError(str(err)) from err

@@ -51,6 +51,10 @@ POD_CLIQUE: Final = Resource("grove.io", "v1alpha1", "podcliques", "PodClique")
 POD_CLIQUE_SCALING_GROUP: Final = Resource(
     "grove.io", "v1alpha1", "podcliquescalinggroups", "PodCliqueScalingGroup"
 )
+# Dynamic Resource Allocation (built in since Kubernetes 1.34 as v1): the GPU Memory Service's claims.
+RESOURCE_CLAIM_TEMPLATE: Final = Resource(
+    "resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate"
+)
 
 # Kinds a generated object may have, by (apiVersion, kind): maps generation output to where it lives.
 _BY_TYPE: Final = {
@@ -76,6 +80,7 @@ _BY_TYPE: Final = {
         POD_GROUP,
         INFERENCE_POOL,
         POD_CLIQUE_SET,
+        RESOURCE_CLAIM_TEMPLATE,
     )
 }
 
@@ -102,6 +107,7 @@ __all__ = [
     "POD_CLIQUE_SET",
     "POD_GROUP",
     "PVC",
+    "RESOURCE_CLAIM_TEMPLATE",
     "ROLE",
     "ROLE_BINDING",
     "SECRET",

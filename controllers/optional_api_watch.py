@@ -23,8 +23,8 @@ from typing import Any, Protocol
 
 import structlog
 from dynamo_operator.controllers.optional_apis import (
+    CRD_APIS,
     CRD_NAMES,
-    OPTIONAL_APIS,
     Answer,
     as_fields,
     crd_serves,
@@ -121,7 +121,7 @@ class OptionalApiWatch:
 
     async def _read(self) -> dict[str, Answer]:
         answers: dict[str, Answer] = {}
-        for api in OPTIONAL_APIS:
+        for api in CRD_APIS:  # built-in APIs keep their start-up answer
             meta = (self._crds.get(api.crd_name) or {}).get("metadata")
             if meta is None or meta.get("deletionTimestamp"):
                 answers[api.name] = False  # no CRD, or one on its way out: its objects are going

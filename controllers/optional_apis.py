@@ -4,7 +4,9 @@ Each API is named by the one resource the operator calls in it (group, version, 
 served when exactly that version of that resource is, because that is what the operator would call
 (an InferencePool CRD serving only `v1alpha2` does not make `v1` InferencePools writable). Two
 sources answer: discovery at start-up (`discovery_serves`) and, while the operator runs, the
-CustomResourceDefinition behind the resource (`crd_serves`, fed by `OptionalApiWatch`).
+CustomResourceDefinition behind the resource (`crd_serves`, fed by `OptionalApiWatch`). A built-in
+API (Dynamic Resource Allocation) has no CRD: discovery alone answers for it, once at start-up (it
+changes only when the API server is reconfigured, which restarts nothing here but is rare enough).
 
 Pure functions over plain dicts; the I/O is the callers'.
 """
@@ -33,6 +35,8 @@ class OptionalApi:
 
     name: str
     resource: Resource
+    # Served by the API server itself (no CRD): the CRD watch never answers for it.
+    builtin: bool = False
 
     @property
     def crd_name(self) -> str:
@@ -51,8 +55,11 @@ OPTIONAL_APIS: Final[tuple[OptionalApi, ...]] = (
     OptionalApi("kai_scheduler", KAI_QUEUE),
     OptionalApi("istio", kinds.VIRTUAL_SERVICE),
     OptionalApi("gateway_inference_extension", kinds.INFERENCE_POOL),
+    OptionalApi("dra", kinds.RESOURCE_CLAIM_TEMPLATE, builtin=True),
 )
-CRD_NAMES: Final = frozenset(api.crd_name for api in OPTIONAL_APIS)
+# The APIs a CustomResourceDefinition makes served (what `OptionalApiWatch` follows).
+CRD_APIS: Final = tuple(api for api in OPTIONAL_APIS if not api.builtin)
+CRD_NAMES: Final = frozenset(api.crd_name for api in CRD_APIS)
 
 # One answer per API: True served, False not served, None unknown (the question could not be asked).
 Answer = bool | None
@@ -82,8 +89,9 @@ def discovery_serves(api: OptionalApi, resources: Iterable[Mapping[str, Any]] | 
 
 
 def capabilities_from_crds(crds: Mapping[str, Mapping[str, Any]]) -> Capabilities:
-    """Every API's answer from the CRDs present, by CRD name (a missing name: not served)."""
-    return Capabilities(**{api.name: crd_serves(api, crds.get(api.crd_name)) for api in OPTIONAL_APIS})
+    """Every CRD-backed API's answer from the CRDs present, by CRD name (a missing name: not served);
+    built-in APIs are not served as far as CRDs can tell."""
+    return Capabilities(**{api.name: crd_serves(api, crds.get(api.crd_name)) for api in CRD_APIS})
 
 
 def with_answers(base: Capabilities, answers: Mapping[str, Answer]) -> Capabilities:

@@ -23,9 +23,11 @@ from dynamo_operator.controllers import (
     dynamographdeploymentscalingadapter,
     dynamomodel,
     kinds,
+    mpi_ssh_secret,
     orphans,
 )
 from dynamo_operator.controllers.apply import CHILD_CONTENT_CHANGED, CHILD_STATUS_CHANGED
+from dynamo_operator.controllers.cache_shapes import CHILD_SHAPES
 from dynamo_operator.controllers.dynamocomponentdeployment import (
     DynamoComponentDeploymentReconciler,
     PullSecretNotifier,
@@ -33,6 +35,7 @@ from dynamo_operator.controllers.dynamocomponentdeployment import (
     watch_pods,
 )
 from dynamo_operator.controllers.dynamographdeployment import DynamoGraphDeploymentReconciler
+from dynamo_operator.controllers.operator_metrics import ResourceCounter, observed
 from dynamo_operator.controllers.optional_api_watch import OptionalApiWatch, crd_presence
 from dynamo_operator.controllers.optional_ownership import OptionalKind, OptionalOwnership, OwningReconciler
 from dynamo_operator.internal import consts
@@ -57,17 +60,22 @@ GenContextFor = Callable[[str], GenContext]
 
 def register_all(mgr: Manager, ctx: Any) -> OptionalApiWatch:
     """Every controller of the operator, in one flat list; returns the optional-API watch."""
+    for resource, shape in CHILD_SHAPES.items():  # before any informer of these kinds exists
+        mgr.cache.set_shape(resource, shape)
     index = DockerSecretIndex()
     apis = watch_optional_apis(mgr, capabilities_of(ctx))
     gen_context = gen_context_factory(ctx, index, capabilities=lambda: apis.current)
     collector = orphans.new_collector(mgr, ctx)
     dcd = register_component_deployments(mgr, ctx, gen_context, apis, collector)
     register_graph_deployments(mgr, ctx, gen_context, apis, collector)
+    mpi_ssh_secret.register(mgr, gen_context)
     orphans.register(mgr, collector)
     register_docker_secrets(mgr, index, dcd)
     dynamographdeploymentscalingadapter.register(mgr)
     dynamographdeploymentrequest.register(mgr, ctx)
     dynamomodel.register(mgr)
+    # Not leader-only, as upstream: every replica's /metrics shows the counts from its warm cache.
+    mgr.add_runnable(ResourceCounter(mgr.cache).run, needs_leader=False, name="resource-counter")
     return apis
 
 
@@ -119,8 +127,14 @@ def gen_context_factory(
     settings: dict[str, Any] = {}
     if opt("planner_cluster_role_name"):
         settings["planner_cluster_role"] = opt("planner_cluster_role_name")
+    if opt("epp_cluster_role_name"):
+        settings["epp_cluster_role"] = opt("epp_cluster_role_name")
     if opt("mpi_run_ssh_secret_name"):
         settings["mpi_ssh_secret_name"] = opt("mpi_run_ssh_secret_name")
+    if opt("mpi_run_ssh_secret_namespace"):
+        settings["mpi_ssh_secret_namespace"] = opt("mpi_run_ssh_secret_namespace")
+    if opt("discovery_backend"):
+        settings["discovery_backend"] = opt("discovery_backend")
     infra = {
         env: opt(flag)
         for env, flag in (
@@ -161,7 +175,8 @@ def register_component_deployments(
         cache=mgr.cache,
         recorder=mgr.event_recorder(DCD_CONTROLLER),
         gen_context=gen_context,
-        # The optional kinds (LWS, PodGroup, VirtualService) are owned through OptionalOwnership.
+        # The optional kinds (LWS, PodGroup, VirtualService, ResourceClaimTemplate) are owned through
+        # OptionalOwnership.
         lws=False,
         istio=False,
         volcano=False,
@@ -169,7 +184,7 @@ def register_component_deployments(
     )
     b = mgr.builder(DCD_CONTROLLER)
     reconciler.setup(b)
-    controller = b.complete(reconciler)
+    controller = b.complete(observed(reconciler, kinds.DCD))
     if collector is not None:
         orphans.watch(collector, reconciler.owned)
     watch_pods(pods, controller.queue)
@@ -187,6 +202,8 @@ def register_component_deployments(
                 lambda c: generation_capabilities(c, ctx).istio,
                 CHILD_CONTENT_CHANGED,
             ),
+            # gpuMemoryService's claim templates (DRA, a built-in API).
+            OptionalKind(kinds.RESOURCE_CLAIM_TEMPLATE, lambda c: c.dra, CHILD_CONTENT_CHANGED),
         ],
     )
     return controller
@@ -208,7 +225,7 @@ def register_graph_deployments(
     )
     b = mgr.builder(DGD_CONTROLLER)
     reconciler.setup(b)
-    controller = b.complete(reconciler)
+    controller = b.complete(observed(reconciler, kinds.DGD))
     if collector is not None:
         orphans.watch(collector, reconciler.owned)
     own_optional_kinds(

@@ -112,22 +112,35 @@ def one_line(err: BaseException) -> str:
     return "; ".join(line.strip() for line in str(err).splitlines() if line.strip())
 
 
-def render(
-    filename: str, *, namespace: str, with_lws: bool, operator_version: str = "", with_grove: bool = False
-) -> int:
+def render(args: argparse.Namespace) -> int:
+    """`render`: the objects the DGDs of `args.filename` would create, on stdout; notes on stderr."""
     # Imported here: rendering needs the generation code, running the operator does not need it first.
-    from dynamo_operator.internal.dynamo.render import render_documents
-
-    text = sys.stdin.read() if filename == "-" else Path(filename).read_text()
-    sys.stdout.write(
-        render_documents(
-            text,
-            namespace=namespace,
-            with_lws=with_lws,
-            operator_version=operator_version,
-            with_grove=with_grove,
-        )
+    from dynamo_operator.internal.dynamo.render import (
+        RENDER_APIS,
+        RenderOptions,
+        capabilities_from,
+        parse_secrets,
+        render_documents,
     )
+
+    def note(message: str) -> None:
+        print(f"dynamo-operator render: {message}", file=sys.stderr)
+
+    text = sys.stdin.read() if args.filename == "-" else Path(args.filename).read_text()
+    secrets = (
+        parse_secrets(Path(args.render_secrets).read_text(), namespace=args.render_namespace, note=note)
+        if args.render_secrets
+        else []
+    )
+    options = RenderOptions(
+        namespace=args.render_namespace,
+        capabilities=capabilities_from(
+            {api.capability: bool(getattr(args, f"with_{api.capability}")) for api in RENDER_APIS}
+        ),
+        operator_version=args.operator_version,
+        secrets=secrets,
+    )
+    sys.stdout.write(render_documents(text, options, note=note))
     return 0
 
 
@@ -147,13 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         case "render":
             try:
-                return render(
-                    args.filename,
-                    namespace=args.render_namespace,
-                    with_lws=args.with_lws,
-                    operator_version=args.operator_version,
-                    with_grove=args.with_grove,
-                )
+                return render(args)
             except (OSError, ValueError) as err:
                 print(f"dynamo-operator render: {one_line(err)}", file=sys.stderr)
                 return 1

@@ -8,10 +8,14 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from dynamo_operator.internal.dynamo.render import RENDER_APIS
+
 DEFAULT_LEADER_ELECTION_ID = "dynamo-operator-leader"
 DEFAULT_METRICS_ADDRESS = ":8080"
 DEFAULT_SECURE_METRICS_ADDRESS = ":8443"  # kubebuilder's port for the authenticated HTTPS endpoint
 DEFAULT_WORKERS = 8
+DISCOVERY_BACKENDS = ("kubernetes", "etcd")
+DEFAULT_DISCOVERY_BACKEND = "kubernetes"
 """Workers per controller. controller-runtime defaults to 1, but here a worker is a coroutine and a
 reconcile mostly waits on the API server: one worker would serialise all that waiting (at 1,000
 graphs a DCD apply takes 0.3 s under load, so 3,000 components would need 15 minutes)."""
@@ -76,6 +80,7 @@ class OperatorOptions:
     # Issue #17 / #11: infrastructure addresses injected into every component's env.
     nats_address: str = ""
     etcd_address: str = ""
+    discovery_backend: str = DEFAULT_DISCOVERY_BACKEND
     # Issue #11 item 3: whether graphs may take the Grove pathway (see `--enable-grove`).
     enable_grove: str = "false"
 
@@ -240,12 +245,18 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         (
             "--epp-cluster-role-name",
-            "ClusterRole for the endpoint picker (EPP); accepted for upstream compatibility, no effect yet",
+            "ClusterRole bound to the epp-serviceaccount of each namespace with an endpoint picker (EPP) "
+            "service (the operator needs `bind` on it); unset, the ServiceAccount is created unbound",
         ),
-        ("--mpi-run-ssh-secret-name", "SSH Secret mounted into TensorRT-LLM multinode workers for mpirun"),
+        (
+            "--mpi-run-ssh-secret-name",
+            "SSH key Secret of multinode workers (mpirun), created once per namespace and never "
+            "rotated (default mpi-run-ssh-secret)",
+        ),
         (
             "--mpi-run-ssh-secret-namespace",
-            "namespace of that Secret; accepted for upstream compatibility, no effect yet",
+            "namespace holding the one key pair copied into every namespace that needs it (made there "
+            "first when absent); unset, each namespace gets a key pair of its own",
         ),
     ):
         dynamo.add_argument(flag, default="", help=text)
@@ -291,6 +302,14 @@ def build_parser() -> argparse.ArgumentParser:
         "= never; a graph annotated nvidia.com/enable-grove=false stays on DynamoComponentDeployments "
         "(default %(default)s)",
     )
+    dynamo.add_argument(
+        "--discovery-backend",
+        default=DEFAULT_DISCOVERY_BACKEND,
+        choices=DISCOVERY_BACKENDS,
+        help="how components find each other, given to every component as DYN_DISCOVERY_BACKEND: "
+        "kubernetes (Services, EndpointSlices) or etcd (needs --etcd-address); a graph's or "
+        "component's nvidia.com/dynamo-discovery-backend annotation wins (default %(default)s)",
+    )
     parser.add_argument(
         "--version",
         action="store_true",
@@ -309,15 +328,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="namespace for objects without one (default %(default)s)",
     )
     render.add_argument(
-        "--with-lws",
-        action="store_true",
-        help="render multinode services as LeaderWorkerSets (as if LWS were installed)",
+        "--secrets",
+        dest="render_secrets",
+        metavar="FILE",
+        help="YAML file of kubernetes.io/dockerconfigjson Secrets: image pull secrets are discovered from"
+        " them as the operator discovers them in the cluster",
     )
-    render.add_argument(
-        "--with-grove",
-        action="store_true",
-        help="render the graph as a Grove PodCliqueSet (as if Grove were installed and enabled)",
-    )
+    for api in RENDER_APIS:
+        render.add_argument(api.flag, dest=f"with_{api.capability}", action="store_true", help=api.help)
     completion = sub.add_parser(
         "completion",
         help="print a shell completion script: source <(dynamo-operator completion bash)",
@@ -364,4 +382,5 @@ def options_from_args(args: argparse.Namespace, environ: dict[str, str] | None =
         nats_address=args.nats_address,
         etcd_address=args.etcd_address,
         enable_grove=args.enable_grove,
+        discovery_backend=args.discovery_backend,
     )

@@ -82,6 +82,7 @@ from .scaling_adapter import (
     DynamoGraphDeploymentScalingAdapterStatus,
     DynamoGraphDeploymentServiceRef,
 )
+from .service_addons import FailoverSpec, FrontendSidecarSpec, GPUMemoryServiceMode, GPUMemoryServiceSpec
 from .shared import DynamoComponentDeploymentSharedSpec, ExtraPodSpec
 
 # Short aliases, as the Go code spells the kinds (DGD_KIND etc.).
@@ -165,6 +166,10 @@ __all__ = [
     "EndpointInfo",
     "ExtraPodMetadata",
     "ExtraPodSpec",
+    "FailoverSpec",
+    "FrontendSidecarSpec",
+    "GPUMemoryServiceMode",
+    "GPUMemoryServiceSpec",
     "IngressSpec",
     "IngressTLSSpec",
     "ModelReference",

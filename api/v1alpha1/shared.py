@@ -22,6 +22,7 @@ from .common import (
 )
 from .groupversion import MAX_VOLUME_MOUNTS
 from .markers import Cel, K8sType, Schema
+from .service_addons import ADDON_RULES, FailoverSpec, FrontendSidecarSpec, GPUMemoryServiceSpec
 
 
 class ExtraPodSpec(ApiModel):
@@ -69,6 +70,7 @@ class DynamoComponentDeploymentSharedSpec(ApiModel):
             field_path=".replicas",
             reason="FieldValueInvalid",
         ),
+        *ADDON_RULES,
     )
 
     annotations: StringMap | None = Field(
@@ -137,4 +139,19 @@ class DynamoComponentDeploymentSharedSpec(ApiModel):
     )
     epp_config: EPPConfig | None = Field(
         None, description='Endpoint Picker Plugin configuration; only for componentType "epp".'
+    )
+    frontend_sidecar: FrontendSidecarSpec | None = Field(
+        None,
+        description="A frontend container added to every pod of this component (e.g. for the Gateway "
+        "API Inference Extension), configured like a frontend service.",
+    )
+    gpu_memory_service: GPUMemoryServiceSpec | None = Field(
+        None,
+        description="GPU Memory Service sidecar; the GPUs are shared through a DRA claim "
+        "(needs resource.k8s.io).",
+    )
+    failover: FailoverSpec | None = Field(
+        None,
+        description="Active/standby engine containers sharing the GPUs; needs gpuMemoryService and the "
+        "graph annotation nvidia.com/dynamo-kube-discovery-mode: container.",
     )

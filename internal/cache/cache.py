@@ -62,8 +62,18 @@ class Cache:
         self._clock = clock or MonotonicClock()
         self._rng = rng
         self._informers: dict[Scope, SharedInformer] = {}
+        self._shapes: dict[Resource, Transform] = {}
         self._tasks: dict[Scope, asyncio.Task[None]] = {}
         self._started = False
+
+    def set_shape(self, resource: Resource, transform: Transform) -> None:
+        """The transform every informer of `resource` gets unless it names its own (metadata-only
+        scopes excepted): the one place that decides what of a kind the process keeps, so a
+        controller registering the informer first cannot make another's copy fat. Call it before
+        any informer of `resource` exists."""
+        if any(scope.resource == resource for scope in self._informers):
+            raise ValueError(f"informers of {resource.plural}.{resource.group} exist already")
+        self._shapes[resource] = transform
 
     def informer(
         self,
@@ -82,6 +92,8 @@ class Cache:
         again with a different one is an error; asking with none accepts whatever is registered.
         """
         scope = _scope(resource, namespace, label_selector, field_selector, metadata_only)
+        if transform is None and not metadata_only:
+            transform = self._shapes.get(resource)
         existing = self._informers.get(scope)
         if existing is not None:
             if transform is not None and existing.transform is not transform:

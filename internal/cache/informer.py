@@ -28,7 +28,7 @@ from dynamo_operator.internal.cache.clock import Clock, MonotonicClock
 from dynamo_operator.internal.cache.interface import EventHandler, IndexFunc, Obj
 from dynamo_operator.internal.cache.reflector import ListWatcher, Reflector, Scope
 from dynamo_operator.internal.cache.store import Store
-from dynamo_operator.internal.cache.transform import Transform, strip_managed_fields
+from dynamo_operator.internal.cache.transform import Transform, intern_strings, strip_managed_fields
 from dynamo_operator.internal.client.resource import object_key
 
 log = structlog.get_logger(__name__)
@@ -132,7 +132,10 @@ class SharedInformer:
 
     def _admit(self, obj: Obj) -> Obj:
         obj = strip_managed_fields(obj)
-        return self.transform(obj) if self.transform is not None else obj
+        if self.transform is not None:
+            obj = self.transform(obj)
+        interned: Obj = intern_strings(obj)
+        return interned
 
     def replace(self, objects: Iterable[Obj]) -> None:
         fresh = [self._admit(obj) for obj in objects]

@@ -1,12 +1,15 @@
 """Trimming objects on their way into a cache, so memory grows with what controllers read.
 
 `strip_managed_fields` always runs first (managedFields are often half an object's size and no
-controller reads them from a cache). A caller-supplied `Transform` may then cut further.
+controller reads them from a cache). A caller-supplied `Transform` may then cut further, and
+`intern_strings` runs last so what is kept shares its repeated strings with every other object.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from dynamo_operator.internal.cache.interface import Obj
 
@@ -41,3 +44,54 @@ def keep_fields(*top_level: str, data_keys: Iterable[str] = ()) -> Transform:
         return out
 
     return transform
+
+
+# Strings at most this long are shared through `sys.intern`: keys, label values, reasons, image
+# names repeat across thousands of cached objects, while longer ones (messages, scripts) rarely do.
+INTERN_MAX_LEN = 128
+
+
+def intern_strings(value: Any) -> Any:
+    """`value` rebuilt with every dict key and every short string interned.
+
+    A watch decodes each event on its own, so the same key ("metadata", "nvidia.com/...") is a new
+    string object in every cached object. Interning makes them one, about halving a cached
+    Deployment, for a few tens of microseconds per event. Containers are rebuilt, not mutated.
+    """
+    if isinstance(value, dict):
+        return {_intern(k): intern_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [intern_strings(v) for v in value]
+    if isinstance(value, str) and len(value) <= INTERN_MAX_LEN:
+        return sys.intern(value)
+    return value
+
+
+def _intern(key: Any) -> Any:
+    return sys.intern(key) if isinstance(key, str) else key
+
+
+def keep_paths(*paths: str) -> Transform:
+    """Metadata plus the named dotted paths (`"spec.replicas"`, `"status"`), for caches whose readers
+    need a few fields of a large object: an owned Deployment's readiness, not its pod template."""
+    split = [tuple(p.split(".")) for p in paths]
+
+    def transform(obj: Obj) -> Obj:
+        out = metadata_only(obj)
+        for path in split:
+            _copy_path(obj, out, path)
+        return out
+
+    return transform
+
+
+def _copy_path(src: Obj, dst: Obj, path: tuple[str, ...]) -> None:
+    *parents, leaf = path
+    node: Any = src
+    for name in parents:
+        node = node.get(name) if isinstance(node, dict) else None
+    if not isinstance(node, dict) or leaf not in node:
+        return  # nothing there: no empty parents either
+    for name in parents:
+        dst = dst.setdefault(name, {})
+    dst[leaf] = node[leaf]

@@ -9,6 +9,13 @@ from dynamo_operator.internal.dynamo import naming
 from dynamo_operator.internal.dynamo.backends import Role
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError
+from dynamo_operator.internal.dynamo.frontend_sidecar import check_container_names
+from dynamo_operator.internal.dynamo.gpu_memory_service import (
+    check_gpu_count,
+    desired_claim_template,
+    gms_enabled,
+    missing_dra,
+)
 from dynamo_operator.internal.dynamo.hashing import pod_template_hash, stamp_hash
 from dynamo_operator.internal.dynamo.objects import as_dict, envelope
 from dynamo_operator.internal.dynamo.pod import (
@@ -18,6 +25,7 @@ from dynamo_operator.internal.dynamo.pod import (
     kube_discovery_enabled,
     multinode_node_count,
 )
+from dynamo_operator.internal.dynamo.route_annotations import route_annotations
 
 Obj = dict[str, Any]
 
@@ -271,7 +279,7 @@ def desired_ingress(comp: Component, ctx: GenContext, owner: Obj | None) -> Obj 
         name,
         comp.namespace,
         labels={**comp.labels, **(ingress.get("labels") or {})},
-        annotations=ingress.get("annotations") or {},
+        annotations=route_annotations(comp.annotations, ingress),
         owner=owner,
     )
     spec: Obj = {
@@ -320,7 +328,7 @@ def desired_virtual_service(comp: Component, ctx: GenContext, owner: Obj | None)
         name,
         comp.namespace,
         labels={**comp.labels, **(ingress.get("labels") or {})},
-        annotations=ingress.get("annotations") or {},
+        annotations=route_annotations(comp.annotations, ingress),
         owner=owner,
     )
     obj["spec"] = {
@@ -367,12 +375,28 @@ def desired_model_service(model_name: str, namespace: str, owner: Obj | None) ->
 def desired_component_objects(dcd: Any, ctx: GenContext) -> list[Obj]:
     """Every object the DCD controller keeps for one DCD, each stamped with its content hash.
 
-    Multinode without the LeaderWorkerSet API raises MissingAPIError (the caller turns it into a
-    condition). The model Service of a DCD that belongs to a graph is the graph's (see graph.py).
+    Multinode without the LeaderWorkerSet API, and gpuMemoryService without the DRA API, raise
+    MissingAPIError (the caller turns it into a condition; nothing is written, as upstream writes no
+    workload then). The model Service of a DCD that belongs to a graph is the graph's (see graph.py).
     """
     owner = as_dict(dcd)
     comp = component_of(owner)
     out: list[Obj] = []
+    check_gpu_count(comp.spec, "")
+    check_container_names(comp.spec, "")
+    if gms_enabled(comp.spec):
+        if not ctx.capabilities.dra:
+            raise missing_dra("gpuMemoryService.enabled")
+        # First: the pods' claims name it.
+        out.append(
+            desired_claim_template(
+                parent=comp.parent_dgd or comp.name,
+                service=comp.service_name,
+                namespace=comp.namespace,
+                spec=comp.spec,
+                owner=owner,
+            )
+        )
     if comp.is_multinode:
         out += desired_leader_worker_sets(comp, ctx, owner)
     else:

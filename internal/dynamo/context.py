@@ -21,6 +21,8 @@ class Capabilities:
     kai_scheduler: bool = False
     istio: bool = False
     gateway_inference_extension: bool = False
+    # Dynamic Resource Allocation (resource.k8s.io/v1): the GPU Memory Service claims GPUs through it.
+    dra: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +58,13 @@ class GenContext:
     planner_service_account: str = consts.PLANNER_SERVICE_ACCOUNT_NAME
     # ClusterRole the planner SA is bound to (cluster-wide installs); "" binds nothing.
     planner_cluster_role: str = ""
+    # ClusterRole the EPP SA is bound to (`--epp-cluster-role-name`); "" binds nothing.
+    epp_cluster_role: str = ""
     ingress: IngressDefaults = field(default_factory=IngressDefaults)
     discovery_backend: str = consts.DISCOVERY_BACKEND_KUBERNETES
     mpi_ssh_secret_name: str = consts.DEFAULT_MPI_SSH_SECRET_NAME
+    # Where the MPI SSH key Secret is kept and copied from; "": a key pair per namespace, made there.
+    mpi_ssh_secret_namespace: str = ""
     # Infrastructure env (NATS_SERVER, ETCD_ENDPOINTS, ...) injected at the lowest priority.
     infrastructure_env: Mapping[str, str] = field(default_factory=_empty_env)
     # Stamped on new graphs as their origin version (graphmeta.py); "" stamps nothing.

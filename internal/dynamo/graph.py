@@ -12,6 +12,9 @@ from dynamo_operator.internal.dynamo import naming, workerhash
 from dynamo_operator.internal.dynamo.component import desired_model_service
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError, NameCollisionError
+from dynamo_operator.internal.dynamo.failover import failover_enabled
+from dynamo_operator.internal.dynamo.frontend_sidecar import check_container_names
+from dynamo_operator.internal.dynamo.gpu_memory_service import check_gpu_count, gms_enabled, missing_dra
 from dynamo_operator.internal.dynamo.hashing import stamp_hash
 from dynamo_operator.internal.dynamo.merge import merge_env
 from dynamo_operator.internal.dynamo.objects import as_dict, envelope
@@ -345,6 +348,16 @@ def validate_graph(dgd: Any, ctx: GenContext, *, worker_hash: str | None = None)
         node_count = (spec.get("multinode") or {}).get("nodeCount")
         if spec.get("multinode") is not None and node_count is not None and int(node_count) < 2:
             raise GenerationError(f"spec.services.{svc}.multinode.nodeCount", "must be at least 2")
+        check_gpu_count(spec, f"spec.services.{svc}.")
+        check_container_names(spec, f"spec.services.{svc}.")
+        mode = (meta.get("annotations") or {}).get(c.ANNOTATION_KUBE_DISCOVERY_MODE)
+        if failover_enabled(spec) and mode != c.KUBE_DISCOVERY_MODE_CONTAINER:
+            # CEL cannot read annotations, so this rule of upstream's webhook is checked here.
+            raise GenerationError(
+                f"metadata.annotations[{c.ANNOTATION_KUBE_DISCOVERY_MODE}]",
+                f"spec.services.{svc}.failover needs per-container discovery: annotate the graph with "
+                f"{c.ANNOTATION_KUBE_DISCOVERY_MODE}: {c.KUBE_DISCOVERY_MODE_CONTAINER}",
+            )
 
 
 def desired_side_objects(dgd: Any, ctx: GenContext) -> list[Obj]:
@@ -402,12 +415,17 @@ def check_distinct_objects(objects: Sequence[Obj]) -> None:
 def missing_apis(dgd: Any, ctx: GenContext, *, grove: bool = False) -> list[MissingAPIError]:
     """Optional APIs the graph's services need but the cluster does not serve, one error per service
     (the reconciler reports them as a Failed condition, e.g. reason NoOrchestratorAvailable).
-    `grove`: the graph takes the Grove pathway, whose scaling groups run multinode services."""
+    `grove`: the graph takes the Grove pathway, whose scaling groups run multinode services.
+
+    gpuMemoryService without DRA fails the whole graph only on the Grove pathway (one PodCliqueSet
+    for all services, as upstream); otherwise only that service's DCD waits (component.py)."""
     obj = as_dict(dgd)
     caps = ctx.capabilities
     out: list[MissingAPIError] = []
     for svc, spec in services_of(obj).items():
         field = f"spec.services.{svc}"
+        if gms_enabled(spec) and not caps.dra and grove:
+            out.append(missing_dra(f"{field}.gpuMemoryService.enabled"))
         if spec.get("multinode") is not None and not caps.lws and not grove:
             api = f"{c.LWS_GROUP}/v1 LeaderWorkerSet"
             out.append(
@@ -441,22 +459,43 @@ def desired_planner_rbac(dgd: Any, ctx: GenContext) -> list[Obj]:
     obj = as_dict(dgd)
     if not any(s.get("componentType") == c.COMPONENT_PLANNER for s in services_of(obj).values()):
         return []
-    sa_name = ctx.planner_service_account
+    return namespace_service_account(ctx.planner_service_account, ctx.planner_cluster_role, ctx)
+
+
+def desired_epp_rbac(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """The namespace's EPP ServiceAccount (every EPP pod runs as it) and, with `--epp-cluster-role-name`,
+    its RoleBinding to that ClusterRole (the endpoint picker watches pods and InferencePools) when the
+    graph has an epp service. Shared like the planner's (see `desired_planner_rbac`)."""
+    obj = as_dict(dgd)
+    if not any(s.get("componentType") == c.COMPONENT_EPP for s in services_of(obj).values()):
+        return []
+    return namespace_service_account(c.EPP_SERVICE_ACCOUNT_NAME, ctx.epp_cluster_role, ctx)
+
+
+def desired_shared_objects(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """Everything the graph needs that is shared with the other graphs of its namespace: the planner
+    and EPP ServiceAccounts with their bindings (create-if-absent, never owned, never pruned)."""
+    return [*desired_planner_rbac(dgd, ctx), *desired_epp_rbac(dgd, ctx)]
+
+
+def namespace_service_account(name: str, cluster_role: str, ctx: GenContext) -> list[Obj]:
+    """A ServiceAccount of the namespace and, when `cluster_role` is set, the RoleBinding
+    `<name>-binding` granting it that ClusterRole there ("" binds nothing)."""
     labels = {
         c.LABEL_APP_MANAGED_BY: c.MANAGED_BY_VALUE,
         c.LABEL_APP_COMPONENT: "rbac",
-        c.LABEL_APP_NAME: naming.label_value(sa_name),
+        c.LABEL_APP_NAME: naming.label_value(name),
     }
-    out = [envelope("v1", "ServiceAccount", sa_name, ctx.namespace, labels=labels)]
-    if ctx.planner_cluster_role:
+    out = [envelope("v1", "ServiceAccount", name, ctx.namespace, labels=labels)]
+    if cluster_role:
         binding = envelope(
-            "rbac.authorization.k8s.io/v1", "RoleBinding", f"{sa_name}-binding", ctx.namespace, labels=labels
+            "rbac.authorization.k8s.io/v1", "RoleBinding", f"{name}-binding", ctx.namespace, labels=labels
         )
         binding["roleRef"] = {
             "apiGroup": "rbac.authorization.k8s.io",
             "kind": "ClusterRole",
-            "name": ctx.planner_cluster_role,
+            "name": cluster_role,
         }
-        binding["subjects"] = [{"kind": "ServiceAccount", "name": sa_name, "namespace": ctx.namespace}]
+        binding["subjects"] = [{"kind": "ServiceAccount", "name": name, "namespace": ctx.namespace}]
         out.append(binding)
     return [stamp_hash(o) for o in out]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,14 @@ from dynamo_operator.internal.dynamo.backends import (
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.defaults import component_defaults
 from dynamo_operator.internal.dynamo.errors import GenerationError
+from dynamo_operator.internal.dynamo.failover import apply_failover, failover_enabled
+from dynamo_operator.internal.dynamo.frontend_sidecar import CONTAINER_NAME as CONTAINER_NAME_SIDECAR
+from dynamo_operator.internal.dynamo.frontend_sidecar import build_frontend_sidecar, frontend_sidecar_spec
+from dynamo_operator.internal.dynamo.gpu_memory_service import (
+    apply_gpu_memory_service,
+    claim_template_name,
+    gms_enabled,
+)
 from dynamo_operator.internal.dynamo.merge import (
     dedupe_by_name,
     env,
@@ -49,6 +58,7 @@ _CONTROL_ANNOTATIONS = frozenset(
         *c.PROPAGATED_DGD_ANNOTATIONS,
     }
 )
+CONTROL_ANNOTATIONS = _CONTROL_ANNOTATIONS  # the same rule for routes (route_annotations.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +167,9 @@ def pod_annotations(comp: Component) -> dict[str, str]:
     return out
 
 
-def _base_env(comp: Component, ctx: GenContext, dyn_ns: str) -> list[dict[str, Any]]:
+def _base_env(
+    comp: Component, ctx: GenContext, dyn_ns: str, *, container_name: str = c.MAIN_CONTAINER_NAME
+) -> list[dict[str, Any]]:
     out = [
         env(c.ENV_DYN_NAMESPACE, dyn_ns),
         env(c.ENV_DYN_COMPONENT, comp.component_type),
@@ -170,7 +182,7 @@ def _base_env(comp: Component, ctx: GenContext, dyn_ns: str) -> list[dict[str, A
     ]
     if comp.annotations.get(c.ANNOTATION_KUBE_DISCOVERY_MODE) == c.KUBE_DISCOVERY_MODE_CONTAINER:
         out += [
-            env(c.ENV_CONTAINER_NAME, c.MAIN_CONTAINER_NAME),
+            env(c.ENV_CONTAINER_NAME, container_name),
             env(c.ENV_DYN_KUBE_DISCOVERY_MODE, c.KUBE_DISCOVERY_MODE_CONTAINER),
         ]
     suffix = worker_hash_of(comp)
@@ -353,7 +365,7 @@ def build_pod_template(
     container env, then component envs) → top-level probes → resources → envFromSecret → infra env (lowest)
     → PVC mounts → backend rewrites → base pod spec → extraPodSpec → fsGroup 1000 unless the user
     gave a securityContext → service account → volumes, shared memory, containers (main first),
-    image pull secrets.
+    image pull secrets → frontend sidecar → GPU Memory Service → failover engines (`_apply_addons`).
     """
     spec = comp.spec
     container, extras = build_main_container(comp, ctx, role=role, addressing=addressing)
@@ -418,4 +430,35 @@ def build_pod_template(
     pulls = image_pull_secrets(list(user_pull_secrets), container.get("image"), comp, ctx)
     if pulls:
         pod["imagePullSecrets"] = pulls
+    _apply_addons(pod, comp, ctx, backend=backend)
     return {"metadata": {"labels": pod_labels(comp, ctx), "annotations": pod_annotations(comp)}, "spec": pod}
+
+
+def claim_template_of(comp: Component) -> str:
+    """The ResourceClaimTemplate a GMS component's pods claim from (`<graph>-<service>-gpu`)."""
+    return claim_template_name(comp.parent_dgd or comp.name, comp.service_name)
+
+
+def _apply_addons(pod: dict[str, Any], comp: Component, ctx: GenContext, *, backend: str) -> None:
+    """frontendSidecar, gpuMemoryService, failover, in that order (upstream's): the sidecar joins the
+    pod before failover clones `containers[0]`, which GMS has already rewritten."""
+    spec = comp.spec
+    sidecar = frontend_sidecar_spec(spec)
+    if sidecar is not None:
+        # The env a frontend service of this graph would get (no worker suffix: it is no worker).
+        as_frontend = dataclasses.replace(comp, spec={**spec, "componentType": c.COMPONENT_FRONTEND})
+        dyn_ns = dynamo_namespace_of(comp)
+        container = build_frontend_sidecar(
+            sidecar,
+            component_env=_base_env(as_frontend, ctx, dyn_ns, container_name=CONTAINER_NAME_SIDECAR),
+            dyn_ns=dyn_ns,
+            infrastructure_env=ctx.infrastructure_env,
+        )
+        pod["containers"] = [*pod["containers"], container]
+        pulls = image_pull_secrets(list(pod.get("imagePullSecrets") or []), container["image"], comp, ctx)
+        if pulls:
+            pod["imagePullSecrets"] = pulls
+    if gms_enabled(spec):
+        apply_gpu_memory_service(pod, claim_template=claim_template_of(comp))
+    if failover_enabled(spec):
+        apply_failover(pod, backend=backend, node_count=multinode_node_count(spec))

@@ -9,8 +9,9 @@ pruned at once: there is nothing to protect, and it keeps at most one old set be
 and only until the new one is ready. DCDs named before worker hashes existed (`<dgd>-<svc>`) are
 treated the same way, so upgrading the operator keeps workers serving.
 
-Upstream paces the same replacement replica by replica (maxSurge/maxUnavailable) and reports it in
-`status.rollingUpdate`; that finer rollout is not done here.
+This whole-set replacement is what graphs with a multinode service get (LeaderWorkerSets roll their
+own groups); single-node graphs are rolled replica by replica in `status.rollingUpdate`
+(rollingupdate.py).
 """
 
 from __future__ import annotations

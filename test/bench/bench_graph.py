@@ -191,6 +191,8 @@ async def write_floor(
     n: int,
     timeout: float,  # noqa: ASYNC109 - a polling bound
     cluster_cpu: ClusterCPU,
+    *,
+    make_graph: Callable[[str, str], dict[str, Any]] = graph,
 ) -> tuple[float, dict[str, float], int]:
     """The cost of the writes alone: this client writes, per graph, every object the operator
     writes (the DGD, its discovery RBAC and DCDs, their Deployments and Services, three Events, and
@@ -198,13 +200,13 @@ async def write_floor(
     Returns seconds until the last status write, control-plane CPU seconds, and writes sent."""
     ns = "bench-floor"
     await make_namespace(api, ns)
-    sent = 0
+    sent = deployments = 0
     cpu_before = cluster_cpu.sample()
     start = time.monotonic()
 
     async def one(i: int) -> None:
-        nonlocal sent
-        dgd = await api.apply(kinds.DGD, graph(f"g{i:03d}", ns), field_manager=FIELD_MANAGER)
+        nonlocal sent, deployments
+        dgd = await api.apply(kinds.DGD, make_graph(f"g{i:05d}", ns), field_manager=FIELD_MANAGER)
         ctx = GenContext(namespace=ns)
         children = desired_graph_objects(dgd, ctx)
         rbac = [o for o in children if o["kind"] != "DynamoComponentDeployment"]
@@ -214,6 +216,7 @@ async def write_floor(
             *(api.apply(kinds.DCD, d, field_manager=FIELD_MANAGER) for d in desired_dcds(dgd, ctx))
         )
         workload = [o for d in dcds for o in desired_component_objects(d, ctx)]
+        deployments += sum(1 for o in workload if o["kind"] == "Deployment")
         await asyncio.gather(
             *(api.apply(kinds.resource_of(o), o, field_manager=FIELD_MANAGER) for o in workload)
         )
@@ -237,7 +240,7 @@ async def write_floor(
     async def all_ready() -> bool:
         items = await api.list(kinds.DEPLOYMENT, namespace=ns)
         ready = [d for d in items if (d.get("status") or {}).get("readyReplicas") == 1]
-        return len(ready) == 2 * n
+        return len(ready) == deployments
 
     await wait_until(all_ready, timeout=timeout, what="floor Deployments Ready")
 

@@ -5,11 +5,18 @@ control plane, with the operator deployed from config/default and run as its own
 For each N of --graphs (default 100,300,1000; each on its own cluster) it prints:
 - baseline: seconds until 3·N bare Deployments (same pod template, no operator) are all available —
   the physical limit of this cluster (scheduler + kwok + kcm on this machine);
-- operator: seconds from the first DGD create until every DGD is Ready, and the ratio to baseline;
+- floor: the same cluster's cost of the operator's writes alone — a bench client writes every object
+  the operator writes for N graphs (DGDs, RBAC, DCDs, Deployments, Services, Events, statuses) with
+  no controller in between, until every Deployment is available (bench_graph's write floor);
+- operator: seconds from the first DGD create until every DGD is Ready, and its ratio to the floor
+  (the goal: <= 1.1 at 100, <= 1.2 at 1,000) and to the baseline;
+- memory breakdown: bytes per cached object by kind (test/bench/cache_memory.py);
 - operator peak RSS (VmHWM) and CPU seconds; API requests by verb, in total and per DGD;
 - writes in a quiet period after convergence (goal 0);
 - restart: a new operator process replacing the old one — seconds to caches synced (/readyz), to
   quiet (no write for --settle seconds), and the writes it made although nothing changed (goal 0).
+
+At the end, one growth table: a row per size (time, ratios, memory, CPU, writes per graph).
 
 Usage: .venv/bin/python test/bench/bench_scale.py [--graphs 100,300,1000] [--timeout 1800]
 Bounded: --timeout per size; the cluster and operators are always stopped. Sizes run in order and
@@ -29,14 +36,17 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(REPO / "hack"), str(REPO / "hack" / "faults")]
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(REPO / "hack"), str(REPO / "hack" / "faults")]
 
+import bench_graph as bg  # noqa: E402
+import cache_memory  # noqa: E402
 import harness as h  # noqa: E402
 from dynamo_operator.internal.client.client import Client  # noqa: E402
 from dynamo_operator.internal.client.resource import DEPLOYMENT, NAMESPACE  # noqa: E402
 
 NS = "bench"
 BASELINE_NS = "baseline"
+SERVICES = 3
 WORKERS = 8
 CREATE_CONCURRENCY = 24
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
@@ -179,8 +189,16 @@ async def one_size(n: int, *, timeout: float, settle: float, quiet_window: float
                     n["metadata"]["name"] == BASELINE_NS for n in nss
                 ), timeout=left(), interval=2.0,
             )  # fmt: skip
-            # The operator, as users deploy it, then N graphs.
+            # The write floor: CRDs installed, the in-cluster operator scaled to 0, nothing reconciles.
             h.deploy_default(cluster.kubeconfig)
+            h.say(f"N={n}: write floor, the operator's writes for {n} graphs sent by a client")
+            floor_s, _, floor_writes = await bg.write_floor(
+                api, n, left(), bg.ClusterCPU(cluster), make_graph=three_service_graph
+            )
+            fig["floor_s"] = round(floor_s, 1)
+            fig["floor_writes_per_dgd"] = round(floor_writes / n, 1)
+            h.say(f"N={n}: floor {fig['floor_s']} s")
+            # The operator, as users deploy it, then N graphs.
             op_kubeconfig = h.operator_kubeconfig(cluster, workdir / "operator.kubeconfig")
             args = (f"--max-concurrent-reconciles={WORKERS}", "--log-level=warning")
             op = h.OperatorProcess(op_kubeconfig, workdir / "operator-0.log", extra_args=args).start()
@@ -190,13 +208,15 @@ async def one_size(n: int, *, timeout: float, settle: float, quiet_window: float
             t0 = time.monotonic()
             graphs = [f"g{i:05d}" for i in range(n)]
             await h.bounded_gather(
-                (api.create(h.DGD, h.graph(g, NS, services=3)) for g in graphs), limit=CREATE_CONCURRENCY
+                (api.create(h.DGD, three_service_graph(g, NS)) for g in graphs), limit=CREATE_CONCURRENCY
             )
             fig["create_s"] = round(time.monotonic() - t0, 1)
             await h.wait_converged(api, NS, graphs, timeout=left(), interval=3.0)
             fig["operator_s"] = round(time.monotonic() - t0, 1)
             fig["ratio"] = round(fig["operator_s"] / fig["baseline_s"], 2)
-            h.say(f"N={n}: all Ready in {fig['operator_s']} s (ratio {fig['ratio']})")
+            fig["ratio_to_floor"] = round(fig["operator_s"] / fig["floor_s"], 2)
+            ratios = f"to floor {fig['ratio_to_floor']}, to baseline {fig['ratio']}"
+            h.say(f"N={n}: all Ready in {fig['operator_s']} s ({ratios})")
             at_ready = writes(op.metrics())
             # Events go out through one serial sender and trail the status writes: let them land
             # before judging quiet, and report how long that took.
@@ -210,6 +230,7 @@ async def one_size(n: int, *, timeout: float, settle: float, quiet_window: float
             fig["writes_per_dgd"] = round(writes(samples) / n, 1)
             fig["rss_peak_mb"] = round(op.peak_rss_mb(), 1)
             fig["cpu_s"] = round(op.cpu_seconds(), 1)
+            fig["memory"] = await cache_memory.breakdown(api, NS)
             # Quiet: nothing changes, so nothing should be written.
             before_samples = op.metrics()
             before = writes(before_samples)
@@ -244,12 +265,43 @@ async def one_size(n: int, *, timeout: float, settle: float, quiet_window: float
     return fig
 
 
+def three_service_graph(name: str, namespace: str) -> dict[str, Any]:
+    return h.graph(name, namespace, services=SERVICES)
+
+
 def print_figures(fig: dict[str, Any]) -> None:
     n = fig["graphs"]
     print(f"--- bench_scale: {n} DGDs ({fig['components']} components)", flush=True)
     for key, value in fig.items():
-        if key not in ("graphs", "components"):
+        if key not in ("graphs", "components", "memory"):
             print(f"  {key:20} {value}", flush=True)
+    if fig.get("memory"):
+        cache_memory.print_breakdown(fig["memory"], graphs=n)
+
+
+GROWTH_COLUMNS = (
+    ("graphs", "graphs"),
+    ("floor_s", "floor s"),
+    ("baseline_s", "base s"),
+    ("operator_s", "op s"),
+    ("ratio_to_floor", "op/floor"),
+    ("ratio", "op/base"),
+    ("rss_peak_mb", "RSS MB"),
+    ("cpu_s", "CPU s"),
+    ("writes_per_dgd", "writes/DGD"),
+    ("quiet_writes", "quiet w"),
+    ("restart_writes", "restart w"),
+)
+
+
+def print_growth(figures: list[dict[str, Any]]) -> None:
+    """One row per size: how time, memory and CPU grow with the number of graphs."""
+    if not figures:
+        return
+    print("--- bench_scale: growth", flush=True)
+    print("  " + " ".join(f"{title:>10}" for _, title in GROWTH_COLUMNS), flush=True)
+    for fig in figures:
+        print("  " + " ".join(f"{fig.get(key, '-')!s:>10}" for key, _ in GROWTH_COLUMNS), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -260,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet-window", type=float, default=30.0)
     args = parser.parse_args(argv)
     status = 0
+    done: list[dict[str, Any]] = []
     for n in [int(x) for x in args.graphs.split(",") if x]:
         try:
             fig = asyncio.run(
@@ -273,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
             status = 1
             break
         print_figures(fig)
+        done.append(fig)
+    print_growth(done)
     return status
 
 

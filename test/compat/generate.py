@@ -2,7 +2,7 @@
 
 It runs the reconcilers' own generation path without a cluster, in the order the controllers do:
 admission (our CRD's validation, then its structural defaults) → graph reconciler (`missing_apis`,
-`desired_graph_objects`, `desired_planner_rbac`) → for each DCD the component reconciler
+`desired_graph_objects`, `desired_shared_objects`) → for each DCD the component reconciler
 (`desired_component_objects`), with a `GenContext` built by `controllers.setup.gen_context_factory`
 from the operator flags upstream's operator ran with. A graph that takes the Grove pathway (a new
 graph, so `takes_grove` with no children) gets `desired_grove_objects` instead of DCDs. Nothing here
@@ -26,7 +26,7 @@ from dynamo_operator.internal.dynamo.dynamomodel.status import is_lora
 from dynamo_operator.internal.dynamo.errors import GenerationError
 from dynamo_operator.internal.dynamo.graph import (
     desired_graph_objects,
-    desired_planner_rbac,
+    desired_shared_objects,
     graph_worker_hash,
     missing_apis,
 )
@@ -36,8 +36,10 @@ from dynamo_operator.internal.dynamo.graphmeta import (
     with_origin_version,
 )
 from dynamo_operator.internal.dynamo.grove import desired_grove_objects, takes_grove
+from dynamo_operator.internal.dynamo.mpisecret import desired_mpi_ssh_secrets
 from dynamo_operator.internal.dynamo.render import parse_graph
 from dynamo_operator.internal.secrets.index import DockerSecretIndex
+from dynamo_operator.internal.secrets.sshkeys import generate_rsa_key_pair
 
 from compat.goldens import REPO_ROOT, Example
 
@@ -167,7 +169,7 @@ def _stored(obj: Obj, plural: str) -> Obj:
 def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
     name = (doc.get("metadata") or {}).get("name")
     try:
-        parse_graph(yaml.safe_dump(doc))  # the schema's verdict, as `render` and kubectl get it
+        parse_graph(yaml.safe_dump(doc), strict=True)  # the schema's verdict, as `render` and kubectl get it
     except ValueError as err:
         out.notes.append(f"{DGD_KIND}/{name}: refused at admission: {err}")
         return
@@ -183,7 +185,10 @@ def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
     try:
         missing = missing_apis(graph, ctx)
         desired = desired_graph_objects(graph, ctx)
-        shared = desired_planner_rbac(graph, ctx)
+        shared = desired_shared_objects(graph, ctx)
+        # What controllers/mpi_ssh_secret.py creates for a multinode graph: a copy of the key pair
+        # kept in --mpi-run-ssh-secret-namespace (drawn the way the operator draws it).
+        shared += desired_mpi_ssh_secrets(graph, NAMESPACE, ctx.mpi_ssh_secret_name, generate_rsa_key_pair)
     except GenerationError as err:
         dgd["status"] = {"state": "failed"}
         _annotate(dgd, origin=origin, serving_hash=None)
@@ -221,7 +226,8 @@ def _grove_graph(dgd: Obj, graph: Obj, ctx: GenContext, origin: str | None, out:
     try:
         missing = missing_apis(graph, ctx, grove=True)
         desired = desired_grove_objects(graph, ctx)
-        shared = desired_planner_rbac(graph, ctx)
+        shared = desired_shared_objects(graph, ctx)
+        shared += desired_mpi_ssh_secrets(graph, NAMESPACE, ctx.mpi_ssh_secret_name, generate_rsa_key_pair)
     except GenerationError as err:
         dgd["status"] = {"state": "failed"}
         _annotate(dgd, origin=origin, serving_hash=None)

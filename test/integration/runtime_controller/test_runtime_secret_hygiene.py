@@ -29,6 +29,7 @@ from dynamo_operator.controllers import kinds
 from dynamo_operator.flags import OperatorOptions
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import SECRET
 from dynamo_operator.internal.manager import Manager, ManagerOptions
 from dynamo_operator.wiring import register_controllers
@@ -130,9 +131,14 @@ async def test_only_pull_secrets_reach_the_cache_and_only_their_docker_config(ap
     capabilities = await detect_capabilities(api)
     mgr = Manager(api, options=ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0"))
     register_controllers(mgr, OperatorContext(options=OperatorOptions(), capabilities=capabilities))
-    informers = [i for i in mgr.cache.informers() if i.scope.resource == SECRET]
+    secret_informers = [i for i in mgr.cache.informers() if i.scope.resource == SECRET]
+    informers = [i for i in secret_informers if not i.scope.metadata_only]
     assert informers, "the operator watches pull Secrets"
     assert {i.scope.field_selector for i in informers} == {f"type={PULL}"}
+    # The one other Secret informer (the MPI key's, controllers/mpi_ssh_secret.py) is metadata-only:
+    # the API server sends it no data at all.
+    [mpi] = [i for i in secret_informers if i.scope.metadata_only]
+    assert mpi.scope.field_selector == f"metadata.name={consts.DEFAULT_MPI_SSH_SECRET_NAME}"
     task = asyncio.create_task(mgr.run())
     try:
         await eventually(lambda: mgr.ready or task.done(), timeout=60)
@@ -149,6 +155,10 @@ async def test_only_pull_secrets_reach_the_cache_and_only_their_docker_config(ap
         assert regcred["metadata"]["name"] == "regcred"
         assert set(regcred["data"]) == {consts.DOCKER_CONFIG_JSON_KEY}
         assert set(regcred["metadata"]) <= {"name", "namespace", "uid", "resourceVersion"}
+        mpi_cached = await eventually(
+            lambda: [o for o in mpi.store.list() if o["metadata"].get("namespace") == ns], timeout=30
+        )
+        assert all("data" not in o and "stringData" not in o for o in mpi_cached)
     finally:
         mgr.stop()
         await asyncio.wait_for(task, 45)
@@ -167,6 +177,16 @@ def start_operator(*args: str, log: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONSAFEPATH": "1"}
     with log.open("wb") as out:
         return subprocess.Popen([str(DYNAMO_OPERATOR), *args], stdout=out, stderr=subprocess.STDOUT, env=env)
+
+
+def multinode_graph(name: str, ns: str) -> dict[str, Any]:
+    """A TensorRT-LLM graph whose worker spans two nodes: it needs the MPI SSH key Secret."""
+    graph = two_service_graph(name, ns)
+    worker = graph["spec"]["services"]["Worker"]
+    worker["multinode"] = {"nodeCount": 2}
+    worker["extraPodSpec"]["mainContainer"] |= {"command": ["python3", "-m", "dynamo.trtllm"]}
+    graph["spec"]["backendFramework"] = "trtllm"
+    return graph
 
 
 async def pull_secrets_of(api: Client, ns: str, deployment: str) -> list[str]:
@@ -243,6 +263,19 @@ async def test_no_secret_value_reaches_the_log_at_debug_level(
             scrape_status, timeout=30, retry_on=(aiohttp.ClientConnectorError,), what="metrics listener"
         )
         assert status == 403
+        # The MPI key the operator draws itself: deleted, it is made anew for a multinode graph.
+        await api.delete(SECRET, consts.DEFAULT_MPI_SSH_SECRET_NAME, namespace=ns)
+        await api.create(kinds.DGD, multinode_graph("mn", ns))
+        generated = await testsupport.eventually(
+            lambda: api.get(SECRET, consts.DEFAULT_MPI_SSH_SECRET_NAME, namespace=ns),
+            timeout=90,
+            retry_on=(NotFound,),
+            what="generated MPI SSH key Secret",
+        )
+        for value in generated["data"].values():
+            values.add(base64.b64decode(value).decode())
+        key_lines = base64.b64decode(generated["data"]["private.key"]).decode().splitlines()
+        values.plain += [line for line in key_lines if not line.startswith("-----")]
     finally:
         proc.send_signal(signal.SIGTERM)
         try:

@@ -147,6 +147,7 @@ async def test_every_optional_api_is_asked_and_answered_separately() -> None:
         "kai_scheduler": False,
         "istio": True,
         "gateway_inference_extension": False,
+        "dra": False,
     }
     assert set(stub.calls) == {api.group_version for api in OPTIONAL_APIS}
 

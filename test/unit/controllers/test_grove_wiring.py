@@ -13,7 +13,7 @@ from dynamo_operator.controllers.optional_ownership import OptionalOwnership
 from dynamo_operator.controllers.setup import gen_context_factory, graph_of_grove_object, grove_kinds
 from dynamo_operator.flags import build_parser, options_from_args
 from dynamo_operator.internal.dynamo.context import Capabilities
-from dynamo_operator.internal.dynamo.render import render_documents
+from dynamo_operator.internal.dynamo.render import RenderOptions, render_documents
 from dynamo_operator.internal.secrets.index import DockerSecretIndex
 from unit.controllers.test_optional_ownership import Cache, Queue, Reconciler
 
@@ -107,7 +107,11 @@ spec:
 
 
 def test_render_with_grove_shows_the_pod_clique_set_instead_of_dcds() -> None:
-    docs = list(yaml.safe_load_all(render_documents(GRAPH, namespace="ns", with_lws=False, with_grove=True)))
+    docs = list(
+        yaml.safe_load_all(
+            render_documents(GRAPH, RenderOptions(namespace="ns", capabilities=Capabilities(grove=True)))
+        )
+    )
     kinds_rendered = {d["kind"] for d in docs}
     assert "PodCliqueSet" in kinds_rendered
     assert not kinds_rendered & {"DynamoComponentDeployment", "Deployment", "LeaderWorkerSet"}
@@ -118,6 +122,10 @@ def test_render_with_grove_respects_the_graphs_opt_out() -> None:
         "metadata: {name: g}", "metadata: {name: g, annotations: {nvidia.com/enable-grove: 'false'}}"
     )
     docs = list(
-        yaml.safe_load_all(render_documents(opted_out, namespace="ns", with_lws=True, with_grove=True))
+        yaml.safe_load_all(
+            render_documents(
+                opted_out, RenderOptions(namespace="ns", capabilities=Capabilities(lws=True, grove=True))
+            )
+        )
     )
     assert "PodCliqueSet" not in {d["kind"] for d in docs}

@@ -178,3 +178,12 @@ def test_crd_presence_keeps_only_what_tells_a_change() -> None:
         },
     }
     assert crd_presence(obj)["metadata"] == {"name": LWS.crd_name, "uid": "u", "resourceVersion": "7"}
+
+
+async def test_a_built_in_api_keeps_its_start_up_answer() -> None:
+    """DRA (resource.k8s.io) has no CRD: the watch neither reads one for it nor takes it away."""
+    client = Client({LWS.crd_name: crd(LWS)})
+    watch = OptionalApiWatch(client=client, crds=Store(LWS.crd_name), initial=Capabilities(dra=True))
+    assert await watch.refresh()
+    assert watch.current == Capabilities(lws=True, dra=True)
+    assert client.gets == [LWS.crd_name]

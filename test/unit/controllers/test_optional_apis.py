@@ -88,3 +88,13 @@ def test_unknown_answers_keep_the_previous_value() -> None:
 def test_difference_names_what_appeared_and_vanished() -> None:
     assert difference(Capabilities(lws=True), Capabilities(istio=True)) == (["istio"], ["lws"])
     assert difference(Capabilities(lws=True), Capabilities(lws=True)) == ([], [])
+
+
+def test_dra_is_a_built_in_api_answered_by_discovery_alone() -> None:
+    """Dynamic Resource Allocation is served by the API server itself (resource.k8s.io/v1, the
+    version whose ResourceClaimTemplates the operator writes): no CRD can say it is served."""
+    dra = BY_NAME["dra"]
+    assert dra.builtin and dra.group_version == "resource.k8s.io/v1"
+    assert discovery_serves(dra, [{"name": "resourceclaimtemplates"}, {"name": "resourceclaims"}])
+    assert not discovery_serves(dra, None)
+    assert capabilities_from_crds({dra.crd_name: crd(dra)}) == Capabilities()

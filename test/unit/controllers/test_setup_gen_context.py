@@ -44,3 +44,33 @@ def test_operator_version_reaches_generation() -> None:
     """--operator-version is the version new graphs are stamped with; "unknown" stamps nothing."""
     assert context_for("--operator-version=1.0.0").operator_version == "1.0.0"
     assert context_for("--operator-version=unknown").operator_version == ""
+
+
+def test_epp_cluster_role_reaches_generation() -> None:
+    """--epp-cluster-role-name is the ClusterRole the EPP ServiceAccount is bound to."""
+    assert context_for("--epp-cluster-role-name=epp").epp_cluster_role == "epp"
+    assert context_for().epp_cluster_role == ""
+
+
+def test_mpi_secret_settings_reach_generation() -> None:
+    """The Secret's name and source namespace; unset: upstream's name, a key pair per namespace."""
+    ctx = context_for("--mpi-run-ssh-secret-name=ssh", "--mpi-run-ssh-secret-namespace=dynamo-system")
+    assert (ctx.mpi_ssh_secret_name, ctx.mpi_ssh_secret_namespace) == ("ssh", "dynamo-system")
+    assert (context_for().mpi_ssh_secret_name, context_for().mpi_ssh_secret_namespace) == (
+        "mpi-run-ssh-secret",
+        "",
+    )
+
+
+def test_discovery_backend_reaches_generation() -> None:
+    """--discovery-backend is every component's default backend (kubernetes unless set)."""
+    assert context_for("--discovery-backend=etcd").discovery_backend == "etcd"
+    assert context_for().discovery_backend == "kubernetes"
+
+
+def test_discovery_backend_flag_refuses_other_values() -> None:
+    """Only kubernetes and etcd exist, as upstream: anything else stops at the command line."""
+    import pytest
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--discovery-backend=consul"])

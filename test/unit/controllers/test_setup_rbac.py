@@ -66,3 +66,12 @@ async def test_role_grants_writes_on_every_optional_kind_and_reads_of_their_crds
     for resource in optional:
         assert allowed(rules, resource, WRITE) == WRITE, resource
     assert allowed(rules, CUSTOM_RESOURCE_DEFINITION, {"get"}) == {"get"}
+
+
+def test_role_lets_the_operator_create_secrets_but_never_change_them() -> None:
+    """The MPI SSH key Secret is created once per namespace and never written again (never rotated
+    under running pods), so the role grants create on Secrets and no update, patch or delete."""
+    from dynamo_operator.internal.client.resource import SECRET
+
+    rules = yaml.safe_load(ROLE.read_text())["rules"]
+    assert allowed(rules, SECRET, {"create", "update", "patch", "delete"}) == {"create"}

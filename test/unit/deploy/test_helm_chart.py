@@ -282,6 +282,11 @@ def test_crds_are_kept_on_uninstall_and_can_be_left_out() -> None:
         pytest.param("dynamo.modelExpressURL=http://mx:8001", "--model-express-url=http://mx:8001"),
         pytest.param("dynamo.mpiRun.secretName=mpi-ssh", "--mpi-run-ssh-secret-name=mpi-ssh"),
         pytest.param(
+            "dynamo.mpiRun.keepInReleaseNamespace=true", f"--mpi-run-ssh-secret-namespace={NAMESPACE}"
+        ),
+        pytest.param("dynamo.discoveryBackend=etcd", "--discovery-backend=etcd"),
+        pytest.param("dynamo.rbac.eppClusterRoleName=epp", "--epp-cluster-role-name=epp"),
+        pytest.param(
             "controllerManager.leaderElection.id=dynamo.nvidia.com", "--leader-election-id=dynamo.nvidia.com"
         ),
         pytest.param("controllerManager.logFormat=console", "--log-format=console"),
@@ -305,6 +310,25 @@ def test_defaults_pass_no_optional_flag() -> None:
             "--metrics-secure=true",
         ]
     )
+
+
+def test_restricted_mode_keeps_a_key_pair_per_namespace() -> None:
+    """Restricted, the operator may not read the release namespace's Secrets: no source namespace."""
+    rendered = args(
+        render(
+            "dynamo.mpiRun.keepInReleaseNamespace=true",
+            "namespaceRestriction.enabled=true",
+            "namespaceRestriction.targetNamespace=team-a",
+        )
+    )
+    assert not [a for a in rendered if a.startswith("--mpi-run-ssh-secret-namespace")]
+
+
+def test_epp_cluster_role_is_bindable() -> None:
+    """The EPP ClusterRole given is bound per namespace by the operator, so it may `bind` it."""
+    objs = render("dynamo.rbac.eppClusterRoleName=epp")
+    [bind] = [r for r in the(objs, "ClusterRole", "-manager-role")["rules"] if r.get("verbs") == ["bind"]]
+    assert bind["resourceNames"] == ["epp"]
 
 
 def test_cluster_role_names_are_passed_and_bindable() -> None:

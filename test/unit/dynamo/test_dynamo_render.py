@@ -6,7 +6,15 @@ from collections import Counter
 
 import pytest
 import yaml
-from dynamo_operator.internal.dynamo.render import render_documents
+from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.internal.dynamo.render import RenderOptions, render_documents
+
+
+def opts(*, with_lws: bool, operator_version: str = "") -> RenderOptions:
+    return RenderOptions(
+        namespace="ns1", capabilities=Capabilities(lws=with_lws), operator_version=operator_version
+    )
+
 
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.1"
 
@@ -90,7 +98,7 @@ TRTLLM_MULTINODE = SGLANG_MULTINODE.replace("sglang", "trtllm")
 
 
 def _docs(text: str, *, with_lws: bool = True) -> list[dict]:  # type: ignore[type-arg]
-    return list(yaml.safe_load_all(render_documents(text, namespace="ns1", with_lws=with_lws)))
+    return list(yaml.safe_load_all(render_documents(text, opts(with_lws=with_lws))))
 
 
 @pytest.mark.parametrize(
@@ -134,6 +142,7 @@ def _docs(text: str, *, with_lws: bool = True) -> list[dict]:  # type: ignore[ty
                 "LeaderWorkerSet": 2,
                 "Service": 2,
                 "ConfigMap": 1,
+                "Secret": 1,  # the MPI SSH key, with a placeholder
             },
             id="sglang-multinode",
         ),
@@ -148,6 +157,7 @@ def _docs(text: str, *, with_lws: bool = True) -> list[dict]:  # type: ignore[ty
                 "LeaderWorkerSet": 2,
                 "Service": 2,
                 "ConfigMap": 1,
+                "Secret": 1,  # the MPI SSH key, with a placeholder
             },
             id="trtllm-multinode",
         ),
@@ -161,9 +171,7 @@ def test_render_sample(text: str, kinds: dict[str, int]) -> None:
 @pytest.mark.parametrize("text", [AGG, DISAGG, SGLANG_MULTINODE, TRTLLM_MULTINODE])
 def test_render_is_deterministic(text: str) -> None:
     """Rendering twice gives byte-identical output."""
-    assert render_documents(text, namespace="ns1", with_lws=True) == render_documents(
-        text, namespace="ns1", with_lws=True
-    )
+    assert render_documents(text, opts(with_lws=True)) == render_documents(text, opts(with_lws=True))
 
 
 @pytest.mark.parametrize("text", [AGG, DISAGG])
@@ -175,14 +183,14 @@ def test_rendered_objects_live_in_namespace(text: str) -> None:
 def test_render_prefers_namespace_in_document() -> None:
     """A namespace in the document's metadata wins over the flag."""
     text = AGG.replace("metadata: {name: vllm-agg}", "metadata: {name: vllm-agg, namespace: prod}")
-    docs = yaml.safe_load_all(render_documents(text, namespace="ns1", with_lws=False))
+    docs = yaml.safe_load_all(render_documents(text, opts(with_lws=False)))
     assert {d["metadata"]["namespace"] for d in docs} == {"prod"}
 
 
 def test_render_without_lws_refuses_multinode() -> None:
     """Without --with-lws a multinode graph is refused with the missing API named."""
     with pytest.raises(ValueError, match="LeaderWorkerSet"):
-        render_documents(SGLANG_MULTINODE, namespace="ns1", with_lws=False)
+        render_documents(SGLANG_MULTINODE, opts(with_lws=False))
 
 
 def test_render_has_no_owner_references() -> None:
@@ -194,9 +202,11 @@ def test_render_has_no_owner_references() -> None:
     ("text", "field"),
     [
         pytest.param("a: [", "not valid YAML", id="bad-yaml"),
-        pytest.param("kind: Deployment\napiVersion: apps/v1\n", "kind", id="wrong-kind"),
+        pytest.param(
+            "kind: Deployment\napiVersion: apps/v1\n", "no DynamoGraphDeployment", id="only-other-kinds"
+        ),
         pytest.param(AGG.replace("nvidia.com/v1alpha1", "nvidia.com/v2"), "apiVersion", id="wrong-version"),
-        pytest.param(AGG + "---\n" + AGG, "exactly one", id="two-documents"),
+        pytest.param(AGG + "---\n" + AGG, "appears twice", id="same-graph-twice"),
         pytest.param(
             AGG.replace("replicas: 1", "replicas: -1", 1),
             r"spec\.services\.Frontend\.replicas",
@@ -221,13 +231,13 @@ def test_render_has_no_owner_references() -> None:
 def test_render_invalid_input_names_field(text: str, field: str) -> None:
     """Invalid input raises ValueError whose message names the field."""
     with pytest.raises(ValueError, match=field):
-        render_documents(text, namespace="ns1", with_lws=True)
+        render_documents(text, opts(with_lws=True))
 
 
 @pytest.mark.parametrize(("version", "stamped"), [("1.0.0", "1.0.0"), ("", None)])
 def test_render_stamps_a_new_graph_with_the_operator_version(version: str, stamped: str | None) -> None:
     """Rendered DCDs carry the origin version the operator would stamp at its first look."""
-    docs = yaml.safe_load_all(render_documents(AGG, namespace="ns1", with_lws=True, operator_version=version))
+    docs = yaml.safe_load_all(render_documents(AGG, opts(with_lws=True, operator_version=version)))
     dcds = [d for d in docs if d["kind"] == "DynamoComponentDeployment"]
     assert dcds
     for dcd in dcds:

@@ -1,0 +1,45 @@
+"""What the operator keeps of each child kind it caches: only what a reconciler reads.
+
+Owned children are read for three things: their identity and ownership (metadata), our content hash
+stamp (an annotation), and, for workloads, readiness (`spec.replicas`, `spec.paused`, `status`).
+Their bodies — pod templates, Service ports, RBAC rules — are written from the desired objects and
+never read back, so the cache drops them: at a thousand graphs a Deployment's pod template alone
+was most of the operator's memory. An edit to a dropped field still reaches the owner's predicates
+through `metadata.generation` (workloads) or not at all (its content is ours to write, not to read).
+
+The same shape is applied to what the child syncer remembers of its own writes (`RecentWrites`),
+which stand in for the cache until it catches up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
+
+from dynamo_operator.controllers import kinds
+from dynamo_operator.internal.cache.transform import Transform, keep_paths, metadata_only
+from dynamo_operator.internal.client.resource import Resource
+
+# Workloads: what `internal/dynamo/status.py` reads for readiness, and `spec.replicas` for the
+# syncer's drift check (a hand-scaled child is put back).
+_WORKLOAD: Final = keep_paths("spec.replicas", "spec.paused", "status")
+
+CHILD_SHAPES: Final[Mapping[Resource, Transform]] = MappingProxyType(
+    {
+        kinds.DEPLOYMENT: _WORKLOAD,
+        kinds.LWS: _WORKLOAD,
+        kinds.SERVICE: metadata_only,
+        kinds.SERVICE_ACCOUNT: metadata_only,
+        kinds.ROLE: metadata_only,
+        kinds.ROLE_BINDING: metadata_only,
+        kinds.INGRESS: metadata_only,
+        kinds.VIRTUAL_SERVICE: metadata_only,
+        kinds.POD_GROUP: metadata_only,
+    }
+)
+
+
+def shape_of(resource: Resource) -> Transform | None:
+    """The transform the cache applies to `resource`, None when it keeps objects whole."""
+    return CHILD_SHAPES.get(resource)
