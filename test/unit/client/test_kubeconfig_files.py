@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from dynamo_operator.internal.client import config
-from unit.client.kubeconfig_testlib import kubeconfig_doc, write, write_kubeconfig
+from unit.client.kubeconfig_testlib import kubeconfig_doc, write
 
 
 def doc(server: str, **kwargs: Any) -> dict[str, Any]:

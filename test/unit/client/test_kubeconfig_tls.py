@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import ssl
 from pathlib import Path
@@ -124,9 +125,8 @@ def bad_tls(certs: dict[str, Pair], case: str) -> tuple[dict[str, Any], dict[str
         case "ca-not-base64":
             return {"certificate-authority-data": "%%%"}, None
         case "ca-not-a-certificate":
-            return {
-                "certificate-authority-data": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCm5vcGUKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
-            }, None
+            pem = b"-----BEGIN CERTIFICATE-----\nnope\n-----END CERTIFICATE-----\n"
+            return {"certificate-authority-data": base64.b64encode(pem).decode()}, None
         case "ca-file-missing":
             return {"certificate-authority": "/nonexistent/ca.crt"}, None
         case "cert-without-key":
