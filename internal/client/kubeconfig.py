@@ -25,8 +25,7 @@ import yaml
 
 DEFAULT_PATH = Path("~/.kube/config")
 
-# Per entry kind: the key of the list in the file, the key of the body in each item, and the body
-# fields that name local files.
+# Fields that name local files; relative ones are resolved against the defining file's directory.
 _CLUSTER_FILES = ("certificate-authority",)
 _USER_FILES = ("client-certificate", "client-key", "tokenFile")
 
