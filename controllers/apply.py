@@ -640,8 +640,13 @@ class StatusWriter:
     async def write(self, live: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
         """Merge-patch the status when it differs from `current(live)`; True when a request was sent."""
         new = without_none(status)
-        patch = merge_patch(live.get("status") or {}, new)
-        if not patch or self.current(live) == new:
+        # The base is what the server holds as far as we know: our own last write while the cache
+        # still shows the status from before it. A patch computed from the cache's older status would
+        # leave out fields that went back to what the cache shows, and the server would keep our
+        # in-between values of them (a Ready condition beside the state of an earlier write).
+        current = self.current(live)
+        patch = merge_patch(current, new)
+        if not patch:
             return False
         meta = live["metadata"]
         await self._client.patch(

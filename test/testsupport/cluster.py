@@ -8,6 +8,7 @@ stopped at the end. Tests that need its fault hooks take `local_cluster`, which 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import re
@@ -154,3 +155,23 @@ def ns(request: pytest.FixtureRequest, kubectl: Kubectl) -> Iterator[str]:
     yield name
     # The cluster may be broken on purpose by a fault test: never fail the test on cleanup.
     kubectl("delete", "namespace", name, "--wait=false", "--ignore-not-found", timeout=20, check=False)
+
+
+@contextlib.contextmanager
+def private_cluster(name: str, *, nodes: int = 2) -> Iterator[Cluster]:
+    """A local control plane of its own, for tests that run an operator with flags of their own: on
+    the session's cluster the session operator (cluster-wide, default flags) would reconcile the same
+    objects and the two would race (e.g. each writing its own Deployment env). Skips on an existing
+    cluster, where there is no second one to start."""
+    if os.environ.get(USE_EXISTING_ENV) == "1":
+        pytest.skip(f"needs a private local control plane; {USE_EXISTING_ENV}=1 runs on one cluster only")
+    local = LocalCluster(f"{name}-{os.getpid()}", nodes=nodes, owner_pid=os.getpid())
+    atexit.register(local.down)
+    try:
+        local.up()
+    except (BinariesMissingError, ClusterError) as e:
+        pytest.fail(str(e), pytrace=False)
+    try:
+        yield Cluster(kubeconfig=local.kubeconfig, server=local.server, local=local)
+    finally:
+        local.down()

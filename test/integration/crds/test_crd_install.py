@@ -91,7 +91,13 @@ def test_operator_service_account_may_do_what_the_controllers_need(kubectl: Kube
             verb,
             resource,
         )
-    for verb, resource in [("create", "secrets"), ("delete", "pods"), ("create", "nodes")]:
+    # Secrets: create only (the MPI key), never changed or deleted.
+    for verb, resource in [
+        ("update", "secrets"),
+        ("delete", "secrets"),
+        ("delete", "pods"),
+        ("create", "nodes"),
+    ]:
         assert (
             kubectl("auth", "can-i", verb, resource, "--as", sa, "-n", "default", check=False).strip() == "no"
         )
