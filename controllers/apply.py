@@ -617,8 +617,11 @@ class StatusWriter:
     async def write(self, live: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
         """Merge-patch the status when it differs from `current(live)`; True when a request was sent."""
         new = without_none(status)
-        patch = merge_patch(live.get("status") or {}, new)
-        if not patch or self.current(live) == new:
+        # Against what the server has as far as we know: with our previous write still in flight the
+        # stale cache would drop from the patch every field that write changed and this one changes
+        # back (a graph left `pending` under a Ready=True condition).
+        patch = merge_patch(self.current(live), new)
+        if not patch:
             return False
         meta = live["metadata"]
         await self._client.patch(

@@ -7,7 +7,8 @@ Binaries come from hack/build-cluster-bins.sh. Simulated pod IPs come from each 
 which lies in 127.0.0.0/8, so whatever the operator dials on a pod IP stays on loopback.
 
 Pods never finish on their own: annotate a Running pod `kwok.dynamo.test/phase: Succeeded` or
-`Failed` (with `kwok.dynamo.test/message`) to finish it (hack/kwok/pod-phase-by-annotation.yaml).
+`Failed` (with `kwok.dynamo.test/message`) to finish it (hack/kwok/pod-phase-by-annotation.yaml), or
+`kwok.dynamo.test/ready: "false"` to make it not Ready for good (hack/kwok/pod-not-ready-by-annotation.yaml).
 
 Opt-in add-ons (hack/cluster_addons.py): `addons=("lws", "grove")` / `--addons lws,grove` also runs the
 real LeaderWorkerSet controller and Grove's operator, with their CRDs and webhooks, on loopback.
@@ -83,7 +84,10 @@ KWOK_STAGES = (
     "kustomize/stage/pod/fast/pod-ready.yaml",
     "kustomize/stage/pod/fast/pod-delete.yaml",
 )
-OWN_STAGES = (HACK_DIR / "kwok" / "pod-phase-by-annotation.yaml",)
+OWN_STAGES = (
+    HACK_DIR / "kwok" / "pod-phase-by-annotation.yaml",
+    HACK_DIR / "kwok" / "pod-not-ready-by-annotation.yaml",
+)
 
 STOP_GRACE_SECONDS = 10.0  # SIGTERM first; SIGKILL whatever is still there after this
 POLL_SECONDS = 0.2
