@@ -76,6 +76,12 @@ async def assert_groups_run(api: Client, ns: str, graph: str, service: str, spec
         assert owner_kind(worker_sts) == ("Pod", leader["metadata"]["name"])
 
 
+async def groups_run(api: Client, ns: str, graph: str, service: str, spec: dict[str, Any]) -> bool:
+    """`assert_groups_run` as a probe for `eventually` (an AssertionError means "not yet")."""
+    await assert_groups_run(api, ns, graph, service, spec)
+    return True
+
+
 @pytest.mark.parametrize("backend", sorted(GRAPHS))
 async def test_multinode_graph_becomes_ready_through_leaderworkersets(
     api: Client, operator: RunningOperator, ns: str, backend: str
@@ -127,7 +133,7 @@ async def test_scaling_a_multinode_service_changes_its_groups(
     await apply(api, dgd)
     await eventually(lambda: sets_of(api, ns, graph, svc), until=lambda xs: len(xs) == end, timeout=TIMEOUT)
     ready = await wait_graph(api, ns, graph)
-    await assert_groups_run(api, ns, graph, svc, spec)
+    await eventually(lambda: groups_run(api, ns, graph, svc, spec), timeout=TIMEOUT)
     after = [s["metadata"]["name"] for s in await sets_of(api, ns, graph, svc)]
     for gone in set(before) - set(after):
         await eventually(lambda gone=gone: pods_of(api, ns, gone), until=lambda ps: ps == [], timeout=TIMEOUT)
@@ -138,8 +144,8 @@ async def test_a_leader_that_stops_being_ready_marks_the_service_not_ready_with_
     api: Client, operator: RunningOperator, ns: str
 ) -> None:
     """A leader pod whose readiness fails (containers running, not ready) takes its LWS group out of
-    ready: the DCD says `PodsNotReady` with the pods' words, the graph is not Ready and names the
-    service; once LWS has replaced the pod the graph is Ready again."""
+    ready in LWS's own status: the DCD says `LeaderWorkerSetNotReady` with the count of ready groups,
+    the graph is not Ready and names the service; once LWS has replaced the pod it is Ready again."""
     dgd, svc, _ = await ready_sample(api, ns, replicas=2)
     graph = dgd["metadata"]["name"]
     first = (await sets_of(api, ns, graph, svc))[0]["metadata"]["name"]
@@ -157,10 +163,10 @@ async def test_a_leader_that_stops_being_ready_marks_the_service_not_ready_with_
         timeout=TIMEOUT,
     )
     available = condition(dcd, "Available")
-    assert available["reason"] == "PodsNotReady"
-    assert "1/2 groups ready" in available["message"] and "not ready" in available["message"]
+    assert available["reason"] == "LeaderWorkerSetNotReady"
+    assert available["message"] == "LeaderWorkerSets is not ready: 1/2 groups ready"
     not_ready = await wait_graph(api, ns, graph, ready=False)
-    assert svc in condition(not_ready, "Ready")["message"]
+    assert f"{svc}: 1/2 groups ready" in condition(not_ready, "Ready")["message"]
     # Recovery is LWS's: the pod deleted, its group comes back whole and ready.
     await api.delete(kinds.POD, leader["metadata"]["name"], namespace=ns)
     await wait_graph(api, ns, graph)
@@ -191,5 +197,6 @@ async def test_a_failed_leader_is_replaced_by_lws_and_the_service_serves_again(
         )
 
     await eventually(new_leader_ready, timeout=TIMEOUT)
+    # The graph was Ready before the failure too: wait for LWS to report the group whole again.
+    await eventually(lambda: groups_run(api, ns, graph, svc, spec), timeout=TIMEOUT)
     await wait_graph(api, ns, graph)
-    await assert_groups_run(api, ns, graph, svc, spec)
