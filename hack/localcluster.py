@@ -42,10 +42,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import cluster_addons
-from cluster_addons import ADDONS, AddonMissingError
-
 HACK_DIR = Path(__file__).resolve().parent
+# Run as a script under PYTHONSAFEPATH (the Makefile sets it) its own directory is not on sys.path.
+if str(HACK_DIR) not in sys.path:
+    sys.path.append(str(HACK_DIR))
+
+import cluster_addons  # noqa: E402
+from cluster_addons import ADDONS, AddonMissingError  # noqa: E402
 
 ETCD = "etcd"
 APISERVER = "kube-apiserver"
