@@ -71,7 +71,7 @@ class AddonMissingError(RuntimeError):
 
 
 def parse(value: str | Sequence[str] | None) -> tuple[str, ...]:
-    """"lws,grove" or ["lws", "grove"] -> ("lws", "grove") in the canonical order; unknown names refused."""
+    """ "lws,grove" or ["lws", "grove"] -> ("lws", "grove") in the canonical order; unknown names refused."""
     if value is None:
         return ()
     names = [n.strip() for n in (value.split(",") if isinstance(value, str) else value) if n.strip()]
@@ -205,9 +205,16 @@ def webhook_configurations(addon: Addon, port: int, ca_bundle_b64: str) -> list[
         pods = {"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}
         # Only LWS pods: the rest of the cluster keeps working whatever the controller does.
         only_lws = {"objectSelector": {"matchExpressions": [{"key": LWS_POD_LABEL, "operator": "Exists"}]}}
-        mutating = [hook("mpod.lws.local", "/mutate--v1-pod", [{**pods, "operations": ["CREATE"]}], **only_lws)]
+        mutating = [
+            hook("mpod.lws.local", "/mutate--v1-pod", [{**pods, "operations": ["CREATE"]}], **only_lws)
+        ]
         validating = [
-            hook("vpod.lws.local", "/validate--v1-pod", [{**pods, "operations": ["CREATE", "UPDATE"]}], **only_lws)
+            hook(
+                "vpod.lws.local",
+                "/validate--v1-pod",
+                [{**pods, "operations": ["CREATE", "UPDATE"]}],
+                **only_lws,
+            )
         ]
     else:
         pcs = {

@@ -615,10 +615,13 @@ class LocalCluster:
             kind = "mutatingwebhookconfigurations"
             if config["kind"] == "ValidatingWebhookConfiguration":
                 kind = "validatingwebhookconfigurations"
-            status, body = self._api(f"/apis/admissionregistration.k8s.io/v1/{kind}", method="POST", body=config)
+            status, body = self._api(
+                f"/apis/admissionregistration.k8s.io/v1/{kind}", method="POST", body=config
+            )
             if status not in (201, 409):
                 raise ClusterError(f"registering {name}'s webhooks failed: {status} {body[:300]!r}")
-        log(f"add-on {name} {cluster_addons.version(addon)} runs (webhooks on 127.0.0.1:{state['ports'][f'{name}-webhook']})")
+        port = state["ports"][f"{name}-webhook"]
+        log(f"add-on {name} {cluster_addons.version(addon)} runs (webhooks on 127.0.0.1:{port})")
 
     def _established(self, crd_path: str) -> bool:
         status, body = self._api(crd_path)

@@ -146,7 +146,7 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
         # An existing cluster runs what it runs: DYNAMO_TEST_CLUSTER_ADDONS says which add-ons those are.
         existing = _existing_cluster()
         declared = cluster_addons.parse(os.environ.get(ADDONS_ENV))
-        why = f"the existing cluster (DYNAMO_TEST_USE_EXISTING_CLUSTER=1) is not declared to run it ({ADDONS_ENV})"
+        why = f"the existing cluster ({USE_EXISTING_ENV}=1) is not declared to run it ({ADDONS_ENV})"
         missing = tuple((a, why) for a in wanted if a not in declared)
         yield Cluster(existing.kubeconfig, existing.server, None, declared, missing)
         return

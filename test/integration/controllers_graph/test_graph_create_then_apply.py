@@ -75,7 +75,7 @@ def _env(obj: Obj) -> list[str]:
 
 
 def _managers(obj: Obj) -> set[tuple[str, str]]:
-    """Our own managedFields entries: kube-controller-manager may add its own (revision, status) at any time."""
+    """Our own managedFields entries: kube-controller-manager may add its own (revision, status) anytime."""
     entries = obj["metadata"].get("managedFields") or ()
     return {(m["manager"], m["operation"]) for m in entries if m["manager"] == FIELD_MANAGER}
 

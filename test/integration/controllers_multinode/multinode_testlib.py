@@ -92,7 +92,8 @@ async def deploy(api: Client, docs: list[dict[str, Any]]) -> list[str]:
                         or pvc.get("size")
                         or "1Gi"
                     },
-                    "accessModes": claim_spec.get("accessModes") or [pvc.get("volumeAccessMode") or "ReadWriteOnce"],
+                    "accessModes": claim_spec.get("accessModes")
+                    or [pvc.get("volumeAccessMode") or "ReadWriteOnce"],
                     "storageClassName": claim_spec.get("storageClassName", "")
                     if claim
                     else pvc.get("storageClass") or "standard",

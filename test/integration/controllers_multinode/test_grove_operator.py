@@ -9,6 +9,7 @@ builds on this fixture.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import secrets
@@ -19,15 +20,14 @@ import pytest
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import SERVICE_ACCOUNT, Resource
-from testsupport.api import eventually
-from testsupport.cluster import TEST_NAMESPACE_LABEL, Cluster, Kubectl
-
 from integration.controllers_multinode.multinode_testlib import (
     PERSISTENT_VOLUME,
     UPSTREAM,
     condition,
     running_ready,
 )
+from testsupport.api import eventually
+from testsupport.cluster import TEST_NAMESPACE_LABEL, Cluster, Kubectl
 
 pytestmark = [pytest.mark.cluster, pytest.mark.addons("grove")]
 
@@ -52,7 +52,11 @@ def short_ns(kubectl: Kubectl) -> Iterator[str]:
     (`nvidia.com/dynamo-namespace`), which Grove's validation holds to 63 characters, and the `ns`
     fixture's names (after the test) are longer than a user's usually are."""
     name = f"grove-{secrets.token_hex(3)}"
-    manifest = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {TEST_NAMESPACE_LABEL: "true"}}}
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": {TEST_NAMESPACE_LABEL: "true"}},
+    }
     kubectl("create", "-f", "-", stdin=json.dumps(manifest))
     kubectl("wait", "--for=create", "serviceaccount/default", "-n", name, "--timeout=30s", timeout=40)
     yield name
@@ -82,9 +86,17 @@ async def prerequisites(api: Client, pcs: dict[str, Any], namespace: str) -> lis
         pod = clique["spec"]["podSpec"]
         if pod.get("serviceAccountName"):
             accounts.add(pod["serviceAccountName"])
-        claims |= {v["persistentVolumeClaim"]["claimName"] for v in pod.get("volumes") or () if "persistentVolumeClaim" in v}
+        claims |= {
+            v["persistentVolumeClaim"]["claimName"]
+            for v in pod.get("volumes") or ()
+            if "persistentVolumeClaim" in v
+        }
     for name in sorted(accounts):
-        sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}}
+        sa = {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": name, "namespace": namespace},
+        }
         await api.apply(SERVICE_ACCOUNT, sa, field_manager=FIELD_MANAGER)
     volumes = []
     for claim in sorted(claims):
@@ -126,10 +138,8 @@ async def prerequisites(api: Client, pcs: dict[str, Any], namespace: str) -> lis
 
 async def delete_volumes(api: Client, names: list[str]) -> None:
     for name in names:
-        try:
+        with contextlib.suppress(NotFound):
             await api.delete(PERSISTENT_VOLUME, name)
-        except NotFound:
-            pass
 
 
 async def grove_reports_ready(api: Client, namespace: str, name: str, replicas: int) -> bool:
@@ -144,7 +154,9 @@ async def grove_reports_ready(api: Client, namespace: str, name: str, replicas: 
         assert status.get("readyReplicas") == clique["spec"]["replicas"], (clique["metadata"]["name"], status)
         assert condition(clique, "PodCliqueScheduled").get("status") == "True"
     for group in await api.list(PCSG, namespace=namespace):
-        assert (group.get("status") or {}).get("availableReplicas") == group["spec"]["replicas"], group.get("status")
+        assert (group.get("status") or {}).get("availableReplicas") == group["spec"]["replicas"], group.get(
+            "status"
+        )
     pods = [p for p in await api.list(POD, namespace=namespace) if not p["metadata"].get("deletionTimestamp")]
     assert len(pods) == sum(c["spec"]["replicas"] for c in cliques)
     for pod in pods:

@@ -15,11 +15,6 @@ from typing import Any
 import pytest
 from dynamo_operator.controllers import kinds
 from dynamo_operator.internal.client.client import Client
-from testsupport.api import eventually
-from testsupport.components import dcd_of
-from testsupport.components import name as name_of
-from testsupport.operator import RunningOperator
-
 from integration.controllers_multinode.multinode_testlib import (
     SAMPLES,
     STATEFUL_SET,
@@ -38,6 +33,10 @@ from integration.controllers_multinode.multinode_testlib import (
     sets_of,
     wait_graph,
 )
+from testsupport.api import eventually
+from testsupport.components import dcd_of
+from testsupport.components import name as name_of
+from testsupport.operator import RunningOperator
 
 pytestmark = [pytest.mark.cluster, pytest.mark.addons("lws")]
 
@@ -69,7 +68,9 @@ async def assert_groups_run(api: Client, ns: str, graph: str, service: str, spec
         assert len(pods) == nodes and all(running_ready(p) for p in pods)
         [leader] = [p for p in pods if is_leader(p)]
         assert owner_kind(leader) == ("StatefulSet", name)
-        assert Counter(owner_kind(p) for p in pods if not is_leader(p)) == {("StatefulSet", f"{name}-0"): nodes - 1}
+        assert Counter(owner_kind(p) for p in pods if not is_leader(p)) == {
+            ("StatefulSet", f"{name}-0"): nodes - 1
+        }
         # LWS's ownership chain: LWS -> leader StatefulSet -> leader pod -> the group's worker StatefulSet.
         assert owner_kind(await api.get(STATEFUL_SET, name, namespace=ns)) == ("LeaderWorkerSet", name)
         worker_sts = await api.get(STATEFUL_SET, f"{name}-0", namespace=ns)
@@ -104,12 +105,19 @@ async def test_multinode_graph_becomes_ready_through_leaderworkersets(
             status = ready["status"]["services"][svc]
             assert status["componentKind"] == "LeaderWorkerSet"
             assert status["readyReplicas"] == spec.get("replicas", 1)
-            assert await api.list(kinds.DEPLOYMENT, namespace=ns, label_selector=f"nvidia.com/dynamo-component={svc}") == []
+            assert (
+                await api.list(
+                    kinds.DEPLOYMENT, namespace=ns, label_selector=f"nvidia.com/dynamo-component={svc}"
+                )
+                == []
+            )
     finally:
         await delete_volumes(api, volumes)
 
 
-async def ready_sample(api: Client, ns: str, *, replicas: int = 1) -> tuple[dict[str, Any], str, dict[str, Any]]:
+async def ready_sample(
+    api: Client, ns: str, *, replicas: int = 1
+) -> tuple[dict[str, Any], str, dict[str, Any]]:
     """The SGLang multinode sample (one multinode worker service, two nodes per replica), Ready."""
     [dgd] = documents(SGLANG_SAMPLE, ns)
     [(svc, spec)] = multinode_services(dgd).items()
@@ -192,8 +200,10 @@ async def test_a_failed_leader_is_replaced_by_lws_and_the_service_serves_again(
     async def new_leader_ready() -> bool:
         pods = await pods_of(api, ns, name)
         leaders = [p for p in pods if is_leader(p)]
-        return bool(leaders) and leaders[0]["metadata"]["uid"] != leader["metadata"]["uid"] and all(
-            running_ready(p) for p in pods
+        return (
+            bool(leaders)
+            and leaders[0]["metadata"]["uid"] != leader["metadata"]["uid"]
+            and all(running_ready(p) for p in pods)
         )
 
     await eventually(new_leader_ready, timeout=TIMEOUT)

@@ -40,7 +40,7 @@ def test_addon_names_are_parsed_in_one_order(given: Any, expected: tuple[str, ..
 
 
 def test_an_unknown_addon_is_refused_with_the_known_ones() -> None:
-    with pytest.raises(ValueError, match="volcano.*known: lws, grove"):
+    with pytest.raises(ValueError, match=r"volcano.*known: lws, grove"):
         cluster_addons.parse("lws,volcano")
 
 
@@ -55,7 +55,9 @@ class Item:
         return [m for m in self._marks if m.name == name]
 
 
-def test_a_session_of_only_marked_cluster_tests_gets_the_union_of_their_addons(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_session_of_only_marked_cluster_tests_gets_the_union_of_their_addons(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv(ADDONS_ENV, raising=False)
     items = [Item(("grove",)), Item(("lws",)), Item(cluster=False)]
     assert session_addons(items) == ("lws", "grove")  # type: ignore[arg-type]
@@ -85,7 +87,9 @@ def test_a_cluster_without_an_addon_says_why_and_how_to_get_it() -> None:
 
 
 @pytest.mark.parametrize("addon", [LWS, GROVE], ids=lambda a: a.name)
-def test_every_server_of_an_addon_is_on_loopback_and_leader_election_is_off(addon: Any, tmp_path: Path) -> None:
+def test_every_server_of_an_addon_is_on_loopback_and_leader_election_is_off(
+    addon: Any, tmp_path: Path
+) -> None:
     config = json.loads(cluster_addons.write_config(addon, tmp_path, PORTS, tmp_path / "certs").read_text())
     argv = cluster_addons.argv(addon, "/bin/x", tmp_path / "c.json", PORTS)
     text = json.dumps(config) + " ".join(argv)
@@ -97,9 +101,9 @@ def test_every_server_of_an_addon_is_on_loopback_and_leader_election_is_off(addo
         assert "--health-probe-bind-address=127.0.0.1:41002" in argv
     else:
         servers = config["server"]
-        assert {s["bindAddress"] for s in (servers["webhooks"], servers["healthProbes"], servers["metrics"])} == {
-            "127.0.0.1"
-        }
+        assert {
+            s["bindAddress"] for s in (servers["webhooks"], servers["healthProbes"], servers["metrics"])
+        } == {"127.0.0.1"}
         assert servers["webhooks"]["certProvisionMode"] == "manual"
         assert config["leaderElection"] == {"enabled": False}
     assert "0.0.0.0" not in text and ":8443" not in text
@@ -156,7 +160,12 @@ def test_each_addon_is_keyed_by_its_own_version_beside_the_control_plane(tmp_pat
 def run_build(cache: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     full = {"PATH": NO_GO_PATH, "HOME": str(cache.parent), "DYNAMO_CLUSTER_CACHE": str(cache), **env}
     return subprocess.run(
-        [str(HACK / "build-cluster-addons.sh"), *args], env=full, capture_output=True, text=True, timeout=60, check=False
+        [str(HACK / "build-cluster-addons.sh"), *args],
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from unit.dynamo.dynamo_testlib import dgd, kind, objects_of, service
 
 
@@ -22,7 +21,9 @@ def defaulting_webhook_would_change(lws: dict[str, Any]) -> list[str]:
     rollout = spec.get("rolloutStrategy") or {}
     if not rollout.get("type"):
         changes.append("rolloutStrategy.type")
-    if rollout.get("type", "RollingUpdate") == "RollingUpdate" and not rollout.get("rollingUpdateConfiguration"):
+    if rollout.get("type", "RollingUpdate") == "RollingUpdate" and not rollout.get(
+        "rollingUpdateConfiguration"
+    ):
         changes.append("rolloutStrategy.rollingUpdateConfiguration")
     if not (spec.get("networkConfig") or {}).get("subdomainPolicy"):
         changes.append("networkConfig.subdomainPolicy")
