@@ -20,6 +20,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 log() { printf '%s build-cluster-addons: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 want=("$@")
+grove_src=""  # the exported Grove tree, removed on exit whatever happens
+trap 'rm -rf "$grove_src"' EXIT
 [ ${#want[@]} -gt 0 ] || want=(lws grove)
 
 present() {  # dir controller
@@ -67,7 +69,7 @@ build_lws() {
 }
 
 build_grove() {
-  local dir=$GROVE_ADDON_DIR start src tag=operator/$GROVE_VERSION
+  local dir=$GROVE_ADDON_DIR start tag=operator/$GROVE_VERSION
   if present "$dir" grove-operator; then log "grove $GROVE_VERSION present"; echo "grove $dir"; return; fi
   if [ -z "${GROVE_GIT:-}" ]; then
     log "grove $GROVE_VERSION skipped: its operator is not a published Go module (see the header of $0);"
@@ -85,16 +87,16 @@ build_grove() {
   exec 8>"$dir/.lock"
   flock 8
   if ! present "$dir" grove-operator; then
-    src=$(mktemp -d)
-    trap 'rm -rf "$src"' RETURN
+    grove_src=$(mktemp -d)
     git --git-dir="$(git -C "$GROVE_GIT" rev-parse --absolute-git-dir 2>/dev/null || echo "$GROVE_GIT")" \
-      archive "$tag" operator scheduler/api | tar -x -C "$src"
+      archive "$tag" operator scheduler/api | tar -x -C "$grove_src"
     log "building Grove's operator $GROVE_VERSION from $GROVE_GIT (about 4 min cold on 2 cores)"
     start=$SECONDS
-    (cd "$src/operator" && go build \
+    (cd "$grove_src/operator" && go build \
       -ldflags "-s -w -X github.com/ai-dynamo/grove/operator/internal/version.gitVersion=$GROVE_VERSION" \
       -o "$dir/bin/.grove-operator.tmp" ./cmd)
-    install_crds "$dir" "$src"/operator/api/core/v1alpha1/crds/*.yaml "$src"/scheduler/api/core/v1alpha1/crds/*.yaml
+    install_crds "$dir" "$grove_src"/operator/api/core/v1alpha1/crds/*.yaml \
+      "$grove_src"/scheduler/api/core/v1alpha1/crds/*.yaml
     mv "$dir/bin/.grove-operator.tmp" "$dir/bin/grove-operator"
     log "built grove-operator in $((SECONDS - start)) s"
   fi
