@@ -210,3 +210,19 @@ async def test_a_failed_leader_is_replaced_by_lws_and_the_service_serves_again(
     # The graph was Ready before the failure too: wait for LWS to report the group whole again.
     await eventually(lambda: groups_run(api, ns, graph, svc, spec), timeout=TIMEOUT)
     await wait_graph(api, ns, graph)
+
+
+async def test_deleting_a_multinode_graph_removes_its_groups_and_pods(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """The graph's LeaderWorkerSets, LWS's StatefulSets and every pod of the groups go with the graph
+    (owner references all the way down; kcm's garbage collector does the deleting)."""
+    dgd, svc, _ = await ready_sample(api, ns, replicas=2)
+    graph = dgd["metadata"]["name"]
+    names = [s["metadata"]["name"] for s in await sets_of(api, ns, graph, svc)]
+    assert all([await pods_of(api, ns, n) for n in names])
+    await api.delete(kinds.DGD, graph, namespace=ns)
+    await eventually(lambda: sets_of(api, ns, graph, svc), until=lambda xs: xs == [], timeout=TIMEOUT)
+    for lws in names:
+        await eventually(lambda lws=lws: pods_of(api, ns, lws), until=lambda ps: ps == [], timeout=TIMEOUT)
+    await eventually(lambda: api.list(STATEFUL_SET, namespace=ns), until=lambda xs: xs == [], timeout=TIMEOUT)
