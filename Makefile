@@ -16,6 +16,11 @@ CONSTRAINTS := constraints.txt
 # The commit baked into the image, for `dynamo-operator --version`.
 GIT_COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 PYTEST_ARGS ?=
+# Add-ons of the local control plane for `make cluster-up` (lws, grove: hack/cluster_addons.py).
+ADDONS ?=
+# Multinode tests run in a pytest session of their own: their cluster runs the real LWS controller
+# and Grove's operator, which would change what the rest of the suite sees.
+MULTINODE_TESTS := test/integration/controllers_multinode
 # The repo root holds a folder named "operator": never let Python put the cwd on sys.path.
 export PYTHONSAFEPATH := 1
 
@@ -71,14 +76,15 @@ render: venv ## Render a DGD offline, YAML on stdout: make render F=config/sampl
 	@$(VENV)/bin/dynamo-operator render -f $(F)
 
 ##@ Local control plane (no Docker: real kube-apiserver, etcd, kcm, scheduler + kwok)
-cluster-bins: ## Build the control-plane binaries into ~/.cache (only what is missing; needs Go the first time)
+cluster-bins: ## Build the control-plane binaries and add-ons (LWS; Grove with GROVE_GIT=...) into ~/.cache (only what is missing)
 	@hack/build-cluster-bins.sh
+	@hack/build-cluster-addons.sh >/dev/null
 
 helm: ## Build helm from its Go module into ~/.cache (once; the chart tests need it)
 	@hack/build-helm.sh
 
-cluster-up: cluster-bins venv ## Start the local control plane on loopback; prints the kubeconfig path
-	@$(PY) hack/localcluster.py up
+cluster-up: cluster-bins venv ## Start the local control plane on loopback (ADDONS=lws,grove also runs those); prints the kubeconfig path
+	@$(PY) hack/localcluster.py up --addons "$(ADDONS)"
 	@echo "cluster-up: in your shell: eval \$$(make kubeconfig)" >&2
 
 cluster-down: ## Stop the local control plane and remove its state
@@ -93,8 +99,12 @@ kubeconfig: ## Print "export KUBECONFIG=..." of the local control plane: eval $(
 run: venv ## Run the operator (console logs) against KUBECONFIG's cluster, else a local control plane it starts
 	@hack/run-local.sh
 
-test: venv cluster-bins helm ## Unit + integration tests (starts its own local control plane)
-	$(VENV)/bin/pytest test/unit test/integration $(PYTEST_ARGS)
+test: venv cluster-bins helm ## Unit + integration tests (starts its own local control plane), then make multinode
+	$(VENV)/bin/pytest test/unit test/integration --ignore=$(MULTINODE_TESTS) $(PYTEST_ARGS)
+	$(VENV)/bin/pytest $(MULTINODE_TESTS) $(PYTEST_ARGS)
+
+multinode: venv cluster-bins ## Multinode graphs through the real LeaderWorkerSet controller and Grove's operator (own cluster)
+	$(VENV)/bin/pytest $(MULTINODE_TESTS) $(PYTEST_ARGS)
 
 test-unit: venv helm ## Unit tests only (no cluster; helm renders the chart)
 	$(VENV)/bin/pytest test/unit $(PYTEST_ARGS)
@@ -133,4 +143,4 @@ deploy: ## Deploy config/default (CRDs, RBAC, operator) with the image IMG
 undeploy: ## Delete every Dynamo custom resource while the operator runs, then the operator; CRDs stay
 	@hack/deploy.sh undeploy
 
-.PHONY: help doctor venv reinstall lock lint fmt manifests chart-sync render cluster-bins helm cluster-up cluster-down kubeconfig run test test-unit compat test-e2e faults bench docker-build docker-push build-installer install uninstall deploy undeploy
+.PHONY: help doctor venv reinstall lock lint fmt manifests chart-sync render cluster-bins helm cluster-up cluster-down kubeconfig run test multinode test-unit compat test-e2e faults bench docker-build docker-push build-installer install uninstall deploy undeploy

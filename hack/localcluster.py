@@ -7,9 +7,14 @@ Binaries come from hack/build-cluster-bins.sh. Simulated pod IPs come from each 
 which lies in 127.0.0.0/8, so whatever the operator dials on a pod IP stays on loopback.
 
 Pods never finish on their own: annotate a Running pod `kwok.dynamo.test/phase: Succeeded` or
-`Failed` (with `kwok.dynamo.test/message`) to finish it (hack/kwok/pod-phase-by-annotation.yaml).
+`Failed` (with `kwok.dynamo.test/message`) to finish it (hack/kwok/pod-phase-by-annotation.yaml), or
+`kwok.dynamo.test/ready: "false"` to make it not Ready for good (hack/kwok/pod-not-ready-by-annotation.yaml).
 
-CLI: localcluster.py up|down|status|kubeconfig|reap [--name NAME] [--state-dir DIR] [--nodes N].
+Opt-in add-ons (hack/cluster_addons.py): `addons=("lws", "grove")` / `--addons lws,grove` also runs the
+real LeaderWorkerSet controller and Grove's operator, with their CRDs and webhooks, on loopback.
+
+CLI: localcluster.py up|down|status|kubeconfig|reap [--name NAME] [--state-dir DIR] [--nodes N]
+[--addons lws,grove].
 `up` prints the admin kubeconfig path on stdout (progress on stderr); `down` stops exactly the
 recorded pids and removes the state dir. Both are idempotent. `reap` stops the clusters of test
 sessions that died before their teardown. Only the stdlib is imported, so the
@@ -38,6 +43,12 @@ from pathlib import Path
 from typing import Any
 
 HACK_DIR = Path(__file__).resolve().parent
+# Run as a script under PYTHONSAFEPATH (the Makefile sets it) its own directory is not on sys.path.
+if str(HACK_DIR) not in sys.path:
+    sys.path.append(str(HACK_DIR))
+
+import cluster_addons  # noqa: E402
+from cluster_addons import ADDONS, AddonMissingError  # noqa: E402
 
 ETCD = "etcd"
 APISERVER = "kube-apiserver"
@@ -76,7 +87,10 @@ KWOK_STAGES = (
     "kustomize/stage/pod/fast/pod-ready.yaml",
     "kustomize/stage/pod/fast/pod-delete.yaml",
 )
-OWN_STAGES = (HACK_DIR / "kwok" / "pod-phase-by-annotation.yaml",)
+OWN_STAGES = (
+    HACK_DIR / "kwok" / "pod-phase-by-annotation.yaml",
+    HACK_DIR / "kwok" / "pod-not-ready-by-annotation.yaml",
+)
 
 STOP_GRACE_SECONDS = 10.0  # SIGTERM first; SIGKILL whatever is still there after this
 POLL_SECONDS = 0.2
@@ -88,6 +102,10 @@ class ClusterError(RuntimeError):
 
 class BinariesMissingError(ClusterError):
     """The control-plane binaries are not built; `make cluster-bins` builds them."""
+
+
+class AddonNotBuiltError(BinariesMissingError):
+    """An add-on was asked for but is not built (the message says how to build it)."""
 
 
 def log(message: str) -> None:
@@ -283,6 +301,25 @@ def make_pki(pki: Path) -> None:
     _openssl("pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=pki)
 
 
+def make_serving_cert(pki: Path, dest: Path) -> None:
+    """`dest/tls.crt` + `tls.key` for a webhook server on 127.0.0.1, signed by the cluster's CA (the
+    file names controller-runtime's webhook server reads)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    (pki / "webhook.ext").write_text(
+        "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+        "extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n"
+    )
+    _openssl(
+        "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+        "-keyout", str(dest / "tls.key"), "-out", "webhook.csr", "-subj", "/CN=127.0.0.1", cwd=pki,
+    )  # fmt: skip
+    _openssl(
+        "x509", "-req", "-in", "webhook.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+        "-days", "3650", "-extfile", "webhook.ext", "-out", str(dest / "tls.crt"),
+        cwd=pki,
+    )  # fmt: skip
+
+
 def _b64(path: Path) -> str:
     return base64.b64encode(path.read_bytes()).decode()
 
@@ -339,8 +376,10 @@ class LocalCluster:
         bin_dir: Path | str | None = None,
         nodes: int = DEFAULT_NODES,
         owner_pid: int | None = None,
+        addons: Sequence[str] = (),
     ) -> None:
         self.name = name
+        self.addons = cluster_addons.parse(addons)
         self.state_dir = Path(state_dir) if state_dir else default_state_dir(name)
         self._bin_dir = Path(bin_dir) if bin_dir else None
         self.nodes = nodes
@@ -409,8 +448,29 @@ class LocalCluster:
         }
 
     def is_up(self) -> bool:
-        """Every component's recorded process is running."""
-        return set(self.pids()) == set(COMPONENTS)
+        """Every component's recorded process is running (add-ons included)."""
+        if not self._state_file.exists():
+            return False
+        return set(self.pids()) == set(self._state()["components"])
+
+    def components(self) -> tuple[str, ...]:
+        """The processes of this cluster in start order: the control plane, then the add-ons'."""
+        with contextlib.suppress(ClusterError, ValueError):
+            return tuple(self._state()["components"])
+        return COMPONENTS + tuple(ADDONS[a].component for a in self.addons)
+
+    def addon_dirs(self) -> dict[str, Path]:
+        """Add-on name -> its built directory (AddonNotBuiltError, with how to build, if one is not)."""
+        dirs = {}
+        for name in self.addons:
+            addon = ADDONS[name]
+            directory = cluster_addons.addon_dir(addon)
+            try:
+                cluster_addons.built(addon, directory)
+            except AddonMissingError as e:
+                raise AddonNotBuiltError(str(e)) from None
+            dirs[name] = directory
+        return dirs
 
     # -- lifecycle
 
@@ -424,6 +484,7 @@ class LocalCluster:
         started = time.monotonic()
         deadline = started + timeout
         bin_dir = self.bin_dir()
+        addon_dirs = self.addon_dirs()
         kwok_module = Path((bin_dir / "kwok-module-dir").read_text().strip())
         stages = [kwok_module / s for s in KWOK_STAGES] + list(OWN_STAGES)
         if missing := [str(s) for s in stages if not s.is_file()]:
@@ -433,6 +494,11 @@ class LocalCluster:
         try:
             make_pki(self._pki)
             names = [ETCD, "etcd-peer", APISERVER, CONTROLLER_MANAGER, SCHEDULER, KWOK]
+            names += [f"{a}-{role}" for a in self.addons for role in cluster_addons.PORT_ROLES]
+            components = {c: {"exe": str(bin_dir / c), "pid": None} for c in COMPONENTS}
+            for a, directory in addon_dirs.items():
+                exe = directory / "bin" / ADDONS[a].component
+                components[ADDONS[a].component] = {"exe": str(exe), "pid": None, "addon": a}
             self._save(
                 {
                     "name": self.name,
@@ -442,7 +508,9 @@ class LocalCluster:
                     "stages": [str(s) for s in stages],
                     "ports": dict(zip(names, free_ports(len(names)), strict=True)),
                     "apiserver_extra_args": [],
-                    "components": {c: {"exe": str(bin_dir / c), "pid": None} for c in COMPONENTS},
+                    "components": components,
+                    "addons": list(self.addons),
+                    "addon_dirs": {a: str(d) for a, d in addon_dirs.items()},
                 }
             )
             self._write_admin_kubeconfig()
@@ -452,6 +520,8 @@ class LocalCluster:
             for name in (CONTROLLER_MANAGER, SCHEDULER, KWOK):
                 self.start_component(name, wait=False)
             self.wait_usable(deadline=deadline)
+            for addon in self.addons:
+                self._start_addon(addon, deadline=deadline)
         except BaseException as e:
             tails = self.log_tails()
             with contextlib.suppress(Exception):
@@ -507,11 +577,67 @@ class LocalCluster:
                 raise ClusterError(f"timed out waiting for: {', '.join(pending)}")
             time.sleep(POLL_SECONDS)
 
+    # -- add-ons
+
+    def _addon_ports(self, addon: str, state: Mapping[str, Any]) -> dict[str, int]:
+        return {role: state["ports"][f"{addon}-{role}"] for role in cluster_addons.PORT_ROLES}
+
+    def _addon_work_dir(self, addon: str) -> Path:
+        return self.state_dir / "addons" / addon
+
+    def _start_addon(self, name: str, *, deadline: float) -> None:
+        """CRDs (Established), serving certificate, config, process (healthy), then its webhooks: in
+        that order, so no request is sent to a webhook whose server is not up yet."""
+        addon = ADDONS[name]
+        state = self._state()
+        crd_dir = Path(state["addon_dirs"][name]) / "crds"
+        # kubectl parses the YAML (this module stays stdlib-only); server-side, as the LWS CRD is too
+        # big for the last-applied annotation of a client-side apply.
+        done = subprocess.run(
+            ["kubectl", f"--kubeconfig={self.kubeconfig}", "apply", "--server-side", "--force-conflicts",
+             "--field-manager=dynamo-localcluster", "-o", "name", "-f", str(crd_dir)],
+            capture_output=True, text=True, timeout=90, check=False,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise ClusterError(f"installing {name}'s CRDs failed: {done.stderr.strip()}")
+        for crd in done.stdout.split():
+            path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd.rsplit('/', 1)[1]}"
+            while not self._established(path):
+                if time.monotonic() > deadline:
+                    raise ClusterError(f"{crd} of add-on {name} not Established in time")
+                time.sleep(POLL_SECONDS)
+        work = self._addon_work_dir(name)
+        make_serving_cert(self._pki, work / "certs")
+        cluster_addons.write_config(addon, work, self._addon_ports(name, state), work / "certs")
+        self.start_component(addon.component, deadline=deadline)
+        ca = _b64(self._pki / "ca.crt")
+        for config in cluster_addons.webhook_configurations(addon, state["ports"][f"{name}-webhook"], ca):
+            kind = "mutatingwebhookconfigurations"
+            if config["kind"] == "ValidatingWebhookConfiguration":
+                kind = "validatingwebhookconfigurations"
+            status, body = self._api(
+                f"/apis/admissionregistration.k8s.io/v1/{kind}", method="POST", body=config
+            )
+            if status not in (201, 409):
+                raise ClusterError(f"registering {name}'s webhooks failed: {status} {body[:300]!r}")
+        port = state["ports"][f"{name}-webhook"]
+        log(f"add-on {name} {cluster_addons.version(addon)} runs (webhooks on 127.0.0.1:{port})")
+
+    def _established(self, crd_path: str) -> bool:
+        status, body = self._api(crd_path)
+        conditions = (json.loads(body).get("status") or {}).get("conditions") or [] if status == 200 else []
+        return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
+
     # -- components
 
     def _argv(self, name: str, state: Mapping[str, Any]) -> list[str]:
         ports = state["ports"]
         exe = state["components"][name]["exe"]
+        if addon_name := state["components"][name].get("addon"):
+            addon = ADDONS[addon_name]
+            work = self._addon_work_dir(addon_name)
+            config = work / f"{addon_name}-config.json"
+            return cluster_addons.argv(addon, exe, config, self._addon_ports(addon_name, state))
         pki, kubeconfig = self._pki, self.kubeconfig
         peer = f"http://127.0.0.1:{ports['etcd-peer']}"
         client = f"http://127.0.0.1:{ports[ETCD]}"
@@ -593,6 +719,9 @@ class LocalCluster:
         return [exe, *args]
 
     def _health(self, name: str, ports: Mapping[str, int]) -> bool:
+        if addon := next((a for a in ADDONS.values() if a.component == name), None):
+            path = cluster_addons.health_path(addon)
+            return _healthy(f"http://127.0.0.1:{ports[f'{addon.name}-health']}{path}")
         match name:
             case "etcd":
                 return _healthy(f"http://127.0.0.1:{ports[ETCD]}/health")
@@ -616,6 +745,8 @@ class LocalCluster:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ETCD_", "KWOK_", "KUBECONFIG"))}
         # kwok would also load ~/.kwok/kwok.yaml; point its work dir into the state dir instead.
         env["KWOK_WORKDIR"] = str(self.state_dir / "kwok")
+        if addon_name := entry.get("addon"):
+            env.update(cluster_addons.environment(ADDONS[addon_name], self.kubeconfig))
         with (self.state_dir / "logs" / f"{name}.log").open("ab") as logfile:
             proc = subprocess.Popen(
                 self._argv(name, state),
@@ -713,7 +844,7 @@ class LocalCluster:
     def log_tails(self, lines: int = 15) -> str:
         """The last lines of every component log, for error messages."""
         out = []
-        for name in COMPONENTS:
+        for name in self.components():
             with contextlib.suppress(OSError):
                 tail = self.log_path(name).read_text(errors="replace").splitlines()[-lines:]
                 out.append(f"--- {name} ({self.log_path(name)}):\n" + "\n".join(tail))
@@ -810,8 +941,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--state-dir", default=os.environ.get(STATE_DIR_ENV), help=f"env: {STATE_DIR_ENV}")
     parser.add_argument("--nodes", type=int, default=DEFAULT_NODES)
     parser.add_argument("--timeout", type=float, default=240.0)
+    parser.add_argument("--addons", default="", help=f"comma-separated, of: {', '.join(ADDONS)}")
     args = parser.parse_args(argv)
-    cluster = LocalCluster(args.name, state_dir=args.state_dir, nodes=args.nodes)
+    try:
+        addons = cluster_addons.parse(args.addons)
+    except ValueError as e:
+        parser.error(str(e))
+    cluster = LocalCluster(args.name, state_dir=args.state_dir, nodes=args.nodes, addons=addons)
     try:
         match args.command:
             case "up":
@@ -828,8 +964,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     return 1
                 pids = cluster.pids()
                 ports = cluster._state()["ports"]
-                for name in COMPONENTS:
-                    print(f"{name:24} {pids.get(name, '-')!s:>8}  127.0.0.1:{ports[name]}")
+                for name in cluster.components():
+                    addon = cluster._state()["components"][name].get("addon")
+                    port = ports[f"{addon}-webhook"] if addon else ports[name]
+                    print(f"{name:24} {pids.get(name, '-')!s:>8}  127.0.0.1:{port}")
                 print(f"server     {cluster.server}\nkubeconfig {cluster.kubeconfig}")
                 return 0 if cluster.is_up() else 1
             case "reap":

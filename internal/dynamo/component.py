@@ -186,7 +186,19 @@ def desired_leader_worker_sets(comp: Component, ctx: GenContext, owner: Obj | No
         lws["spec"] = {
             "replicas": 1,
             "startupPolicy": "LeaderCreated",
-            "leaderWorkerTemplate": {"size": nodes, "leaderTemplate": leader, "workerTemplate": worker},
+            # What LWS's defaulting webhook would fill in, set here so that LWS works with that webhook
+            # off: without a rolloutStrategy the LWS controller (v0.6) fails on every reconcile.
+            "rolloutStrategy": {
+                "type": "RollingUpdate",
+                "rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 0},
+            },
+            "networkConfig": {"subdomainPolicy": "Shared"},
+            "leaderWorkerTemplate": {
+                "size": nodes,
+                "restartPolicy": "RecreateGroupOnPodRestart",
+                "leaderTemplate": leader,
+                "workerTemplate": worker,
+            },
         }
         out.append(_with_template_hash(lws, {"leader": leader, "worker": worker}))
     return out

@@ -3,6 +3,14 @@
 The cluster is the one in KUBECONFIG when DYNAMO_TEST_USE_EXISTING_CLUSTER=1 (e.g. kind), otherwise a
 local control plane (hack/localcluster.py) started once per session in its own state dir and always
 stopped at the end. Tests that need its fault hooks take `local_cluster`, which skips elsewhere.
+
+Add-ons (hack/cluster_addons.py: the real LeaderWorkerSet controller, Grove's operator) are opt-in per
+session, as they change what the cluster does (LWS objects become ready): the session's local cluster
+runs those named by DYNAMO_TEST_CLUSTER_ADDONS (`lws,grove`), or, when that is unset and every
+collected test that uses the cluster is marked `@pytest.mark.addons(...)`, the union of those marks
+(so `pytest test/integration/controllers_multinode` just works). With an existing cluster
+(DYNAMO_TEST_USE_EXISTING_CLUSTER=1), DYNAMO_TEST_CLUSTER_ADDONS declares what it runs. A test marked
+with an add-on the session does not run is skipped, saying why (`needs_addons`).
 """
 
 from __future__ import annotations
@@ -20,12 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import cluster_addons
 import pytest
-from localcluster import BinariesMissingError, ClusterError, LocalCluster, reap_orphans
+from localcluster import AddonNotBuiltError, BinariesMissingError, ClusterError, LocalCluster, reap_orphans
 
 USE_EXISTING_ENV = "DYNAMO_TEST_USE_EXISTING_CLUSTER"
 KUBECTL_TIMEOUT = 60.0  # seconds, per kubectl call
 TEST_NAMESPACE_LABEL = "dynamo-operator.test/namespace"
+ADDONS_ENV = "DYNAMO_TEST_CLUSTER_ADDONS"
+ADDONS_MARK = "addons"
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +46,19 @@ class Cluster:
     kubeconfig: str
     server: str
     local: LocalCluster | None
+    addons: tuple[str, ...] = ()  # the add-ons this cluster runs
+    # add-on -> why the session runs without it although asked (not built, existing cluster)
+    addons_missing: tuple[tuple[str, str], ...] = ()
+
+    def why_not(self, addon: str) -> str | None:
+        """None when the add-on runs, else the reason it does not."""
+        if addon in self.addons:
+            return None
+        reasons = dict(self.addons_missing)
+        return reasons.get(addon) or (
+            f"the session's cluster runs without the {addon} add-on; "
+            f"{ADDONS_ENV}={addon} (or `make multinode`) starts it"
+        )
 
 
 class KubectlError(RuntimeError):
@@ -91,14 +115,45 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def session_addons(items: list[pytest.Item]) -> tuple[str, ...]:
+    """The add-ons this session asks for (see the module docstring)."""
+    if (forced := os.environ.get(ADDONS_ENV)) is not None:
+        return cluster_addons.parse(forced)
+    users = [item for item in items if "cluster" in getattr(item, "fixturenames", ())]
+    marks = [list(item.iter_markers(ADDONS_MARK)) for item in users]
+    if not users or not all(marks):
+        return ()
+    return cluster_addons.parse([name for ms in marks for m in ms for name in m.args])
+
+
+def _buildable_addons(wanted: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """(the wanted add-ons that are built, (add-on, why not) for the others)."""
+    ready, missing = [], []
+    for name in wanted:
+        addon = cluster_addons.ADDONS[name]
+        try:
+            cluster_addons.built(addon, cluster_addons.addon_dir(addon))
+            ready.append(name)
+        except cluster_addons.AddonMissingError as e:
+            missing.append((name, str(e)))
+    return tuple(ready), tuple(missing)
+
+
 @pytest.fixture(scope="session")
-def cluster() -> Iterator[Cluster]:
+def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
     """The cluster for this test session (see the module docstring)."""
+    wanted = session_addons(request.session.items)
     if os.environ.get(USE_EXISTING_ENV) == "1":
-        yield _existing_cluster()
+        # An existing cluster runs what it runs: DYNAMO_TEST_CLUSTER_ADDONS says which add-ons those are.
+        existing = _existing_cluster()
+        declared = cluster_addons.parse(os.environ.get(ADDONS_ENV))
+        why = f"the existing cluster ({USE_EXISTING_ENV}=1) is not declared to run it ({ADDONS_ENV})"
+        missing = tuple((a, why) for a in wanted if a not in declared)
+        yield Cluster(existing.kubeconfig, existing.server, None, declared, missing)
         return
     reap_orphans()  # clusters of earlier sessions that were killed before their teardown
-    local = LocalCluster(f"pytest-{os.getpid()}", owner_pid=os.getpid())
+    addons, missing = _buildable_addons(wanted)
+    local = LocalCluster(f"pytest-{os.getpid()}", owner_pid=os.getpid(), addons=addons)
     atexit.register(local.down)  # backstop if the session dies between up() and teardown
     # `timeout`, CI runners and IDEs stop pytest with SIGTERM, which would skip every teardown and
     # leave the cluster running: treat it like Ctrl-C, which pytest unwinds through the fixtures.
@@ -108,11 +163,13 @@ def cluster() -> Iterator[Cluster]:
     try:
         try:
             local.up()
+        except AddonNotBuiltError as e:  # built a moment ago, gone now: nothing to skip around
+            pytest.fail(str(e), pytrace=False)
         except BinariesMissingError as e:
             pytest.fail(f"{e}\n(`make test` builds them first)", pytrace=False)
         except ClusterError as e:
             pytest.fail(str(e), pytrace=False)
-        yield Cluster(kubeconfig=local.kubeconfig, server=local.server, local=local)
+        yield Cluster(local.kubeconfig, local.server, local, addons, missing)
     finally:
         local.down()
         if previous == signal.SIG_DFL:
@@ -123,6 +180,14 @@ def cluster() -> Iterator[Cluster]:
 def kubectl(cluster: Cluster) -> Kubectl:
     """kubectl bound to the cluster's admin kubeconfig: `kubectl("get", "pods", "-n", ns)` -> stdout."""
     return Kubectl(cluster.kubeconfig)
+
+
+def needs_addons(cluster: Cluster, request: pytest.FixtureRequest) -> None:
+    """Skip the requesting test unless the cluster runs every add-on of its `addons` marks."""
+    for mark in request.node.iter_markers(ADDONS_MARK):
+        for addon in mark.args:
+            if (why := cluster.why_not(addon)) is not None:
+                pytest.skip(f"needs the {addon} add-on: {why}")
 
 
 @pytest.fixture

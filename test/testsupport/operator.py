@@ -3,8 +3,9 @@ the test cluster, plus helpers to wait for state and to count the API writes the
 
 Import into a conftest: `from testsupport.operator import operator  # noqa: F401` (it needs the
 `cluster` fixture of test/integration/conftest.py). One operator per test session, started after the
-CRDs (config/crd/bases, plus a minimal LeaderWorkerSet CRD so the multinode path is exercised) are
-installed and Established; stopped gracefully at the end of the session.
+CRDs (config/crd/bases, plus a minimal LeaderWorkerSet CRD so the multinode path is exercised, unless
+the cluster runs the real LWS add-on with its own CRD) are installed and Established; stopped
+gracefully at the end of the session.
 """
 
 from __future__ import annotations
@@ -107,7 +108,9 @@ async def operator(cluster: Any) -> AsyncIterator[RunningOperator]:
     """The operator, running in this process for the whole session (see the module docstring)."""
     client = await Client.from_kubeconfig(str(cluster.kubeconfig))
     own = await Client.from_kubeconfig(str(cluster.kubeconfig))
-    await install_crds(own)
+    # The lws add-on installed the real CRD (schema and defaults); the minimal one must not replace it.
+    real_lws = "lws" in getattr(cluster, "addons", ())
+    await install_crds(own, sorted(CRD_DIR.glob("*.yaml")) if real_lws else None)
     capabilities = await detect_capabilities(own)
     ctx = OperatorContext(
         options=OperatorOptions(max_concurrent_reconciles=8, enable_grove="auto"), capabilities=capabilities

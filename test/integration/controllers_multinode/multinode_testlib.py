@@ -1,0 +1,171 @@
+"""Helpers of the multinode tests: the graphs they deploy, and what the real controllers made of them."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+from dynamo_operator.controllers import kinds
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.errors import NotFound
+from dynamo_operator.internal.client.resource import Resource
+from testsupport.api import eventually
+from testsupport.components import COMPONENT_LABEL, GRAPH_LABEL
+from testsupport.operator import TEST_FIELD_MANAGER
+
+REPO = Path(__file__).resolve().parents[3]
+SAMPLES = REPO / "config" / "samples"
+UPSTREAM = REPO.parent / "shared" / "upstream-examples"
+PERSISTENT_VOLUME = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
+STATEFUL_SET = Resource("apps", "v1", "statefulsets", "StatefulSet")
+
+LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
+WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
+READY_TIMEOUT = 180.0
+
+
+def documents(path: Path, namespace: str) -> list[dict[str, Any]]:
+    """Every document of a manifest file, placed in `namespace`."""
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    for doc in docs:
+        doc["metadata"]["namespace"] = namespace
+    return docs
+
+
+def graph_of(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    [dgd] = [d for d in docs if d["kind"] == "DynamoGraphDeployment"]
+    return dgd
+
+
+def multinode_services(dgd: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {svc: spec for svc, spec in dgd["spec"]["services"].items() if spec.get("multinode")}
+
+
+async def apply(api: Client, obj: dict[str, Any]) -> dict[str, Any]:
+    """Apply as the test's own field manager (edits never fight the operator's)."""
+    return await api.apply(kinds.resource_of(obj), copy.deepcopy(obj), field_manager=TEST_FIELD_MANAGER)
+
+
+def _claim(docs: list[dict[str, Any]], pvc: dict[str, Any], namespace: str) -> dict[str, Any] | None:
+    """The claim the user brings for a graph PVC: the file's own, else a small one; None when the
+    operator creates it (`create: true`)."""
+    for doc in docs:
+        if doc["kind"] == "PersistentVolumeClaim" and doc["metadata"]["name"] == pvc["name"]:
+            return doc
+    if pvc.get("create"):
+        return None
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": pvc["name"], "namespace": namespace},
+        "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+
+
+async def deploy(api: Client, docs: list[dict[str, Any]]) -> list[str]:
+    """Apply the manifests (the graph last), with a PersistentVolume pre-bound to every claim the graph
+    mounts (no provisioner here) and the claim itself when the user is to bring it and the file has
+    none; returns the PersistentVolumes' names."""
+    dgd = graph_of(docs)
+    namespace = dgd["metadata"]["namespace"]
+    docs = list(docs)
+    volumes = []
+    for pvc in dgd["spec"].get("pvcs") or ():
+        claim = _claim(docs, pvc, namespace)
+        if claim is not None and claim not in docs:
+            docs.insert(0, claim)
+        claim_spec = (claim or {}).get("spec") or {}
+        pv_name = f"{namespace}-{pvc['name']}"[:63]
+        volumes.append(pv_name)
+        await api.apply(
+            PERSISTENT_VOLUME,
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": {"name": pv_name},
+                "spec": {
+                    "capacity": {
+                        "storage": claim_spec.get("resources", {}).get("requests", {}).get("storage")
+                        or pvc.get("size")
+                        or "1Gi"
+                    },
+                    "accessModes": claim_spec.get("accessModes")
+                    or [pvc.get("volumeAccessMode") or "ReadWriteOnce"],
+                    "storageClassName": claim_spec.get("storageClassName", "")
+                    if claim
+                    else pvc.get("storageClass") or "standard",
+                    "hostPath": {"path": f"/tmp/{pv_name}"},
+                    "claimRef": {"namespace": namespace, "name": pvc["name"]},
+                },
+            },
+            field_manager=TEST_FIELD_MANAGER,
+        )
+    for doc in sorted(docs, key=lambda d: d["kind"] == "DynamoGraphDeployment"):
+        await apply(api, doc)
+    return volumes
+
+
+async def delete_volumes(api: Client, names: list[str]) -> None:
+    for name in names:
+        with contextlib.suppress(NotFound):
+            await api.delete(PERSISTENT_VOLUME, name)
+
+
+def condition(obj: dict[str, Any] | None, ctype: str) -> dict[str, Any]:
+    for cond in ((obj or {}).get("status") or {}).get("conditions") or ():
+        if cond.get("type") == ctype:
+            return dict(cond)
+    return {}
+
+
+def is_ready(dgd: dict[str, Any]) -> bool:
+    """`successful`, Ready=True, for the current generation."""
+    status = dgd.get("status") or {}
+    return (
+        status.get("state") == "successful"
+        and condition(dgd, "Ready").get("status") == "True"
+        and status.get("observedGeneration") == dgd["metadata"].get("generation")
+    )
+
+
+async def wait_graph(api: Client, namespace: str, name: str, *, ready: bool = True) -> dict[str, Any]:
+    """The DGD once it is (or, with ready=False, is no longer) Ready."""
+    dgd: dict[str, Any] = await eventually(
+        lambda: api.get(kinds.DGD, name, namespace=namespace),
+        until=lambda d: is_ready(d) == ready,
+        timeout=READY_TIMEOUT,
+    )
+    return dgd
+
+
+async def sets_of(api: Client, namespace: str, graph: str, service: str) -> list[dict[str, Any]]:
+    """The service's LeaderWorkerSets, by name."""
+    found = await api.list(
+        kinds.LWS, namespace=namespace, label_selector=f"{GRAPH_LABEL}={graph},{COMPONENT_LABEL}={service}"
+    )
+    live = [s for s in found if not s["metadata"].get("deletionTimestamp")]
+    return sorted(live, key=lambda s: str(s["metadata"]["name"]))
+
+
+async def pods_of(api: Client, namespace: str, lws: str) -> list[dict[str, Any]]:
+    """The live pods of one LeaderWorkerSet (leader and workers), by name."""
+    found = await api.list(kinds.POD, namespace=namespace, label_selector=f"{LWS_NAME_LABEL}={lws}")
+    live = [p for p in found if not p["metadata"].get("deletionTimestamp")]
+    return sorted(live, key=lambda p: str(p["metadata"]["name"]))
+
+
+def running_ready(pod: dict[str, Any]) -> bool:
+    status = pod.get("status") or {}
+    return status.get("phase") == "Running" and condition(pod, "Ready").get("status") == "True"
+
+
+def is_leader(pod: dict[str, Any]) -> bool:
+    return (pod["metadata"].get("labels") or {}).get(WORKER_INDEX_LABEL) == "0"
+
+
+def owner_kind(obj: dict[str, Any]) -> tuple[str, str]:
+    [owner] = [o for o in obj["metadata"].get("ownerReferences") or () if o.get("controller")]
+    return str(owner["kind"]), str(owner["name"])

@@ -1,0 +1,210 @@
+"""Grove's operator runs in the local cluster (the `grove` add-on): a PodCliqueSet shaped exactly as
+upstream's operator writes it for a multinode graph (upstream-examples/golden-grove) becomes
+PodCliques, PodCliqueScalingGroups and a PodGang; Grove lifts its scheduling gate, kube-scheduler
+places the pods, kwok runs them, and Grove reports them ready. No status here is written by a test.
+
+This proves the controller, not our pathway (which generates the PodCliqueSet from a graph): that one
+builds on this fixture.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.errors import NotFound
+from dynamo_operator.internal.client.resource import SERVICE_ACCOUNT, Resource
+from integration.controllers_multinode.multinode_testlib import (
+    PERSISTENT_VOLUME,
+    UPSTREAM,
+    condition,
+    running_ready,
+)
+from testsupport.api import eventually
+from testsupport.cluster import TEST_NAMESPACE_LABEL, Cluster, Kubectl
+
+pytestmark = [pytest.mark.cluster, pytest.mark.addons("grove")]
+
+PCS = Resource("grove.io", "v1alpha1", "podcliquesets", "PodCliqueSet")
+PCLQ = Resource("grove.io", "v1alpha1", "podcliques", "PodClique")
+PCSG = Resource("grove.io", "v1alpha1", "podcliquescalinggroups", "PodCliqueScalingGroup")
+PODGANG = Resource("scheduler.grove.io", "v1alpha1", "podgangs", "PodGang")
+POD = Resource("", "v1", "pods", "Pod")
+PVC = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
+PCS_LABEL = "app.kubernetes.io/part-of"
+GOLDENS = {
+    backend: UPSTREAM / "golden-grove" / f"backends_{backend}_disagg-multinode.json"
+    for backend in ("vllm", "sglang", "trtllm")
+}
+TIMEOUT = 180.0
+FIELD_MANAGER = "integration-test"
+
+
+@pytest.fixture
+def short_ns(kubectl: Kubectl) -> Iterator[str]:
+    """A namespace with a short name: upstream's PodCliques carry the label value `<ns>-<graph>`
+    (`nvidia.com/dynamo-namespace`), which Grove's validation holds to 63 characters, and the `ns`
+    fixture's names (after the test) are longer than a user's usually are."""
+    name = f"grove-{secrets.token_hex(3)}"
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": {TEST_NAMESPACE_LABEL: "true"}},
+    }
+    kubectl("create", "-f", "-", stdin=json.dumps(manifest))
+    kubectl("wait", "--for=create", "serviceaccount/default", "-n", name, "--timeout=30s", timeout=40)
+    yield name
+    kubectl("delete", "namespace", name, "--wait=false", "--ignore-not-found", timeout=20, check=False)
+
+
+def golden(backend: str, namespace: str) -> dict[str, dict[str, Any]]:
+    """The golden's objects (Kind/name -> object), placed in `namespace`."""
+    text = GOLDENS[backend].read_text().replace("<ns>", namespace)
+    objects: dict[str, dict[str, Any]] = json.loads(text)
+    return objects
+
+
+def podcliqueset(objects: dict[str, dict[str, Any]], namespace: str) -> dict[str, Any]:
+    [pcs] = [copy.deepcopy(o) for k, o in objects.items() if k.startswith("PodCliqueSet/")]
+    # Owned by a DGD in the golden; none exists here.
+    pcs["metadata"].pop("ownerReferences", None)
+    pcs["metadata"]["namespace"] = namespace
+    return pcs
+
+
+async def prerequisites(api: Client, pcs: dict[str, Any], namespace: str) -> list[str]:
+    """What the pods need from outside the PodCliqueSet: their ServiceAccounts (admission refuses a pod
+    without one) and bound claims for the PVCs they mount; returns the PersistentVolumes made."""
+    accounts, claims = set(), set()
+    for clique in pcs["spec"]["template"]["cliques"]:
+        pod = clique["spec"]["podSpec"]
+        if pod.get("serviceAccountName"):
+            accounts.add(pod["serviceAccountName"])
+        claims |= {
+            v["persistentVolumeClaim"]["claimName"]
+            for v in pod.get("volumes") or ()
+            if "persistentVolumeClaim" in v
+        }
+    for name in sorted(accounts):
+        sa = {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": name, "namespace": namespace},
+        }
+        await api.apply(SERVICE_ACCOUNT, sa, field_manager=FIELD_MANAGER)
+    volumes = []
+    for claim in sorted(claims):
+        pv = f"{namespace}-{claim}"[:63]
+        volumes.append(pv)
+        await api.apply(
+            PERSISTENT_VOLUME,
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": {"name": pv},
+                "spec": {
+                    "capacity": {"storage": "1Gi"},
+                    "accessModes": ["ReadWriteMany"],
+                    "storageClassName": "",
+                    "hostPath": {"path": f"/tmp/{pv}"},
+                    "claimRef": {"namespace": namespace, "name": claim},
+                },
+            },
+            field_manager=FIELD_MANAGER,
+        )
+        await api.apply(
+            PVC,
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": claim, "namespace": namespace},
+                "spec": {
+                    "accessModes": ["ReadWriteMany"],
+                    "storageClassName": "",
+                    "volumeName": pv,
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            },
+            field_manager=FIELD_MANAGER,
+        )
+    return volumes
+
+
+async def delete_volumes(api: Client, names: list[str]) -> None:
+    for name in names:
+        with contextlib.suppress(NotFound):
+            await api.delete(PERSISTENT_VOLUME, name)
+
+
+async def grove_reports_ready(api: Client, namespace: str, name: str, replicas: int) -> bool:
+    """The PodCliqueSet available, every PodClique and scaling group ready as Grove counts it, every
+    pod of it Running and Ready, placed by kube-scheduler after Grove lifted its gate."""
+    pcs = await api.get(PCS, name, namespace=namespace)
+    assert (pcs.get("status") or {}).get("availableReplicas") == replicas, pcs.get("status")
+    cliques = await api.list(PCLQ, namespace=namespace)
+    assert cliques
+    for clique in cliques:
+        status = clique.get("status") or {}
+        assert status.get("readyReplicas") == clique["spec"]["replicas"], (clique["metadata"]["name"], status)
+        assert condition(clique, "PodCliqueScheduled").get("status") == "True"
+    for group in await api.list(PCSG, namespace=namespace):
+        assert (group.get("status") or {}).get("availableReplicas") == group["spec"]["replicas"], group.get(
+            "status"
+        )
+    pods = [p for p in await api.list(POD, namespace=namespace) if not p["metadata"].get("deletionTimestamp")]
+    assert len(pods) == sum(c["spec"]["replicas"] for c in cliques)
+    for pod in pods:
+        assert running_ready(pod), pod["metadata"]["name"]
+        assert not pod["spec"].get("schedulingGates")
+        assert pod["spec"].get("schedulerName", "default-scheduler") == "default-scheduler"
+        assert pod["spec"].get("nodeName")
+    assert await api.list(PODGANG, namespace=namespace)
+    return True
+
+
+@pytest.mark.parametrize("backend", sorted(GOLDENS))
+async def test_grove_runs_upstreams_multinode_podcliqueset_to_ready(
+    api: Client, cluster: Cluster, short_ns: str, backend: str
+) -> None:
+    """vLLM, SGLang and TRT-LLM (whose leaders start after their workers: Grove's init container)
+    disaggregated multinode PodCliqueSets, as upstream writes them, run to ready under Grove."""
+    ns = short_ns
+    pcs = podcliqueset(golden(backend, ns), ns)
+    volumes = await prerequisites(api, pcs, ns)
+    try:
+        await api.apply(PCS, pcs, field_manager=FIELD_MANAGER)
+        await eventually(
+            lambda: grove_reports_ready(api, ns, pcs["metadata"]["name"], pcs["spec"]["replicas"]),
+            timeout=TIMEOUT,
+        )
+    finally:
+        await delete_volumes(api, volumes)
+
+
+async def test_grove_scales_a_multinode_scaling_group(api: Client, cluster: Cluster, short_ns: str) -> None:
+    """Scaling a PodCliqueScalingGroup through its scale subresource (how upstream scales a multinode
+    service on Grove, and what an autoscaler does) makes Grove add a whole leader + worker set of
+    PodCliques and their pods, all ready."""
+    ns = short_ns
+    pcs = podcliqueset(golden("vllm", ns), ns)
+    name = pcs["metadata"]["name"]
+    await prerequisites(api, pcs, ns)
+    await api.apply(PCS, pcs, field_manager=FIELD_MANAGER)
+    await eventually(lambda: grove_reports_ready(api, ns, name, 1), timeout=TIMEOUT)
+    before = len(await api.list(PCLQ, namespace=ns))
+    [decode] = [g for g in pcs["spec"]["template"]["podCliqueScalingGroups"] if g["name"] == "decode"]
+    group = f"{name}-0-decode"
+    await api.patch(PCSG, group, {"spec": {"replicas": 2}}, namespace=ns, subresource="scale")
+    await eventually(
+        lambda: api.list(PCLQ, namespace=ns),
+        until=lambda xs: len(xs) == before + len(decode["cliqueNames"]),
+        timeout=TIMEOUT,
+    )
+    await eventually(lambda: grove_reports_ready(api, ns, name, 1), timeout=TIMEOUT)
+    assert (await api.get(PCSG, group, namespace=ns))["status"]["availableReplicas"] == 2
