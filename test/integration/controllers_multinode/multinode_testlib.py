@@ -27,11 +27,19 @@ WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 READY_TIMEOUT = 180.0
 
 
+ENABLE_GROVE_ANNOTATION = "nvidia.com/enable-grove"
+
+
 def documents(path: Path, namespace: str) -> list[dict[str, Any]]:
-    """Every document of a manifest file, placed in `namespace`."""
+    """Every document of a manifest file, placed in `namespace`. Graphs opt out of Grove (the
+    documented `nvidia.com/enable-grove: "false"`): this session runs Grove's operator too, and the
+    session operator would otherwise run every new graph as a PodCliqueSet, not through LWS."""
     docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
     for doc in docs:
         doc["metadata"]["namespace"] = namespace
+        if doc.get("kind") == "DynamoGraphDeployment":
+            annotations = doc["metadata"].setdefault("annotations", {})
+            annotations[ENABLE_GROVE_ANNOTATION] = "false"
     return docs
 
 
