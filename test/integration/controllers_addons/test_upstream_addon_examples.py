@@ -1,0 +1,91 @@
+"""Upstream's published examples for the newer service fields (issue #15), applied unchanged on the
+local control plane: `frontendSidecar` (GAIE) reaches Ready with its sidecar running beside the
+worker; `gpuMemoryService` and `failover` wait, as upstream's operator does, for the DRA API this
+Kubernetes (1.33) does not serve, and say so on the component and the graph while the rest runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from dynamo_operator.controllers import kinds
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.resource import Resource
+from integration.controllers_side.test_side_objects import INFERENCE_POOL_CRD, running_operator
+from testsupport.api import eventually
+from testsupport.operator import CRD_DIR, LWS_CRD, TEST_FIELD_MANAGER, install_crds
+
+pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(300)]
+
+UPSTREAM = (
+    Path(__file__).resolve().parents[3].parent / "shared" / "upstream-examples"
+)  # ../shared beside the repo
+TIMEOUT = 120.0
+EVENT = Resource("", "v1", "events", "Event")
+Obj = dict[str, Any]
+
+
+def example(name: str, ns: str) -> Obj:
+    [dgd] = [d for d in yaml.safe_load_all((UPSTREAM / name).read_text()) if d]
+    dgd["metadata"]["namespace"] = ns
+    return dgd
+
+
+def condition(obj: Obj | None, ctype: str) -> Obj:
+    for c in ((obj or {}).get("status") or {}).get("conditions") or ():
+        if c.get("type") == ctype:
+            return dict(c)
+    return {}
+
+
+async def graph(api: Client, ns: str, name: str) -> Obj:
+    return await api.get(kinds.DGD, name, namespace=ns)
+
+
+async def test_frontend_sidecar_example_becomes_ready_with_its_sidecar(
+    cluster: Any, api: Client, ns: str
+) -> None:
+    await install_crds(api, [*sorted(CRD_DIR.glob("*.yaml")), LWS_CRD, INFERENCE_POOL_CRD])
+    dgd = example("backends_vllm_gaie_agg.yaml", ns)
+    async with running_operator(cluster, ns):
+        await api.apply(kinds.DGD, dgd, field_manager=TEST_FIELD_MANAGER)
+        ready = await eventually(
+            lambda: graph(api, ns, dgd["metadata"]["name"]),
+            until=lambda d: condition(d, "Ready").get("status") == "True",
+            timeout=TIMEOUT,
+        )
+        assert ready["status"]["state"] == "successful"
+        deployments = await api.list(kinds.DEPLOYMENT, namespace=ns)
+        with_sidecar = [
+            d
+            for d in deployments
+            if any(c["name"] == "sidecar-frontend" for c in d["spec"]["template"]["spec"]["containers"])
+        ]
+        assert with_sidecar, [d["metadata"]["name"] for d in deployments]
+
+
+@pytest.mark.parametrize("name", ["backends_vllm_agg_gms.yaml", "backends_vllm_agg_failover.yaml"])
+async def test_gpu_memory_service_examples_wait_for_dra_and_say_so(
+    cluster: Any, api: Client, ns: str, name: str
+) -> None:
+    await install_crds(api)
+    dgd = example(name, ns)
+    async with running_operator(cluster, ns):
+        await api.apply(kinds.DGD, dgd, field_manager=TEST_FIELD_MANAGER)
+        waiting = await eventually(
+            lambda: graph(api, ns, dgd["metadata"]["name"]),
+            until=lambda d: "resource.k8s.io" in condition(d, "Ready").get("message", ""),
+            timeout=TIMEOUT,
+        )
+        assert condition(waiting, "Ready")["status"] == "False"
+        dcds = await api.list(kinds.DCD, namespace=ns)
+        worker = [d for d in dcds if "vllmworker" in d["metadata"]["name"]]
+        assert [condition(d, "Available").get("reason") for d in worker] == ["MissingAPI"]
+        deployments = {d["metadata"]["name"] for d in await api.list(kinds.DEPLOYMENT, namespace=ns)}
+        assert not any("vllmworker" in n for n in deployments)  # nothing half-written for the worker
+        assert any(n.endswith("-frontend") for n in deployments)  # the rest of the graph runs
+        events = await api.list(EVENT, namespace=ns)
+        warnings = [e for e in events if e.get("type") == "Warning" and e.get("reason") == "MissingAPI"]
+        assert len(warnings) == 1
