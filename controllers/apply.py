@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol
 import structlog
 from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.cache_shapes import CHILD_SHAPES
-from dynamo_operator.internal.cache.transform import Transform
+from dynamo_operator.internal.cache.transform import Transform, strip_managed_fields
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.controller.owners import OwnerCheck, OwnerGone
@@ -376,12 +376,9 @@ class ChildSyncer:
     def _shape_for_memory(self, resource: Resource, written: Obj) -> Obj:
         """What to remember of a write: the cache's shape of it (see cache_shapes.py), not the whole
         response, since the memory stands in for the cache and is read the same way."""
-        trimmed = {
-            **written,
-            "metadata": {k: v for k, v in written["metadata"].items() if k != "managedFields"},
-        }
+        bare = strip_managed_fields(written)  # the response is ours alone; nobody reads them
         shape = self._shapes.get(resource)
-        return shape(trimmed) if shape is not None else trimmed
+        return shape(bare) if shape is not None else bare
 
     async def sync(
         self,

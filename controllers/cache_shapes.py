@@ -38,8 +38,3 @@ CHILD_SHAPES: Final[Mapping[Resource, Transform]] = MappingProxyType(
         kinds.POD_GROUP: metadata_only,
     }
 )
-
-
-def shape_of(resource: Resource) -> Transform | None:
-    """The transform the cache applies to `resource`, None when it keeps objects whole."""
-    return CHILD_SHAPES.get(resource)

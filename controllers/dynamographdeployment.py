@@ -300,9 +300,6 @@ class DynamoGraphDeploymentReconciler:
     ) -> Result:
         """One PodCliqueSet instead of DCDs; no worker hash, so no worker rollout to name."""
 
-        async def fail(obj: Obj, reason: str, message: str) -> None:
-            await self._fail(obj, reason, message)
-
         async def annotate(obj: Obj) -> Obj:
             return await self._annotate(obj, origin=origin, serving_hash=None)
 
@@ -314,16 +311,10 @@ class DynamoGraphDeploymentReconciler:
             owned=self.owned,
             previous_restart=self._status.current(raw).get("restart"),
             problems=self._semantic_problems(raw),
-            fail=fail,
+            fail=self._fail,
             annotate=annotate,
-            write_status=self._write_grove_status,
+            write_status=self._write_status,  # no rollout: Grove rolls its own pods
         )
-
-    async def _write_grove_status(
-        self, raw: Obj, verdict: GraphStatus, restart: dict[str, Any] | None
-    ) -> None:
-        """Grove rolls its own pods: a graph on the Grove pathway has no managed worker rollout."""
-        await self._write_status(raw, verdict, restart, NO_ROLLOUT)
 
     async def _annotate(self, raw: Obj, *, origin: str | None, serving_hash: str | None) -> Obj:
         """Merge-patch the graph's origin-version / current-worker-hash annotations when they change;
@@ -398,7 +389,11 @@ class DynamoGraphDeploymentReconciler:
             self._recorder.event(raw, type="Warning", reason=reason, message=message)
 
     async def _write_status(
-        self, raw: Obj, verdict: GraphStatus, restart: dict[str, Any] | None, rollout: Rollout
+        self,
+        raw: Obj,
+        verdict: GraphStatus,
+        restart: dict[str, Any] | None,
+        rollout: Rollout = NO_ROLLOUT,
     ) -> bool:
         """Write the graph's status; True when a request was sent."""
         old = self._status.current(raw)

@@ -57,7 +57,7 @@ log = structlog.get_logger(__name__)
 
 Obj = dict[str, Any]
 Fail = Callable[[Obj, str, str], Awaitable[None]]
-WriteStatus = Callable[[Obj, GraphStatus, "dict[str, Any] | None"], Awaitable[None]]
+WriteStatus = Callable[[Obj, GraphStatus, "dict[str, Any] | None"], Awaitable[bool]]  # True: sent
 Annotate = Callable[[Obj], Awaitable[Obj]]
 
 # How soon a graph whose DCDs are being deleted (on its way to Grove) is looked at again: their

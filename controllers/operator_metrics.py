@@ -39,45 +39,45 @@ _WEBHOOK_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
 
 RECONCILE_DURATION = Histogram(
     "dynamo_operator_reconcile_duration_seconds",
-    "Duration of reconciliation loops in seconds",
+    "Seconds one reconcile took, by kind, namespace and outcome",
     ("resource_type", "namespace", "result"),
     buckets=_RECONCILE_BUCKETS,
     registry=REGISTRY,
 )
 RECONCILE_TOTAL = Counter(
     "dynamo_operator_reconcile",
-    "Total number of reconciliations by resource type",
+    "Reconciles run, by kind, namespace and outcome",
     ("resource_type", "namespace", "result"),
     registry=REGISTRY,
 )
 RECONCILE_ERRORS = Counter(
     "dynamo_operator_reconcile_errors",
-    "Total number of reconciliation errors by resource type and error type",
+    "Reconciles that failed, by kind, namespace and error category",
     ("resource_type", "namespace", "error_type"),
     registry=REGISTRY,
 )
 RESOURCES_TOTAL = Gauge(
     "dynamo_operator_resources_total",
-    "Total number of resources by type and status",
+    "Custom resources in the cache, by kind, namespace and readiness",
     ("resource_type", "namespace", "status"),
     registry=REGISTRY,
 )
 WEBHOOK_DURATION = Histogram(
     "dynamo_operator_webhook_duration_seconds",
-    "Duration of webhook validation in seconds",
+    "Seconds an admission webhook call took (no webhook is served here: always empty)",
     ("resource_type", "operation"),
     buckets=_WEBHOOK_BUCKETS,
     registry=REGISTRY,
 )
 WEBHOOK_REQUESTS = Counter(
     "dynamo_operator_webhook_requests",
-    "Total number of webhook admission requests",
+    "Admission webhook calls (no webhook is served here: always empty)",
     ("resource_type", "operation", "result"),
     registry=REGISTRY,
 )
 WEBHOOK_DENIALS = Counter(
     "dynamo_operator_webhook_denials",
-    "Total number of webhook admission denials",
+    "Admission webhook denials (no webhook is served here: always empty)",
     ("resource_type", "operation", "reason"),
     registry=REGISTRY,
 )

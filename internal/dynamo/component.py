@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from dynamo_operator.internal import consts as c
@@ -238,7 +239,32 @@ def desired_service(comp: Component, ctx: GenContext, owner: Obj | None) -> Obj 
     """The component's ClusterIP Service, or None when it should have none."""
     if not wants_service(comp, ctx):
         return None
-    labels = workload_labels(comp)
+    return component_service(
+        comp,
+        ctx,
+        name=naming.service_name(comp.name),
+        namespace=comp.namespace,
+        labels=workload_labels(comp),
+        annotations=workload_annotations(comp),
+        owner=owner,
+        leader_only=comp.is_multinode,
+    )
+
+
+def component_service(
+    comp: Component,
+    ctx: GenContext,
+    *,
+    name: str,
+    namespace: str,
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str] | None,
+    owner: Obj | None,
+    leader_only: bool,
+) -> Obj:
+    """A ClusterIP Service selecting the component's pods (only its leaders with `leader_only`), with
+    the discovery labels when Kubernetes discovery is on. Both pathways build their Services here."""
+    labels = dict(labels)
     if kube_discovery_enabled(comp, ctx):
         labels[c.LABEL_DISCOVERY_BACKEND] = c.DISCOVERY_BACKEND_KUBERNETES
         labels[c.LABEL_DISCOVERY_ENABLED] = c.LABEL_VALUE_TRUE
@@ -248,17 +274,9 @@ def desired_service(comp: Component, ctx: GenContext, owner: Obj | None) -> Obj 
     }
     if comp.component_type:
         selector[c.LABEL_COMPONENT_TYPE] = comp.component_type
-    if comp.is_multinode:
+    if leader_only:
         selector[c.LABEL_ROLE] = Role.LEADER.value
-    obj = envelope(
-        "v1",
-        "Service",
-        naming.service_name(comp.name),
-        comp.namespace,
-        labels=labels,
-        annotations=workload_annotations(comp),
-        owner=owner,
-    )
+    obj = envelope("v1", "Service", name, namespace, labels=labels, annotations=annotations, owner=owner)
     obj["spec"] = {
         "type": "ClusterIP",
         "selector": dict(sorted(selector.items())),

@@ -22,9 +22,9 @@ from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo import naming
 from dynamo_operator.internal.dynamo.backends import Role, detect_backend, grove_addressing
 from dynamo_operator.internal.dynamo.component import (
+    component_service,
     desired_ingress,
     desired_virtual_service,
-    service_port,
     wants_service,
 )
 from dynamo_operator.internal.dynamo.context import GenContext
@@ -46,8 +46,6 @@ from dynamo_operator.internal.dynamo.pod import (
     build_main_container,
     build_pod_template,
     discovery_backend,
-    dynamo_namespace_of,
-    kube_discovery_enabled,
     multinode_node_count,
     pod_annotations,
 )
@@ -277,30 +275,16 @@ def desired_grove_service(gs: GroveService, ctx: GenContext, owner: Obj) -> Obj 
     comp = gs.component
     if not wants_service(comp, ctx):
         return None
-    labels: dict[str, str] = {}
-    if kube_discovery_enabled(comp, ctx):
-        labels[c.LABEL_DISCOVERY_BACKEND] = c.DISCOVERY_BACKEND_KUBERNETES
-        labels[c.LABEL_DISCOVERY_ENABLED] = c.LABEL_VALUE_TRUE
-    selector = {
-        c.LABEL_DYNAMO_NAMESPACE: naming.label_value(dynamo_namespace_of(comp)),
-        c.LABEL_COMPONENT: comp.service_name,
-    }
-    if comp.component_type:
-        selector[c.LABEL_COMPONENT_TYPE] = comp.component_type
-    service = envelope(
-        "v1",
-        "Service",
-        component_service_name(comp.parent_dgd, gs.service),
-        ctx.namespace,
-        labels=labels,
+    return component_service(
+        comp,
+        ctx,
+        name=component_service_name(comp.parent_dgd, gs.service),
+        namespace=ctx.namespace,
+        labels={},
+        annotations=None,
         owner=owner,
+        leader_only=False,
     )
-    service["spec"] = {
-        "type": "ClusterIP",
-        "selector": dict(sorted(selector.items())),
-        "ports": [service_port(comp.component_type)],
-    }
-    return service
 
 
 def desired_grove_objects(

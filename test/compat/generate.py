@@ -185,10 +185,7 @@ def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
     try:
         missing = missing_apis(graph, ctx)
         desired = desired_graph_objects(graph, ctx)
-        shared = desired_shared_objects(graph, ctx)
-        # What controllers/mpi_ssh_secret.py creates for a multinode graph: a copy of the key pair
-        # kept in --mpi-run-ssh-secret-namespace (drawn the way the operator draws it).
-        shared += desired_mpi_ssh_secrets(graph, NAMESPACE, ctx.mpi_ssh_secret_name, generate_rsa_key_pair)
+        shared = _namespace_objects(graph, ctx)
     except GenerationError as err:
         dgd["status"] = {"state": "failed"}
         _annotate(dgd, origin=origin, serving_hash=None)
@@ -220,14 +217,22 @@ def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
             out.add(child)
 
 
+def _namespace_objects(graph: Obj, ctx: GenContext) -> list[Obj]:
+    """What both pathways share in the namespace: the planner/EPP ServiceAccounts and bindings, and
+    what controllers/mpi_ssh_secret.py creates for a multinode graph (a copy of the key pair kept in
+    --mpi-run-ssh-secret-namespace, drawn the way the operator draws it)."""
+    return desired_shared_objects(graph, ctx) + desired_mpi_ssh_secrets(
+        graph, NAMESPACE, ctx.mpi_ssh_secret_name, generate_rsa_key_pair
+    )
+
+
 def _grove_graph(dgd: Obj, graph: Obj, ctx: GenContext, origin: str | None, out: Generated) -> None:
     """The graph reconciler's Grove pathway: the PodCliqueSet and Services, no DCDs, no worker hash."""
     name = dgd["metadata"]["name"]
     try:
         missing = missing_apis(graph, ctx, grove=True)
         desired = desired_grove_objects(graph, ctx)
-        shared = desired_shared_objects(graph, ctx)
-        shared += desired_mpi_ssh_secrets(graph, NAMESPACE, ctx.mpi_ssh_secret_name, generate_rsa_key_pair)
+        shared = _namespace_objects(graph, ctx)
     except GenerationError as err:
         dgd["status"] = {"state": "failed"}
         _annotate(dgd, origin=origin, serving_hash=None)

@@ -6,5 +6,5 @@ two fixtures, and two in-process operators would then reconcile the same objects
 """
 
 from testsupport.api import api  # noqa: F401
-from testsupport.cluster import cluster, kubectl, local_cluster, ns  # noqa: F401
+from testsupport.cluster import cluster, kubectl, local_cluster, ns, short_ns  # noqa: F401
 from testsupport.operator import operator  # noqa: F401

@@ -6,12 +6,14 @@ session, on the session event loop, closed at the end.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import pytest_asyncio
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.client.resource import NAMESPACE
+from dynamo_operator.internal.client.resource import NAMESPACE, Resource
 
 import testsupport
 from testsupport.cluster import TEST_NAMESPACE_LABEL
@@ -49,3 +51,43 @@ async def only_this_test_namespace_left(api: Client, ns: str) -> None:
         timeout=180,
         interval=1.0,
     )
+
+
+@contextlib.asynccontextmanager
+async def recording(
+    api: Client,
+    resource: Resource,
+    namespace: str,
+    *,
+    keep: Callable[[str, dict[str, Any]], Any] = lambda _type, obj: obj,
+    types: Sequence[str] = ("ADDED", "MODIFIED", "DELETED"),
+    listed: bool = True,
+) -> AsyncIterator[list[Any]]:
+    """`keep(event type, object)` for every version of every `resource` object in `namespace` a watch
+    sees while the block runs (a watch misses no intermediate state, unlike polling), in its order:
+    first each object listed at the start (type "LISTED", unless `listed` is false), then each event
+    of `types`."""
+    seen: list[Any] = []
+    page = await api.list_page(resource, namespace=namespace)
+    if listed:
+        seen += [keep("LISTED", o) for o in page.items]
+
+    async def follow() -> None:
+        rv = page.resource_version
+        while True:
+            async with api.watch(
+                resource, namespace=namespace, resource_version=rv, timeout_seconds=60
+            ) as events:
+                async for event in events:
+                    if event.type in types:
+                        seen.append(keep(event.type, event.object))
+                    if event.type != "ERROR":
+                        rv = event.object.get("metadata", {}).get("resourceVersion", rv)
+
+    task = asyncio.create_task(follow())
+    try:
+        yield seen
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

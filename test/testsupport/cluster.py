@@ -204,11 +204,10 @@ def namespace_name(test_name: str) -> str:
     return f"{base or 't'}-{secrets.token_hex(3)}"
 
 
-@pytest.fixture
-def ns(request: pytest.FixtureRequest, kubectl: Kubectl) -> Iterator[str]:
-    """A fresh namespace named after the test (its default ServiceAccount exists); deleted afterwards
-    without waiting for the deletion to finish."""
-    name = namespace_name(request.node.name)
+@contextlib.contextmanager
+def fresh_namespace(kubectl: Kubectl, name: str) -> Iterator[str]:
+    """Namespace `name` (its default ServiceAccount exists) for the block; deleted afterwards without
+    waiting for the deletion to finish."""
     manifest = {
         "apiVersion": "v1",
         "kind": "Namespace",
@@ -217,9 +216,27 @@ def ns(request: pytest.FixtureRequest, kubectl: Kubectl) -> Iterator[str]:
     kubectl("create", "-f", "-", stdin=json.dumps(manifest))
     # Pod creation is refused until kcm's serviceaccount controller has made `default`.
     kubectl("wait", "--for=create", "serviceaccount/default", "-n", name, "--timeout=30s", timeout=40)
-    yield name
-    # The cluster may be broken on purpose by a fault test: never fail the test on cleanup.
-    kubectl("delete", "namespace", name, "--wait=false", "--ignore-not-found", timeout=20, check=False)
+    try:
+        yield name
+    finally:
+        # The cluster may be broken on purpose by a fault test: never fail the test on cleanup.
+        kubectl("delete", "namespace", name, "--wait=false", "--ignore-not-found", timeout=20, check=False)
+
+
+@pytest.fixture
+def ns(request: pytest.FixtureRequest, kubectl: Kubectl) -> Iterator[str]:
+    """A fresh namespace named after the test (see `fresh_namespace`)."""
+    with fresh_namespace(kubectl, namespace_name(request.node.name)) as name:
+        yield name
+
+
+@pytest.fixture
+def short_ns(kubectl: Kubectl) -> Iterator[str]:
+    """A fresh namespace with a short name, for label values built from it: upstream's Grove objects
+    carry `<ns>-<graph>` (`nvidia.com/dynamo-namespace`), which Grove holds to 63 characters, and the
+    `ns` fixture's names (after the test) are longer than a user's usually are."""
+    with fresh_namespace(kubectl, f"grove-{secrets.token_hex(3)}") as name:
+        yield name
 
 
 @contextlib.contextmanager

@@ -22,7 +22,7 @@ import pytest_asyncio
 import yaml
 from dynamo_operator.context import Capabilities, OperatorContext, detect_capabilities
 from dynamo_operator.controllers.optional_api_watch import OptionalApiWatch
-from dynamo_operator.flags import OperatorOptions
+from dynamo_operator.flags import OperatorOptions, build_parser, options_from_args
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.metrics import REQUESTS, WRITE_METHODS, requests_count
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION
@@ -35,6 +35,8 @@ from testsupport.api import eventually
 REPO = Path(__file__).resolve().parents[2]
 CRD_DIR = REPO / "config" / "crd" / "bases"
 LWS_CRD = REPO / "test" / "integration" / "controllers_graph" / "leaderworkerset-crd.yaml"
+# A minimal stand-in for the inference extension's InferencePool CRD (see the file's header).
+INFERENCE_POOL_CRD = REPO / "test" / "integration" / "controllers_side" / "inferencepool-crd.yaml"
 TEST_FIELD_MANAGER = "integration-test"
 START_TIMEOUT = 60.0  # seconds until the caches synced
 STOP_TIMEOUT = 45.0
@@ -193,3 +195,30 @@ async def wait_quiet(*, settle: float = 2.0, timeout: float = 60.0) -> None:  # 
         elif time.monotonic() - since >= settle:
             return
     raise AssertionError(f"writes did not settle within {timeout} s")
+
+
+@contextlib.asynccontextmanager
+async def running_operator(cluster: Any, ns: str, *flags: str) -> AsyncIterator[Manager]:
+    """The operator with `flags`, restricted to `ns`, until the block ends (then stopped gracefully).
+    Beside the session `operator` it would race it: use it on a `private_cluster`."""
+    client = await Client.from_kubeconfig(str(cluster.kubeconfig))
+    options = options_from_args(build_parser().parse_args(["--namespace", ns, *flags]), environ={})
+    mgr = Manager(
+        client,
+        options=ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0", namespace=ns),
+    )
+    register_controllers(
+        mgr, OperatorContext(options=options, capabilities=await detect_capabilities(client))
+    )
+    task = asyncio.create_task(mgr.run())
+    try:
+        await eventually(lambda: mgr.ready or task.done(), timeout=60)
+        if task.done():
+            task.result()
+        yield mgr
+    finally:
+        mgr.stop()
+        try:
+            await asyncio.wait_for(task, 45)
+        finally:
+            await client.close()

@@ -13,9 +13,15 @@ import yaml
 from dynamo_operator.controllers import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import Resource
-from integration.controllers_side.test_side_objects import INFERENCE_POOL_CRD, running_operator
 from testsupport.api import eventually
-from testsupport.operator import CRD_DIR, LWS_CRD, TEST_FIELD_MANAGER, install_crds
+from testsupport.operator import (
+    CRD_DIR,
+    INFERENCE_POOL_CRD,
+    LWS_CRD,
+    TEST_FIELD_MANAGER,
+    install_crds,
+    running_operator,
+)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(300)]
 

@@ -12,7 +12,7 @@ import base64
 import contextlib
 import copy
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from dynamo_operator.flags import default_operator_version
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import EVENT, Resource
-from testsupport.api import eventually, only_this_test_namespace_left
+from testsupport.api import eventually, only_this_test_namespace_left, recording
 from testsupport.components import WORKER_HASH_LABEL, dcd_of, deployment_of, of_service
 from testsupport.components import name as name_of
 from testsupport.graphs import two_service_graph
@@ -33,9 +33,9 @@ from testsupport.operator import (
     record_writes,
     wait_quiet,
 )
+from testsupport.volumes import bind_volume, delete_volumes
 
 SAMPLES = Path(__file__).resolve().parents[3] / "config" / "samples"
-PERSISTENT_VOLUME = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
 
 READY_TIMEOUT = 120.0
 QUIET_SECONDS = 30.0
@@ -93,96 +93,43 @@ async def get_or_none(api: Client, resource: Resource, name: str, namespace: str
 
 async def bind_volumes(api: Client, dgd: dict[str, Any], namespace: str) -> list[str]:
     """A PersistentVolume per PVC the graph names, so its claims bind (no provisioner here)."""
-    names = []
-    for pvc in (dgd.get("spec") or {}).get("pvcs") or ():
-        pv_name = f"{namespace}-{pvc['name']}"[:63]
-        await api.apply(
-            PERSISTENT_VOLUME,
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolume",
-                "metadata": {"name": pv_name},
-                "spec": {
-                    "capacity": {"storage": pvc.get("size") or "1Gi"},
-                    "accessModes": [pvc.get("volumeAccessMode") or "ReadWriteOnce"],
-                    "storageClassName": pvc.get("storageClass") or "standard",
-                    "persistentVolumeReclaimPolicy": "Retain",
-                    "hostPath": {"path": f"/tmp/{pv_name}"},
-                    "claimRef": {"namespace": namespace, "name": pvc["name"]},
-                },
-            },
+    return [
+        await bind_volume(
+            api,
+            namespace,
+            pvc["name"],
+            storage=pvc.get("size") or "1Gi",
+            access_modes=[pvc.get("volumeAccessMode") or "ReadWriteOnce"],
+            storage_class=pvc.get("storageClass") or "standard",
             field_manager=TEST_FIELD_MANAGER,
         )
-        names.append(pv_name)
-    return names
+        for pvc in (dgd.get("spec") or {}).get("pvcs") or ()
+    ]
 
 
-async def delete_volumes(api: Client, names: list[str]) -> None:
-    for name in names:
-        with contextlib.suppress(NotFound):
-            await api.delete(PERSISTENT_VOLUME, name)
-
-
-@contextlib.asynccontextmanager
-async def recording(
+def recording_versions(
     api: Client, resource: Resource, namespace: str, *, keep: Callable[[dict[str, Any]], Any] = lambda o: o
-) -> AsyncIterator[list[Any]]:
-    """Every version of every `resource` object in `namespace` seen by a watch while the block runs,
-    mapped through `keep` (a watch misses no intermediate state, unlike polling)."""
-    seen: list[Any] = []
-    page = await api.list_page(resource, namespace=namespace)
-    seen += [keep(o) for o in page.items]
-
-    async def follow() -> None:
-        rv = page.resource_version
-        while True:
-            async with api.watch(
-                resource, namespace=namespace, resource_version=rv, timeout_seconds=60
-            ) as events:
-                async for event in events:
-                    if event.type in ("ADDED", "MODIFIED"):
-                        seen.append(keep(event.object))
-                    if event.type != "ERROR":
-                        rv = event.object.get("metadata", {}).get("resourceVersion", rv)
-
-    task = asyncio.create_task(follow())
-    try:
-        yield seen
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+) -> contextlib.AbstractAsyncContextManager[list[Any]]:
+    """Every listed or added/modified version of every `resource` object, mapped through `keep`."""
+    return recording(api, resource, namespace, keep=lambda _t, o: keep(o), types=("ADDED", "MODIFIED"))
 
 
-@contextlib.asynccontextmanager
-async def recording_events(api: Client, resource: Resource, namespace: str) -> AsyncIterator[list[Any]]:
-    """(event type, name, rolled) of every `resource` event in `namespace` while the block runs, in
-    the watch's order; `rolled`: its controller saw its spec and reports it Available."""
-    seen: list[Any] = []
-    page = await api.list_page(resource, namespace=namespace)
+def restart_status(dgd: dict[str, Any]) -> Any:
+    return (dgd.get("status") or {}).get("restart")
 
-    def view(kind: str, obj: dict[str, Any]) -> tuple[str, str, bool]:
-        return kind, obj["metadata"]["name"], _restart_view(obj)[2]
 
-    async def follow() -> None:
-        rv = page.resource_version
-        while True:
-            async with api.watch(
-                resource, namespace=namespace, resource_version=rv, timeout_seconds=60
-            ) as events:
-                async for event in events:
-                    if event.type in ("ADDED", "MODIFIED", "DELETED"):
-                        seen.append(view(event.type, event.object))
-                    if event.type != "ERROR":
-                        rv = event.object.get("metadata", {}).get("resourceVersion", rv)
-
-    task = asyncio.create_task(follow())
-    try:
-        yield seen
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+def recording_events(
+    api: Client, resource: Resource, namespace: str
+) -> contextlib.AbstractAsyncContextManager[list[Any]]:
+    """(event type, name, rolled) of every `resource` event while the block runs; `rolled`: its
+    controller saw its spec and reports it Available."""
+    return recording(
+        api,
+        resource,
+        namespace,
+        keep=lambda t, o: (t, o["metadata"]["name"], _restart_view(o)[2]),
+        listed=False,
+    )
 
 
 pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
@@ -468,8 +415,8 @@ async def test_restart_sequential_follows_order(api: Client, operator: RunningOp
     worker = name_of(await dcd_of(api, ns, "g", "Worker"))  # a restart keeps names: not a spec change
     dgd["spec"]["restart"] = {"id": "r1", "strategy": {"type": "Sequential", "order": ["Worker", "Frontend"]}}
     async with (
-        recording(api, kinds.DCD, ns, keep=_restart_view) as dcds,
-        recording(api, kinds.DGD, ns, keep=lambda o: (o.get("status") or {}).get("restart")) as restarts,
+        recording_versions(api, kinds.DCD, ns, keep=_restart_view) as dcds,
+        recording_versions(api, kinds.DGD, ns, keep=restart_status) as restarts,
     ):
         await apply(api, dgd)
         await _restart_done(api, ns, "r1")
@@ -495,9 +442,7 @@ async def test_restart_parallel_restarts_all_at_once(api: Client, operator: Runn
     await wait_ready(api, ns, "g")
     worker = name_of(await dcd_of(api, ns, "g", "Worker"))
     dgd["spec"]["restart"] = {"id": "p1", "strategy": {"type": "Parallel"}}
-    async with recording(
-        api, kinds.DGD, ns, keep=lambda o: (o.get("status") or {}).get("restart")
-    ) as restarts:
+    async with recording_versions(api, kinds.DGD, ns, keep=restart_status) as restarts:
         await apply(api, dgd)
         await _restart_done(api, ns, "p1")
         await _seen_completed(restarts, "p1")

@@ -6,14 +6,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from dynamo_operator.controllers import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import EVENT, Resource
-from testsupport.api import eventually, only_this_test_namespace_left
+from testsupport.api import eventually, only_this_test_namespace_left, recording
 from testsupport.components import COMPONENT_LABEL, of_service
 from testsupport.graphs import IMAGE
 from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator, record_writes, wait_quiet
@@ -69,33 +68,11 @@ def ready_and_current(dgd: dict[str, Any]) -> bool:
     )
 
 
-@contextlib.asynccontextmanager
-async def watching(api: Client, resource: Resource, namespace: str) -> AsyncIterator[list[dict[str, Any]]]:
-    """Every version of every `resource` object in `namespace` while the block runs (a watch misses
-    no intermediate state, unlike polling); DELETED versions carry `_deleted`."""
-    seen: list[dict[str, Any]] = []
-    page = await api.list_page(resource, namespace=namespace)
-    seen += page.items
-
-    async def follow() -> None:
-        rv = page.resource_version
-        while True:
-            async with api.watch(
-                resource, namespace=namespace, resource_version=rv, timeout_seconds=60
-            ) as events:
-                async for event in events:
-                    if event.type in ("ADDED", "MODIFIED", "DELETED"):
-                        seen.append({**event.object, "_deleted": event.type == "DELETED"})
-                    if event.type != "ERROR":
-                        rv = event.object.get("metadata", {}).get("resourceVersion", rv)
-
-    task = asyncio.create_task(follow())
-    try:
-        yield seen
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+def watching(
+    api: Client, resource: Resource, namespace: str
+) -> contextlib.AbstractAsyncContextManager[list[Any]]:
+    """Every version of every `resource` object while the block runs; DELETED versions carry `_deleted`."""
+    return recording(api, resource, namespace, keep=lambda t, o: {**o, "_deleted": t == "DELETED"})
 
 
 async def serving_snapshot(api: Client, namespace: str) -> dict[str, int]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 from pathlib import Path
 from typing import Any
@@ -10,16 +9,15 @@ from typing import Any
 import yaml
 from dynamo_operator.controllers import kinds
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import Resource
 from testsupport.api import eventually
 from testsupport.components import COMPONENT_LABEL, GRAPH_LABEL
 from testsupport.operator import TEST_FIELD_MANAGER
+from testsupport.volumes import bind_volume
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLES = REPO / "config" / "samples"
 UPSTREAM = REPO.parent / "shared" / "upstream-examples"
-PERSISTENT_VOLUME = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
 STATEFUL_SET = Resource("apps", "v1", "statefulsets", "StatefulSet")
 
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
@@ -86,40 +84,23 @@ async def deploy(api: Client, docs: list[dict[str, Any]]) -> list[str]:
         if claim is not None and claim not in docs:
             docs.insert(0, claim)
         claim_spec = (claim or {}).get("spec") or {}
-        pv_name = f"{namespace}-{pvc['name']}"[:63]
-        volumes.append(pv_name)
-        await api.apply(
-            PERSISTENT_VOLUME,
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolume",
-                "metadata": {"name": pv_name},
-                "spec": {
-                    "capacity": {
-                        "storage": claim_spec.get("resources", {}).get("requests", {}).get("storage")
-                        or pvc.get("size")
-                        or "1Gi"
-                    },
-                    "accessModes": claim_spec.get("accessModes")
-                    or [pvc.get("volumeAccessMode") or "ReadWriteOnce"],
-                    "storageClassName": claim_spec.get("storageClassName", "")
-                    if claim
-                    else pvc.get("storageClass") or "standard",
-                    "hostPath": {"path": f"/tmp/{pv_name}"},
-                    "claimRef": {"namespace": namespace, "name": pvc["name"]},
-                },
-            },
+        volume = await bind_volume(
+            api,
+            namespace,
+            pvc["name"],
+            storage=claim_spec.get("resources", {}).get("requests", {}).get("storage")
+            or pvc.get("size")
+            or "1Gi",
+            access_modes=claim_spec.get("accessModes") or [pvc.get("volumeAccessMode") or "ReadWriteOnce"],
+            storage_class=claim_spec.get("storageClassName", "")
+            if claim
+            else pvc.get("storageClass") or "standard",
             field_manager=TEST_FIELD_MANAGER,
         )
+        volumes.append(volume)
     for doc in sorted(docs, key=lambda d: d["kind"] == "DynamoGraphDeployment"):
         await apply(api, doc)
     return volumes
-
-
-async def delete_volumes(api: Client, names: list[str]) -> None:
-    for name in names:
-        with contextlib.suppress(NotFound):
-            await api.delete(PERSISTENT_VOLUME, name)
 
 
 def condition(obj: dict[str, Any] | None, ctype: str) -> dict[str, Any]:

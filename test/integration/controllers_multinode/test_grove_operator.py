@@ -9,25 +9,21 @@ builds on this fixture.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
-import secrets
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import SERVICE_ACCOUNT, Resource
 from integration.controllers_multinode.multinode_testlib import (
-    PERSISTENT_VOLUME,
     UPSTREAM,
     condition,
     running_ready,
 )
 from testsupport.api import eventually
-from testsupport.cluster import TEST_NAMESPACE_LABEL, Cluster, Kubectl
+from testsupport.cluster import Cluster
+from testsupport.volumes import bind_volume, delete_volumes
 
 pytestmark = [pytest.mark.cluster, pytest.mark.addons("grove")]
 
@@ -44,23 +40,6 @@ GOLDENS = {
 }
 TIMEOUT = 180.0
 FIELD_MANAGER = "integration-test"
-
-
-@pytest.fixture
-def short_ns(kubectl: Kubectl) -> Iterator[str]:
-    """A namespace with a short name: upstream's PodCliques carry the label value `<ns>-<graph>`
-    (`nvidia.com/dynamo-namespace`), which Grove's validation holds to 63 characters, and the `ns`
-    fixture's names (after the test) are longer than a user's usually are."""
-    name = f"grove-{secrets.token_hex(3)}"
-    manifest = {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {"name": name, "labels": {TEST_NAMESPACE_LABEL: "true"}},
-    }
-    kubectl("create", "-f", "-", stdin=json.dumps(manifest))
-    kubectl("wait", "--for=create", "serviceaccount/default", "-n", name, "--timeout=30s", timeout=40)
-    yield name
-    kubectl("delete", "namespace", name, "--wait=false", "--ignore-not-found", timeout=20, check=False)
 
 
 def golden(backend: str, namespace: str) -> dict[str, dict[str, Any]]:
@@ -100,24 +79,10 @@ async def prerequisites(api: Client, pcs: dict[str, Any], namespace: str) -> lis
         await api.apply(SERVICE_ACCOUNT, sa, field_manager=FIELD_MANAGER)
     volumes = []
     for claim in sorted(claims):
-        pv = f"{namespace}-{claim}"[:63]
-        volumes.append(pv)
-        await api.apply(
-            PERSISTENT_VOLUME,
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolume",
-                "metadata": {"name": pv},
-                "spec": {
-                    "capacity": {"storage": "1Gi"},
-                    "accessModes": ["ReadWriteMany"],
-                    "storageClassName": "",
-                    "hostPath": {"path": f"/tmp/{pv}"},
-                    "claimRef": {"namespace": namespace, "name": claim},
-                },
-            },
-            field_manager=FIELD_MANAGER,
+        pv = await bind_volume(
+            api, namespace, claim, access_modes=["ReadWriteMany"], field_manager=FIELD_MANAGER
         )
+        volumes.append(pv)
         await api.apply(
             PVC,
             {
@@ -134,12 +99,6 @@ async def prerequisites(api: Client, pcs: dict[str, Any], namespace: str) -> lis
             field_manager=FIELD_MANAGER,
         )
     return volumes
-
-
-async def delete_volumes(api: Client, names: list[str]) -> None:
-    for name in names:
-        with contextlib.suppress(NotFound):
-            await api.delete(PERSISTENT_VOLUME, name)
 
 
 async def grove_reports_ready(api: Client, namespace: str, name: str, replicas: int) -> bool:

@@ -11,7 +11,6 @@ import pytest
 from dynamo_operator.controllers import kinds
 from dynamo_operator.internal.client.client import Client
 from integration.controllers_multinode.multinode_testlib import apply, wait_graph
-from integration.controllers_multinode.test_grove_operator import short_ns  # noqa: F401 - fixture
 from testsupport.api import eventually
 from testsupport.graphs import two_service_graph
 from testsupport.operator import RunningOperator
@@ -37,7 +36,7 @@ async def ready_pods(api: Client, ns: str) -> list[dict[str, Any]]:
 async def test_a_graph_runs_through_grove_and_reports_ready_from_grove(
     api: Client,
     operator: RunningOperator,
-    short_ns: str,  # noqa: F811
+    short_ns: str,
 ) -> None:
     ns = short_ns
     await apply(api, two_service_graph("g", ns))
@@ -52,7 +51,7 @@ async def test_a_graph_runs_through_grove_and_reports_ready_from_grove(
 async def test_scaling_a_service_on_grove_resizes_its_podclique(
     api: Client,
     operator: RunningOperator,
-    short_ns: str,  # noqa: F811
+    short_ns: str,
 ) -> None:
     ns = short_ns
     await apply(api, two_service_graph("g", ns))

@@ -21,7 +21,6 @@ from integration.controllers_multinode.multinode_testlib import (
     UPSTREAM,
     apply,
     condition,
-    delete_volumes,
     deploy,
     documents,
     graph_of,
@@ -37,6 +36,7 @@ from testsupport.api import eventually
 from testsupport.components import dcd_of
 from testsupport.components import name as name_of
 from testsupport.operator import RunningOperator
+from testsupport.volumes import delete_volumes
 
 pytestmark = [pytest.mark.cluster, pytest.mark.addons("lws")]
 

@@ -8,61 +8,32 @@ needs, exactly as `dynamo-operator` registers its controllers.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import copy
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from dynamo_operator.context import OperatorContext, detect_capabilities
 from dynamo_operator.controllers import kinds
-from dynamo_operator.flags import build_parser, options_from_args
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import SECRET, SERVICE_ACCOUNT, Resource
-from dynamo_operator.internal.manager.manager import Manager
-from dynamo_operator.internal.manager.options import ManagerOptions
-from dynamo_operator.wiring import register_controllers
 from testsupport.api import eventually
 from testsupport.graphs import IMAGE, two_service_graph
-from testsupport.operator import CRD_DIR, LWS_CRD, TEST_FIELD_MANAGER, install_crds
+from testsupport.operator import (
+    CRD_DIR,
+    INFERENCE_POOL_CRD,
+    LWS_CRD,
+    TEST_FIELD_MANAGER,
+    install_crds,
+    running_operator,
+)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(300)]
 
-INFERENCE_POOL_CRD = Path(__file__).resolve().parent / "inferencepool-crd.yaml"
 ROLE_BINDING = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
 INGRESS = Resource("networking.k8s.io", "v1", "ingresses", "Ingress")
 EPP_ROLE = "dynamo-test-epp"
 TIMEOUT = 90.0
 Obj = dict[str, Any]
-
-
-@contextlib.asynccontextmanager
-async def running_operator(cluster: Any, ns: str, *flags: str) -> AsyncIterator[Manager]:
-    """The operator with `flags`, restricted to `ns`, until the block ends (then stopped gracefully)."""
-    client = await Client.from_kubeconfig(str(cluster.kubeconfig))
-    options = options_from_args(build_parser().parse_args(["--namespace", ns, *flags]), environ={})
-    mgr = Manager(
-        client,
-        options=ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0", namespace=ns),
-    )
-    register_controllers(
-        mgr, OperatorContext(options=options, capabilities=await detect_capabilities(client))
-    )
-    task = asyncio.create_task(mgr.run())
-    try:
-        await eventually(lambda: mgr.ready or task.done(), timeout=60)
-        if task.done():
-            task.result()
-        yield mgr
-    finally:
-        mgr.stop()
-        try:
-            await asyncio.wait_for(task, 45)
-        finally:
-            await client.close()
 
 
 async def apply(api: Client, obj: Obj) -> Obj:
