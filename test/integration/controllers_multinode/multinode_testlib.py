@@ -158,3 +158,36 @@ def is_leader(pod: dict[str, Any]) -> bool:
 def owner_kind(obj: dict[str, Any]) -> tuple[str, str]:
     [owner] = [o for o in obj["metadata"].get("ownerReferences") or () if o.get("controller")]
     return str(owner["kind"]), str(owner["name"])
+
+
+GROVE_KINDS = {
+    "PodClique": Resource("grove.io", "v1alpha1", "podcliques", "PodClique"),
+    "PodCliqueScalingGroup": Resource("grove.io", "v1alpha1", "podcliquescalinggroups", "PodCliqueScalingGroup"),
+    "PodGang": Resource("scheduler.grove.io", "v1alpha1", "podgangs", "PodGang"),
+}
+
+
+async def grove_state(api: Client, namespace: str, log: Path | None = None) -> str:
+    """What Grove and the cluster made in `namespace`, one line per object, for a timed-out wait's
+    message: each PodClique's replicas and conditions, each pod's phase, gates and node, and the
+    newest lines of Grove's log that name the namespace (CI keeps nothing else once the cluster is
+    torn down)."""
+    lines = []
+    for kind, resource in GROVE_KINDS.items():
+        for obj in await api.list(resource, namespace=namespace):
+            status = obj.get("status") or {}
+            conditions = {c.get("type"): (c.get("status"), c.get("reason")) for c in status.get("conditions") or ()}
+            counts = {k: v for k, v in status.items() if k != "conditions" and not isinstance(v, (dict, list))}
+            lines.append(f"{kind}/{obj['metadata']['name']} spec.replicas={obj['spec'].get('replicas')} {counts} {conditions}")
+    for pod in await api.list(kinds.POD, namespace=namespace):
+        spec, status = pod["spec"], pod.get("status") or {}
+        lines.append(
+            f"Pod/{pod['metadata']['name']} phase={status.get('phase')} ready={running_ready(pod)}"
+            f" gates={[g['name'] for g in spec.get('schedulingGates') or ()]} node={spec.get('nodeName')}"
+            f" deleting={bool(pod['metadata'].get('deletionTimestamp'))}"
+        )
+    if log is not None and log.exists():
+        named = [line for line in log.read_text(errors="replace").splitlines() if namespace in line]
+        lines.append(f"--- last lines of {log.name} naming {namespace}:")
+        lines.extend(line[:400] for line in named[-15:])
+    return "\n".join(lines)

@@ -19,6 +19,7 @@ from dynamo_operator.internal.client.resource import SERVICE_ACCOUNT, Resource
 from integration.controllers_multinode.multinode_testlib import (
     UPSTREAM,
     condition,
+    grove_state,
     running_ready,
 )
 from testsupport.api import eventually
@@ -127,6 +128,15 @@ async def grove_reports_ready(api: Client, namespace: str, name: str, replicas: 
     return True
 
 
+async def wait_grove_ready(api: Client, cluster: Cluster, namespace: str, name: str, replicas: int) -> None:
+    """Until Grove reports the PodCliqueSet ready; a timeout says what Grove had made by then."""
+    try:
+        await eventually(lambda: grove_reports_ready(api, namespace, name, replicas), timeout=TIMEOUT)
+    except AssertionError as e:
+        log = cluster.local.log_path("grove-operator") if cluster.local else None
+        raise AssertionError(f"{e}\n{await grove_state(api, namespace, log)}") from e
+
+
 @pytest.mark.parametrize("backend", sorted(GOLDENS))
 async def test_grove_runs_upstreams_multinode_podcliqueset_to_ready(
     api: Client, cluster: Cluster, short_ns: str, backend: str
@@ -138,10 +148,7 @@ async def test_grove_runs_upstreams_multinode_podcliqueset_to_ready(
     volumes = await prerequisites(api, pcs, ns)
     try:
         await api.apply(PCS, pcs, field_manager=FIELD_MANAGER)
-        await eventually(
-            lambda: grove_reports_ready(api, ns, pcs["metadata"]["name"], pcs["spec"]["replicas"]),
-            timeout=TIMEOUT,
-        )
+        await wait_grove_ready(api, cluster, ns, pcs["metadata"]["name"], pcs["spec"]["replicas"])
     finally:
         await delete_volumes(api, volumes)
 
@@ -155,7 +162,7 @@ async def test_grove_scales_a_multinode_scaling_group(api: Client, cluster: Clus
     name = pcs["metadata"]["name"]
     await prerequisites(api, pcs, ns)
     await api.apply(PCS, pcs, field_manager=FIELD_MANAGER)
-    await eventually(lambda: grove_reports_ready(api, ns, name, 1), timeout=TIMEOUT)
+    await wait_grove_ready(api, cluster, ns, name, 1)
     before = len(await api.list(PCLQ, namespace=ns))
     [decode] = [g for g in pcs["spec"]["template"]["podCliqueScalingGroups"] if g["name"] == "decode"]
     group = f"{name}-0-decode"
@@ -165,5 +172,5 @@ async def test_grove_scales_a_multinode_scaling_group(api: Client, cluster: Clus
         until=lambda xs: len(xs) == before + len(decode["cliqueNames"]),
         timeout=TIMEOUT,
     )
-    await eventually(lambda: grove_reports_ready(api, ns, name, 1), timeout=TIMEOUT)
+    await wait_grove_ready(api, cluster, ns, name, 1)
     assert (await api.get(PCSG, group, namespace=ns))["status"]["availableReplicas"] == 2
