@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from pathlib import Path
 from typing import Any
@@ -162,9 +163,18 @@ def owner_kind(obj: dict[str, Any]) -> tuple[str, str]:
 
 GROVE_KINDS = {
     "PodClique": Resource("grove.io", "v1alpha1", "podcliques", "PodClique"),
-    "PodCliqueScalingGroup": Resource("grove.io", "v1alpha1", "podcliquescalinggroups", "PodCliqueScalingGroup"),
+    "PodCliqueScalingGroup": Resource(
+        "grove.io", "v1alpha1", "podcliquescalinggroups", "PodCliqueScalingGroup"
+    ),
     "PodGang": Resource("scheduler.grove.io", "v1alpha1", "podgangs", "PodGang"),
 }
+
+
+def _log_lines_naming(log: Path, namespace: str, count: int) -> list[str]:
+    if not log.exists():
+        return []
+    named = [line for line in log.read_text(errors="replace").splitlines() if namespace in line]
+    return [line[:400] for line in named[-count:]]
 
 
 async def grove_state(api: Client, namespace: str, log: Path | None = None) -> str:
@@ -176,9 +186,12 @@ async def grove_state(api: Client, namespace: str, log: Path | None = None) -> s
     for kind, resource in GROVE_KINDS.items():
         for obj in await api.list(resource, namespace=namespace):
             status = obj.get("status") or {}
-            conditions = {c.get("type"): (c.get("status"), c.get("reason")) for c in status.get("conditions") or ()}
-            counts = {k: v for k, v in status.items() if k != "conditions" and not isinstance(v, (dict, list))}
-            lines.append(f"{kind}/{obj['metadata']['name']} spec.replicas={obj['spec'].get('replicas')} {counts} {conditions}")
+            conditions = {
+                c.get("type"): (c.get("status"), c.get("reason")) for c in status.get("conditions") or ()
+            }
+            counts = {k: v for k, v in status.items() if not isinstance(v, (dict, list))}
+            replicas = obj["spec"].get("replicas")
+            lines.append(f"{kind}/{obj['metadata']['name']} spec.replicas={replicas} {counts} {conditions}")
     for pod in await api.list(kinds.POD, namespace=namespace):
         spec, status = pod["spec"], pod.get("status") or {}
         lines.append(
@@ -186,8 +199,7 @@ async def grove_state(api: Client, namespace: str, log: Path | None = None) -> s
             f" gates={[g['name'] for g in spec.get('schedulingGates') or ()]} node={spec.get('nodeName')}"
             f" deleting={bool(pod['metadata'].get('deletionTimestamp'))}"
         )
-    if log is not None and log.exists():
-        named = [line for line in log.read_text(errors="replace").splitlines() if namespace in line]
+    if log is not None:
         lines.append(f"--- last lines of {log.name} naming {namespace}:")
-        lines.extend(line[:400] for line in named[-15:])
+        lines.extend(await asyncio.to_thread(_log_lines_naming, log, namespace, 15))
     return "\n".join(lines)
