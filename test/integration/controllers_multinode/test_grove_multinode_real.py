@@ -54,6 +54,7 @@ PCLQ = GROVE_KINDS["PodClique"]
 PODGANG = GROVE_KINDS["PodGang"]
 EVENT = Resource("", "v1", "events", "Event")
 NOT_READY_ANNOTATION = "kwok.dynamo.test/ready"  # kwok's stage keeps such a pod Running, not Ready
+PHASE_ANNOTATION = "kwok.dynamo.test/phase"  # kwok's stage moves such a pod to this phase
 CLIQUE_LABEL = "grove.io/podclique"
 GROUP_LABEL = "grove.io/podcliquescalinggroup"
 GROUP_INDEX_LABEL = "grove.io/podcliquescalinggroup-replica-index"
@@ -117,10 +118,11 @@ async def service_groups_run(api: Client, ns: str, graph: str, service: str, spe
     return True
 
 
-async def ready_sample(api: Client, cluster: Cluster, ns: str) -> tuple[Obj, str, Obj]:
+async def ready_sample(api: Client, cluster: Cluster, ns: str, *, replicas: int = 1) -> tuple[Obj, str, Obj]:
     """The SGLang multinode sample on Grove, Ready: the graph, its multinode service and its spec."""
     [dgd] = grove_documents(SGLANG_SAMPLE, ns)
     [(service, spec)] = multinode_services(dgd).items()
+    spec["replicas"] = replicas
     await apply(api, dgd)
     await ready_graph(api, cluster, ns, dgd["metadata"]["name"])
     return dgd, service, spec
@@ -180,12 +182,22 @@ async def test_multinode_graph_becomes_ready_through_grove(
         await delete_volumes(api, volumes)
 
 
-async def test_a_leader_that_stops_being_ready_marks_the_service_not_ready_with_the_reason(
-    api: Client, operator: RunningOperator, cluster: Cluster, short_ns: str
+# How a leader pod fails, as kwok's stages play it: readiness failing with the container running, or
+# the pod Failed (exit code 1). Grove (v0.1.0-alpha.6) replaces neither by itself: it counts a Failed
+# pod as its clique's replica, so the set stays short until the pod is deleted.
+LEADER_FAILURES = {
+    "not-ready": {NOT_READY_ANNOTATION: "false"},
+    "failed": {PHASE_ANNOTATION: "Failed", "kwok.dynamo.test/message": "NCCL error"},
+}
+
+
+@pytest.mark.parametrize("failure", sorted(LEADER_FAILURES))
+async def test_a_failing_leader_marks_the_service_not_ready_with_the_reason(
+    api: Client, operator: RunningOperator, cluster: Cluster, short_ns: str, failure: str
 ) -> None:
-    """A leader pod whose readiness fails takes its leader + worker set out of available in Grove's
-    own status: the graph is not Ready, its message names the scaling group, the leader clique and
-    the counts; once Grove has replaced the pod (deleted) the graph is Ready again."""
+    """A leader pod that stops being ready or fails takes its leader + worker set out of available
+    in Grove's own status: the graph is not Ready, its message names the scaling group, the leader
+    clique and the counts; once the pod is deleted Grove makes a new one and the graph is Ready."""
     ns = short_ns
     dgd, service, _ = await ready_sample(api, cluster, ns)
     name = dgd["metadata"]["name"]
@@ -195,7 +207,7 @@ async def test_a_leader_that_stops_being_ready_marks_the_service_not_ready_with_
     await api.patch(
         kinds.POD,
         leader["metadata"]["name"],
-        {"metadata": {"annotations": {NOT_READY_ANNOTATION: "false"}}},
+        {"metadata": {"annotations": LEADER_FAILURES[failure]}},
         namespace=ns,
     )
     not_ready = await eventually_on_grove(
@@ -217,6 +229,9 @@ async def test_a_leader_that_stops_being_ready_marks_the_service_not_ready_with_
     # Recovery is Grove's: the pod deleted, its clique makes a new one and the set is whole again.
     await api.delete(kinds.POD, leader["metadata"]["name"], namespace=ns)
     await ready_graph(api, cluster, ns, name)
+    [new_leader] = await live(api, kinds.POD, ns, f"{CLIQUE_LABEL}={leader_clique}")
+    assert new_leader["metadata"]["uid"] != leader["metadata"]["uid"]
+    assert pod_placed_and_ready(new_leader)
 
 
 async def test_scaling_a_multinode_service_adds_a_whole_leader_and_worker_set(
@@ -249,6 +264,40 @@ async def test_scaling_a_multinode_service_adds_a_whole_leader_and_worker_set(
         if "f:replicas" in ((m.get("fieldsV1") or {}).get("f:spec") or {})
     ]
     assert ("dynamo-operator", "scale") in scaled_by, scaled_by
+
+
+async def test_scaling_a_multinode_service_down_removes_its_last_leader_and_worker_set(
+    api: Client, operator: RunningOperator, cluster: Cluster, short_ns: str
+) -> None:
+    """replicas 2 -> 1: Grove removes replica 1 of the scaling group (its leader and worker cliques
+    and their pods); replica 0 keeps running, and the graph is Ready with 1 available replica."""
+    ns = short_ns
+    dgd, service, spec = await ready_sample(api, cluster, ns, replicas=2)
+    name = dgd["metadata"]["name"]
+    group_name = f"{name}-0-{naming.normalised_service(service)}"
+    before = {p["metadata"]["uid"] for p in await live(api, kinds.POD, ns, f"{GROUP_INDEX_LABEL}=0")}
+    spec["replicas"] = 1
+    await apply(api, dgd)
+    await eventually_on_grove(
+        api,
+        ns,
+        lambda: live(api, kinds.POD, ns, f"{GROUP_LABEL}={group_name},{GROUP_INDEX_LABEL}=1"),
+        until=lambda pods: pods == [],
+        cluster=cluster,
+        what=f"{group_name} replica 1 gone",
+    )
+    await eventually_on_grove(
+        api,
+        ns,
+        lambda: service_groups_run(api, ns, name, service, spec),
+        cluster=cluster,
+        what=f"{group_name} runs 1 whole set",
+    )
+    ready = await ready_graph(api, cluster, ns, name)
+    status = ready["status"]["services"][service]
+    assert (status["replicas"], status["availableReplicas"]) == (1, 1)
+    after = {p["metadata"]["uid"] for p in await live(api, kinds.POD, ns, f"{GROUP_INDEX_LABEL}=0")}
+    assert after == before, "replica 0's pods were left alone"
 
 
 async def test_trtllm_pods_mount_the_mpi_ssh_key_secret_made_in_their_namespace(
