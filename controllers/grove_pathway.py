@@ -3,14 +3,17 @@
 `GrovePathway.reconcile` is what the graph reconciler runs instead of its DCD pathway when the graph
 takes Grove (internal.dynamo.grove `takes_grove`). In order:
 
-1. a graph moving over from DCDs first has its DCDs deleted (their Services carry the names the
-   Grove pathway's Services take), and is looked at again shortly;
-2. the graph's objects are generated (PVCs, RBAC, side objects, the PodCliqueSet, Services, adapters)
-   and synced like any children: written when their content changed, the rest pruned;
+1. the graph's objects are generated (PVCs, RBAC, side objects, the PodCliqueSet, Services,
+   adapters); a graph that cannot run on Grove (bad spec, names over Grove's budget, a missing API)
+   gets a condition and one Warning Event and nothing is written;
+2. a graph moving over from DCDs then has its DCDs deleted (their Services carry the names the
+   Grove pathway's Services take) and is looked at again shortly; otherwise the objects are synced
+   like any children: written when their content changed, the rest pruned;
 3. replicas go through the `scale` subresource of the service's PodClique / PodCliqueScalingGroup
    (Grove makes those from the set once; a changed template replica count alone does not resize
    them), only when the live count differs, NotFound ignored (Grove has not made it yet);
-4. status is read from the PodCliques and scaling groups Grove reports on (grove_status.py).
+4. status is read from the PodCliques and scaling groups Grove reports on (grove_status.py), a
+   short scaling group explained by its member cliques.
 
 Switching back (Grove disabled, its API gone, or `nvidia.com/enable-grove: "false"`) is the DCD
 pathway's business: it prunes the PodCliqueSet and these Services like any child it no longer wants.
@@ -43,10 +46,11 @@ from dynamo_operator.internal.dynamo.graph import (
     services_of,
     shared_between_owners,
 )
-from dynamo_operator.internal.dynamo.grove import desired_grove_objects, grove_services
+from dynamo_operator.internal.dynamo.grove import GroveNameTooLongError, desired_grove_objects, grove_services
 from dynamo_operator.internal.dynamo.grove_status import (
     ServiceObject,
     grove_graph_status,
+    member_clique_names,
     restart_rolled,
     restart_values,
 )
@@ -64,6 +68,8 @@ Annotate = Callable[[Obj], Awaitable[Obj]]
 # Services go with them through garbage collection, which sends the graph no event.
 SWITCH_RECHECK_SECONDS = 2.0
 REASON_NAME_COLLISION = "NameCollision"
+# Grove's PodCliqueSet webhook would refuse the set: said before anything is written.
+REASON_GROVE_NAME_TOO_LONG = "GroveNameTooLong"
 
 
 def _kind_resource(kind: str) -> Resource:
@@ -102,11 +108,6 @@ class GrovePathway:
         write_status: WriteStatus,
     ) -> Result:
         namespace = raw["metadata"]["namespace"]
-        if dcds:
-            # Moving over from DCDs: delete them first (nothing else), their Services with them.
-            await self._syncer.sync(raw, [], owned=[kinds.DCD])
-            log.info("Graph moves to Grove; its DCDs are being deleted", graph=raw["metadata"]["name"])
-            return Result(requeue_after=SWITCH_RECHECK_SECONDS)
         services = grove_services(graph, ctx)
         targets = [ServiceObject(gs.service, gs.kind, gs.object_name) for gs in services]
         live = {t.name: self._cache.get(_kind_resource(t.kind), f"{namespace}/{t.name}") for t in targets}
@@ -127,6 +128,9 @@ class GrovePathway:
         except NameCollisionError as err:
             await fail(raw, REASON_NAME_COLLISION, str(err))
             raise TerminalError(str(err)) from err
+        except GroveNameTooLongError as err:
+            await fail(raw, REASON_GROVE_NAME_TOO_LONG, str(err))
+            raise TerminalError(str(err)) from err
         except GenerationError as err:
             await fail(raw, "InvalidSpec", str(err))
             raise TerminalError(str(err)) from err
@@ -134,6 +138,13 @@ class GrovePathway:
             message = "; ".join(str(err) for err in missing)
             await fail(raw, consts.REASON_NO_ORCHESTRATOR, message)
             raise TerminalError(message)
+        if dcds:
+            # Moving over from DCDs (only once the Grove objects are known to generate, so a graph
+            # Grove cannot run keeps its DCDs): delete them first, nothing else, their Services with
+            # them.
+            await self._syncer.sync(raw, [], owned=[kinds.DCD])
+            log.info("Graph moves to Grove; its DCDs are being deleted", graph=raw["metadata"]["name"])
+            return Result(requeue_after=SWITCH_RECHECK_SECONDS)
 
         pvc_names = {p.get("name") for p in (raw.get("spec") or {}).get("pvcs") or ()}
         try:
@@ -156,7 +167,14 @@ class GrovePathway:
             return await report_sync_failure(err, lambda reason, message: fail(raw, reason, message))
         await self._scale(raw, graph, targets, live)
         raw = await annotate(raw)
-        verdict = grove_graph_status(targets, live)
+        # A scaling group's member cliques say which part of it is short (e.g. its leader).
+        members = {
+            name: self._cache.get(kinds.POD_CLIQUE, f"{namespace}/{name}")
+            for t in targets
+            if t.kind == consts.KIND_POD_CLIQUE_SCALING_GROUP and (group := live.get(t.name)) is not None
+            for name in member_clique_names(group)
+        }
+        verdict = grove_graph_status(targets, live, members)
         await write_status(raw, verdict, plan.status)
         return Result()
 

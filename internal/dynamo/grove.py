@@ -28,6 +28,7 @@ from dynamo_operator.internal.dynamo.component import (
     wants_service,
 )
 from dynamo_operator.internal.dynamo.context import GenContext
+from dynamo_operator.internal.dynamo.errors import GenerationError
 from dynamo_operator.internal.dynamo.graph import (
     check_distinct_objects,
     desired_discovery_rbac,
@@ -89,6 +90,50 @@ def takes_grove(dgd: Any, ctx: GenContext, *, has_dcds: bool, has_pod_clique_set
 def clique_name(service: str) -> str:
     """A single-node service's clique, and a multinode service's scaling group: `lower(svc)`."""
     return naming.normalised_service(service)
+
+
+# Grove names a pod `<set>-<i>-<clique>-<5 random>`, or `<set>-<i>-<group>-<j>-<clique>-<5 random>`
+# in a scaling group; to keep that within a 63-character hostname its PodCliqueSet webhook refuses a
+# set whose set, group and clique names add up to more than this (upstream's DGD webhook checks the
+# same sum up front).
+GROVE_MAX_COMBINED_NAME_LENGTH = 45
+
+
+class GroveNameTooLongError(GenerationError):
+    """A service's Grove names (set + scaling group + clique) exceed Grove's pod-naming budget."""
+
+
+def grove_name_parts(dgd_name: str, service: str, *, multinode: bool) -> tuple[tuple[str, str], ...]:
+    """(kind, name) of what Grove adds up for the pods of one service: the set, then (multinode) the
+    scaling group, then the longest clique (the leader's `<svc>-ldr`; `-wkr` is as long)."""
+    base = clique_name(service)
+    if multinode:
+        return (
+            (c.KIND_POD_CLIQUE_SET, dgd_name),
+            (c.KIND_POD_CLIQUE_SCALING_GROUP, base),
+            (c.KIND_POD_CLIQUE, f"{base}-{c.GROVE_ROLE_SUFFIX_LEADER}"),
+        )
+    return ((c.KIND_POD_CLIQUE_SET, dgd_name), (c.KIND_POD_CLIQUE, base))
+
+
+def grove_name_problems(dgd: Any, ctx: GenContext) -> list[str]:
+    """Per service whose pods Grove would refuse to name, one sentence saying which names add up to
+    how much, and what to do; empty when every service fits."""
+    obj = as_dict(dgd)
+    dgd_name = str((obj.get("metadata") or {}).get("name") or "")
+    problems = []
+    for gs in grove_services(obj, ctx):
+        parts = grove_name_parts(dgd_name, gs.service, multinode=gs.multinode)
+        total = sum(len(name) for _, name in parts)
+        if total <= GROVE_MAX_COMBINED_NAME_LENGTH:
+            continue
+        named = " + ".join(f"{kind} {name!r} ({len(name)})" for kind, name in parts)
+        problems.append(
+            f"{gs.service}: Grove names its pods from {named} = {total} characters,"
+            f" more than the {GROVE_MAX_COMBINED_NAME_LENGTH} Grove allows; shorten the graph or"
+            f' service name, or keep the graph off Grove ({c.ANNOTATION_ENABLE_GROVE}: "false")'
+        )
+    return problems
 
 
 def grove_object_name(dgd_name: str, service: str) -> str:
@@ -301,6 +346,8 @@ def desired_grove_objects(
     obj = as_dict(dgd)
     # Names carry no worker hash here; checking them as if they did is stricter, never looser.
     validate_graph(obj, ctx, worker_hash="0" * 8)
+    if problems := grove_name_problems(obj, ctx):
+        raise GroveNameTooLongError("spec.services", "; ".join(problems))
     pcs = stamp_hash(
         desired_pod_clique_set(obj, ctx, restart_at=restart_at, termination_delay=termination_delay)
     )

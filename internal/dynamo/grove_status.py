@@ -4,7 +4,9 @@ Per service one object tells: the PodClique `<dgd>-0-<svc>` of a single-node ser
 PodCliqueScalingGroup of a multinode one. Either is ready once Grove has observed its latest spec
 and every desired replica is ready (PodClique: `readyReplicas`; scaling group: `availableReplicas`,
 a replica counting once every clique of the group has its minimum ready), updated, and no surplus
-replica is left over from a rollout. Pure: callers pass the objects they read.
+replica is left over from a rollout. A scaling group short of available replicas is explained by its
+member cliques (`<group>-<j>-<clique>`, as Grove names them): the message names each one short of
+ready pods, e.g. the leader clique whose pod failed. Pure: callers pass the objects they read.
 """
 
 from __future__ import annotations
@@ -32,8 +34,37 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def grove_readiness(kind: str, name: str, obj: Obj | None) -> GroveReadiness:
-    """Readiness of the PodClique or PodCliqueScalingGroup `name` (`obj`: None when it does not exist)."""
+def member_clique_names(group: Obj) -> list[str]:
+    """The PodCliques Grove makes for a scaling group's desired replicas: `<group>-<j>-<clique>`."""
+    name = str((group.get("metadata") or {}).get("name") or "")
+    spec = group.get("spec") or {}
+    return [
+        f"{name}-{replica}-{clique}"
+        for replica in range(_int(spec.get("replicas")))
+        for clique in spec.get("cliqueNames") or ()
+    ]
+
+
+def _short_members(members: Mapping[str, Obj | None]) -> str:
+    """` (podclique/<name>: ready=<r>/<want>, ...)` for each member clique short of ready pods (or
+    missing), sorted by name; empty when none is (or none was given)."""
+    short = []
+    for name, clique in sorted(members.items()):
+        if clique is None:
+            short.append(f"podclique/{name}: not found")
+            continue
+        want = _int((clique.get("spec") or {}).get("replicas"))
+        ready = _int((clique.get("status") or {}).get("readyReplicas"))
+        if ready < want:
+            short.append(f"podclique/{name}: ready={ready}/{want}")
+    return f" ({', '.join(short)})" if short else ""
+
+
+def grove_readiness(
+    kind: str, name: str, obj: Obj | None, members: Mapping[str, Obj | None] | None = None
+) -> GroveReadiness:
+    """Readiness of the PodClique or PodCliqueScalingGroup `name` (`obj`: None when it does not exist).
+    `members`: a scaling group's member cliques by name (None: not looked up), to say which is short."""
     scaling_group = kind == c.KIND_POD_CLIQUE_SCALING_GROUP
     if obj is None:
         return GroveReadiness(
@@ -70,7 +101,8 @@ def grove_readiness(kind: str, name: str, obj: Obj | None) -> GroveReadiness:
         return GroveReadiness(True, "", service)
     if counted != desired:
         word = "available" if scaling_group else "ready"
-        return GroveReadiness(False, f"desired={desired}, {word}={counted}", service)
+        detail = _short_members(members or {}) if scaling_group else ""
+        return GroveReadiness(False, f"desired={desired}, {word}={counted}{detail}", service)
     if updated != desired:
         return GroveReadiness(False, f"desired={desired}, updated={updated}", service)
     if replicas != desired:
@@ -93,14 +125,26 @@ def _label(kind: str) -> str:
     return "pcsg" if kind == c.KIND_POD_CLIQUE_SCALING_GROUP else "podclique"
 
 
-def grove_graph_status(targets: Sequence[ServiceObject], live: Mapping[str, Obj | None]) -> GraphStatus:
+def grove_graph_status(
+    targets: Sequence[ServiceObject],
+    live: Mapping[str, Obj | None],
+    members: Mapping[str, Obj | None] | None = None,
+) -> GraphStatus:
     """Ready iff every service's Grove object is ready; the message names each one that is not
     (`podclique/<name>: <why>` or `pcsg/<name>: <why>`, sorted by name, joined by `; `). `live`:
-    the objects read, by name (a missing name: the object does not exist)."""
+    the objects read, by name (a missing name: the object does not exist); `members`: the member
+    cliques of the scaling groups read, by name (`member_clique_names`)."""
     out = GraphStatus(ready=True, message="")
     waiting: list[tuple[str, str]] = []
+    members = members or {}
     for target in targets:
-        verdict = grove_readiness(target.kind, target.name, live.get(target.name))
+        obj = live.get(target.name)
+        own = (
+            {n: members.get(n) for n in member_clique_names(obj)}
+            if obj is not None and target.kind == c.KIND_POD_CLIQUE_SCALING_GROUP
+            else None
+        )
+        verdict = grove_readiness(target.kind, target.name, obj, own)
         out.services[target.service] = verdict.service
         if not verdict.ready:
             out.ready = False

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import copy
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import testsupport
 import yaml
 from dynamo_operator.controllers import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import Resource
 from testsupport.api import eventually
+from testsupport.cluster import Cluster
 from testsupport.components import COMPONENT_LABEL, GRAPH_LABEL
 from testsupport.operator import TEST_FIELD_MANAGER
 from testsupport.volumes import bind_volume
@@ -24,6 +27,7 @@ STATEFUL_SET = Resource("apps", "v1", "statefulsets", "StatefulSet")
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
 WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 READY_TIMEOUT = 180.0
+T = TypeVar("T")
 
 
 ENABLE_GROVE_ANNOTATION = "nvidia.com/enable-grove"
@@ -203,3 +207,30 @@ async def grove_state(api: Client, namespace: str, log: Path | None = None) -> s
         lines.append(f"--- last lines of {log.name} naming {namespace}:")
         lines.extend(await asyncio.to_thread(_log_lines_naming, log, namespace, 15))
     return "\n".join(lines)
+
+
+def grove_documents(path: Path, namespace: str) -> list[dict[str, Any]]:
+    """Every document of a manifest file, placed in `namespace`, as a user applies it: no Grove opt-out,
+    so with Grove served the graph takes the Grove pathway."""
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    for doc in docs:
+        doc["metadata"]["namespace"] = namespace
+    return docs
+
+
+async def eventually_on_grove(
+    api: Client,
+    namespace: str,
+    probe: Callable[[], Awaitable[T]],
+    *,
+    until: Callable[[T], bool] | None = None,
+    cluster: Cluster,
+    what: str = "",
+) -> T:
+    """`eventually` bounded by READY_TIMEOUT; on timeout the AssertionError also says what Grove and
+    the cluster made in `namespace` (`grove_state`, with Grove's log when the cluster is local)."""
+    try:
+        return await testsupport.eventually(probe, until=until, timeout=READY_TIMEOUT, what=what)
+    except AssertionError as e:
+        log = cluster.local.log_path("grove-operator") if cluster.local else None
+        raise AssertionError(f"{e}\n{await grove_state(api, namespace, log)}") from e

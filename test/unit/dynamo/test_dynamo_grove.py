@@ -12,15 +12,20 @@ import copy
 from typing import Any
 
 import pytest
+import yaml
 from compat.generate import SHAPES, generate
 from compat.goldens import GoldensMissing, discover, load_golden
 from dynamo_operator.internal import consts
+from dynamo_operator.internal.dynamo import naming
 from dynamo_operator.internal.dynamo.backends import grove_addressing
 from dynamo_operator.internal.dynamo.context import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.graph import missing_apis
 from dynamo_operator.internal.dynamo.grove import (
+    GROVE_MAX_COMBINED_NAME_LENGTH,
+    GroveNameTooLongError,
     desired_grove_objects,
     desired_pod_clique_set,
+    grove_name_problems,
     grove_object_name,
     takes_grove,
     uses_grove,
@@ -231,3 +236,92 @@ def test_grove_addressing_names_every_pod_of_the_group(nodes: int) -> None:
         addr.leader_host_shell
         == "${GROVE_PCSG_NAME}-${GROVE_PCSG_INDEX}-decode-ldr-0.${GROVE_HEADLESS_SERVICE}"
     )
+
+
+# --- Grove's pod-naming budget ----------------------------------------------------------------------
+
+
+def _named(graph: str, services: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": graph, "namespace": "ns", "uid": "u1"},
+        "spec": {"backendFramework": "sglang", "services": services},
+    }
+
+
+SINGLE = {"componentType": "frontend", "extraPodSpec": {"mainContainer": {"image": "img"}}}
+MULTI = {
+    "componentType": "worker",
+    "multinode": {"nodeCount": 2},
+    "extraPodSpec": {"mainContainer": {"image": "img", "command": ["python3", "-m", "dynamo.sglang"]}},
+}
+
+
+@pytest.mark.parametrize(
+    ("graph", "service", "spec", "total"),
+    [
+        pytest.param("g" * 37, "Frontend", SINGLE, 45, id="single-node-at-the-limit"),
+        pytest.param("g" * 38, "Frontend", SINGLE, 46, id="single-node-one-over"),
+        pytest.param("g" * 37, "Cache.A", SINGLE, 44, id="dotted-service-counts-as-dashed"),
+        pytest.param("g" * 29, "Decode", MULTI, 45, id="multinode-at-the-limit"),  # 29 + 6 + 10 (-ldr)
+        pytest.param("g" * 30, "Decode", MULTI, 46, id="multinode-one-over"),
+        pytest.param("g" * 39, "Decode", MULTI, 55, id="multinode-fits-the-crd-not-grove"),
+    ],
+)
+def test_grove_name_budget_counts_set_group_and_clique_names(
+    graph: str, service: str, spec: dict[str, Any], total: int
+) -> None:
+    """Grove refuses a set whose set + scaling group + clique names exceed 45 characters; generation
+    says so first, per service, naming the parts and their lengths, and generates nothing."""
+    dgd = _named(graph, {service: spec})
+    problems = grove_name_problems(dgd, GROVE_CTX)
+    if total <= GROVE_MAX_COMBINED_NAME_LENGTH:
+        assert problems == []
+        assert desired_grove_objects(dgd, GROVE_CTX)
+        return
+    [problem] = problems
+    assert problem.startswith(f"{service}: Grove names its pods from PodCliqueSet '{graph}' ({len(graph)})")
+    assert f"= {total} characters, more than the 45 Grove allows" in problem
+    assert 'nvidia.com/enable-grove: "false"' in problem
+    with pytest.raises(GroveNameTooLongError) as refused:
+        desired_grove_objects(dgd, GROVE_CTX)
+    assert problem in str(refused.value)
+
+
+def test_grove_name_budget_names_the_scaling_group_and_leader_clique_of_a_multinode_service() -> None:
+    [problem] = grove_name_problems(_named("g" * 30, {"Decode": MULTI}), GROVE_CTX)
+    assert (
+        f"PodCliqueSet '{'g' * 30}' (30) + PodCliqueScalingGroup 'decode' (6) + PodClique 'decode-ldr' (10)"
+        in problem
+    )
+
+
+def test_grove_name_budget_reports_every_service_over_it() -> None:
+    dgd = _named("g" * 38, {"Frontend": SINGLE, "Prefill": MULTI, "W": SINGLE})
+    assert [p.split(":")[0] for p in grove_name_problems(dgd, GROVE_CTX)] == ["Frontend", "Prefill"]
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_upstream_examples_fit_groves_name_budget(example: Any) -> None:
+    """Every example upstream's operator turned into a PodCliqueSet fits (Grove admitted them)."""
+    docs = [d for d in yaml.safe_load_all(example.yaml_path.read_text()) if d]
+    for dgd in (d for d in docs if d.get("kind") == "DynamoGraphDeployment"):
+        assert grove_name_problems(dgd, GROVE_CTX) == []
+
+
+def test_a_dynamo_namespace_over_63_characters_is_shortened_on_every_clique() -> None:
+    """`<namespace>-<graph>` (the Dynamo namespace) longer than a label value: the cliques (so Grove's
+    pods) carry it shortened by the digest rule, the same on every clique; the env carries it whole."""
+    namespace = "n" * 60
+    ctx = GenContext(namespace=namespace, capabilities=Capabilities(grove=True))
+    dgd = _graph(multinode=True)
+    dgd["metadata"]["namespace"] = namespace
+    full = f"{namespace}-g"
+    cliques = desired_pod_clique_set(dgd, ctx)["spec"]["template"]["cliques"]
+    values = {c["labels"][consts.LABEL_DYNAMO_NAMESPACE] for c in cliques}
+    assert values == {naming.label_value(full)}
+    assert len(naming.label_value(full)) <= 63
+    for clique in cliques:
+        env = {e["name"]: e.get("value") for e in clique["spec"]["podSpec"]["containers"][0].get("env") or ()}
+        assert env["DYN_NAMESPACE"] == full

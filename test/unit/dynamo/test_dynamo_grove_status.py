@@ -11,6 +11,7 @@ from dynamo_operator.internal.dynamo.grove_status import (
     ServiceObject,
     grove_graph_status,
     grove_readiness,
+    member_clique_names,
     restart_rolled,
     restart_values,
 )
@@ -133,3 +134,76 @@ def test_restart_values_are_read_from_the_live_cliques() -> None:
         }
     }
     assert restart_values(pcs) == {"Frontend": "r1", "Decode": None}
+
+
+# --- a short scaling group is explained by its member cliques -------------------------------------------
+
+
+def group(
+    *, desired: int = 1, available: int = 0, cliques: tuple[str, ...] = ("w-ldr", "w-wkr")
+) -> dict[str, Any]:
+    obj = grove_object(
+        desired=desired, available=available, ready=available, replicas=desired, updated=desired
+    )
+    obj["metadata"]["name"] = "g-0-w"
+    obj["spec"]["cliqueNames"] = list(cliques)
+    return obj
+
+
+def clique(*, want: int, ready: int) -> dict[str, Any]:
+    return {"spec": {"replicas": want}, "status": {"readyReplicas": ready}}
+
+
+def test_member_cliques_are_named_per_replica_of_the_group() -> None:
+    assert member_clique_names(group(desired=2)) == [
+        "g-0-w-0-w-ldr",
+        "g-0-w-0-w-wkr",
+        "g-0-w-1-w-ldr",
+        "g-0-w-1-w-wkr",
+    ]
+    assert member_clique_names(group(desired=0)) == []
+
+
+@pytest.mark.parametrize(
+    ("members", "detail"),
+    [
+        pytest.param(
+            {"g-0-w-0-w-ldr": clique(want=1, ready=0), "g-0-w-0-w-wkr": clique(want=3, ready=3)},
+            " (podclique/g-0-w-0-w-ldr: ready=0/1)",
+            id="leader-not-ready",
+        ),
+        pytest.param(
+            {"g-0-w-0-w-ldr": clique(want=1, ready=1), "g-0-w-0-w-wkr": clique(want=3, ready=1)},
+            " (podclique/g-0-w-0-w-wkr: ready=1/3)",
+            id="workers-short",
+        ),
+        pytest.param(
+            {"g-0-w-0-w-ldr": None, "g-0-w-0-w-wkr": clique(want=3, ready=0)},
+            " (podclique/g-0-w-0-w-ldr: not found, podclique/g-0-w-0-w-wkr: ready=0/3)",
+            id="missing-and-short-sorted",
+        ),
+        pytest.param(
+            {"g-0-w-0-w-ldr": clique(want=1, ready=1), "g-0-w-0-w-wkr": clique(want=3, ready=3)},
+            "",
+            id="members-ready-group-not-yet-counted",
+        ),
+    ],
+)
+def test_a_short_scaling_group_names_its_short_member_cliques(
+    members: dict[str, dict[str, Any] | None], detail: str
+) -> None:
+    status = grove_graph_status([ServiceObject("W", PCSG, "g-0-w")], {"g-0-w": group()}, members)
+    assert not status.ready
+    assert status.message == f"pcsg/g-0-w: desired=1, available=0{detail}"
+
+
+def test_member_cliques_missing_from_the_read_are_reported_not_found() -> None:
+    status = grove_graph_status([ServiceObject("W", PCSG, "g-0-w")], {"g-0-w": group(cliques=("w-ldr",))}, {})
+    assert status.message == "pcsg/g-0-w: desired=1, available=0 (podclique/g-0-w-0-w-ldr: not found)"
+
+
+def test_a_podclique_message_carries_no_member_detail() -> None:
+    status = grove_graph_status(
+        [ServiceObject("F", PCLQ, "g-0-x")], {"g-0-x": grove_object(ready=0)}, {"g-0-x-0-a": None}
+    )
+    assert status.message == "podclique/g-0-x: desired=2, ready=0"
