@@ -96,8 +96,9 @@ class ChildWriteError(Exception):
 
     @property
     def terminal(self) -> bool:
-        """True when retrying the same write cannot succeed (the server refused its content)."""
-        return isinstance(self.cause, errors.Invalid | errors.BadRequest)
+        """True when retrying the same write cannot succeed: the server refused its content, or an
+        admission webhook or policy did (e.g. Grove's, on a PodCliqueSet it will not run)."""
+        return isinstance(self.cause, errors.Invalid | errors.BadRequest) or errors.admission_denied(self.cause)
 
 
 class ChildrenOwnedByOthers(Exception):

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 # Bodies can be large (a whole rejected object) and may echo user data; keep log lines bounded.
-MAX_MESSAGE_CHARS = 256
+MAX_MESSAGE_CHARS = 1024  # room for an admission policy's name, binding and its own message
 
 
 def _cut(text: str) -> str:
@@ -79,6 +79,21 @@ class Unauthorized(ApiError):
 
 class Forbidden(ApiError):
     """403: authenticated but not allowed (RBAC), or the namespace is terminating."""
+
+
+# How the API server words a refusal by admission: a webhook ("admission webhook \"x\" denied the
+# request: ...") or a ValidatingAdmissionPolicy ("ValidatingAdmissionPolicy 'p' with binding 'b'
+# denied request: ..."). Both answer 403 by default, as RBAC and a terminating namespace do, and only
+# the message tells them apart.
+_ADMISSION_DENIALS = ("denied the request", "denied request")
+
+
+def admission_denied(err: BaseException) -> bool:
+    """True when admission control refused the object's content: sending it again cannot succeed
+    until the object (or the policy) changes. RBAC refusals and terminating namespaces are not."""
+    if not isinstance(err, ApiError) or err.code not in (400, 403, 422):
+        return False
+    return any(phrase in err.message for phrase in _ADMISSION_DENIALS)
 
 
 class NotFound(ApiError):

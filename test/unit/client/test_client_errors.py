@@ -93,3 +93,55 @@ def test_fallback_message_when_body_is_not_a_status() -> None:
     err = error_from_status(502, None, fallback_message="<html>bad gateway</html>")
     assert isinstance(err, errors.ServerError)
     assert "bad gateway" in err.message
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "denied"),
+    [
+        pytest.param(
+            403,
+            'admission webhook "vpodcliqueset.validating.grove.io" denied the request: name too long',
+            True,
+            id="webhook-403",
+        ),
+        pytest.param(
+            400, 'admission webhook "v.example.io" denied the request: spec.x must be set', True, id="webhook-400"
+        ),
+        pytest.param(
+            403,
+            "services \"s\" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'b' denied request: "
+            "failed expression: object.metadata.name != 's'",
+            True,
+            id="admission-policy-403",
+        ),
+        pytest.param(
+            422,
+            "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: failed expression",
+            True,
+            id="admission-policy-invalid",
+        ),
+        pytest.param(
+            403,
+            'services is forbidden: User "system:serviceaccount:ns:op" cannot create resource "services"',
+            False,
+            id="rbac",
+        ),
+        pytest.param(
+            403,
+            'pods "p" is forbidden: unable to create new content in namespace n because it is being terminated',
+            False,
+            id="namespace-terminating",
+        ),
+        pytest.param(500, 'admission webhook "w" denied the request', False, id="server-error"),
+    ],
+)
+def test_admission_denial_is_told_apart_from_rbac_and_terminating_namespaces(
+    code: int, message: str, denied: bool
+) -> None:
+    """Admission refusals share 403 with RBAC and terminating namespaces; only they are final."""
+    err = error_from_status(code, status(code, "Forbidden" if code == 403 else "", message))
+    assert errors.admission_denied(err) is denied
+
+
+def test_only_api_errors_are_admission_denials() -> None:
+    assert not errors.admission_denied(RuntimeError('admission webhook "w" denied the request'))

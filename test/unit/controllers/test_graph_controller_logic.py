@@ -495,6 +495,17 @@ async def test_graph_with_colliding_service_keys_is_reported_once_and_writes_not
             id="refused-content",
         ),
         pytest.param(
+            ChildWriteError(
+                kinds.CONFIG_MAP,
+                "c",
+                "apply",
+                errors.Forbidden(403, "Forbidden", 'admission webhook "w" denied the request: no'),
+            ),
+            "ApplyRejected",
+            "terminal",
+            id="refused-by-admission",
+        ),
+        pytest.param(
             ChildrenOwnedByOthers(["ConfigMap c is controlled by K o"]), "NameConflict", 60.0, id="conflict"
         ),
         pytest.param(DuplicateChildren(["configmaps/c"]), "DuplicateChildren", "terminal", id="duplicate"),

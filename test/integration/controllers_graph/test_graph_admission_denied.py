@@ -1,0 +1,158 @@
+"""A child refused by admission control (a ValidatingAdmissionPolicy here; an admission webhook such
+as Grove's answers alike) is final until something changes: the component says why in its condition,
+with one Warning, and the operator does not send the same write again and again."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from dynamo_operator.controllers import kinds
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.errors import ApiError, NotFound
+from dynamo_operator.internal.client.resource import EVENT, Resource
+from testsupport.api import eventually
+from testsupport.graphs import IMAGE
+from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator, record_writes
+
+pytestmark = pytest.mark.cluster
+
+POLICY = Resource(
+    "admissionregistration.k8s.io",
+    "v1",
+    "validatingadmissionpolicies",
+    "ValidatingAdmissionPolicy",
+    namespaced=False,
+)
+BINDING = Resource(
+    "admissionregistration.k8s.io",
+    "v1",
+    "validatingadmissionpolicybindings",
+    "ValidatingAdmissionPolicyBinding",
+    namespaced=False,
+)
+DENIAL = "this namespace takes no Services"
+WATCH_SECONDS = 8.0
+SETTLE_SECONDS = 3.0
+
+
+def graph(name: str, namespace: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "backendFramework": "vllm",
+            "services": {
+                "Frontend": {
+                    "componentType": "frontend",
+                    "replicas": 1,
+                    "extraPodSpec": {"mainContainer": {"image": IMAGE}},
+                }
+            },
+        },
+    }
+
+
+def condition(obj: dict[str, Any], ctype: str) -> dict[str, Any]:
+    for cond in (obj.get("status") or {}).get("conditions") or ():
+        if cond.get("type") == ctype:
+            return dict(cond)
+    return {}
+
+
+async def find(api: Client, resource: Resource, ns: str, name: str) -> dict[str, Any]:
+    """The object, or {} while it does not exist."""
+    try:
+        return await api.get(resource, name, namespace=ns)
+    except NotFound:
+        return {}
+
+
+async def service_refused(api: Client, ns: str) -> bool:
+    probe = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "probe", "namespace": ns}}
+    probe["spec"] = {"ports": [{"port": 80}]}
+    try:
+        await api.create(kinds.SERVICE, probe)
+    except ApiError as e:
+        return DENIAL in e.message
+    await api.delete(kinds.SERVICE, "probe", namespace=ns)
+    return False
+
+
+@pytest.fixture
+async def no_services_policy(api: Client, ns: str) -> AsyncIterator[str]:
+    """A policy that refuses every Service created in `ns` (and only there), in force once yielded."""
+    name = f"no-services-{ns}"
+    policy = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "resourceRules": [
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE"],
+                        "resources": ["services"],
+                    }
+                ]
+            },
+            "validations": [{"expression": "false", "message": DENIAL}],
+        },
+    }
+    binding = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": {
+            "policyName": name,
+            "validationActions": ["Deny"],
+            "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}},
+        },
+    }
+    await api.apply(POLICY, policy, field_manager=TEST_FIELD_MANAGER)
+    await api.apply(BINDING, binding, field_manager=TEST_FIELD_MANAGER)
+    try:
+        await eventually(lambda: service_refused(api, ns), until=bool, timeout=30)
+        yield name
+    finally:
+        for resource in (BINDING, POLICY):
+            try:
+                await api.delete(resource, name)
+            except NotFound:
+                pass
+
+
+async def test_a_child_refused_by_admission_is_reported_once_and_not_retried(
+    api: Client, operator: RunningOperator, ns: str, no_services_policy: str
+) -> None:
+    await api.apply(kinds.DGD, copy.deepcopy(graph("g", ns)), field_manager=TEST_FIELD_MANAGER)
+    dcd = await eventually(
+        lambda: find(api, kinds.DCD, ns, "g-frontend"),
+        until=lambda d: condition(d, "Available").get("reason") == "ApplyRejected",
+        timeout=60,
+    )
+    assert DENIAL in condition(dcd, "Available")["message"]
+    dgd = await api.get(kinds.DGD, "g", namespace=ns)
+    assert condition(dgd, "Ready").get("status") != "True"
+
+    # The rest of the component goes on (its Deployment's progress wakes the component up a few
+    # times, each one more try of the Service); once it has settled, nothing is sent again.
+    await eventually(
+        lambda: find(api, kinds.DEPLOYMENT, ns, "g-frontend"),
+        until=lambda d: (d.get("status") or {}).get("readyReplicas") == 1,
+        timeout=60,
+    )
+    await asyncio.sleep(SETTLE_SECONDS)
+    with record_writes() as writes:
+        await asyncio.sleep(WATCH_SECONDS)
+    assert [w for w in writes if f"/namespaces/{ns}/" in w[1]] == []
+
+    events = await api.list(EVENT, namespace=ns, field_selector="involvedObject.name=g-frontend,type=Warning")
+    assert [e["reason"] for e in events if e["reason"] == "ApplyRejected"] == ["ApplyRejected"]
