@@ -98,7 +98,8 @@ class ChildWriteError(Exception):
     def terminal(self) -> bool:
         """True when retrying the same write cannot succeed: the server refused its content, or an
         admission webhook or policy did (e.g. Grove's, on a PodCliqueSet it will not run)."""
-        return isinstance(self.cause, errors.Invalid | errors.BadRequest) or errors.admission_denied(self.cause)
+        refused = isinstance(self.cause, errors.Invalid | errors.BadRequest)
+        return refused or errors.admission_denied(self.cause)
 
 
 class ChildrenOwnedByOthers(Exception):

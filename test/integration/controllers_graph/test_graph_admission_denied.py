@@ -5,6 +5,7 @@ with one Warning, and the operator does not send the same write again and again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 from collections.abc import AsyncIterator
 from typing import Any
@@ -123,10 +124,8 @@ async def no_services_policy(api: Client, ns: str) -> AsyncIterator[str]:
         yield name
     finally:
         for resource in (BINDING, POLICY):
-            try:
+            with contextlib.suppress(NotFound):
                 await api.delete(resource, name)
-            except NotFound:
-                pass
 
 
 async def test_a_child_refused_by_admission_is_reported_once_and_not_retried(

@@ -105,7 +105,7 @@ def test_fallback_message_when_body_is_not_a_status() -> None:
             id="webhook-403",
         ),
         pytest.param(
-            400, 'admission webhook "v.example.io" denied the request: spec.x must be set', True, id="webhook-400"
+            400, 'admission webhook "v.example.io" denied the request: x must be set', True, id="webhook-400"
         ),
         pytest.param(
             403,
@@ -128,7 +128,8 @@ def test_fallback_message_when_body_is_not_a_status() -> None:
         ),
         pytest.param(
             403,
-            'pods "p" is forbidden: unable to create new content in namespace n because it is being terminated',
+            'pods "p" is forbidden: unable to create new content in namespace n because it is being '
+            "terminated",
             False,
             id="namespace-terminating",
         ),
