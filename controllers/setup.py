@@ -262,14 +262,32 @@ def grove_kinds(needed: Callable[[Capabilities], bool]) -> list[OptionalKind]:
     ]
 
 
-def _replicas_or_status(obj: dict[str, Any]) -> tuple[Any, ...]:
-    meta = obj.get("metadata") or {}
-    return (obj.get("status"), (obj.get("spec") or {}).get("replicas"), meta.get("generation"))
+# What the graph's Grove readiness (internal/dynamo/grove_status.py) reads of a PodClique or scaling
+# group: a change elsewhere (conditions' times, scheduled/gated counts, template hashes) is no news.
+_GROVE_STATUS_READ = (
+    "replicas",
+    "readyReplicas",
+    "availableReplicas",
+    "updatedReplicas",
+    "observedGeneration",
+)
+
+
+def _what_grove_readiness_reads(obj: dict[str, Any]) -> tuple[Any, ...]:
+    meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
+    return (
+        meta.get("generation"),
+        spec.get("replicas"),
+        tuple(spec.get("cliqueNames") or ()),
+        *(status.get(key) for key in _GROVE_STATUS_READ),
+    )
 
 
 # Grove makes these, so their creation is news to the graph (its status said "resource not found");
-# after that only what readiness and scaling read: status, spec.replicas and generation.
-GROVE_OBJECT_CHANGED = Funcs(on_update=lambda old, new: _replicas_or_status(old) != _replicas_or_status(new))
+# after that only what readiness and scaling read.
+GROVE_OBJECT_CHANGED = Funcs(
+    on_update=lambda old, new: _what_grove_readiness_reads(old) != _what_grove_readiness_reads(new)
+)
 
 
 def graph_of_grove_object(obj: dict[str, Any]) -> list[str]:

@@ -10,7 +10,12 @@ import yaml
 from dynamo_operator.context import OperatorContext
 from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.optional_ownership import OptionalOwnership
-from dynamo_operator.controllers.setup import gen_context_factory, graph_of_grove_object, grove_kinds
+from dynamo_operator.controllers.setup import (
+    GROVE_OBJECT_CHANGED,
+    gen_context_factory,
+    graph_of_grove_object,
+    grove_kinds,
+)
 from dynamo_operator.flags import build_parser, options_from_args
 from dynamo_operator.internal.dynamo.context import Capabilities
 from dynamo_operator.internal.dynamo.render import RenderOptions, render_documents
@@ -129,3 +134,48 @@ def test_render_with_grove_respects_the_graphs_opt_out() -> None:
         )
     )
     assert "PodCliqueSet" not in {d["kind"] for d in docs}
+
+
+def _clique(**status: Any) -> dict[str, Any]:
+    base = {"replicas": 1, "readyReplicas": 0, "updatedReplicas": 1, "observedGeneration": 1}
+    return {
+        "metadata": {"name": "g-0-worker", "generation": 1},
+        "spec": {"replicas": 1},
+        "status": base | status,
+    }
+
+
+@pytest.mark.parametrize(
+    ("change", "wakes"),
+    [
+        pytest.param({"readyReplicas": 1}, True, id="ready-count"),
+        pytest.param({"availableReplicas": 1}, True, id="available-count"),
+        pytest.param({"updatedReplicas": 0}, True, id="updated-count"),
+        pytest.param({"replicas": 2}, True, id="replica-count"),
+        pytest.param({"observedGeneration": 2}, True, id="observed-generation"),
+        pytest.param({"scheduledReplicas": 1}, False, id="scheduled-count"),
+        pytest.param({"scheduleGatedReplicas": 0}, False, id="gated-count"),
+        pytest.param({"currentPodTemplateHash": "abc"}, False, id="template-hash"),
+        pytest.param(
+            {"conditions": [{"type": "PodCliqueScheduled", "status": "True", "lastTransitionTime": "t"}]},
+            False,
+            id="conditions",
+        ),
+    ],
+)
+def test_a_grove_object_wakes_its_graph_only_for_what_readiness_reads(
+    change: dict[str, Any], wakes: bool
+) -> None:
+    old = _clique()
+    new = _clique(**change)
+    assert GROVE_OBJECT_CHANGED.update(old, new) is wakes
+
+
+def test_a_grove_object_wakes_its_graph_on_a_spec_change() -> None:
+    old = _clique()
+    scaled = _clique()
+    scaled["spec"]["replicas"] = 2
+    regenerated = _clique()
+    regenerated["metadata"]["generation"] = 2
+    assert GROVE_OBJECT_CHANGED.update(old, scaled)
+    assert GROVE_OBJECT_CHANGED.update(old, regenerated)
