@@ -99,9 +99,8 @@ kubeconfig: ## Print "export KUBECONFIG=..." of the local control plane: eval $(
 run: venv ## Run the operator (console logs) against KUBECONFIG's cluster, else a local control plane it starts
 	@hack/run-local.sh
 
-test: venv cluster-bins helm ## Unit + integration tests (starts its own local control plane), then make multinode
-	$(VENV)/bin/pytest test/unit test/integration --ignore=$(MULTINODE_TESTS) $(PYTEST_ARGS)
-	$(VENV)/bin/pytest $(MULTINODE_TESTS) $(PYTEST_ARGS)
+test: venv cluster-bins helm ## Unit tests beside the multinode session, then the integration tests (own local clusters)
+	@hack/run-tests.sh $(VENV) $(MULTINODE_TESTS) $(PYTEST_ARGS)
 
 multinode: venv cluster-bins ## Multinode graphs through the real LeaderWorkerSet controller and Grove's operator (own cluster)
 	$(VENV)/bin/pytest $(MULTINODE_TESTS) $(PYTEST_ARGS)
@@ -117,6 +116,7 @@ test-e2e: venv helm ## Deploy config/default and run the e2e suite (kind if KIND
 
 faults: venv cluster-bins ## Fault scenarios, each on a fresh cluster: make faults F=leader-failover (or all)
 	$(PY) hack/faults/run.py $(or $(F),all)
+	$(if $(F),,$(VENV)/bin/pytest test/integration -m fault $(PYTEST_ARGS))
 
 bench: venv cluster-bins ## Benchmarks: prints the figures
 	$(PY) test/bench/run.py $(BENCH_ARGS)

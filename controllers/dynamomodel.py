@@ -11,10 +11,10 @@ server refuses loopback addresses in EndpointSlices, so simulated pods with 127.
 clusters) never appear in slices. In a real cluster slices are populated and are the only source.
 
 Deletion of a LoRA model runs through the `nvidia.com/finalizer` finalizer: DELETE the adapter on
-every endpoint. Failed unloads are retried (every 10 s) until `UNLOAD_GRACE` seconds after deletion was
-requested, then the finalizer is removed anyway with a Warning Event: an unreachable or broken pod
-must not keep a model object alive forever, and a pod that misses the DELETE loses the adapter on
-its next restart anyway. Each attempt is bounded by the LoRA client's 30 s batch timeout.
+every endpoint. Failed unloads are retried (every 10 s) until the grace (`--lora-unload-grace`, 60 s)
+after deletion was requested is over, then the finalizer is removed anyway with a Warning Event: an
+unreachable or broken pod must not keep a model object alive forever, and a pod that misses the
+DELETE loses the adapter on its next restart anyway. Each attempt is bounded by the LoRA client's 30 s batch timeout.
 """
 
 from __future__ import annotations
@@ -108,8 +108,10 @@ class DynamoModelReconciler:
         lora: LoraApi,
         pods: StoreReader | None = None,
         clock: Clock = utc_now,
+        unload_grace: float = UNLOAD_GRACE,
     ) -> None:
         self._client, self._cache, self._recorder, self._lora = client, cache, recorder, lora
+        self._unload_grace = unload_grace
         # Pods carrying a base-model-hash label (see the module docstring); None: slices only.
         self._pods = pods
         self._clock = clock
@@ -234,7 +236,7 @@ class DynamoModelReconciler:
                     waited = (
                         self._clock() - _parse_time(str(_meta(model, "deletionTimestamp")))
                     ).total_seconds()
-                    if waited < UNLOAD_GRACE:
+                    if waited < self._unload_grace:
                         return Result(requeue_after=UNLOAD_RETRY)
                     log.warning("giving up LoRA unload", model=object_key(model), waited=waited)
                 else:
@@ -249,7 +251,7 @@ class DynamoModelReconciler:
 CONTROLLER_NAME = "dynamomodel"
 
 
-def register(mgr: Any) -> Any:
+def register(mgr: Any, *, unload_grace: float = UNLOAD_GRACE) -> Any:
     """Build the reconciler (with the process's one LoRA client) and register its controller; the
     client's connections are closed when the manager stops."""
     lora_client = LoraClient()
@@ -265,6 +267,7 @@ def register(mgr: Any) -> Any:
         recorder=mgr.event_recorder(CONTROLLER_NAME),
         lora=lora_client,
         pods=pods.store,
+        unload_grace=unload_grace,
     )
     builder = mgr.builder(CONTROLLER_NAME)
     reconciler.setup(builder)

@@ -73,7 +73,7 @@ def register_all(mgr: Manager, ctx: Any) -> OptionalApiWatch:
     register_docker_secrets(mgr, index, dcd)
     dynamographdeploymentscalingadapter.register(mgr)
     dynamographdeploymentrequest.register(mgr, ctx)
-    dynamomodel.register(mgr)
+    dynamomodel.register(mgr, unload_grace=ctx.options.lora_unload_grace)
     # Not leader-only, as upstream: every replica's /metrics shows the counts from its warm cache.
     mgr.add_runnable(ResourceCounter(mgr.cache).run, needs_leader=False, name="resource-counter")
     return apis

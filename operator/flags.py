@@ -83,6 +83,8 @@ class OperatorOptions:
     discovery_backend: str = DEFAULT_DISCOVERY_BACKEND
     # Issue #11 item 3: whether graphs may take the Grove pathway (see `--enable-grove`).
     enable_grove: str = "false"
+    # How long a deleted LoRA model keeps its finalizer while unloads fail (controllers/dynamomodel.py).
+    lora_unload_grace: float = 60.0
 
 
 GROVE_MODES = ("true", "auto", "false")
@@ -261,6 +263,15 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         dynamo.add_argument(flag, default="", help=text)
     dynamo.add_argument(
+        "--lora-unload-grace",
+        type=_seconds,
+        default=60.0,
+        metavar="DURATION",
+        help="a deleted LoRA DynamoModel keeps its finalizer this long while unloading fails on some "
+        "endpoint, retrying every 10 s, then goes with a LoRAUnloadFailed Warning (e.g. 60s, 2m; "
+        "default %(default)ss)",
+    )
+    dynamo.add_argument(
         "--virtual-service-supports-https",
         nargs="?",
         const=True,
@@ -378,6 +389,7 @@ def options_from_args(args: argparse.Namespace, environ: dict[str, str] | None =
         epp_cluster_role_name=args.epp_cluster_role_name,
         mpi_run_ssh_secret_name=args.mpi_run_ssh_secret_name,
         mpi_run_ssh_secret_namespace=args.mpi_run_ssh_secret_namespace,
+        lora_unload_grace=args.lora_unload_grace,
         operator_version=args.operator_version,
         nats_address=args.nats_address,
         etcd_address=args.etcd_address,

@@ -115,7 +115,9 @@ async def operator(cluster: Any) -> AsyncIterator[RunningOperator]:
     await install_crds(own, sorted(CRD_DIR.glob("*.yaml")) if real_lws else None)
     capabilities = await detect_capabilities(own)
     ctx = OperatorContext(
-        options=OperatorOptions(max_concurrent_reconciles=8, enable_grove="auto"), capabilities=capabilities
+        # A short LoRA unload grace: the test of a model that cannot unload waits it out.
+        options=OperatorOptions(max_concurrent_reconciles=8, enable_grove="auto", lora_unload_grace=15.0),
+        capabilities=capabilities,
     )
     mgr = Manager(
         client,

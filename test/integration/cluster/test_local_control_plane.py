@@ -240,6 +240,7 @@ def test_fault_hooks_restart_components_and_expire_history(
     assert (event["type"], event["object"]["code"]) == ("ERROR", 410)
 
 
+@pytest.mark.fault
 def test_pods_stay_ready_when_the_fake_kubelet_stalls(tmp_path: Path) -> None:
     """kwok silent for longer than kcm's node grace period (50 s) leaves its pods Ready and the Node
     untainted: a starved fake kubelet must not hang rollouts (kwok never re-reports a pod Ready)."""

@@ -83,6 +83,8 @@ def test_secure_metrics_reach_the_manager_with_their_certificate_directory() -> 
         pytest.param(["--etcd-address", "e:2379"], "etcd_address", "e:2379", id="etcd"),
         pytest.param(["--etcdAddr=e:2379"], "etcd_address", "e:2379", id="etcd-upstream"),
         pytest.param(["--operator-version", "1.0.0"], "operator_version", "1.0.0", id="operator-version"),
+        pytest.param(["--lora-unload-grace", "2m"], "lora_unload_grace", 120.0, id="lora-unload-grace"),
+        pytest.param([], "lora_unload_grace", 60.0, id="lora-unload-grace-default"),
     ],
 )
 def test_flag_parsing(argv: list[str], field: str, value: object) -> None:
