@@ -14,7 +14,8 @@ Deletion of a LoRA model runs through the `nvidia.com/finalizer` finalizer: DELE
 every endpoint. Failed unloads are retried (every 10 s) until the grace (`--lora-unload-grace`, 60 s)
 after deletion was requested is over, then the finalizer is removed anyway with a Warning Event: an
 unreachable or broken pod must not keep a model object alive forever, and a pod that misses the
-DELETE loses the adapter on its next restart anyway. Each attempt is bounded by the LoRA client's 30 s batch timeout.
+DELETE loses the adapter on its next restart anyway. Each attempt is bounded by the LoRA client's 30 s
+batch timeout.
 """
 
 from __future__ import annotations
