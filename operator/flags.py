@@ -14,6 +14,7 @@ DEFAULT_LEADER_ELECTION_ID = "dynamo-operator-leader"
 DEFAULT_METRICS_ADDRESS = ":8080"
 DEFAULT_SECURE_METRICS_ADDRESS = ":8443"  # kubebuilder's port for the authenticated HTTPS endpoint
 DEFAULT_WORKERS = 8
+DEFAULT_CREATES_FIRST = False
 DISCOVERY_BACKENDS = ("kubernetes", "etcd")
 DEFAULT_DISCOVERY_BACKEND = "kubernetes"
 """Workers per controller. controller-runtime defaults to 1, but here a worker is a coroutine and a
@@ -60,6 +61,7 @@ class OperatorOptions:
     graceful_shutdown_timeout: float = 30.0
     namespace: str | None = None
     max_concurrent_reconciles: int = DEFAULT_WORKERS
+    creates_first: bool = DEFAULT_CREATES_FIRST
     log_level: str = "info"
     log_format: str = "json"
     kubeconfig: str | None = None
@@ -201,6 +203,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=DEFAULT_WORKERS,
         help="workers per controller (default %(default)s)",
+    )
+    run.add_argument(
+        "--creates-first",
+        action=argparse.BooleanOptionalAction,
+        default=DEFAULT_CREATES_FIRST,
+        help="hand newly created (or, at start-up, listed) objects to workers before re-syncs of "
+        "objects already reconciled (default %(default)s)",
     )
     run.add_argument(
         "--log-level",
@@ -363,6 +372,7 @@ def options_from_args(args: argparse.Namespace, environ: dict[str, str] | None =
         graceful_shutdown_timeout=args.graceful_shutdown_timeout,
         namespace=args.namespace or None,
         max_concurrent_reconciles=args.max_concurrent_reconciles,
+        creates_first=args.creates_first,
         log_level=args.log_level,
         log_format=args.log_format,
         kubeconfig=args.kubeconfig,

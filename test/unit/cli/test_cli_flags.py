@@ -68,6 +68,8 @@ def test_secure_metrics_reach_the_manager_with_their_certificate_directory() -> 
         pytest.param(["--namespace", "team"], "namespace", "team", id="restricted"),
         pytest.param(["--restrictedNamespace=team"], "namespace", "team", id="upstream-spelling"),
         pytest.param(["--max-concurrent-reconciles", "4"], "max_concurrent_reconciles", 4, id="workers"),
+        pytest.param(["--creates-first"], "creates_first", True, id="creates-first"),
+        pytest.param(["--no-creates-first"], "creates_first", False, id="no-creates-first"),
         pytest.param(["--log-format", "console"], "log_format", "console", id="console-logs"),
         pytest.param(
             ["--leader-election-retry-period", "500ms"], "leader_election_retry_period", 0.5, id="duration-ms"
