@@ -6,19 +6,28 @@ For each N of --graphs (default 100,300,1000; each on its own cluster) it prints
 - baseline: seconds until 3·N bare Deployments (same pod template, no operator) are all available —
   the physical limit of this cluster (scheduler + kwok + kcm on this machine);
 - floor: the same cluster's cost of the operator's writes alone — a bench client writes every object
-  the operator writes for N graphs (DGDs, RBAC, DCDs, Deployments, Services, Events, statuses) with
-  no controller in between, until every Deployment is available (bench_graph's write floor);
+  the operator writes for N graphs (DGDs, RBAC, DCDs, Deployments, Services, Events, statuses)
+  through a pool of concurrent writers, with no controller in between, each graph's statuses as soon
+  as its Deployments are available (test/bench/write_floor.py); its writes/s is what the API server
+  accepted;
 - operator: seconds from the first DGD create until every DGD is Ready, and its ratio to the floor
   (the goal: <= 1.1 at 100, <= 1.2 at 1,000) and to the baseline;
+- writes per DGD by verb, resource and code, next to the floor's by kind;
 - memory breakdown: bytes per cached object by kind (test/bench/cache_memory.py);
 - operator peak RSS (VmHWM) and CPU seconds; API requests by verb, in total and per DGD;
 - writes in a quiet period after convergence (goal 0);
 - restart: a new operator process replacing the old one — seconds to caches synced (/readyz), to
   quiet (no write for --settle seconds), and the writes it made although nothing changed (goal 0).
 
+Levers are compared on one cluster: each --variant NAME=FLAGS is an operator run with those flags
+(its graphs in a namespace of their own, deleted before the next run), and --repeat R runs R rounds
+of (floor, every variant), since the host is shared and one run's figure is noisy. Every run is
+printed; memory, quiet and restart figures come from the last run (--skip leaves phases out).
+
 At the end, one growth table: a row per size (time, ratios, memory, CPU, writes per graph).
 
 Usage: .venv/bin/python test/bench/bench_scale.py [--graphs 100,300,1000] [--timeout 1800]
+         [--variant w16=--max-concurrent-reconciles=16 ...] [--repeat 2] [--skip baseline,restart]
 Bounded: --timeout per size; the cluster and operators are always stopped. Sizes run in order and
 the first one that does not finish in its bound stops the run (the figures so far are printed).
 """
@@ -280,7 +289,7 @@ async def one_size(
     variants: list[Variant],
     repeat: int,
     skip: set[str],
-    floor_concurrency: int,
+    floor_concurrency: list[int],
 ) -> dict[str, Any]:
     """One cluster for size `n`: baseline, then `repeat` rounds of (floor, each variant)."""
     deadline = time.monotonic() + timeout
@@ -306,18 +315,24 @@ async def one_size(
             h.deploy_default(cluster.kubeconfig)
             cpu = bg.ClusterCPU(cluster)
             for r in range(repeat):
-                h.say(f"N={n}: write floor #{r + 1}, the operator's writes for {n} graphs sent by a client")
-                floor, _ = await bg.write_floor(
-                    api, n, left(), cpu, make_graph=three_service_graph, concurrency=floor_concurrency
-                )
-                runs.append({
-                    "run": "floor", "round": r + 1, "seconds": round(floor.seconds, 1),
-                    "write_phase_s": round(floor.write_phase_s, 1),
-                    "writes_per_s": round(floor.writes_per_second), "writes_per_dgd": floor.total_writes / n,
-                    "writers": floor.concurrency,
-                })  # fmt: skip
-                fig.setdefault("floor_writes_by", dict(sorted(floor.writes.items())))
-                h.say(f"N={n}: floor {floor.seconds:.1f} s ({floor.writes_per_second:.0f} writes/s)")
+                floors = []
+                for writers in floor_concurrency:
+                    h.say(
+                        f"N={n}: write floor #{r + 1}, {writers} writers: the operator's writes, no operator"
+                    )
+                    floor, _ = await bg.write_floor(
+                        api, n, left(), cpu, make_graph=three_service_graph, concurrency=writers
+                    )
+                    floors.append(floor.seconds)
+                    runs.append({
+                        "run": f"floor/{writers}", "round": r + 1, "seconds": round(floor.seconds, 1),
+                        "write_phase_s": round(floor.write_phase_s, 1),
+                        "writes_per_s": round(floor.writes_per_second),
+                        "writes_per_dgd": floor.total_writes / n,
+                    })  # fmt: skip
+                    fig.setdefault("floor_writes_by", dict(sorted(floor.writes.items())))
+                    h.say(f"N={n}: floor {floor.seconds:.1f} s ({floor.writes_per_second:.0f} writes/s)")
+                floor_s = min(floors)
                 for i, variant in enumerate(variants):
                     last = r == repeat - 1 and i == len(variants) - 1
                     op_fig = await operator_phase(
@@ -327,16 +342,16 @@ async def one_size(
                     )  # fmt: skip
                     runs.append({
                         "run": variant.name, "round": r + 1, "seconds": op_fig["operator_s"],
-                        "to_floor": round(op_fig["operator_s"] / floor.seconds, 2),
+                        "to_floor": round(op_fig["operator_s"] / floor_s, 2),
                         "writes_per_dgd": op_fig["writes_per_dgd"],
                         "cpu_s": op_fig["cpu_s"], "rss_peak_mb": op_fig["rss_peak_mb"],
                     })  # fmt: skip
                     if last:
                         fig.update(op_fig)
-            floors = [x["seconds"] for x in runs if x["run"] == "floor"]
+            floor_runs = [x for x in runs if x["run"].startswith("floor/")]
             # The floor is a lower bound: its fastest run; the operator's is its first variant's best.
-            fig["floor_s"] = min(floors)
-            fig["floor_writes_per_s"] = max(x["writes_per_s"] for x in runs if x["run"] == "floor")
+            fig["floor_s"] = min(x["seconds"] for x in floor_runs)
+            fig["floor_writes_per_s"] = max(x["writes_per_s"] for x in floor_runs)
             first = [x["seconds"] for x in runs if x["run"] == variants[0].name]
             fig["operator_s"] = min(first)
             fig["ratio_to_floor"] = round(fig["operator_s"] / fig["floor_s"], 2)
@@ -390,6 +405,7 @@ RUN_COLUMNS = (
     ("run", "run"),
     ("seconds", "seconds"),
     ("to_floor", "/floor"),
+    ("write_phase_s", "writing s"),
     ("writes_per_s", "writes/s"),
     ("writes_per_dgd", "writes/DGD"),
     ("cpu_s", "CPU s"),
@@ -402,7 +418,7 @@ def print_runs(runs: list[dict[str, Any]]) -> None:
     spread between rounds is the noise)."""
     if not runs:
         return
-    print("  runs (operator /floor: against the floor of the same round):", flush=True)
+    print("  runs (floor/W: W writers; operator /floor: against the round's fastest floor):", flush=True)
     print("    " + " ".join(f"{title:>10}" for _, title in RUN_COLUMNS), flush=True)
     for run in runs:
         print("    " + " ".join(f"{run.get(key, '-')!s:>10}" for key, _ in RUN_COLUMNS), flush=True)
@@ -449,7 +465,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repeat", type=int, default=1, help="rounds of (floor, every variant) per size")
     parser.add_argument("--skip", default="", help="comma-separated: baseline, memory, quiet, restart")
-    parser.add_argument("--floor-writers", type=int, default=wf.DEFAULT_CONCURRENCY)
+    parser.add_argument(
+        "--floor-writers",
+        default=str(wf.DEFAULT_CONCURRENCY),
+        help="comma-separated writer counts of the floor, each run every round (the fastest is the floor)",
+    )
     args = parser.parse_args(argv)
     skip = {x for x in args.skip.split(",") if x}
     status = 0
@@ -465,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
                     variants=args.variant or [DEFAULT_VARIANT],
                     repeat=max(1, args.repeat),
                     skip=skip,
-                    floor_concurrency=args.floor_writers,
+                    floor_concurrency=[int(x) for x in args.floor_writers.split(",") if x],
                 )
             )
         except Exception as err:

@@ -10,8 +10,9 @@ What the operator writes for a graph (and so what the floor writes, counted by `
 Why a pool and not one coroutine per graph: a graph's writes form a short dependency chain (children
 carry their owner's uid, pods need their ServiceAccount), so a client that walks each chain on its own
 spends most of its time waiting on round trips and is slower than the operator it should bound. Here a
-finished write immediately queues what it unblocks, deeper stages first, so `concurrency` requests are
-always in flight and each graph reaches its Deployments as early as the API server allows.
+finished write immediately queues what it unblocks, and free writers take the writes on the way to a
+Deployment first (`priority_of`), so `concurrency` requests are always in flight and every graph
+reaches its Deployments as early as the API server allows; what nothing waits for fills the gaps.
 
 `plan_*` and `graph_writes` are pure (unit-tested); `WritePool` and `run_floor` talk to the cluster.
 """
@@ -19,6 +20,7 @@ always in flight and each graph reaches its Deployments as early as the API serv
 from __future__ import annotations
 
 import asyncio
+import enum
 import itertools
 import time
 from collections import Counter
@@ -41,9 +43,37 @@ EVENT = kinds.Resource("", "v1", "events", "Event")
 DEFAULT_CONCURRENCY = 32
 POLL_SECONDS = 0.5
 
-# Pool priorities: a lower number runs first. Later stages first, so a graph started is a graph
-# pushed through to its Deployments (the cluster can start its pods) before the next graph starts.
-STATUS, COMPONENT, GRAPH, CREATE = 0, 1, 2, 3
+
+class Priority(enum.IntEnum):
+    """Which write a free writer takes first (lower first): the critical path of a graph is
+    DGD -> DCD and ServiceAccount -> Deployment -> (cluster starts pods) -> status, so those go
+    before what nothing waits for (Services, RBAC rules, Events). Statuses first of all: each one
+    ends a graph's clock."""
+
+    STATUS = 0
+    DEPLOYMENT = 1
+    ENABLER = 2  # what a Deployment needs: its owner DCD, its pods' ServiceAccount
+    GRAPH = 3  # the DGD itself
+    OTHER = 4
+    EVENT = 5
+
+
+ENABLERS = frozenset({"DynamoComponentDeployment", "ServiceAccount"})
+
+
+def priority_of(obj: Obj) -> Priority:
+    """The pool priority of writing `obj` (pure)."""
+    match obj.get("kind"):
+        case "Deployment":
+            return Priority.DEPLOYMENT
+        case "DynamoGraphDeployment":
+            return Priority.GRAPH
+        case "Event":
+            return Priority.EVENT
+        case kind if kind in ENABLERS:
+            return Priority.ENABLER
+        case _:
+            return Priority.OTHER
 
 
 # -- what gets written (pure) -------------------------------------------------------------------------
@@ -207,7 +237,9 @@ class _Graph:
     dgd: Obj | None = None
     dcds: list[Obj] = field(default_factory=list)
     deployments: set[str] = field(default_factory=set)
-    waiting: int = 0  # writes of this graph before its Deployments exist
+    waiting: int = 0  # the graph's own children not written yet
+    enablers: _Countdown | None = None  # starts the components once their enablers exist
+    components_started: bool = False
     reported: bool = False
 
 
@@ -245,8 +277,12 @@ async def run_floor(
             g.dgd = await apply(manifest)
             children = plan_graph_children(g.dgd, ctx)
             g.waiting = len(children)
+            # Deployments wait for every enabler (their DCD, and the ServiceAccount their pods run
+            # as: a pod created before it is refused and its ReplicaSet backs off).
+            enablers = [c for c in children if c["kind"] in ENABLERS]
+            g.enablers = _Countdown(len(enablers), lambda: start_components(g))
             for child in children:
-                pool.submit(GRAPH, graph_child(g, child, children))
+                pool.submit(priority_of(child), graph_child(g, child, children))
 
         return job
 
@@ -255,20 +291,26 @@ async def run_floor(
             live = await apply(child)
             if is_component(live):
                 g.dcds.append(live)
+            if child["kind"] in ENABLERS:
+                assert g.enablers is not None
+                g.enablers.tick()
             g.waiting -= 1
-            if g.waiting == 0:  # the graph's own children exist: its Event, then each DCD's children
+            if g.waiting == 0:  # the graph's own children exist: the graph's Event
                 owner = g.dgd or {}
-                pool.submit(GRAPH, lambda: post_event(created_event(owner, siblings)))
-                for dcd in g.dcds:
-                    workload = plan_component_children(dcd, ctx)
-                    g.deployments.update(o["metadata"]["name"] for o in workload if o["kind"] == "Deployment")
-                    countdown = _Countdown(
-                        len(workload), lambda d=dcd, w=workload: pool.submit(COMPONENT, event_job(d, w))
-                    )
-                    for obj in workload:
-                        pool.submit(COMPONENT, component_child(obj, countdown))
+                pool.submit(Priority.EVENT, lambda: post_event(created_event(owner, siblings)))
 
         return job
+
+    def start_components(g: _Graph) -> None:
+        for dcd in g.dcds:
+            workload = plan_component_children(dcd, ctx)
+            g.deployments.update(o["metadata"]["name"] for o in workload if o["kind"] == "Deployment")
+            countdown = _Countdown(
+                len(workload), lambda d=dcd, w=workload: pool.submit(Priority.EVENT, event_job(d, w))
+            )
+            for obj in workload:
+                pool.submit(priority_of(obj), component_child(obj, countdown))
+        g.components_started = True
 
     def component_child(obj: Obj, countdown: _Countdown) -> Job:
         async def job() -> None:
@@ -301,17 +343,17 @@ async def run_floor(
                     if _available(d)
                 }
                 for g in graphs:
-                    if g.reported or g.dgd is None or g.waiting or not g.deployments:
+                    if g.reported or not g.components_started:
                         continue
                     if g.deployments <= ready:
                         g.reported = True
-                        for obj in [*g.dcds, g.dgd]:
-                            pool.submit(STATUS, status_job(obj))
+                        for obj in [*g.dcds, g.dgd or {}]:
+                            pool.submit(Priority.STATUS, status_job(obj))
         finally:
             pool.release()
 
     for g, manifest in zip(graphs, manifests, strict=True):
-        pool.submit(CREATE, create_graph(g, manifest))
+        pool.submit(Priority.GRAPH, create_graph(g, manifest))
     pool.hold()  # released by the reporter once every graph is reported
     started = time.monotonic()
     async with asyncio.timeout(timeout):

@@ -102,6 +102,37 @@ def test_ready_status_observes_the_objects_generation() -> None:
     assert [c["observedGeneration"] for c in status["conditions"]] == [4]
 
 
+@pytest.mark.parametrize(
+    ("kind", "before"),
+    [
+        pytest.param("Deployment", "DynamoComponentDeployment", id="deployment-before-its-enablers"),
+        pytest.param("DynamoComponentDeployment", "DynamoGraphDeployment", id="dcd-before-new-graphs"),
+        pytest.param("ServiceAccount", "DynamoGraphDeployment", id="service-account-before-new-graphs"),
+        pytest.param("DynamoGraphDeployment", "Service", id="graph-before-services"),
+        pytest.param("DynamoGraphDeployment", "Role", id="graph-before-roles"),
+        pytest.param("RoleBinding", "Event", id="anything-before-events"),
+    ],
+)
+def test_writes_on_the_way_to_a_deployment_go_first(kind: str, before: str) -> None:
+    assert wf.priority_of({"kind": kind}) < wf.priority_of({"kind": before})
+
+
+@pytest.mark.parametrize(("services", "frontend"), SIZES)
+def test_every_deployment_has_an_enabler_to_wait_for(services: int, frontend: bool) -> None:
+    """The pods' ServiceAccount and each Deployment's owner are among the graph's enablers."""
+    dgd = graph(services, frontend=frontend)
+    dgd["metadata"]["uid"] = "u-1"
+    children = wf.plan_graph_children(dgd, CTX)
+    enablers = {(c["kind"], c["metadata"]["name"]) for c in children if c["kind"] in wf.ENABLERS}
+    for dcd in (c for c in children if wf.is_component(c)):
+        dcd["metadata"]["uid"] = "u-2"
+        for dep in (o for o in wf.plan_component_children(dcd, CTX) if o["kind"] == "Deployment"):
+            sa = dep["spec"]["template"]["spec"].get("serviceAccountName")
+            assert sa is None or ("ServiceAccount", sa) in enablers
+            [owner] = dep["metadata"]["ownerReferences"]
+            assert ("DynamoComponentDeployment", owner["name"]) in enablers
+
+
 # -- the pool -----------------------------------------------------------------------------------------
 
 
@@ -133,12 +164,12 @@ async def test_pool_runs_lower_priority_numbers_first() -> None:
 
         return run
 
-    pool.submit(wf.CREATE, job("create"))
-    pool.submit(wf.STATUS, job("status"))
-    pool.submit(wf.COMPONENT, job("component-1"))
-    pool.submit(wf.COMPONENT, job("component-2"))
+    pool.submit(wf.Priority.GRAPH, job("graph"))
+    pool.submit(wf.Priority.STATUS, job("status"))
+    pool.submit(wf.Priority.DEPLOYMENT, job("deployment-1"))
+    pool.submit(wf.Priority.DEPLOYMENT, job("deployment-2"))
     await pool.run()
-    assert order == ["status", "component-1", "component-2", "create"]
+    assert order == ["status", "deployment-1", "deployment-2", "graph"]
 
 
 async def test_pool_returns_once_jobs_submitted_by_jobs_are_done() -> None:
