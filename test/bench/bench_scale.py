@@ -140,6 +140,30 @@ def write_delta(
     return {k: v - old.get(k, 0.0) for k, v in new.items() if v - old.get(k, 0.0)}
 
 
+LATENCY_METRICS = {
+    "controller_runtime_reconcile_time_seconds": "controller",
+    "workqueue_queue_duration_seconds": "name",
+    "workqueue_work_duration_seconds": "name",
+    "rest_client_request_duration_seconds": "verb",
+}
+
+
+def latencies(samples: list[tuple[str, dict[str, str], float]]) -> dict[str, str]:
+    """Where the operator's wall time goes: count and mean of reconciles per controller, of queue
+    waits and work per queue, and of requests per verb (the operator is latency-bound, so these
+    say more than a CPU profile)."""
+    sums: dict[str, list[float]] = {}
+    for name, labels, value in samples:
+        family, _, part = name.rpartition("_")
+        label = LATENCY_METRICS.get(family)
+        if label is None or part not in ("sum", "count"):
+            continue
+        key = f"{family.removesuffix('_seconds')} {labels.get(label, '')}"
+        entry = sums.setdefault(key, [0.0, 0.0])
+        entry[0 if part == "count" else 1] += value
+    return {k: f"n={c:.0f} mean={1000 * t / c:.1f}ms" for k, (c, t) in sorted(sums.items()) if c}
+
+
 def by_verb_without_leases(samples: list[tuple[str, dict[str, str], float]]) -> dict[str, int]:
     out: dict[str, int] = {}
     for n, labels, v in samples:
@@ -245,6 +269,7 @@ async def operator_phase(
     fig["writes_per_dgd_by"] = {k: round(v / n, 2) for k, v in sorted(write_delta([], samples).items())}
     fig["rss_peak_mb"] = round(op.peak_rss_mb(), 1)
     fig["cpu_s"] = round(op.cpu_seconds(), 1)
+    fig["latency"] = latencies(samples)
     if last and "memory" not in skip:
         fig["memory"] = await cache_memory.breakdown(api, namespace)
     if last and "quiet" not in skip:
@@ -393,7 +418,11 @@ def print_figures(fig: dict[str, Any]) -> None:
     n = fig["graphs"]
     print(f"--- bench_scale: {n} DGDs ({fig['components']} components)", flush=True)
     for key, value in fig.items():
-        if key not in ("graphs", "components", "memory", "runs"):
+        if key == "latency":
+            print("  latency (last run):", flush=True)
+            for what, figure in value.items():
+                print(f"    {what:60} {figure}", flush=True)
+        elif key not in ("graphs", "components", "memory", "runs"):
             print(f"  {key:20} {value}", flush=True)
     print_runs(fig.get("runs") or [])
     if fig.get("memory"):
@@ -450,6 +479,18 @@ def print_growth(figures: list[dict[str, Any]]) -> None:
         print("  " + " ".join(f"{fig.get(key, '-')!s:>10}" for key, _ in GROWTH_COLUMNS), flush=True)
 
 
+def profiling_launcher(out: Path) -> Path:
+    """A stand-in for the operator's console script that runs it under cProfile (the stats are
+    written when the process exits after SIGTERM)."""
+    out.mkdir(parents=True, exist_ok=True)
+    launcher = out / "dynamo-operator-profiled"
+    python = REPO / ".venv" / "bin" / "python"
+    stats = f"{out.resolve()}/operator-$$.prof"
+    launcher.write_text(f'#!/bin/sh\nexec {python} -m cProfile -o "{stats}" -m dynamo_operator "$@"\n')
+    launcher.chmod(0o755)
+    return launcher
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--graphs", default="100,300,1000", help="comma-separated sizes, run in order")
@@ -463,6 +504,11 @@ def main(argv: list[str] | None = None) -> int:
         help="NAME=operator flags (repeatable): each runs on the same cluster, e.g. "
         "'w16=--max-concurrent-reconciles=16'; the first one is the growth table's",
     )
+    parser.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="run each operator under cProfile, one DIR/operator-<pid>.prof per process (CPU only)",
+    )
     parser.add_argument("--repeat", type=int, default=1, help="rounds of (floor, every variant) per size")
     parser.add_argument("--skip", default="", help="comma-separated: baseline, memory, quiet, restart")
     parser.add_argument(
@@ -472,6 +518,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     skip = {x for x in args.skip.split(",") if x}
+    if args.profile:
+        h.OPERATOR_BIN = profiling_launcher(Path(args.profile))
     status = 0
     done: list[dict[str, Any]] = []
     for n in [int(x) for x in args.graphs.split(",") if x]:
