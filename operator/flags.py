@@ -13,7 +13,10 @@ from dynamo_operator.internal.dynamo.render import RENDER_APIS
 DEFAULT_LEADER_ELECTION_ID = "dynamo-operator-leader"
 DEFAULT_METRICS_ADDRESS = ":8080"
 DEFAULT_SECURE_METRICS_ADDRESS = ":8443"  # kubebuilder's port for the authenticated HTTPS endpoint
-DEFAULT_WORKERS = 8
+# Workers per controller. Measured with test/bench/bench_scale.py on a 2-core host (100 graphs): 8
+# workers took 32-41 s, 16 and 32 took 17-27 s alike, 32 with ~25 MB more peak RSS; past ~16 the API
+# server, not the operator, is what requests wait for (issue #13).
+DEFAULT_WORKERS = 16
 DEFAULT_CREATES_FIRST = False
 DISCOVERY_BACKENDS = ("kubernetes", "etcd")
 DEFAULT_DISCOVERY_BACKEND = "kubernetes"

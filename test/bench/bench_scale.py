@@ -58,7 +58,6 @@ from dynamo_operator.internal.client.resource import DEPLOYMENT, NAMESPACE  # no
 NS = "bench"
 BASELINE_NS = "baseline"
 SERVICES = 3
-WORKERS = 8
 CREATE_CONCURRENCY = 24
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
 
@@ -236,11 +235,12 @@ async def operator_phase(
     def left() -> float:
         return max(30.0, deadline - time.monotonic())
 
-    fig: dict[str, Any] = {"variant": variant.name}
+    fig: dict[str, Any] = {"details_of_run": variant.name}
     await h.ensure_namespace(api, namespace)
     await asyncio.sleep(3)  # the namespace's default ServiceAccount
     op_kubeconfig = h.operator_kubeconfig(cluster, workdir / "operator.kubeconfig")
-    args = (f"--max-concurrent-reconciles={WORKERS}", "--log-level=warning", *variant.args)
+    # The operator's defaults unless the variant says otherwise.
+    args = ("--log-level=warning", *variant.args)
     op = h.OperatorProcess(op_kubeconfig, workdir / f"operator-{len(ops)}.log", extra_args=args).start()
     ops.append(op)
     op.wait_ready(timeout=120)

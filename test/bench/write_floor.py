@@ -38,7 +38,7 @@ Obj = dict[str, Any]
 
 FIELD_MANAGER = "bench-floor"
 EVENT = kinds.Resource("", "v1", "events", "Event")
-# The operator's default is 8 workers for each of the DGD and DCD controllers, and a reconcile sends
+# The operator's default is 16 workers for each of the DGD and DCD controllers, and a reconcile sends
 # its children's applies concurrently: about 16-32 requests in flight.
 DEFAULT_CONCURRENCY = 32
 POLL_SECONDS = 0.5

@@ -23,13 +23,13 @@ def parse(*argv: str) -> OperatorOptions:
 
 
 def test_defaults_match_controller_runtime_scaffold() -> None:
-    """No flags: :8080 metrics, :8081 probes, no election, JSON logs; eight workers per controller
+    """No flags: :8080 metrics, :8081 probes, no election, JSON logs; sixteen workers per controller
     (not controller-runtime's one: a worker here is a coroutine waiting on the API server)."""
     opts = parse()
     assert (opts.metrics_bind_address, opts.health_probe_bind_address) == (":8080", ":8081")
     assert not opts.leader_elect
     assert opts.leader_election_id == DEFAULT_LEADER_ELECTION_ID
-    assert (opts.max_concurrent_reconciles, opts.log_level, opts.log_format) == (8, "info", "json")
+    assert (opts.max_concurrent_reconciles, opts.log_level, opts.log_format) == (16, "info", "json")
     assert opts.namespace is None
     assert (opts.metrics_secure, opts.metrics_cert_path) == (False, "")
 
