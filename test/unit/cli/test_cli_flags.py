@@ -30,6 +30,7 @@ def test_defaults_match_controller_runtime_scaffold() -> None:
     assert not opts.leader_elect
     assert opts.leader_election_id == DEFAULT_LEADER_ELECTION_ID
     assert (opts.max_concurrent_reconciles, opts.log_level, opts.log_format) == (16, "info", "json")
+    assert opts.creates_first
     assert opts.namespace is None
     assert (opts.metrics_secure, opts.metrics_cert_path) == (False, "")
 
