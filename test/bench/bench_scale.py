@@ -38,6 +38,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -518,6 +519,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     skip = {x for x in args.skip.split(",") if x}
+    # make bench's driver stops an overrunning benchmark with SIGTERM: exit through the finally
+    # blocks, which stop the operators and the cluster.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.profile:
         h.OPERATOR_BIN = profiling_launcher(Path(args.profile))
     status = 0

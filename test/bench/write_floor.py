@@ -20,6 +20,7 @@ reaches its Deployments as early as the API server allows; what nothing waits fo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import itertools
 import time
@@ -332,16 +333,18 @@ async def run_floor(
 
         return job
 
+    ready: set[str] = set()
+    changed = asyncio.Event()
+
     async def report_ready() -> None:
-        """Poll Deployments; write the statuses of each graph whose Deployments are all available."""
+        """Write the statuses of each graph whose Deployments are all available, as they become so."""
         try:
             while not all(g.reported for g in graphs):
-                await asyncio.sleep(POLL_SECONDS)
-                ready = {
-                    d["metadata"]["name"]
-                    for d in await api.list(kinds.DEPLOYMENT, namespace=namespace)
-                    if _available(d)
-                }
+                # Woken by the watch, or at least every POLL_SECONDS for graphs whose components
+                # started after the Deployments' last change.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(changed.wait(), POLL_SECONDS)
+                changed.clear()
                 for g in graphs:
                     if g.reported or not g.components_started:
                         continue
@@ -358,11 +361,35 @@ async def run_floor(
     started = time.monotonic()
     async with asyncio.timeout(timeout):
         async with asyncio.TaskGroup() as group:
+            watching = group.create_task(track_available(api, namespace, ready, changed))
             group.create_task(report_ready())
             await pool.run()
+            watching.cancel()
     fig.seconds = time.monotonic() - started
     fig.write_phase_s = last_write - started
     return fig
+
+
+async def track_available(api: Client, namespace: str, ready: set[str], changed: asyncio.Event) -> None:
+    """Keep `ready` = names of available Deployments in `namespace`, from a watch (as the operator's
+    informer learns it; polling LISTs of every Deployment would load the API server the operator
+    does not), and set `changed` on every change. Runs until cancelled; re-watches on close."""
+    rv = (await api.list_page(kinds.DEPLOYMENT, namespace=namespace, limit=1)).resource_version
+    while True:
+        async with api.watch(kinds.DEPLOYMENT, namespace=namespace, resource_version=rv) as events:
+            async for event in events:
+                obj = event.object
+                if event.type == "ERROR":
+                    raise RuntimeError(f"Deployment watch failed: {obj}")
+                rv = obj["metadata"].get("resourceVersion", rv)
+                if event.type == "BOOKMARK":
+                    continue
+                name = obj["metadata"]["name"]
+                if event.type != "DELETED" and _available(obj):
+                    ready.add(name)
+                else:
+                    ready.discard(name)
+                changed.set()
 
 
 class _Countdown:
