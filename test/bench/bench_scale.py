@@ -355,6 +355,7 @@ async def one_size(
                         "write_phase_s": round(floor.write_phase_s, 1),
                         "writes_per_s": round(floor.writes_per_second),
                         "writes_per_dgd": floor.total_writes / n,
+                        "cpu_s": round(floor.client_cpu_s, 1),
                     })  # fmt: skip
                     fig.setdefault("floor_writes_by", dict(sorted(floor.writes.items())))
                     h.say(f"N={n}: floor {floor.seconds:.1f} s ({floor.writes_per_second:.0f} writes/s)")
@@ -448,7 +449,11 @@ def print_runs(runs: list[dict[str, Any]]) -> None:
     spread between rounds is the noise)."""
     if not runs:
         return
-    print("  runs (floor/W: W writers; operator /floor: against the round's fastest floor):", flush=True)
+    print(
+        "  runs (floor/W: W writers, CPU s of the bench client; operator /floor: against the round's"
+        " fastest floor):",
+        flush=True,
+    )
     print("    " + " ".join(f"{title:>10}" for _, title in RUN_COLUMNS), flush=True)
     for run in runs:
         print("    " + " ".join(f"{run.get(key, '-')!s:>10}" for key, _ in RUN_COLUMNS), flush=True)
