@@ -13,7 +13,13 @@ from dynamo_operator.internal.dynamo.render import RENDER_APIS
 DEFAULT_LEADER_ELECTION_ID = "dynamo-operator-leader"
 DEFAULT_METRICS_ADDRESS = ":8080"
 DEFAULT_SECURE_METRICS_ADDRESS = ":8443"  # kubebuilder's port for the authenticated HTTPS endpoint
-DEFAULT_WORKERS = 8
+# Workers per controller. Measured with test/bench/bench_scale.py on a 2-core host (100 graphs): 8
+# workers took 32-41 s, 16 and 32 took 17-27 s alike, 32 with ~25 MB more peak RSS; past ~16 the API
+# server, not the operator, is what requests wait for (issue #13).
+DEFAULT_WORKERS = 16
+# New objects before re-syncs (workqueue first lane). Measured at 300 graphs (16 workers): 71 and 77 s
+# without, 63 and 64 s with; at 100 graphs no difference beyond the host's noise (issue #13).
+DEFAULT_CREATES_FIRST = True
 DISCOVERY_BACKENDS = ("kubernetes", "etcd")
 DEFAULT_DISCOVERY_BACKEND = "kubernetes"
 """Workers per controller. controller-runtime defaults to 1, but here a worker is a coroutine and a
@@ -60,6 +66,7 @@ class OperatorOptions:
     graceful_shutdown_timeout: float = 30.0
     namespace: str | None = None
     max_concurrent_reconciles: int = DEFAULT_WORKERS
+    creates_first: bool = DEFAULT_CREATES_FIRST
     log_level: str = "info"
     log_format: str = "json"
     kubeconfig: str | None = None
@@ -203,6 +210,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=DEFAULT_WORKERS,
         help="workers per controller (default %(default)s)",
+    )
+    run.add_argument(
+        "--creates-first",
+        action=argparse.BooleanOptionalAction,
+        default=DEFAULT_CREATES_FIRST,
+        help="hand newly created (or, at start-up, listed) objects to workers before re-syncs of "
+        "objects already reconciled (default %(default)s)",
     )
     run.add_argument(
         "--log-level",
@@ -374,6 +388,7 @@ def options_from_args(args: argparse.Namespace, environ: dict[str, str] | None =
         graceful_shutdown_timeout=args.graceful_shutdown_timeout,
         namespace=args.namespace or None,
         max_concurrent_reconciles=args.max_concurrent_reconciles,
+        creates_first=args.creates_first,
         log_level=args.log_level,
         log_format=args.log_format,
         kubeconfig=args.kubeconfig,

@@ -1,6 +1,8 @@
 """Sugar over `Controller` + event handlers: `for_` / `owns` / `watches`, then `complete`.
 
 `for_(R)` is `watches(R, own_key)`; `owns(R)` is `watches(R, controller_owner_keys(<for resource>))`.
+`creates_first`: objects of the For kind seen for the first time (created, or listed at start-up) are
+handed to workers before keys queued by any other event (see `workqueue.queue`).
 Mistakes (no `for_`, two `for_`) are reported by `complete()`, not at the call that made them.
 """
 
@@ -45,6 +47,7 @@ class Builder:
         register: Callable[[Controller], None],
         namespace: str | None = None,
         max_concurrent_reconciles: int = 1,
+        creates_first: bool = False,
         clock: Clock | None = None,
     ) -> None:
         self._name = name
@@ -52,6 +55,7 @@ class Builder:
         self._register = register
         self._namespace = namespace
         self._max_concurrent = max_concurrent_reconciles
+        self._creates_first = creates_first
         self._clock = clock
         self._rate_limiter: RateLimiter[str] | None = None
         self._for: list[_Watch] = []
@@ -106,9 +110,16 @@ class Builder:
             queue=queue,
             max_concurrent_reconciles=self._max_concurrent,
         )
-        for watch in (*self._for, *self._watches):
+        for watch, is_for in [*((w, True) for w in self._for), *((w, False) for w in self._watches)]:
             mapper = watch.mapper or controller_owner_keys(for_resource)
-            handler = EnqueueMapped(queue, mapper, (*self._global_predicates, *watch.predicates))
+            handler = EnqueueMapped(
+                queue,
+                mapper,
+                (*self._global_predicates, *watch.predicates),
+                # Only the For kind's own creations jump the queue; a child's creation is a re-sync
+                # of its owner.
+                adds_first=self._creates_first and is_for,
+            )
             namespace = self._namespace if watch.resource.namespaced else None
             self._cache.informer(watch.resource, namespace=namespace).add_event_handler(handler)
         self._register(controller)

@@ -18,16 +18,32 @@ Mapper = Callable[[Obj], Iterable[str]]
 
 
 class EnqueueMapped:
-    """Filters events through `predicates` (all must pass) and adds the keys `mapper` returns."""
+    """Filters events through `predicates` (all must pass) and adds the keys `mapper` returns.
 
-    def __init__(self, queue: WorkQueue[str], mapper: Mapper, predicates: Sequence[Predicate] = ()) -> None:
+    With `adds_first`, the keys of an add event (an object created, or listed at start-up) go to the
+    queue's first lane: a controller reaches new objects before re-syncs of the ones it has done.
+    """
+
+    def __init__(
+        self,
+        queue: WorkQueue[str],
+        mapper: Mapper,
+        predicates: Sequence[Predicate] = (),
+        *,
+        adds_first: bool = False,
+    ) -> None:
         self._queue = queue
         self._mapper = mapper
         self._predicates = tuple(predicates)
+        self._adds_first = adds_first
 
     def on_add(self, obj: Obj) -> None:
         if all(p.create(obj) for p in self._predicates):
-            self._enqueue(self._mapper(obj))
+            if self._adds_first:
+                for key in dict.fromkeys(self._mapper(obj)):
+                    self._queue.add_first(key)
+            else:
+                self._enqueue(self._mapper(obj))
 
     def on_update(self, old: Obj, new: Obj) -> None:
         if all(p.update(old, new) for p in self._predicates):

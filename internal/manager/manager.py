@@ -109,6 +109,7 @@ class Manager:
             register=self._add_controller,
             namespace=self.options.namespace,
             max_concurrent_reconciles=self.options.max_concurrent_reconciles,
+            creates_first=self.options.creates_first,
         )
 
     def _add_controller(self, controller: Controller) -> None:

@@ -26,6 +26,8 @@ class ManagerOptions:
     leader_election: LeaderElectionConfig | None = None
     # Default worker count for controllers built by this manager (a builder may override it).
     max_concurrent_reconciles: int = 1
+    # Controllers hand out newly seen objects of their kind before re-syncs (Builder.creates_first).
+    creates_first: bool = False
     # Bound on the whole graceful stop: in-flight reconciles, Lease release, event flush.
     graceful_shutdown_timeout: float = 30.0
     # Start-up fails if the informers have not listed everything by then.

@@ -3,12 +3,19 @@
 Three sets of state, one invariant (kept by `add`, `get` and `done`, each a few lines):
 
 * `_queue`  - FIFO of keys ready to hand out; no duplicates.
-* `_dirty`  - keys that need processing. Every key in `_queue` is dirty.
-* `_processing` - keys handed to a worker and not yet `done()`. No key in `_queue` is processing.
+* `_first`  - a second FIFO, handed out before `_queue` (`add_first`). A key is in at most one of
+  the two; "queued" below means in either.
+* `_dirty`  - keys that need processing. Every queued key is dirty.
+* `_processing` - keys handed to a worker and not yet `done()`. No queued key is processing.
 
 A key that is both dirty and processing is *parked*: it was added while a worker held it, and it
 enters `_queue` when that worker calls `done()`. Hence a key never reaches two workers at once, and
 any number of adds during one reconcile cause exactly one more.
+
+Why two lanes: when thousands of objects are created at once, each creation is followed by a stream
+of status changes of its children, and in one FIFO those re-syncs queue up in front of the creations
+still waiting. A creation handed out first starts its children (and the cluster's work on them)
+sooner; the re-syncs lose nothing by waiting, since their adds collapse while queued.
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ class Queue(Generic[K]):
         self._clock: Clock = clock or RealClock()
         self._metrics: QueueMetrics = queue_metrics(name, clock=self._clock)
         self._queue: deque[K] = deque()
+        self._first: deque[K] = deque()
+        self._first_set: set[K] = set()  # mirrors `_first`, for O(1) membership
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
         self._waiters: deque[asyncio.Future[None]] = deque()
@@ -51,13 +60,31 @@ class Queue(Generic[K]):
         self._queue.append(key)
         self._wake_one()
 
+    def add_first(self, key: K) -> None:
+        """Like `add`, but `key` is handed out before every key queued by `add` (FIFO among such
+        keys). A key already waiting in the plain lane moves up; a parked key stays parked."""
+        if self._shutting_down or key in self._first_set:
+            return
+        if key in self._dirty:
+            if key in self._processing:
+                return  # parked: done() queues it in the plain lane
+            self._queue.remove(key)  # O(n), but rare: a first add for a key already waiting
+        else:
+            self._metrics.add(key)
+            self._dirty.add(key)
+            if key in self._processing:
+                return
+        self._first.append(key)
+        self._first_set.add(key)
+        self._wake_one()
+
     async def get(self) -> K | None:
         """Wait for a key and mark it processing; None once shut down and empty.
 
         The caller owns the key until it calls `done(key)`, which it must do exactly once.
         Queued keys are still handed out after `shut_down()`, so workers can drain them.
         """
-        while not self._queue:
+        while not self._queue and not self._first:
             if self._shutting_down:
                 return None
             waiter = asyncio.get_running_loop().create_future()
@@ -70,7 +97,11 @@ class Queue(Generic[K]):
                 with suppress(ValueError):
                     self._waiters.remove(waiter)
                 raise
-        key = self._queue.popleft()
+        if self._first:
+            key = self._first.popleft()
+            self._first_set.discard(key)
+        else:
+            key = self._queue.popleft()
         self._metrics.get(key)
         self._processing.add(key)
         self._dirty.discard(key)
@@ -108,7 +139,7 @@ class Queue(Generic[K]):
 
     def __len__(self) -> int:
         """Keys waiting to be handed out; informational only, gate nothing on it."""
-        return len(self._queue)
+        return len(self._queue) + len(self._first)
 
     @property
     def processing_count(self) -> int:

@@ -33,16 +33,17 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(REPO / "hack"), str(REPO / "test")]
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(REPO / "hack"), str(REPO / "test")]
 
 import psutil  # noqa: E402
+import write_floor as wf  # noqa: E402
 from dynamo_operator.controllers import kinds  # noqa: E402
 from dynamo_operator.internal.client.client import Client  # noqa: E402
 from dynamo_operator.internal.client.errors import NotFound  # noqa: E402
 from dynamo_operator.internal.client.resource import NAMESPACE  # noqa: E402
 from dynamo_operator.internal.dynamo.component import desired_component_objects  # noqa: E402
 from dynamo_operator.internal.dynamo.context import GenContext  # noqa: E402
-from dynamo_operator.internal.dynamo.graph import desired_dcds, desired_graph_objects  # noqa: E402
+from dynamo_operator.internal.dynamo.graph import desired_dcds  # noqa: E402
 from localcluster import LocalCluster  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 from testsupport.graphs import two_service_graph  # noqa: E402
@@ -193,70 +194,19 @@ async def write_floor(
     cluster_cpu: ClusterCPU,
     *,
     make_graph: Callable[[str, str], dict[str, Any]] = graph,
-) -> tuple[float, dict[str, float], int]:
-    """The cost of the writes alone: this client writes, per graph, every object the operator
-    writes (the DGD, its discovery RBAC and DCDs, their Deployments and Services, three Events, and
-    one status per DGD and DCD once Ready) with no controller and no reconcile chain in between.
-    Returns seconds until the last status write, control-plane CPU seconds, and writes sent."""
+    concurrency: int = wf.DEFAULT_CONCURRENCY,
+) -> tuple[wf.FloorFigures, dict[str, float]]:
+    """The cost of the writes alone (test/bench/write_floor.py): every object the operator writes for
+    `n` graphs, sent through a pool of `concurrency` writers with no controller in between. Returns
+    the floor's figures and the control plane's CPU seconds meanwhile."""
     ns = "bench-floor"
     await make_namespace(api, ns)
-    sent = deployments = 0
     cpu_before = cluster_cpu.sample()
-    start = time.monotonic()
-
-    async def one(i: int) -> None:
-        nonlocal sent, deployments
-        dgd = await api.apply(kinds.DGD, make_graph(f"g{i:05d}", ns), field_manager=FIELD_MANAGER)
-        ctx = GenContext(namespace=ns)
-        children = desired_graph_objects(dgd, ctx)
-        rbac = [o for o in children if o["kind"] != "DynamoComponentDeployment"]
-        for obj in sorted(rbac, key=lambda o: o["kind"] == "RoleBinding"):
-            await api.apply(kinds.resource_of(obj), obj, field_manager=FIELD_MANAGER)
-        dcds = await asyncio.gather(
-            *(api.apply(kinds.DCD, d, field_manager=FIELD_MANAGER) for d in desired_dcds(dgd, ctx))
-        )
-        workload = [o for d in dcds for o in desired_component_objects(d, ctx)]
-        deployments += sum(1 for o in workload if o["kind"] == "Deployment")
-        await asyncio.gather(
-            *(api.apply(kinds.resource_of(o), o, field_manager=FIELD_MANAGER) for o in workload)
-        )
-        for obj in [dgd, *dcds]:
-            meta = obj["metadata"]
-            await api.create(
-                kinds.Resource("", "v1", "events", "Event"),
-                {
-                    "apiVersion": "v1",
-                    "kind": "Event",
-                    "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": ns},
-                    "involvedObject": {"kind": obj["kind"], "name": meta["name"], "namespace": ns,
-                                       "uid": meta["uid"], "apiVersion": obj["apiVersion"]},
-                    "reason": "Created", "message": "created", "type": "Normal",
-                },
-            )  # fmt: skip
-        sent += 1 + len(rbac) + len(dcds) + len(workload) + 1 + len(dcds)
-
-    await bounded(lambda i=i: one(i) for i in range(n))
-
-    async def all_ready() -> bool:
-        items = await api.list(kinds.DEPLOYMENT, namespace=ns)
-        ready = [d for d in items if (d.get("status") or {}).get("readyReplicas") == 1]
-        return len(ready) == deployments
-
-    await wait_until(all_ready, timeout=timeout, what="floor Deployments Ready")
-
-    async def report(resource: kinds.Resource, obj: dict[str, Any]) -> None:
-        status = {"status": {"observedGeneration": 1, "state": "successful"}}
-        await api.patch(resource, obj["metadata"]["name"], status, namespace=ns, subresource="status")
-
-    dgds, dcds = await api.list(kinds.DGD, namespace=ns), await api.list(kinds.DCD, namespace=ns)
-    await bounded(
-        [*(lambda o=o: report(kinds.DGD, o) for o in dgds), *(lambda o=o: report(kinds.DCD, o) for o in dcds)]
-    )
-    end = time.monotonic()
-    sent += len(dgds) + len(dcds)
+    manifests = [make_graph(f"g{i:05d}", ns) for i in range(n)]
+    fig = await wf.run_floor(api, manifests, namespace=ns, timeout=timeout, concurrency=concurrency)
     spent = ClusterCPU.spent(cluster_cpu.sample(), cpu_before)
     await drop_namespace(api, ns, timeout=timeout)
-    return end - start, spent, sent
+    return fig, spent
 
 
 def _ts(value: str | None) -> float | None:
@@ -486,7 +436,7 @@ async def main(args: argparse.Namespace) -> int:
             await install_crds(api)
             cpu = ClusterCPU(cluster)
             base, base_cpu = await baseline(api, args.graphs, args.timeout, cpu)
-            floor, floor_cpu, floor_writes = await write_floor(api, args.graphs, args.timeout, cpu)
+            floor_fig, floor_cpu = await write_floor(api, args.graphs, args.timeout, cpu)
             op = await operator_run(
                 api,
                 cluster.kubeconfig,
@@ -505,10 +455,13 @@ async def main(args: argparse.Namespace) -> int:
     print(f"baseline (bare Deployments Ready): {base:.1f} s")
     ratio = op["seconds"] / base
     print(f"operator (all DGDs Ready):         {op['seconds']:.1f} s  ratio {ratio:.2f} (goal <= 1.2)")
+    floor = floor_fig.seconds
     print(
         f"write floor (a client writes what the operator writes, no controller): {floor:.1f} s, "
-        f"ratio {floor / base:.2f}, {floor_writes / args.graphs:.1f} writes per graph"
+        f"ratio {floor / base:.2f}, {floor_fig.total_writes / args.graphs:.1f} writes per graph, "
+        f"{floor_fig.writes_per_second:.0f} writes/s through {floor_fig.concurrency} writers"
     )
+    print(f"operator / write floor: {op['seconds'] / floor:.2f}")
     with_events, without = writes(per_dgd), writes(per_dgd, events=False)
     print(f"writes per DGD: {with_events:.1f} incl. Events, {without:.1f} without (goal <= 15)")
     print("requests per DGD by verb and resource:")

@@ -6,19 +6,28 @@ For each N of --graphs (default 100,300,1000; each on its own cluster) it prints
 - baseline: seconds until 3·N bare Deployments (same pod template, no operator) are all available —
   the physical limit of this cluster (scheduler + kwok + kcm on this machine);
 - floor: the same cluster's cost of the operator's writes alone — a bench client writes every object
-  the operator writes for N graphs (DGDs, RBAC, DCDs, Deployments, Services, Events, statuses) with
-  no controller in between, until every Deployment is available (bench_graph's write floor);
+  the operator writes for N graphs (DGDs, RBAC, DCDs, Deployments, Services, Events, statuses)
+  through a pool of concurrent writers, with no controller in between, each graph's statuses as soon
+  as its Deployments are available (test/bench/write_floor.py); its writes/s is what the API server
+  accepted;
 - operator: seconds from the first DGD create until every DGD is Ready, and its ratio to the floor
   (the goal: <= 1.1 at 100, <= 1.2 at 1,000) and to the baseline;
+- writes per DGD by verb, resource and code, next to the floor's by kind;
 - memory breakdown: bytes per cached object by kind (test/bench/cache_memory.py);
 - operator peak RSS (VmHWM) and CPU seconds; API requests by verb, in total and per DGD;
 - writes in a quiet period after convergence (goal 0);
 - restart: a new operator process replacing the old one — seconds to caches synced (/readyz), to
   quiet (no write for --settle seconds), and the writes it made although nothing changed (goal 0).
 
+Levers are compared on one cluster: each --variant NAME=FLAGS is an operator run with those flags
+(its graphs in a namespace of their own, deleted before the next run), and --repeat R runs R rounds
+of (floor, every variant), since the host is shared and one run's figure is noisy. Every run is
+printed; memory, quiet and restart figures come from the last run (--skip leaves phases out).
+
 At the end, one growth table: a row per size (time, ratios, memory, CPU, writes per graph).
 
 Usage: .venv/bin/python test/bench/bench_scale.py [--graphs 100,300,1000] [--timeout 1800]
+         [--variant w16=--max-concurrent-reconciles=16 ...] [--repeat 2] [--skip baseline,restart]
 Bounded: --timeout per size; the cluster and operators are always stopped. Sizes run in order and
 the first one that does not finish in its bound stops the run (the figures so far are printed).
 """
@@ -29,9 +38,11 @@ import argparse
 import asyncio
 import contextlib
 import os
+import signal
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +52,13 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(REPO / "hack"), str(RE
 import bench_graph as bg  # noqa: E402
 import cache_memory  # noqa: E402
 import harness as h  # noqa: E402
+import write_floor as wf  # noqa: E402
 from dynamo_operator.internal.client.client import Client  # noqa: E402
 from dynamo_operator.internal.client.resource import DEPLOYMENT, NAMESPACE  # noqa: E402
 
 NS = "bench"
 BASELINE_NS = "baseline"
 SERVICES = 3
-WORKERS = 8
 CREATE_CONCURRENCY = 24
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
 
@@ -129,6 +140,30 @@ def write_delta(
     return {k: v - old.get(k, 0.0) for k, v in new.items() if v - old.get(k, 0.0)}
 
 
+LATENCY_METRICS = {
+    "controller_runtime_reconcile_time_seconds": "controller",
+    "workqueue_queue_duration_seconds": "name",
+    "workqueue_work_duration_seconds": "name",
+    "rest_client_request_duration_seconds": "verb",
+}
+
+
+def latencies(samples: list[tuple[str, dict[str, str], float]]) -> dict[str, str]:
+    """Where the operator's wall time goes: count and mean of reconciles per controller, of queue
+    waits and work per queue, and of requests per verb (the operator is latency-bound, so these
+    say more than a CPU profile)."""
+    sums: dict[str, list[float]] = {}
+    for name, labels, value in samples:
+        family, _, part = name.rpartition("_")
+        label = LATENCY_METRICS.get(family)
+        if label is None or part not in ("sum", "count"):
+            continue
+        key = f"{family.removesuffix('_seconds')} {labels.get(label, '')}"
+        entry = sums.setdefault(key, [0.0, 0.0])
+        entry[0 if part == "count" else 1] += value
+    return {k: f"n={c:.0f} mean={1000 * t / c:.1f}ms" for k, (c, t) in sorted(sums.items()) if c}
+
+
 def by_verb_without_leases(samples: list[tuple[str, dict[str, str], float]]) -> dict[str, int]:
     out: dict[str, int] = {}
     for n, labels, v in samples:
@@ -152,7 +187,137 @@ async def wait_quiet(op: h.OperatorProcess, *, settle: float, timeout: float) ->
     raise TimeoutError(f"operator did not go quiet within {timeout} s")
 
 
-async def one_size(n: int, *, timeout: float, settle: float, quiet_window: float) -> dict[str, Any]:  # noqa: ASYNC109
+@dataclass(frozen=True)
+class Variant:
+    """One way of running the operator (a lever setting); its flags follow the defaults."""
+
+    name: str
+    args: tuple[str, ...] = ()
+
+    @staticmethod
+    def parse(text: str) -> Variant:
+        """`NAME=--flag=value --other` (or just `NAME` for the defaults)."""
+        name, _, args = text.partition("=")
+        return Variant(name, tuple(args.split()))
+
+
+DEFAULT_VARIANT = Variant("default")
+
+
+async def drop_namespace(api: Client, name: str, *, timeout: float) -> None:  # noqa: ASYNC109
+    """Delete `name` and wait until it is gone, so its garbage collection is billed to no phase."""
+    with contextlib.suppress(Exception):
+        await api.delete(NAMESPACE, name)
+    await h.eventually(
+        lambda: api.list(NAMESPACE), lambda nss: not any(
+            n["metadata"]["name"] == name for n in nss
+        ), timeout=timeout, interval=2.0, what=f"namespace {name} gone",
+    )  # fmt: skip
+
+
+async def operator_phase(
+    api: Client,
+    cluster: Any,
+    workdir: Path,
+    n: int,
+    *,
+    variant: Variant,
+    namespace: str,
+    timeout: float,  # noqa: ASYNC109
+    last: bool,
+    skip: set[str],
+    settle: float,
+    quiet_window: float,
+    ops: list[h.OperatorProcess],
+) -> dict[str, Any]:
+    """N graphs under one operator process; with `last`, also memory, quiet and restart figures."""
+    deadline = time.monotonic() + timeout
+
+    def left() -> float:
+        return max(30.0, deadline - time.monotonic())
+
+    fig: dict[str, Any] = {"details_of_run": variant.name}
+    await h.ensure_namespace(api, namespace)
+    await asyncio.sleep(3)  # the namespace's default ServiceAccount
+    op_kubeconfig = h.operator_kubeconfig(cluster, workdir / "operator.kubeconfig")
+    # The operator's defaults unless the variant says otherwise.
+    args = ("--log-level=warning", *variant.args)
+    op = h.OperatorProcess(op_kubeconfig, workdir / f"operator-{len(ops)}.log", extra_args=args).start()
+    ops.append(op)
+    op.wait_ready(timeout=120)
+    h.say(f"N={n} [{variant.name}]: operator ready; creating {n} DGDs")
+    t0 = time.monotonic()
+    graphs = [f"g{i:05d}" for i in range(n)]
+    await h.bounded_gather(
+        (api.create(h.DGD, three_service_graph(g, namespace)) for g in graphs), limit=CREATE_CONCURRENCY
+    )
+    fig["create_s"] = round(time.monotonic() - t0, 1)
+    await h.wait_converged(api, namespace, graphs, timeout=left(), interval=1.0)
+    fig["operator_s"] = round(time.monotonic() - t0, 1)
+    h.say(f"N={n} [{variant.name}]: all Ready in {fig['operator_s']} s")
+    at_ready = writes(op.metrics())
+    if "quiet" not in skip:
+        # Events go out through background senders and trail the status writes: let them land
+        # before judging quiet, and report how long that took.
+        settled_at, _ = await wait_quiet(op, settle=settle, timeout=left())
+        fig["settle_after_ready_s"] = round(settled_at, 1)
+    samples = op.metrics()
+    fig["writes_after_ready"] = writes(samples) - at_ready
+    by_verb = by_verb_without_leases(samples)
+    fig["requests_by_verb"] = by_verb  # the leader Lease renewals left out
+    fig["requests_per_dgd"] = {k: round(v / n, 1) for k, v in sorted(by_verb.items())}
+    fig["writes_per_dgd"] = round(writes(samples) / n, 1)
+    fig["writes_per_dgd_by"] = {k: round(v / n, 2) for k, v in sorted(write_delta([], samples).items())}
+    fig["rss_peak_mb"] = round(op.peak_rss_mb(), 1)
+    fig["cpu_s"] = round(op.cpu_seconds(), 1)
+    fig["latency"] = latencies(samples)
+    if last and "memory" not in skip:
+        fig["memory"] = await cache_memory.breakdown(api, namespace)
+    if last and "quiet" not in skip:
+        # Quiet: nothing changes, so nothing should be written.
+        before_samples = op.metrics()
+        before = writes(before_samples)
+        await asyncio.sleep(quiet_window)
+        after_samples = op.metrics()
+        fig["quiet_writes"] = writes(after_samples) - before
+        fig["quiet_writes_by"] = write_delta(before_samples, after_samples)
+        fig["quiet_window_s"] = quiet_window
+    if last and "restart" not in skip:
+        # Restart: a fresh process must sync its caches and go quiet without writing anything.
+        op.stop(timeout=60)
+        op = h.OperatorProcess(op_kubeconfig, workdir / f"operator-{len(ops)}.log", extra_args=args)
+        t0 = time.monotonic()
+        op.start()
+        ops.append(op)
+        fig["restart_ready_s"] = round(op.wait_ready(timeout=left()), 1)
+        called = time.monotonic() - t0
+        quiet_at, restart_writes = await wait_quiet(op, settle=settle, timeout=left())
+        # From process start until its last write (or until synced, when it wrote nothing).
+        fig["restart_quiet_s"] = round(called + quiet_at, 1)
+        fig["restart_writes"] = restart_writes
+        fig["restart_reconciles"] = h.metric_sum(op.metrics(), "controller_runtime_reconcile_total")
+        fig["restart_rss_peak_mb"] = round(op.peak_rss_mb(), 1)
+        fig["restart_cpu_s"] = round(op.cpu_seconds(), 1)
+        fig["rbac_denials"] = h.forbidden_requests(op.metrics()) or 0
+    if not last:
+        # The next run starts from an empty namespace; the operator stays up while its graphs go.
+        await drop_namespace(api, namespace, timeout=left())
+        op.stop(timeout=60)
+    return fig
+
+
+async def one_size(
+    n: int,
+    *,
+    timeout: float,  # noqa: ASYNC109
+    settle: float,
+    quiet_window: float,
+    variants: list[Variant],
+    repeat: int,
+    skip: set[str],
+    floor_concurrency: list[int],
+) -> dict[str, Any]:
+    """One cluster for size `n`: baseline, then `repeat` rounds of (floor, each variant)."""
     deadline = time.monotonic() + timeout
 
     def left() -> float:
@@ -164,97 +329,61 @@ async def one_size(n: int, *, timeout: float, settle: float, quiet_window: float
     h.say(f"N={n}: local control plane with {nodes} nodes (work dir {workdir})")
     cluster = h.start_cluster(f"bench-scale-{n}-{os.getpid()}", nodes=nodes)
     ops: list[h.OperatorProcess] = []
+    runs: list[dict[str, Any]] = []
+    fig["runs"] = runs
     try:
         api = await Client.from_kubeconfig(cluster.kubeconfig)
         try:
-            for ns in (NS, BASELINE_NS):
-                await h.ensure_namespace(api, ns)
-            await asyncio.sleep(3)  # the namespaces' default ServiceAccounts
-            # Baseline: 3·N bare Deployments, the cluster's own limit.
-            h.say(f"N={n}: baseline, {3 * n} bare Deployments")
-            t0 = time.monotonic()
-            names = [f"d{i:05d}" for i in range(3 * n)]
-            await h.bounded_gather(
-                (api.create(DEPLOYMENT, bare_deployment(x, BASELINE_NS)) for x in names),
-                limit=CREATE_CONCURRENCY,
-            )
-            await count_until(api, DEPLOYMENT, BASELINE_NS, len(names), available, timeout=left())
-            fig["baseline_s"] = round(time.monotonic() - t0, 1)
-            h.say(f"N={n}: baseline {fig['baseline_s']} s; removing it")
-            await api.delete(NAMESPACE, BASELINE_NS)
-            # Wait for the whole namespace, not just its pods: kcm garbage-collecting a thousand
-            # leftover Deployments and ReplicaSets would otherwise be billed to the operator's phase.
-            await h.eventually(
-                lambda: api.list(NAMESPACE), lambda nss: not any(
-                    n["metadata"]["name"] == BASELINE_NS for n in nss
-                ), timeout=left(), interval=2.0,
-            )  # fmt: skip
-            # The write floor: CRDs installed, the in-cluster operator scaled to 0, nothing reconciles.
+            if "baseline" not in skip:
+                fig["baseline_s"] = await baseline(api, n, timeout=left())
+                h.say(f"N={n}: baseline {fig['baseline_s']} s")
+            # CRDs installed, the in-cluster operator scaled to 0: nothing reconciles the floor's objects.
             h.deploy_default(cluster.kubeconfig)
-            h.say(f"N={n}: write floor, the operator's writes for {n} graphs sent by a client")
-            floor_s, _, floor_writes = await bg.write_floor(
-                api, n, left(), bg.ClusterCPU(cluster), make_graph=three_service_graph
-            )
-            fig["floor_s"] = round(floor_s, 1)
-            fig["floor_writes_per_dgd"] = round(floor_writes / n, 1)
-            h.say(f"N={n}: floor {fig['floor_s']} s")
-            # The operator, as users deploy it, then N graphs.
-            op_kubeconfig = h.operator_kubeconfig(cluster, workdir / "operator.kubeconfig")
-            args = (f"--max-concurrent-reconciles={WORKERS}", "--log-level=warning")
-            op = h.OperatorProcess(op_kubeconfig, workdir / "operator-0.log", extra_args=args).start()
-            ops.append(op)
-            op.wait_ready(timeout=120)
-            h.say(f"N={n}: operator ready; creating {n} DGDs")
-            t0 = time.monotonic()
-            graphs = [f"g{i:05d}" for i in range(n)]
-            await h.bounded_gather(
-                (api.create(h.DGD, three_service_graph(g, NS)) for g in graphs), limit=CREATE_CONCURRENCY
-            )
-            fig["create_s"] = round(time.monotonic() - t0, 1)
-            await h.wait_converged(api, NS, graphs, timeout=left(), interval=3.0)
-            fig["operator_s"] = round(time.monotonic() - t0, 1)
-            fig["ratio"] = round(fig["operator_s"] / fig["baseline_s"], 2)
+            cpu = bg.ClusterCPU(cluster)
+            for r in range(repeat):
+                floors = []
+                for writers in floor_concurrency:
+                    h.say(
+                        f"N={n}: write floor #{r + 1}, {writers} writers: the operator's writes, no operator"
+                    )
+                    floor, _ = await bg.write_floor(
+                        api, n, left(), cpu, make_graph=three_service_graph, concurrency=writers
+                    )
+                    floors.append(floor.seconds)
+                    runs.append({
+                        "run": f"floor/{writers}", "round": r + 1, "seconds": round(floor.seconds, 1),
+                        "write_phase_s": round(floor.write_phase_s, 1),
+                        "writes_per_s": round(floor.writes_per_second),
+                        "writes_per_dgd": floor.total_writes / n,
+                        "cpu_s": round(floor.client_cpu_s, 1),
+                    })  # fmt: skip
+                    fig.setdefault("floor_writes_by", dict(sorted(floor.writes.items())))
+                    h.say(f"N={n}: floor {floor.seconds:.1f} s ({floor.writes_per_second:.0f} writes/s)")
+                floor_s = min(floors)
+                for i, variant in enumerate(variants):
+                    last = r == repeat - 1 and i == len(variants) - 1
+                    op_fig = await operator_phase(
+                        api, cluster, workdir, n, variant=variant, namespace=f"{NS}-{r}-{i}",
+                        timeout=left(), last=last, skip=skip, settle=settle,
+                        quiet_window=quiet_window, ops=ops,
+                    )  # fmt: skip
+                    runs.append({
+                        "run": variant.name, "round": r + 1, "seconds": op_fig["operator_s"],
+                        "to_floor": round(op_fig["operator_s"] / floor_s, 2),
+                        "writes_per_dgd": op_fig["writes_per_dgd"],
+                        "cpu_s": op_fig["cpu_s"], "rss_peak_mb": op_fig["rss_peak_mb"],
+                    })  # fmt: skip
+                    if last:
+                        fig.update(op_fig)
+            floor_runs = [x for x in runs if x["run"].startswith("floor/")]
+            # The floor is a lower bound: its fastest run; the operator's is its first variant's best.
+            fig["floor_s"] = min(x["seconds"] for x in floor_runs)
+            fig["floor_writes_per_s"] = max(x["writes_per_s"] for x in floor_runs)
+            first = [x["seconds"] for x in runs if x["run"] == variants[0].name]
+            fig["operator_s"] = min(first)
             fig["ratio_to_floor"] = round(fig["operator_s"] / fig["floor_s"], 2)
-            ratios = f"to floor {fig['ratio_to_floor']}, to baseline {fig['ratio']}"
-            h.say(f"N={n}: all Ready in {fig['operator_s']} s ({ratios})")
-            at_ready = writes(op.metrics())
-            # Events go out through one serial sender and trail the status writes: let them land
-            # before judging quiet, and report how long that took.
-            settled_at, _ = await wait_quiet(op, settle=settle, timeout=left())
-            samples = op.metrics()
-            fig["settle_after_ready_s"] = round(settled_at, 1)
-            fig["writes_after_ready"] = writes(samples) - at_ready
-            by_verb = by_verb_without_leases(samples)
-            fig["requests_by_verb"] = by_verb  # the leader Lease renewals left out
-            fig["requests_per_dgd"] = {k: round(v / n, 1) for k, v in sorted(by_verb.items())}
-            fig["writes_per_dgd"] = round(writes(samples) / n, 1)
-            fig["rss_peak_mb"] = round(op.peak_rss_mb(), 1)
-            fig["cpu_s"] = round(op.cpu_seconds(), 1)
-            fig["memory"] = await cache_memory.breakdown(api, NS)
-            # Quiet: nothing changes, so nothing should be written.
-            before_samples = op.metrics()
-            before = writes(before_samples)
-            await asyncio.sleep(quiet_window)
-            after_samples = op.metrics()
-            fig["quiet_writes"] = writes(after_samples) - before
-            fig["quiet_writes_by"] = write_delta(before_samples, after_samples)
-            fig["quiet_window_s"] = quiet_window
-            # Restart: a fresh process must sync its caches and go quiet without writing anything.
-            op.stop(timeout=60)
-            fresh = h.OperatorProcess(op_kubeconfig, workdir / "operator-1.log", extra_args=args)
-            t0 = time.monotonic()
-            fresh.start()
-            ops.append(fresh)
-            fig["restart_ready_s"] = round(fresh.wait_ready(timeout=left()), 1)
-            called = time.monotonic() - t0
-            quiet_at, restart_writes = await wait_quiet(fresh, settle=settle, timeout=left())
-            # From process start until its last write (or until synced, when it wrote nothing).
-            fig["restart_quiet_s"] = round(called + quiet_at, 1)
-            fig["restart_writes"] = restart_writes
-            fig["restart_reconciles"] = h.metric_sum(fresh.metrics(), "controller_runtime_reconcile_total")
-            fig["restart_rss_peak_mb"] = round(fresh.peak_rss_mb(), 1)
-            fig["restart_cpu_s"] = round(fresh.cpu_seconds(), 1)
-            fig["rbac_denials"] = h.forbidden_requests(fresh.metrics()) or 0
+            if "baseline_s" in fig:
+                fig["ratio"] = round(fig["operator_s"] / fig["baseline_s"], 2)
         finally:
             await api.close()
     finally:
@@ -265,6 +394,24 @@ async def one_size(n: int, *, timeout: float, settle: float, quiet_window: float
     return fig
 
 
+async def baseline(api: Client, n: int, *, timeout: float) -> float:  # noqa: ASYNC109
+    """Seconds until 3·N bare Deployments are available: the cluster's own limit."""
+    h.say(f"N={n}: baseline, {3 * n} bare Deployments")
+    await h.ensure_namespace(api, BASELINE_NS)
+    await asyncio.sleep(3)  # the namespace's default ServiceAccount
+    t0 = time.monotonic()
+    names = [f"d{i:05d}" for i in range(3 * n)]
+    await h.bounded_gather(
+        (api.create(DEPLOYMENT, bare_deployment(x, BASELINE_NS)) for x in names), limit=CREATE_CONCURRENCY
+    )
+    await count_until(api, DEPLOYMENT, BASELINE_NS, len(names), available, timeout=timeout)
+    took = round(time.monotonic() - t0, 1)
+    # Wait for the whole namespace, not just its pods: kcm garbage-collecting a thousand leftover
+    # Deployments and ReplicaSets would otherwise be billed to the next phase.
+    await drop_namespace(api, BASELINE_NS, timeout=timeout)
+    return took
+
+
 def three_service_graph(name: str, namespace: str) -> dict[str, Any]:
     return h.graph(name, namespace, services=SERVICES)
 
@@ -273,10 +420,43 @@ def print_figures(fig: dict[str, Any]) -> None:
     n = fig["graphs"]
     print(f"--- bench_scale: {n} DGDs ({fig['components']} components)", flush=True)
     for key, value in fig.items():
-        if key not in ("graphs", "components", "memory"):
+        if key == "latency":
+            print("  latency (last run):", flush=True)
+            for what, figure in value.items():
+                print(f"    {what:60} {figure}", flush=True)
+        elif key not in ("graphs", "components", "memory", "runs"):
             print(f"  {key:20} {value}", flush=True)
+    print_runs(fig.get("runs") or [])
     if fig.get("memory"):
         cache_memory.print_breakdown(fig["memory"], graphs=n)
+
+
+RUN_COLUMNS = (
+    ("round", "round"),
+    ("run", "run"),
+    ("seconds", "seconds"),
+    ("to_floor", "/floor"),
+    ("write_phase_s", "writing s"),
+    ("writes_per_s", "writes/s"),
+    ("writes_per_dgd", "writes/DGD"),
+    ("cpu_s", "CPU s"),
+    ("rss_peak_mb", "RSS MB"),
+)
+
+
+def print_runs(runs: list[dict[str, Any]]) -> None:
+    """Every floor and operator run of one size, in the order they ran (the host is shared: the
+    spread between rounds is the noise)."""
+    if not runs:
+        return
+    print(
+        "  runs (floor/W: W writers, CPU s of the bench client; operator /floor: against the round's"
+        " fastest floor):",
+        flush=True,
+    )
+    print("    " + " ".join(f"{title:>10}" for _, title in RUN_COLUMNS), flush=True)
+    for run in runs:
+        print("    " + " ".join(f"{run.get(key, '-')!s:>10}" for key, _ in RUN_COLUMNS), flush=True)
 
 
 GROWTH_COLUMNS = (
@@ -285,6 +465,7 @@ GROWTH_COLUMNS = (
     ("baseline_s", "base s"),
     ("operator_s", "op s"),
     ("ratio_to_floor", "op/floor"),
+    ("floor_writes_per_s", "floor w/s"),
     ("ratio", "op/base"),
     ("rss_peak_mb", "RSS MB"),
     ("cpu_s", "CPU s"),
@@ -304,19 +485,65 @@ def print_growth(figures: list[dict[str, Any]]) -> None:
         print("  " + " ".join(f"{fig.get(key, '-')!s:>10}" for key, _ in GROWTH_COLUMNS), flush=True)
 
 
+def profiling_launcher(out: Path) -> Path:
+    """A stand-in for the operator's console script that runs it under cProfile (the stats are
+    written when the process exits after SIGTERM)."""
+    out.mkdir(parents=True, exist_ok=True)
+    launcher = out / "dynamo-operator-profiled"
+    python = REPO / ".venv" / "bin" / "python"
+    stats = f"{out.resolve()}/operator-$$.prof"
+    launcher.write_text(f'#!/bin/sh\nexec {python} -m cProfile -o "{stats}" -m dynamo_operator "$@"\n')
+    launcher.chmod(0o755)
+    return launcher
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--graphs", default="100,300,1000", help="comma-separated sizes, run in order")
     parser.add_argument("--timeout", type=float, default=1800.0, help="bound per size, seconds")
     parser.add_argument("--settle", type=float, default=10.0, help="no write for this long = quiet")
     parser.add_argument("--quiet-window", type=float, default=30.0)
+    parser.add_argument(
+        "--variant",
+        action="append",
+        type=Variant.parse,
+        help="NAME=operator flags (repeatable): each runs on the same cluster, e.g. "
+        "'w16=--max-concurrent-reconciles=16'; the first one is the growth table's",
+    )
+    parser.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="run each operator under cProfile, one DIR/operator-<pid>.prof per process (CPU only)",
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of (floor, every variant) per size")
+    parser.add_argument("--skip", default="", help="comma-separated: baseline, memory, quiet, restart")
+    parser.add_argument(
+        "--floor-writers",
+        default=str(wf.DEFAULT_CONCURRENCY),
+        help="comma-separated writer counts of the floor, each run every round (the fastest is the floor)",
+    )
     args = parser.parse_args(argv)
+    skip = {x for x in args.skip.split(",") if x}
+    # make bench's driver stops an overrunning benchmark with SIGTERM: exit through the finally
+    # blocks, which stop the operators and the cluster.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if args.profile:
+        h.OPERATOR_BIN = profiling_launcher(Path(args.profile))
     status = 0
     done: list[dict[str, Any]] = []
     for n in [int(x) for x in args.graphs.split(",") if x]:
         try:
             fig = asyncio.run(
-                one_size(n, timeout=args.timeout, settle=args.settle, quiet_window=args.quiet_window)
+                one_size(
+                    n,
+                    timeout=args.timeout,
+                    settle=args.settle,
+                    quiet_window=args.quiet_window,
+                    variants=args.variant or [DEFAULT_VARIANT],
+                    repeat=max(1, args.repeat),
+                    skip=skip,
+                    floor_concurrency=[int(x) for x in args.floor_writers.split(",") if x],
+                )
             )
         except Exception as err:
             print(

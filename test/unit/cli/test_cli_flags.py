@@ -23,13 +23,14 @@ def parse(*argv: str) -> OperatorOptions:
 
 
 def test_defaults_match_controller_runtime_scaffold() -> None:
-    """No flags: :8080 metrics, :8081 probes, no election, JSON logs; eight workers per controller
+    """No flags: :8080 metrics, :8081 probes, no election, JSON logs; sixteen workers per controller
     (not controller-runtime's one: a worker here is a coroutine waiting on the API server)."""
     opts = parse()
     assert (opts.metrics_bind_address, opts.health_probe_bind_address) == (":8080", ":8081")
     assert not opts.leader_elect
     assert opts.leader_election_id == DEFAULT_LEADER_ELECTION_ID
-    assert (opts.max_concurrent_reconciles, opts.log_level, opts.log_format) == (8, "info", "json")
+    assert (opts.max_concurrent_reconciles, opts.log_level, opts.log_format) == (16, "info", "json")
+    assert opts.creates_first
     assert opts.namespace is None
     assert (opts.metrics_secure, opts.metrics_cert_path) == (False, "")
 
@@ -68,6 +69,8 @@ def test_secure_metrics_reach_the_manager_with_their_certificate_directory() -> 
         pytest.param(["--namespace", "team"], "namespace", "team", id="restricted"),
         pytest.param(["--restrictedNamespace=team"], "namespace", "team", id="upstream-spelling"),
         pytest.param(["--max-concurrent-reconciles", "4"], "max_concurrent_reconciles", 4, id="workers"),
+        pytest.param(["--creates-first"], "creates_first", True, id="creates-first"),
+        pytest.param(["--no-creates-first"], "creates_first", False, id="no-creates-first"),
         pytest.param(["--log-format", "console"], "log_format", "console", id="console-logs"),
         pytest.param(
             ["--leader-election-retry-period", "500ms"], "leader_election_retry_period", 0.5, id="duration-ms"

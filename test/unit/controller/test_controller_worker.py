@@ -272,6 +272,42 @@ def test_builder_wires_for_owns_and_watches_and_registers() -> None:
     assert len(ctl.queue) == 2  # team/web and team/from-map
 
 
+def owned_config_map() -> dict[str, Any]:
+    ref = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "controller": True}
+    return {"metadata": {"name": "cm", "namespace": "team", "ownerReferences": [ref]}}
+
+
+async def test_builder_with_creates_first_hands_out_a_created_object_before_resyncs() -> None:
+    """creates_first: the For kind's add events jump the queue; an owned child's add does not."""
+    cache = FakeCache()
+    ctl = (
+        Builder("creates-first", cache=cache, register=lambda c: None, namespace="team", creates_first=True)
+        .for_(DEPLOYMENT)
+        .owns(CONFIG_MAP)
+        .complete(ScriptedReconciler())
+    )
+    [child_handler] = cache.informers[("configmaps", "team")].handlers
+    [own_handler] = cache.informers[("deployments", "team")].handlers
+    child_handler.on_add(owned_config_map())  # a re-sync of team/web
+    own_handler.on_add({"metadata": {"name": "new", "namespace": "team"}})
+    assert [await ctl.queue.get(), await ctl.queue.get()] == ["team/new", "team/web"]
+
+
+async def test_builder_without_creates_first_keeps_event_order() -> None:
+    cache = FakeCache()
+    ctl = (
+        Builder("fifo", cache=cache, register=lambda c: None, namespace="team")
+        .for_(DEPLOYMENT)
+        .owns(CONFIG_MAP)
+        .complete(ScriptedReconciler())
+    )
+    cache.informers[("configmaps", "team")].handlers[0].on_add(owned_config_map())
+    cache.informers[("deployments", "team")].handlers[0].on_add(
+        {"metadata": {"name": "new", "namespace": "team"}}
+    )
+    assert [await ctl.queue.get(), await ctl.queue.get()] == ["team/web", "team/new"]
+
+
 @pytest.mark.parametrize("for_calls", [pytest.param(0, id="no-for"), pytest.param(2, id="two-for")])
 def test_builder_reports_for_mistakes_at_complete(for_calls: int) -> None:
     """for_() must be called exactly once; complete() says so."""

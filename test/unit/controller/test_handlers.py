@@ -14,9 +14,13 @@ DGD = Resource("nvidia.com", "v1alpha1", "dynamographdeployments", "DynamoGraphD
 class ListQueue:
     def __init__(self) -> None:
         self.added: list[str] = []
+        self.added_first: list[str] = []
 
     def add(self, key: str) -> None:
         self.added.append(key)
+
+    def add_first(self, key: str) -> None:
+        self.added_first.append(key)
 
 
 def child(
@@ -99,3 +103,36 @@ def test_predicates_filter_events() -> None:
     assert q.added == []
     handler.on_add(child(None))
     assert q.added == ["ns/c"]
+
+
+def test_adds_first_sends_an_add_events_keys_to_the_first_lane_once_each() -> None:
+    q = ListQueue()
+    handler = EnqueueMapped(q, lambda _o: ["ns/x", "ns/y", "ns/x"], adds_first=True)  # type: ignore[arg-type]
+    handler.on_add(child(None))
+    assert (q.added_first, q.added) == (["ns/x", "ns/y"], [])
+
+
+def test_adds_first_leaves_updates_and_deletes_in_the_plain_lane() -> None:
+    q = ListQueue()
+    handler = EnqueueMapped(q, own_key, adds_first=True)  # type: ignore[arg-type]
+    handler.on_update(child(None), child(None))
+    handler.on_delete(child(None))
+    assert (q.added_first, q.added) == ([], ["ns/c", "ns/c"])
+
+
+def test_adds_first_still_filters_adds_through_the_predicates() -> None:
+    q = ListQueue()
+
+    class Never:
+        def create(self, obj: Any) -> bool:
+            return False
+
+    handler = EnqueueMapped(q, own_key, [Never()], adds_first=True)  # type: ignore[arg-type, list-item]
+    handler.on_add(child(None))
+    assert (q.added_first, q.added) == ([], [])
+
+
+def test_without_adds_first_an_add_uses_the_plain_lane() -> None:
+    q = ListQueue()
+    EnqueueMapped(q, own_key).on_add(child(None))  # type: ignore[arg-type]
+    assert (q.added_first, q.added) == ([], ["ns/c"])

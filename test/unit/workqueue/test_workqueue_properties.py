@@ -1,4 +1,4 @@
-"""Property tests: any interleaving of add/get/done keeps the queue's invariant."""
+"""Property tests: any interleaving of add/add_first/get/done keeps the queue's invariant."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ KEYS = st.sampled_from(["a", "b", "c", "d"])
 OPS = st.lists(
     st.one_of(
         st.tuples(st.just("add"), KEYS),
+        st.tuples(st.just("add_first"), KEYS),
         st.tuples(st.just("get"), st.integers(0, 3)),
         st.tuples(st.just("done"), st.integers(0, 3)),
     ),
@@ -32,9 +33,9 @@ def run_ops(ops: list[tuple[str, object]]) -> None:
         held: dict[int, str] = {}
         wanted: set[str] = set()  # keys added since their last hand-out
         for op, arg in ops:
-            if op == "add":
+            if op in ("add", "add_first"):
                 assert isinstance(arg, str)
-                q.add(arg)
+                q.add(arg) if op == "add" else q.add_first(arg)
                 wanted.add(arg)
             elif op == "get" and len(q) and arg not in held:
                 assert isinstance(arg, int)
