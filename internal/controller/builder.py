@@ -110,17 +110,13 @@ class Builder:
             queue=queue,
             max_concurrent_reconciles=self._max_concurrent,
         )
-        for watch, is_for in [*((w, True) for w in self._for), *((w, False) for w in self._watches)]:
-            mapper = watch.mapper or controller_owner_keys(for_resource)
-            handler = EnqueueMapped(
-                queue,
-                mapper,
-                (*self._global_predicates, *watch.predicates),
-                # Only the For kind's own creations jump the queue; a child's creation is a re-sync
-                # of its owner.
-                adds_first=self._creates_first and is_for,
-            )
-            namespace = self._namespace if watch.resource.namespaced else None
-            self._cache.informer(watch.resource, namespace=namespace).add_event_handler(handler)
+        # Only the For kind's own creations jump the queue; a child's creation is a re-sync of its owner.
+        for adds_first, watches in ((self._creates_first, self._for), (False, self._watches)):
+            for watch in watches:
+                mapper = watch.mapper or controller_owner_keys(for_resource)
+                predicates = (*self._global_predicates, *watch.predicates)
+                handler = EnqueueMapped(queue, mapper, predicates, adds_first=adds_first)
+                namespace = self._namespace if watch.resource.namespaced else None
+                self._cache.informer(watch.resource, namespace=namespace).add_event_handler(handler)
         self._register(controller)
         return controller

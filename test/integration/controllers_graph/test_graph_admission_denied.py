@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,7 +15,8 @@ from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import ApiError, NotFound
 from dynamo_operator.internal.client.resource import EVENT, Resource
 from testsupport.api import eventually
-from testsupport.graphs import IMAGE
+from testsupport.graphs import two_service_graph
+from testsupport.objects import condition, get_or_none
 from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator, record_writes
 
 pytestmark = pytest.mark.cluster
@@ -40,37 +40,11 @@ WATCH_SECONDS = 8.0
 SETTLE_SECONDS = 3.0
 
 
-def graph(name: str, namespace: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "backendFramework": "vllm",
-            "services": {
-                "Frontend": {
-                    "componentType": "frontend",
-                    "replicas": 1,
-                    "extraPodSpec": {"mainContainer": {"image": IMAGE}},
-                }
-            },
-        },
-    }
-
-
-def condition(obj: dict[str, Any], ctype: str) -> dict[str, Any]:
-    for cond in (obj.get("status") or {}).get("conditions") or ():
-        if cond.get("type") == ctype:
-            return dict(cond)
-    return {}
-
-
-async def find(api: Client, resource: Resource, ns: str, name: str) -> dict[str, Any]:
-    """The object, or {} while it does not exist."""
-    try:
-        return await api.get(resource, name, namespace=ns)
-    except NotFound:
-        return {}
+def frontend_only(name: str, namespace: str) -> dict[str, Any]:
+    """The shared two-service graph without its worker: one component, one Service to refuse."""
+    graph = two_service_graph(name, namespace)
+    del graph["spec"]["services"]["Worker"]
+    return graph
 
 
 async def service_refused(api: Client, ns: str) -> bool:
@@ -131,9 +105,9 @@ async def no_services_policy(api: Client, ns: str) -> AsyncIterator[str]:
 async def test_a_child_refused_by_admission_is_reported_once_and_not_retried(
     api: Client, operator: RunningOperator, ns: str, no_services_policy: str
 ) -> None:
-    await api.apply(kinds.DGD, copy.deepcopy(graph("g", ns)), field_manager=TEST_FIELD_MANAGER)
+    await api.apply(kinds.DGD, frontend_only("g", ns), field_manager=TEST_FIELD_MANAGER)
     dcd = await eventually(
-        lambda: find(api, kinds.DCD, ns, "g-frontend"),
+        lambda: get_or_none(api, kinds.DCD, "g-frontend", ns),
         until=lambda d: condition(d, "Available").get("reason") == "ApplyRejected",
         timeout=60,
     )
@@ -144,8 +118,8 @@ async def test_a_child_refused_by_admission_is_reported_once_and_not_retried(
     # The rest of the component goes on (its Deployment's progress wakes the component up a few
     # times, each one more try of the Service); once it has settled, nothing is sent again.
     await eventually(
-        lambda: find(api, kinds.DEPLOYMENT, ns, "g-frontend"),
-        until=lambda d: (d.get("status") or {}).get("readyReplicas") == 1,
+        lambda: get_or_none(api, kinds.DEPLOYMENT, "g-frontend", ns),
+        until=lambda d: ((d or {}).get("status") or {}).get("readyReplicas") == 1,
         timeout=60,
     )
     await asyncio.sleep(SETTLE_SECONDS)

@@ -16,6 +16,7 @@ from dynamo_operator.internal.client.resource import Resource
 from testsupport.api import eventually
 from testsupport.cluster import Cluster
 from testsupport.components import COMPONENT_LABEL, GRAPH_LABEL
+from testsupport.objects import condition
 from testsupport.operator import TEST_FIELD_MANAGER
 from testsupport.volumes import bind_volume
 
@@ -108,13 +109,6 @@ async def deploy(api: Client, docs: list[dict[str, Any]]) -> list[str]:
     return volumes
 
 
-def condition(obj: dict[str, Any] | None, ctype: str) -> dict[str, Any]:
-    for cond in ((obj or {}).get("status") or {}).get("conditions") or ():
-        if cond.get("type") == ctype:
-            return dict(cond)
-    return {}
-
-
 def is_ready(dgd: dict[str, Any]) -> bool:
     """`successful`, Ready=True, for the current generation."""
     status = dgd.get("status") or {}
@@ -165,12 +159,11 @@ def owner_kind(obj: dict[str, Any]) -> tuple[str, str]:
     return str(owner["kind"]), str(owner["name"])
 
 
+PODGANG = Resource("scheduler.grove.io", "v1alpha1", "podgangs", "PodGang")  # Grove's, not ours to watch
 GROVE_KINDS = {
-    "PodClique": Resource("grove.io", "v1alpha1", "podcliques", "PodClique"),
-    "PodCliqueScalingGroup": Resource(
-        "grove.io", "v1alpha1", "podcliquescalinggroups", "PodCliqueScalingGroup"
-    ),
-    "PodGang": Resource("scheduler.grove.io", "v1alpha1", "podgangs", "PodGang"),
+    "PodClique": kinds.POD_CLIQUE,
+    "PodCliqueScalingGroup": kinds.POD_CLIQUE_SCALING_GROUP,
+    "PodGang": PODGANG,
 }
 
 

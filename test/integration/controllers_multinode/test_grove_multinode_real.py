@@ -19,10 +19,10 @@ import pytest
 from dynamo_operator.controllers import kinds
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.client.resource import EVENT, Resource
 from dynamo_operator.internal.dynamo import naming
 from integration.controllers_multinode.multinode_testlib import (
-    GROVE_KINDS,
+    PODGANG,
     SAMPLES,
     UPSTREAM,
     apply,
@@ -49,10 +49,8 @@ GRAPHS = {
 }
 # One multinode worker service (SGLangWorker, two nodes per replica) beside a frontend.
 SGLANG_SAMPLE = SAMPLES / "nvidia.com_v1alpha1_dynamographdeployment_sglang_multinode.yaml"
-PCSG = GROVE_KINDS["PodCliqueScalingGroup"]
-PCLQ = GROVE_KINDS["PodClique"]
-PODGANG = GROVE_KINDS["PodGang"]
-EVENT = Resource("", "v1", "events", "Event")
+PCSG = kinds.POD_CLIQUE_SCALING_GROUP
+PCLQ = kinds.POD_CLIQUE
 NOT_READY_ANNOTATION = "kwok.dynamo.test/ready"  # kwok's stage keeps such a pod Running, not Ready
 PHASE_ANNOTATION = "kwok.dynamo.test/phase"  # kwok's stage moves such a pod to this phase
 CLIQUE_LABEL = "grove.io/podclique"

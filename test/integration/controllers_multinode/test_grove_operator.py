@@ -14,9 +14,12 @@ import json
 from typing import Any
 
 import pytest
+from dynamo_operator.controllers import kinds
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.client.resource import SERVICE_ACCOUNT, Resource
+from dynamo_operator.internal.client.resource import PERSISTENT_VOLUME_CLAIM as PVC
+from dynamo_operator.internal.client.resource import POD, SERVICE_ACCOUNT
 from integration.controllers_multinode.multinode_testlib import (
+    PODGANG,
     UPSTREAM,
     condition,
     grove_state,
@@ -28,12 +31,9 @@ from testsupport.volumes import bind_volume, delete_volumes
 
 pytestmark = [pytest.mark.cluster, pytest.mark.addons("grove")]
 
-PCS = Resource("grove.io", "v1alpha1", "podcliquesets", "PodCliqueSet")
-PCLQ = Resource("grove.io", "v1alpha1", "podcliques", "PodClique")
-PCSG = Resource("grove.io", "v1alpha1", "podcliquescalinggroups", "PodCliqueScalingGroup")
-PODGANG = Resource("scheduler.grove.io", "v1alpha1", "podgangs", "PodGang")
-POD = Resource("", "v1", "pods", "Pod")
-PVC = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
+PCS = kinds.POD_CLIQUE_SET
+PCLQ = kinds.POD_CLIQUE
+PCSG = kinds.POD_CLIQUE_SCALING_GROUP
 PCS_LABEL = "app.kubernetes.io/part-of"
 GOLDENS = {
     backend: UPSTREAM / "golden-grove" / f"backends_{backend}_disagg-multinode.json"
