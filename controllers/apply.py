@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import structlog
-from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.cache_shapes import CHILD_SHAPES
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.cache.transform import Transform, strip_managed_fields
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource, object_key

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-from dynamo_operator.controllers import kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.cache.transform import Transform, keep_paths, metadata_only
 from dynamo_operator.internal.client.resource import Resource
 

@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import structlog
-from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import (
     CHILD_CONTENT_CHANGED,
     CHILD_STATUS_CHANGED,
@@ -29,7 +28,7 @@ from dynamo_operator.controllers.apply import (
     StatusWriter,
     report_sync_failure,
 )
-from dynamo_operator.internal import consts
+from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.cache.interface import Informer, StoreReader
 from dynamo_operator.internal.client.resource import Resource, split_key
 from dynamo_operator.internal.controller.handlers import EnqueueMapped

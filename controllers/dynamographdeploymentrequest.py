@@ -31,9 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import structlog
-from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import ChildClient, merge_patch, owner_reference, without_none
-from dynamo_operator.controllers.operator_metrics import observed
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.cache.interface import Informer
 from dynamo_operator.internal.cache.transform import keep_fields
 from dynamo_operator.internal.client import errors
@@ -63,6 +62,7 @@ from dynamo_operator.internal.dynamo.dgdr.machine import (
     advance,
     unknown_state,
 )
+from dynamo_operator.operator_metrics import observed
 
 log = structlog.get_logger(__name__)
 

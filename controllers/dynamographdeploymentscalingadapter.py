@@ -21,9 +21,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import structlog
-from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import ChildClient, ChildReader, Recorder, StatusWriter
-from dynamo_operator.controllers.operator_metrics import observed
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.controller.predicates import Funcs, generation_changed
 from dynamo_operator.internal.controller.result import Result
@@ -32,6 +31,7 @@ from dynamo_operator.internal.dynamo.conditions import Clock, Condition, rfc3339
 from dynamo_operator.internal.dynamo.pod import multinode_node_count
 from dynamo_operator.internal.dynamo.scalingadapter import adapter as logic
 from dynamo_operator.internal.dynamo.scalingadapter import readiness
+from dynamo_operator.operator_metrics import observed
 
 log = structlog.get_logger(__name__)
 

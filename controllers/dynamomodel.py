@@ -28,11 +28,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 import structlog
-from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import ChildClient, write_status_if_changed
-from dynamo_operator.controllers.lora_client import LoraApi, LoraClient
-from dynamo_operator.controllers.operator_metrics import observed
-from dynamo_operator.internal import consts
+from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.cache.interface import StoreReader
 from dynamo_operator.internal.cache.transform import keep_fields
 from dynamo_operator.internal.client import errors
@@ -52,6 +49,8 @@ from dynamo_operator.internal.dynamo.dynamomodel.status import (
     lora_source,
     to_load,
 )
+from dynamo_operator.internal.lora.client import LoraApi, LoraClient
+from dynamo_operator.operator_metrics import observed
 
 log = structlog.get_logger(__name__)
 

@@ -1,10 +1,10 @@
 """What the operator learns at start-up and hands to the controllers: flags and optional APIs.
 
-Optional APIs are asked of discovery once per API (`controllers.optional_apis` names them). A 404
+Optional APIs are asked of discovery once per API (`optional_apis` names them). A 404
 for the group/version, or an answer that does not list the resource, means "not served". An error
 that may pass (no connection, timeout, 5xx, 429) is retried with backoff, bounded; one that will not
 (401, 403, ...) or retries that run out leave the API *unknown*: it starts as not served, with a
-Warning, and the CRD watch (`controllers.optional_api_watch`) settles it as soon as the caches sync.
+Warning, and the CRD watch (`optional_api_watch`) settles it as soon as the caches sync.
 An error is never reported as "absent".
 """
 
@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import structlog
-from dynamo_operator.controllers.optional_apis import OPTIONAL_APIS, Answer, OptionalApi, discovery_serves
 from dynamo_operator.flags import OperatorOptions
 from dynamo_operator.internal.client.retry import is_retriable
 from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.optional_apis import OPTIONAL_APIS, Answer, OptionalApi, discovery_serves
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 log = structlog.get_logger(__name__)

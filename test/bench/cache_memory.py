@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.cache_shapes import CHILD_SHAPES
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.cache.transform import intern_strings, strip_managed_fields
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import CONFIG_MAP, POD, Resource

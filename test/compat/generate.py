@@ -3,7 +3,7 @@
 It runs the reconcilers' own generation path without a cluster, in the order the controllers do:
 admission (our CRD's validation, then its structural defaults) → graph reconciler (`missing_apis`,
 `desired_graph_objects`, `desired_shared_objects`) → for each DCD the component reconciler
-(`desired_component_objects`), with a `GenContext` built by `controllers.setup.gen_context_factory`
+(`desired_component_objects`), with a `GenContext` built by `registration.gen_context_factory`
 from the operator flags upstream's operator ran with. A graph that takes the Grove pathway (a new
 graph, so `takes_grove` with no children) gets `desired_grove_objects` instead of DCDs. Nothing here
 decides what an object looks like.
@@ -18,7 +18,6 @@ from typing import Any
 
 import yaml
 from dynamo_operator.context import Capabilities, OperatorContext
-from dynamo_operator.controllers.setup import gen_context_factory
 from dynamo_operator.flags import build_parser, options_from_args
 from dynamo_operator.internal.dynamo.component import desired_component_objects
 from dynamo_operator.internal.dynamo.context import GenContext
@@ -40,6 +39,7 @@ from dynamo_operator.internal.dynamo.mpisecret import desired_mpi_ssh_secrets
 from dynamo_operator.internal.dynamo.render import parse_graph
 from dynamo_operator.internal.secrets.index import DockerSecretIndex
 from dynamo_operator.internal.secrets.sshkeys import generate_rsa_key_pair
+from dynamo_operator.registration import gen_context_factory
 
 from compat.goldens import REPO_ROOT, Example
 
@@ -219,7 +219,7 @@ def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
 
 def _namespace_objects(graph: Obj, ctx: GenContext) -> list[Obj]:
     """What both pathways share in the namespace: the planner/EPP ServiceAccounts and bindings, and
-    what controllers/mpi_ssh_secret.py creates for a multinode graph (a copy of the key pair kept in
+    what controllers/dynamographdeployment/mpi_ssh_secret.py creates for a multinode graph (a copy of the key pair kept in
     --mpi-run-ssh-secret-namespace, drawn the way the operator draws it)."""
     return desired_shared_objects(graph, ctx) + desired_mpi_ssh_secrets(
         graph, NAMESPACE, ctx.mpi_ssh_secret_name, generate_rsa_key_pair

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynamo_operator.controllers import kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import Resource
 

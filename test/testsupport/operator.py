@@ -21,13 +21,13 @@ from typing import Any
 import pytest_asyncio
 import yaml
 from dynamo_operator.context import Capabilities, OperatorContext, detect_capabilities
-from dynamo_operator.controllers.optional_api_watch import OptionalApiWatch
 from dynamo_operator.flags import OperatorOptions, build_parser, options_from_args
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.metrics import REQUESTS, WRITE_METHODS, requests_count
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.manager.options import ManagerOptions
+from dynamo_operator.optional_api_watch import OptionalApiWatch
 from dynamo_operator.wiring import register_controllers
 
 from testsupport.api import eventually

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from dynamo_operator.controllers import kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import Resource
 from testsupport.api import eventually

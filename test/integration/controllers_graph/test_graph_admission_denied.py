@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers import kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import ApiError, NotFound
 from dynamo_operator.internal.client.resource import EVENT, Resource

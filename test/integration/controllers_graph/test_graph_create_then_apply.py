@@ -11,8 +11,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import FIELD_MANAGER, ChildSyncer, Desired
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import Resource, object_key
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 import yaml
-from dynamo_operator.controllers import kinds
 from dynamo_operator.flags import default_operator_version
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import EVENT, Resource

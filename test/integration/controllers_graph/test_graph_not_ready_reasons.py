@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from dynamo_operator.controllers import kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from testsupport.api import eventually
 from testsupport.components import dcd_of

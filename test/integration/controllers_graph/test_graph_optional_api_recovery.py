@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import yaml
-from dynamo_operator.controllers import kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION

@@ -15,8 +15,8 @@ import uuid
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import ChildSyncer, Desired
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import EVENT, Resource, object_key

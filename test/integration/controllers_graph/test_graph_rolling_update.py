@@ -9,7 +9,7 @@ import copy
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers import kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import EVENT, Resource
 from testsupport.api import eventually, only_this_test_namespace_left, recording

@@ -7,7 +7,7 @@ import copy
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers import kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.observability.metrics import REGISTRY
 from prometheus_client.exposition import generate_latest

@@ -16,8 +16,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers import kinds
-from dynamo_operator.internal import consts
+from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import EVENT, Resource
 from dynamo_operator.internal.dynamo import naming

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers import kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import PERSISTENT_VOLUME_CLAIM as PVC
 from dynamo_operator.internal.client.resource import POD, SERVICE_ACCOUNT

@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers import kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from integration.controllers_multinode.multinode_testlib import (
     SAMPLES,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from dynamo_operator.controllers import kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from testsupport.graphs import two_service_graph
 from testsupport.objects import condition, get_or_none

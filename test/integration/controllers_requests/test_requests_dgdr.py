@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-from dynamo_operator.controllers import kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import CONFIG_MAP, EVENT, JOB, POD, SERVICE_ACCOUNT
 from integration.controllers_requests.requests_testlib import apply, condition, get_or_none

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from dynamo_operator.controllers import kinds
-from dynamo_operator.internal import consts
+from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import EVENT, POD, SERVICE
 from dynamo_operator.internal.dynamo import naming

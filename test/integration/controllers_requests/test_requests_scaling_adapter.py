@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from dynamo_operator.controllers import kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import HORIZONTAL_POD_AUTOSCALER, POD
 from dynamo_operator.internal.dynamo.scalingadapter.adapter import FIELD_MANAGER

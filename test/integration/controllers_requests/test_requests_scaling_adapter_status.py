@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.dynamographdeploymentscalingadapter import (
     DynamoGraphDeploymentScalingAdapterReconciler,
 )
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import EVENT
 from integration.controllers_requests.requests_testlib import apply, condition, get_or_none, graph

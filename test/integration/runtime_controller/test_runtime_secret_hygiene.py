@@ -25,9 +25,8 @@ import orjson
 import pytest
 import testsupport
 from dynamo_operator.context import OperatorContext, detect_capabilities
-from dynamo_operator.controllers import kinds
 from dynamo_operator.flags import OperatorOptions
-from dynamo_operator.internal import consts
+from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import SECRET
@@ -135,7 +134,7 @@ async def test_only_pull_secrets_reach_the_cache_and_only_their_docker_config(ap
     informers = [i for i in secret_informers if not i.scope.metadata_only]
     assert informers, "the operator watches pull Secrets"
     assert {i.scope.field_selector for i in informers} == {f"type={PULL}"}
-    # The one other Secret informer (the MPI key's, controllers/mpi_ssh_secret.py) is metadata-only:
+    # The one other Secret informer (the MPI key's, controllers/dynamographdeployment/mpi_ssh_secret.py) is metadata-only:
     # the API server sends it no data at all.
     [mpi] = [i for i in secret_informers if i.scope.metadata_only]
     assert mpi.scope.field_selector == f"metadata.name={consts.DEFAULT_MPI_SSH_SECRET_NAME}"

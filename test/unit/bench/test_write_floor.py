@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from bench import write_floor as wf
-from dynamo_operator.controllers import kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.dynamo.context import GenContext
 
 NS = "floor"

@@ -15,8 +15,8 @@ from dynamo_operator.context import (
     detect_capabilities,
     is_transient,
 )
-from dynamo_operator.controllers.optional_apis import OPTIONAL_APIS, OptionalApi
 from dynamo_operator.internal.client import errors
+from dynamo_operator.optional_apis import OPTIONAL_APIS, OptionalApi
 
 LWS = next(api for api in OPTIONAL_APIS if api.name == "lws")
 RETRY = DiscoveryRetry(attempts=4, base_delay=1.0, max_delay=4.0)

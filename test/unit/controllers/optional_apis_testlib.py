@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynamo_operator.controllers.optional_apis import OptionalApi
+from dynamo_operator.optional_apis import OptionalApi
 
 
 def crd(

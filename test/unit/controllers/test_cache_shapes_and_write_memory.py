@@ -7,9 +7,9 @@ import itertools
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import ChildSyncer, Desired, RecentWrites
 from dynamo_operator.controllers.cache_shapes import CHILD_SHAPES
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.dynamo.hashing import recorded_hash, stamp_hash
 from dynamo_operator.internal.dynamo.status import deployment_readiness, lws_readiness

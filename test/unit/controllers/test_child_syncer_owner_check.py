@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import ChildSyncer, Desired, prepare
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.controller.owners import OwnerGone

@@ -8,7 +8,6 @@ import re
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import (
     ChildrenOwnedByOthers,
     ChildSyncer,
@@ -18,6 +17,7 @@ from dynamo_operator.controllers.apply import (
     merge_patch,
 )
 from dynamo_operator.controllers.dynamocomponentdeployment import PullSecretNotifier
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.dynamo import conditions

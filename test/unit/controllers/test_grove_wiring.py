@@ -8,18 +8,18 @@ from typing import Any
 import pytest
 import yaml
 from dynamo_operator.context import OperatorContext
-from dynamo_operator.controllers import kinds
-from dynamo_operator.controllers.optional_ownership import OptionalOwnership
-from dynamo_operator.controllers.setup import (
+from dynamo_operator.flags import build_parser, options_from_args
+from dynamo_operator.internal import kinds
+from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.internal.dynamo.render import RenderOptions, render_documents
+from dynamo_operator.internal.secrets.index import DockerSecretIndex
+from dynamo_operator.optional_ownership import OptionalOwnership
+from dynamo_operator.registration import (
     GROVE_OBJECT_CHANGED,
     gen_context_factory,
     graph_of_grove_object,
     grove_kinds,
 )
-from dynamo_operator.flags import build_parser, options_from_args
-from dynamo_operator.internal.dynamo.context import Capabilities
-from dynamo_operator.internal.dynamo.render import RenderOptions, render_documents
-from dynamo_operator.internal.secrets.index import DockerSecretIndex
 from unit.controllers.test_optional_ownership import Cache, Queue, Reconciler
 
 

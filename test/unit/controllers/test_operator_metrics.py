@@ -6,8 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers import kinds
-from dynamo_operator.controllers.operator_metrics import (
+from dynamo_operator.internal import kinds
+from dynamo_operator.internal.cache.cache import InformerNotRegistered
+from dynamo_operator.internal.client import errors
+from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.controller.result import Result, TerminalError
+from dynamo_operator.internal.observability.metrics import REGISTRY
+from dynamo_operator.operator_metrics import (
     ObservedReconciler,
     ResourceCounter,
     adapter_state,
@@ -16,11 +21,6 @@ from dynamo_operator.controllers.operator_metrics import (
     graph_state,
     model_state,
 )
-from dynamo_operator.internal.cache.cache import InformerNotRegistered
-from dynamo_operator.internal.client import errors
-from dynamo_operator.internal.client.resource import Resource
-from dynamo_operator.internal.controller.result import Result, TerminalError
-from dynamo_operator.internal.observability.metrics import REGISTRY
 from prometheus_client.exposition import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 

@@ -7,11 +7,11 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from dynamo_operator.controllers.optional_api_watch import OptionalApiWatch, crd_presence
-from dynamo_operator.controllers.optional_apis import OPTIONAL_APIS
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
 from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.optional_api_watch import OptionalApiWatch, crd_presence
+from dynamo_operator.optional_apis import OPTIONAL_APIS
 from unit.controllers.optional_apis_testlib import crd
 
 LWS = next(api for api in OPTIONAL_APIS if api.name == "lws")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers.optional_apis import (
+from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.optional_apis import (
     OPTIONAL_APIS,
     capabilities_from_crds,
     crd_serves,
@@ -13,7 +14,6 @@ from dynamo_operator.controllers.optional_apis import (
     discovery_serves,
     with_answers,
 )
-from dynamo_operator.internal.dynamo.context import Capabilities
 from unit.controllers.optional_apis_testlib import crd
 
 BY_NAME = {api.name: api for api in OPTIONAL_APIS}

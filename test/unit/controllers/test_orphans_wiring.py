@@ -5,9 +5,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from dynamo_operator.controllers import kinds, orphans
+from dynamo_operator import orphans
 from dynamo_operator.controllers.dynamocomponentdeployment import DynamoComponentDeploymentReconciler
 from dynamo_operator.controllers.dynamographdeployment import DynamoGraphDeploymentReconciler
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.controller.orphans import DEFAULT_GRACE_SECONDS, OrphanCollector
 
 

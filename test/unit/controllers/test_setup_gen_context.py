@@ -1,12 +1,12 @@
-"""controllers.setup.gen_context_factory: operator flags become the generation context."""
+"""registration.gen_context_factory: operator flags become the generation context."""
 
 from __future__ import annotations
 
 from dynamo_operator.context import OperatorContext
-from dynamo_operator.controllers.setup import gen_context_factory
 from dynamo_operator.flags import build_parser, options_from_args
 from dynamo_operator.internal.dynamo.context import Capabilities, GenContext
 from dynamo_operator.internal.secrets.index import DockerSecretIndex
+from dynamo_operator.registration import gen_context_factory
 
 
 def context_for(*argv: str) -> GenContext:

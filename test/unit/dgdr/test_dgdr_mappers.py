@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.dynamographdeploymentrequest import (
     DynamoGraphDeploymentRequestReconciler,
     Reference,
@@ -13,6 +12,7 @@ from dynamo_operator.controllers.dynamographdeploymentrequest import (
     request_of_deployment,
     request_of_output,
 )
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.resource import CONFIG_MAP
 
 

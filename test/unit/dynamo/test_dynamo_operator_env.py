@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from dynamo_operator.context import OperatorContext
-from dynamo_operator.controllers.setup import gen_context_factory
 from dynamo_operator.flags import build_parser, options_from_args
 from dynamo_operator.internal.dynamo import Capabilities, GenContext, desired_component_objects, desired_dcds
 from dynamo_operator.internal.secrets.index import DockerSecretIndex
+from dynamo_operator.registration import gen_context_factory
 from unit.dynamo.dynamo_testlib import NS, dgd, service
 
 Obj = dict[str, Any]

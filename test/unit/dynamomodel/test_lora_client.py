@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from aiohttp import web
-from dynamo_operator.controllers.lora_client import Limits, LoraClient
+from dynamo_operator.internal.lora.client import Limits, LoraClient
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

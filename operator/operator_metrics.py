@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Protocol
 
 import structlog
-from dynamo_operator.controllers import kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.cache.cache import InformerNotRegistered
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource, split_key

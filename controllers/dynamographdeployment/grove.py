@@ -25,7 +25,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import structlog
-from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import (
     SYNC_ERRORS,
     ChildClient,
@@ -34,7 +33,7 @@ from dynamo_operator.controllers.apply import (
     Desired,
     report_sync_failure,
 )
-from dynamo_operator.internal import consts
+from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.controller.result import Result, TerminalError

@@ -22,7 +22,13 @@ import random
 from typing import Any, Protocol
 
 import structlog
-from dynamo_operator.controllers.optional_apis import (
+from dynamo_operator.internal.cache.backoff import Backoff
+from dynamo_operator.internal.cache.clock import Clock, MonotonicClock
+from dynamo_operator.internal.cache.interface import Obj, StoreReader
+from dynamo_operator.internal.client import errors
+from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
+from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.optional_apis import (
     CRD_APIS,
     CRD_NAMES,
     Answer,
@@ -31,12 +37,6 @@ from dynamo_operator.controllers.optional_apis import (
     difference,
     with_answers,
 )
-from dynamo_operator.internal.cache.backoff import Backoff
-from dynamo_operator.internal.cache.clock import Clock, MonotonicClock
-from dynamo_operator.internal.cache.interface import Obj, StoreReader
-from dynamo_operator.internal.client import errors
-from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
-from dynamo_operator.internal.dynamo.context import Capabilities
 
 log = structlog.get_logger(__name__)
 

@@ -18,13 +18,11 @@ from collections.abc import Callable
 from typing import Any
 
 import structlog
+from dynamo_operator import orphans
 from dynamo_operator.controllers import (
     dynamographdeploymentrequest,
     dynamographdeploymentscalingadapter,
     dynamomodel,
-    kinds,
-    mpi_ssh_secret,
-    orphans,
 )
 from dynamo_operator.controllers.apply import CHILD_CONTENT_CHANGED, CHILD_STATUS_CHANGED
 from dynamo_operator.controllers.cache_shapes import CHILD_SHAPES
@@ -34,11 +32,8 @@ from dynamo_operator.controllers.dynamocomponentdeployment import (
     pod_informer,
     watch_pods,
 )
-from dynamo_operator.controllers.dynamographdeployment import DynamoGraphDeploymentReconciler
-from dynamo_operator.controllers.operator_metrics import ResourceCounter, observed
-from dynamo_operator.controllers.optional_api_watch import OptionalApiWatch, crd_presence
-from dynamo_operator.controllers.optional_ownership import OptionalKind, OptionalOwnership, OwningReconciler
-from dynamo_operator.internal import consts
+from dynamo_operator.controllers.dynamographdeployment import DynamoGraphDeploymentReconciler, mpi_ssh_secret
+from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.cache.interface import Informer
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
 from dynamo_operator.internal.controller.controller import Controller
@@ -47,6 +42,9 @@ from dynamo_operator.internal.controller.predicates import Funcs
 from dynamo_operator.internal.dynamo.context import Capabilities, GenContext, IngressDefaults
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.secrets.index import FIELD_SELECTOR, DockerSecretIndex, transform
+from dynamo_operator.operator_metrics import ResourceCounter, observed
+from dynamo_operator.optional_api_watch import OptionalApiWatch, crd_presence
+from dynamo_operator.optional_ownership import OptionalKind, OptionalOwnership, OwningReconciler
 
 log = structlog.get_logger(__name__)
 

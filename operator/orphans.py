@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from dynamo_operator.controllers import kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.controller.controller import Controller
 from dynamo_operator.internal.controller.orphans import DEFAULT_GRACE_SECONDS, OrphanCollector

@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import structlog
-from dynamo_operator.controllers import kinds
 from dynamo_operator.controllers.apply import (
     CHILD_CONTENT_CHANGED,
     CHILD_STATUS_CHANGED,
@@ -41,9 +40,9 @@ from dynamo_operator.controllers.apply import (
     controller_uid,
     report_sync_failure,
 )
-from dynamo_operator.controllers.graph_rollout import NO_ROLLOUT, Rollout, WorkerRoller
-from dynamo_operator.controllers.grove_pathway import GrovePathway
-from dynamo_operator.internal import consts
+from dynamo_operator.controllers.dynamographdeployment.grove import GrovePathway
+from dynamo_operator.controllers.dynamographdeployment.rollout import NO_ROLLOUT, Rollout, WorkerRoller
+from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client.resource import Resource, object_key, split_key
 from dynamo_operator.internal.controller.predicates import annotation_changed, any_of, generation_changed
 from dynamo_operator.internal.controller.result import Result, TerminalError
@@ -289,7 +288,7 @@ class DynamoGraphDeploymentReconciler:
             self._roller.record(raw, rolling.events)
         return Result(requeue_after=rolling.requeue_after)
 
-    # -- the Grove pathway (controllers/grove_pathway.py) ---------------------------------------------
+    # -- the Grove pathway (grove.py) ---------------------------------------------
 
     def _takes_grove(self, raw: Obj, graph: Obj, ctx: GenContext, children: Sequence[Obj]) -> bool:
         has_pcs = ctx.capabilities.grove and self._grove.pod_clique_set(raw) is not None

@@ -1,0 +1,1 @@
+"""HTTP client of the LoRA API that Dynamo worker pods serve."""
