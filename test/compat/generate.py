@@ -219,8 +219,8 @@ def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
 
 def _namespace_objects(graph: Obj, ctx: GenContext) -> list[Obj]:
     """What both pathways share in the namespace: the planner/EPP ServiceAccounts and bindings, and
-    what controllers/dynamographdeployment/mpi_ssh_secret.py creates for a multinode graph (a copy of the key pair kept in
-    --mpi-run-ssh-secret-namespace, drawn the way the operator draws it)."""
+    what the DGD reconciler's mpi_ssh_secret.py creates for a multinode graph (a copy of the key pair
+    kept in --mpi-run-ssh-secret-namespace, drawn the way the operator draws it)."""
     return desired_shared_objects(graph, ctx) + desired_mpi_ssh_secrets(
         graph, NAMESPACE, ctx.mpi_ssh_secret_name, generate_rsa_key_pair
     )

@@ -134,8 +134,8 @@ async def test_only_pull_secrets_reach_the_cache_and_only_their_docker_config(ap
     informers = [i for i in secret_informers if not i.scope.metadata_only]
     assert informers, "the operator watches pull Secrets"
     assert {i.scope.field_selector for i in informers} == {f"type={PULL}"}
-    # The one other Secret informer (the MPI key's, controllers/dynamographdeployment/mpi_ssh_secret.py) is metadata-only:
-    # the API server sends it no data at all.
+    # The one other Secret informer (the MPI key's, controllers/dynamographdeployment/mpi_ssh_secret.py)
+    # is metadata-only: the API server sends it no data at all.
     [mpi] = [i for i in secret_informers if i.scope.metadata_only]
     assert mpi.scope.field_selector == f"metadata.name={consts.DEFAULT_MPI_SSH_SECRET_NAME}"
     task = asyncio.create_task(mgr.run())
