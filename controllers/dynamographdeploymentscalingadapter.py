@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import structlog
-from dynamo_operator.controllers.apply import ChildClient, ChildReader, Recorder, StatusWriter
 from dynamo_operator.internal import kinds
+from dynamo_operator.internal.apply import ChildClient, ChildReader, Recorder, StatusWriter
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.controller.predicates import Funcs, generation_changed
 from dynamo_operator.internal.controller.result import Result

@@ -19,13 +19,12 @@ from typing import Any
 
 import structlog
 from dynamo_operator import orphans
+from dynamo_operator.cache_shapes import CHILD_SHAPES
 from dynamo_operator.controllers import (
     dynamographdeploymentrequest,
     dynamographdeploymentscalingadapter,
     dynamomodel,
 )
-from dynamo_operator.controllers.apply import CHILD_CONTENT_CHANGED, CHILD_STATUS_CHANGED
-from dynamo_operator.controllers.cache_shapes import CHILD_SHAPES
 from dynamo_operator.controllers.dynamocomponentdeployment import (
     DynamoComponentDeploymentReconciler,
     PullSecretNotifier,
@@ -38,7 +37,7 @@ from dynamo_operator.internal.cache.interface import Informer
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
 from dynamo_operator.internal.controller.controller import Controller
 from dynamo_operator.internal.controller.orphans import OrphanCollector
-from dynamo_operator.internal.controller.predicates import Funcs
+from dynamo_operator.internal.controller.predicates import CHILD_CONTENT_CHANGED, CHILD_STATUS_CHANGED, Funcs
 from dynamo_operator.internal.dynamo.context import Capabilities, GenContext, IngressDefaults
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.secrets.index import FIELD_SELECTOR, DockerSecretIndex, transform

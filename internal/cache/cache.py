@@ -21,7 +21,7 @@ from dynamo_operator.internal.cache.informer import SharedInformer
 from dynamo_operator.internal.cache.interface import Obj
 from dynamo_operator.internal.cache.reflector import ListWatcher, Scope
 from dynamo_operator.internal.cache.store import NAMESPACE_INDEX
-from dynamo_operator.internal.cache.transform import Transform
+from dynamo_operator.internal.cache.transform import Transform, strip_managed_fields
 from dynamo_operator.internal.client.resource import Resource
 
 
@@ -74,6 +74,13 @@ class Cache:
         if any(scope.resource == resource for scope in self._informers):
             raise ValueError(f"informers of {resource.plural}.{resource.group} exist already")
         self._shapes[resource] = transform
+
+    def shape(self, resource: Resource, obj: Obj) -> Obj:
+        """What an informer of `resource` (without a transform of its own) keeps of `obj`: for those
+        who stand in for the cache, e.g. a memory of our own writes the cache has not shown yet."""
+        shape = self._shapes.get(resource)
+        obj = strip_managed_fields(obj)
+        return shape(obj) if shape is not None else obj
 
     def informer(
         self,

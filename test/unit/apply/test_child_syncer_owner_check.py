@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers.apply import ChildSyncer, Desired, prepare
 from dynamo_operator.internal import kinds
+from dynamo_operator.internal.apply import ChildSyncer, Desired, prepare
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.controller.owners import OwnerGone
+from unit.apply.fakes import FIELD_MANAGER, STAMP
 
 Obj = dict[str, Any]
 OWNER: Obj = {
@@ -29,6 +30,9 @@ class Cache:
 
     def by_index(self, resource: Resource, index: str, value: str) -> list[Obj]:
         return []
+
+    def shape(self, resource: Resource, obj: Obj) -> Obj:
+        return obj
 
 
 class Client:
@@ -74,7 +78,14 @@ def cm(name: str, data: str = "1") -> Obj:
 
 
 def syncer(client: Client, cache: Cache) -> ChildSyncer:
-    return ChildSyncer(client=client, cache=cache, recorder=NoEvents(), confirm_owner=True)
+    return ChildSyncer(
+        client=client,
+        cache=cache,
+        recorder=NoEvents(),
+        field_manager=FIELD_MANAGER,
+        stamp=STAMP,
+        confirm_owner=kinds.DCD,
+    )
 
 
 def live_owner(uid: str = "u1", **meta: Any) -> Obj:
@@ -112,7 +123,7 @@ async def test_updates_and_quiet_syncs_read_nothing() -> None:
     even when the owner is gone (the garbage collector knows existing children)."""
     cache = Cache()
     for name, data in (("same", "1"), ("changed", "old")):
-        obj = prepare(OWNER, cm(name, data))
+        obj = prepare(OWNER, cm(name, data), STAMP)
         cache.objects[(kinds.CONFIG_MAP, object_key(obj))] = obj
     client = Client(None)
     await syncer(client, cache).sync(
@@ -136,7 +147,7 @@ async def test_each_sync_reads_the_owner_afresh() -> None:
 
 async def test_without_confirm_owner_nothing_is_read() -> None:
     client = Client(None)
-    await ChildSyncer(client=client, cache=Cache(), recorder=NoEvents()).sync(
-        OWNER, [Desired(kinds.CONFIG_MAP, cm("a"))], owned=[]
-    )
+    await ChildSyncer(
+        client=client, cache=Cache(), recorder=NoEvents(), field_manager=FIELD_MANAGER, stamp=STAMP
+    ).sync(OWNER, [Desired(kinds.CONFIG_MAP, cm("a"))], owned=[])
     assert client.calls == [("apply", "ConfigMap/a")]
