@@ -7,12 +7,12 @@ time; a steady cluster must cost none). Purely an optimisation: forgetting costs
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.clock import Clock, RealClock
 
 WriteKey = tuple[str, ...]
 
@@ -28,14 +28,13 @@ class RecentWrites:
     deleted child is re-created at once.
     """
 
-    def __init__(
-        self, size: int = 8192, *, ttl: float = 30.0, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        self._size, self._ttl, self._clock = size, ttl, clock
+    def __init__(self, size: int = 8192, *, ttl: float = 30.0, clock: Clock | None = None) -> None:
+        self._size, self._ttl = size, ttl
+        self._clock: Clock = clock or RealClock()
         self._entries: OrderedDict[WriteKey, tuple[str, float, Any]] = OrderedDict()
 
     def remember(self, key: WriteKey, live: Mapping[str, Any] | None, content: Any) -> None:
-        now = self._clock()
+        now = self._clock.now()
         self._entries[key] = (resource_version(live), now, content)
         self._entries.move_to_end(key)
         # Oldest first (every remember moves its key to the end): drop what expired, so memory
@@ -58,7 +57,7 @@ class RecentWrites:
         if entry is None:
             return None
         before, when, content = entry
-        if before != resource_version(live) or self._clock() - when > self._ttl:
+        if before != resource_version(live) or self._clock.now() - when > self._ttl:
             del self._entries[key]  # the cache has moved on (or we waited long enough): trust it
             return None
         return content

@@ -10,6 +10,7 @@ from dynamo_operator.internal.apply import ChildSyncer, Desired, RecentWrites
 from dynamo_operator.internal.cache.cache import Cache
 from dynamo_operator.internal.cache.transform import keep_paths
 from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.clock import FakeClock
 from unit.apply.fakes import FIELD_MANAGER, OWNER, STAMP, FakeRecorder
 
 Obj = dict[str, Any]
@@ -19,31 +20,31 @@ def test_recent_writes_stand_in_only_while_the_cache_is_behind() -> None:
     """Our write stands in for the cache only while it still shows the version from before the write;
     once it moved on (or the entry expired), the cache is trusted again — so a later deletion of a
     created object is never mistaken for our create still being in flight."""
-    now = [0.0]
-    recent = RecentWrites(ttl=30.0, clock=lambda: now[0])
+    clock = FakeClock(0.0)
+    recent = RecentWrites(ttl=30.0, clock=clock)
     key = ("apps", "deployments", "ns", "d")
     recent.remember(key, None, {"v": 1})
     assert recent.in_flight(key, None) == {"v": 1}  # created, watch event not in yet
     assert recent.in_flight(key, {"metadata": {"resourceVersion": "5"}}) is None  # cache caught up
     assert recent.in_flight(key, None) is None  # deleted later: trust the cache, recreate
     recent.remember(key, {"metadata": {"resourceVersion": "5"}}, {"v": 2})
-    now[0] = 31.0
+    clock.advance(31.0)
     assert recent.in_flight(key, {"metadata": {"resourceVersion": "5"}}) is None  # expired
 
 
 def test_recent_writes_forget_entries_older_than_their_ttl_on_the_next_write() -> None:
-    now = [0.0]
-    recent = RecentWrites(ttl=30.0, clock=lambda: now[0])
+    clock = FakeClock(0.0)
+    recent = RecentWrites(ttl=30.0, clock=clock)
     for i in range(100):
         recent.remember(("k", str(i)), None, {"i": i})
     assert len(recent) == 100
-    now[0] = 31.0
+    clock.advance(31.0)
     recent.remember(("k", "new"), None, {"i": -1})
     assert len(recent) == 1
 
 
 def test_recent_writes_keep_at_most_size_entries() -> None:
-    recent = RecentWrites(size=10, ttl=30.0, clock=lambda: 0.0)
+    recent = RecentWrites(size=10, ttl=30.0, clock=FakeClock(0.0))
     for i in range(25):
         recent.remember(("k", str(i)), None, {"i": i})
     assert len(recent) == 10
@@ -52,13 +53,13 @@ def test_recent_writes_keep_at_most_size_entries() -> None:
 
 
 def test_rewriting_a_key_makes_it_the_newest_entry() -> None:
-    now = [0.0]
-    recent = RecentWrites(ttl=30.0, clock=lambda: now[0])
+    clock = FakeClock(0.0)
+    recent = RecentWrites(ttl=30.0, clock=clock)
     recent.remember(("k", "a"), None, {"v": 1})
-    now[0] = 20.0
+    clock.advance(20.0)
     recent.remember(("k", "b"), None, {"v": 1})
     recent.remember(("k", "a"), None, {"v": 2})
-    now[0] = 45.0  # b (t=20) and a (t=20) both alive; nothing older left
+    clock.advance(25.0)  # t=45: b (t=20) and a (t=20) both alive; nothing older left
     recent.remember(("k", "c"), None, {"v": 1})
     assert len(recent) == 3
 

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 import structlog
 from dynamo_operator.internal.client.resource import CONFIG_MAP, DEPLOYMENT
+from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.controller import Builder, Controller, Result, TerminalError
 from dynamo_operator.internal.observability.metrics import REGISTRY
-from dynamo_operator.internal.workqueue import FakeClock, RateLimitingQueue
+from dynamo_operator.internal.workqueue import RateLimitingQueue
 
 
 def total(controller: str, result: str) -> float:
