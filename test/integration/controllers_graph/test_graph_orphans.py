@@ -58,6 +58,18 @@ class NoEvents:
         pass
 
 
+def owner_checking_syncer(api: Client, cache: Snapshot) -> ChildSyncer:
+    """The operator's syncer for children of ConfigMaps, reading the owner before a create."""
+    return ChildSyncer(
+        client=api,
+        cache=cache,
+        recorder=NoEvents(),
+        field_manager=FIELD_MANAGER,
+        stamp=LAST_APPLIED_HASH,
+        confirm_owner=kinds.CONFIG_MAP,
+    )
+
+
 def config_map(name: str, namespace: str, *, owner: Obj | None = None) -> Obj:
     meta: Obj = {"name": name, "namespace": namespace}
     if owner is not None:
@@ -101,14 +113,7 @@ async def test_syncer_creates_nothing_for_an_owner_a_live_read_shows_gone(
     await api.delete(kinds.CONFIG_MAP, "owner", namespace=ns)
     if fate == "replaced":  # same name, another UID
         await api.create(kinds.CONFIG_MAP, config_map("owner", ns))
-    syncer = ChildSyncer(
-        client=api,
-        cache=cache,
-        recorder=NoEvents(),
-        field_manager=FIELD_MANAGER,
-        stamp=LAST_APPLIED_HASH,
-        confirm_owner=kinds.CONFIG_MAP,
-    )
+    syncer = owner_checking_syncer(api, cache)
 
     with pytest.raises(OwnerGone):
         await syncer.sync(owner, [Desired(kinds.CONFIG_MAP, config_map("child", ns))], owned=[])
@@ -120,14 +125,7 @@ async def test_syncer_creates_children_of_an_owner_that_is_there(api: Client, ns
     owner = await create_owner(api, ns)
     cache = Snapshot()
     cache.put(kinds.CONFIG_MAP, owner)
-    syncer = ChildSyncer(
-        client=api,
-        cache=cache,
-        recorder=NoEvents(),
-        field_manager=FIELD_MANAGER,
-        stamp=LAST_APPLIED_HASH,
-        confirm_owner=kinds.CONFIG_MAP,
-    )
+    syncer = owner_checking_syncer(api, cache)
 
     report = await syncer.sync(owner, [Desired(kinds.CONFIG_MAP, config_map("child", ns))], owned=[])
     assert report.created == ["ConfigMap/child"]
