@@ -19,9 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import structlog
-from dynamo_operator.controllers.apply import (
-    CHILD_CONTENT_CHANGED,
-    CHILD_STATUS_CHANGED,
+from dynamo_operator.internal import consts, kinds
+from dynamo_operator.internal.apply import (
     SYNC_ERRORS,
     ChildClient,
     ChildReader,
@@ -31,11 +30,16 @@ from dynamo_operator.controllers.apply import (
     StatusWriter,
     report_sync_failure,
 )
-from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.cache.interface import StoreReader
 from dynamo_operator.internal.client.resource import Resource, object_key, split_key
 from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions
-from dynamo_operator.internal.controller.predicates import Funcs, Predicate, generation_changed
+from dynamo_operator.internal.controller.predicates import (
+    CHILD_CONTENT_CHANGED,
+    CHILD_STATUS_CHANGED,
+    Funcs,
+    Predicate,
+    generation_changed,
+)
 from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.controller.source import Channel
 from dynamo_operator.internal.dynamo import conditions
@@ -43,6 +47,7 @@ from dynamo_operator.internal.dynamo.component import desired_component_objects
 from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError
+from dynamo_operator.internal.dynamo.hashing import LAST_APPLIED_HASH
 from dynamo_operator.internal.dynamo.pod_diagnosis import (
     Diagnosis,
     diagnose,
@@ -100,7 +105,14 @@ class DynamoComponentDeploymentReconciler:
         self._clock = clock
         self._pods = pods  # the store of `pod_informer`; None: conditions carry counts only
         self._gen_context = gen_context
-        self._syncer = ChildSyncer(client=client, cache=cache, recorder=recorder, confirm_owner=True)
+        self._syncer = ChildSyncer(
+            client=client,
+            cache=cache,
+            recorder=recorder,
+            field_manager=consts.FIELD_MANAGER,
+            stamp=LAST_APPLIED_HASH,
+            confirm_owner=kinds.DCD,
+        )
         self._status = StatusWriter(client, kinds.DCD)
         owned = [kinds.DEPLOYMENT, kinds.SERVICE, kinds.INGRESS]
         if lws:

@@ -31,14 +31,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import structlog
-from dynamo_operator.controllers.apply import ChildClient, merge_patch, owner_reference, without_none
 from dynamo_operator.internal import kinds
+from dynamo_operator.internal.apply import ChildClient, StatusWriter
 from dynamo_operator.internal.cache.interface import Informer
 from dynamo_operator.internal.cache.transform import keep_fields
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import CONFIG_MAP, JOB, POD, Resource, object_key, split_key
 from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions
 from dynamo_operator.internal.controller.handlers import Mapper
+from dynamo_operator.internal.controller.owners import owner_reference
 from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo import conditions
 from dynamo_operator.internal.dynamo.conditions import Clock, Condition, utc_now
@@ -177,6 +178,9 @@ class DynamoGraphDeploymentRequestReconciler:
         self._restricted = namespace_restricted
         self._cluster_role = profiling_cluster_role
         self._clock = clock
+        # Each step of the state machine starts from the state the server holds: a status write
+        # computed from a stale view is refused (409) and retried, never applied.
+        self._status = StatusWriter(client, kinds.DGDR, precondition=True)
 
     def setup(self, b: Builder) -> None:
         """For DGDRs (every change: a spec edit must be seen to be rejected); Owns profiling Jobs;
@@ -271,17 +275,14 @@ class DynamoGraphDeploymentRequestReconciler:
             observed_generation=generation,
             now=self._clock,
         )
-        patch = merge_patch(old, without_none(new))
-        if not patch:
+        written = await self._status.commit(dgdr, new)
+        if written is None:
             return dgdr
-        namespace, name = split_key(object_key(dgdr))
-        body = {"metadata": {"resourceVersion": _meta(dgdr, "resourceVersion")}, "status": patch}
-        written = await self._client.patch(kinds.DGDR, name, body, namespace=namespace, subresource="status")
         for event in t.events:
             self._recorder.event(
                 dgdr, type=event.type.value, reason=event.reason.value, message=event.message
             )
-        return {**written, "apiVersion": kinds.DGDR.api_version, "kind": kinds.DGDR.kind}
+        return written
 
     # -- "" ----------------------------------------------------------------------------------------
 

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import structlog
-from dynamo_operator.controllers.apply import ChildClient, ChildReader, Recorder, StatusWriter
 from dynamo_operator.internal import kinds
+from dynamo_operator.internal.apply import ChildClient, ChildReader, Recorder, StatusWriter
 from dynamo_operator.internal.client.resource import object_key
 from dynamo_operator.internal.controller.builder import Builder, Built
 from dynamo_operator.internal.controller.predicates import Funcs, generation_changed

@@ -28,8 +28,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 import structlog
-from dynamo_operator.controllers.apply import ChildClient, write_status_if_changed
 from dynamo_operator.internal import consts, kinds
+from dynamo_operator.internal.apply import ChildClient, StatusWriter
 from dynamo_operator.internal.cache.interface import StoreReader
 from dynamo_operator.internal.cache.transform import keep_fields
 from dynamo_operator.internal.client import errors
@@ -111,6 +111,7 @@ class DynamoModelReconciler:
         # Pods carrying a base-model-hash label (see the module docstring); None: slices only.
         self._pods = pods
         self._clock = clock
+        self._status = StatusWriter(client, kinds.DYNAMO_MODEL)
 
     def setup(self, b: Builder) -> None:
         """For models (spec changes, deletion); Watches EndpointSlices of model Services, mapped by the
@@ -207,8 +208,7 @@ class DynamoModelReconciler:
                 now=self._clock,
             ),
         }
-        written = await write_status_if_changed(self._client, kinds.DYNAMO_MODEL, model, new)
-        if written is None:
+        if not await self._status.write(model, new):
             return  # nothing changed: the Events were already recorded when it did
         for event in status.events:
             kind: Literal["Normal", "Warning"] = "Warning" if event.type == "Warning" else "Normal"

@@ -23,10 +23,10 @@ from typing import Any, Protocol
 
 import structlog
 from dynamo_operator.internal.cache.backoff import Backoff
-from dynamo_operator.internal.cache.clock import Clock, MonotonicClock
 from dynamo_operator.internal.cache.interface import Obj, StoreReader
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
+from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.dynamo.context import Capabilities
 from dynamo_operator.optional_apis import (
     CRD_APIS,
@@ -75,7 +75,7 @@ class OptionalApiWatch:
         self.current = initial
         self._client = client
         self._crds = crds  # the trimmed CRD informer's store: which CRDs exist
-        self._clock = clock or MonotonicClock()
+        self._clock = clock or RealClock()
         self._backoff = Backoff(self._clock, rng or random.Random())
         self._subscribers: list[Subscriber] = []
         # Set: the CRDs may have changed since the last read. Starts set, so the first pass checks the

@@ -16,20 +16,19 @@ from typing import Any
 
 import structlog
 from dynamo_operator import orphans
+from dynamo_operator.cache_shapes import CHILD_SHAPES
 from dynamo_operator.controllers import (
     dynamocomponentdeployment,
     dynamographdeploymentrequest,
     dynamographdeploymentscalingadapter,
     dynamomodel,
 )
-from dynamo_operator.controllers.apply import CHILD_CONTENT_CHANGED, CHILD_STATUS_CHANGED
-from dynamo_operator.controllers.cache_shapes import CHILD_SHAPES
 from dynamo_operator.controllers.dynamographdeployment import mpi_ssh_secret
 from dynamo_operator.controllers.dynamographdeployment import reconciler as dynamographdeployment
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
 from dynamo_operator.internal.controller.builder import Built
-from dynamo_operator.internal.controller.predicates import Funcs
+from dynamo_operator.internal.controller.predicates import CHILD_CONTENT_CHANGED, CHILD_STATUS_CHANGED, Funcs
 from dynamo_operator.internal.dynamo.context import Capabilities
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.settings import Settings

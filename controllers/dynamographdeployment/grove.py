@@ -25,7 +25,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import structlog
-from dynamo_operator.controllers.apply import (
+from dynamo_operator.internal import consts, kinds
+from dynamo_operator.internal.apply import (
     SYNC_ERRORS,
     ChildClient,
     ChildReader,
@@ -33,7 +34,6 @@ from dynamo_operator.controllers.apply import (
     Desired,
     report_sync_failure,
 )
-from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.controller.result import Result, TerminalError

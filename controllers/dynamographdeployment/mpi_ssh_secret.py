@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 import structlog
-from dynamo_operator.controllers.apply import Recorder
 from dynamo_operator.internal import consts, kinds
+from dynamo_operator.internal.apply import Recorder
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import SECRET, Resource, split_key
 from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions

@@ -24,9 +24,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import structlog
-from dynamo_operator.controllers.apply import (
-    CHILD_CONTENT_CHANGED,
-    CHILD_STATUS_CHANGED,
+from dynamo_operator.controllers.dynamographdeployment.grove import GrovePathway
+from dynamo_operator.controllers.dynamographdeployment.rollout import NO_ROLLOUT, Rollout, WorkerRoller
+from dynamo_operator.internal import consts, kinds
+from dynamo_operator.internal.apply import (
     SYNC_ERRORS,
     ChildClient,
     ChildReader,
@@ -37,15 +38,17 @@ from dynamo_operator.controllers.apply import (
     Recorder,
     StatusWriter,
     SyncReport,
-    controller_uid,
     report_sync_failure,
 )
-from dynamo_operator.controllers.dynamographdeployment.grove import GrovePathway
-from dynamo_operator.controllers.dynamographdeployment.rollout import NO_ROLLOUT, Rollout, WorkerRoller
-from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client.resource import Resource, object_key, split_key
 from dynamo_operator.internal.controller.builder import Builder, Built
-from dynamo_operator.internal.controller.predicates import annotation_changed, any_of, generation_changed
+from dynamo_operator.internal.controller.predicates import (
+    CHILD_CONTENT_CHANGED,
+    CHILD_STATUS_CHANGED,
+    annotation_changed,
+    any_of,
+    generation_changed,
+)
 from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo import conditions
 from dynamo_operator.internal.dynamo.conditions import Condition
@@ -65,6 +68,7 @@ from dynamo_operator.internal.dynamo.graphmeta import (
     with_origin_version,
 )
 from dynamo_operator.internal.dynamo.grove import takes_grove
+from dynamo_operator.internal.dynamo.hashing import LAST_APPLIED_HASH
 from dynamo_operator.internal.dynamo.restart import plan_restart
 from dynamo_operator.internal.dynamo.rollingupdate import (
     MESSAGE_IN_PROGRESS,
@@ -131,7 +135,14 @@ class DynamoGraphDeploymentReconciler:
         if inference_pools:
             owned.append(kinds.INFERENCE_POOL)
         self.owned: tuple[Resource, ...] = tuple(owned)
-        self._syncer = ChildSyncer(client=client, cache=cache, recorder=recorder, confirm_owner=True)
+        self._syncer = ChildSyncer(
+            client=client,
+            cache=cache,
+            recorder=recorder,
+            field_manager=consts.FIELD_MANAGER,
+            stamp=LAST_APPLIED_HASH,
+            confirm_owner=kinds.DGD,
+        )
         self._status = StatusWriter(client, kinds.DGD)
         self._annotated = RecentWrites()  # our annotation patches the cache may not show yet
         self._grove = GrovePathway(client=client, cache=cache, syncer=self._syncer)
@@ -419,11 +430,6 @@ class DynamoGraphDeploymentReconciler:
         if rollout.plan.status is not None:
             status["rollingUpdate"] = rollout.plan.status
         return await self._status.write(raw, status)
-
-
-def controlled_by(obj: Mapping[str, Any], uid: str) -> bool:
-    """True when `obj`'s controller ownerReference points at `uid`."""
-    return controller_uid(obj) == uid
 
 
 def build(mgr: Manager, settings: Settings) -> Built[DynamoGraphDeploymentReconciler]:

@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from dynamo_operator.controllers.apply import ChildClient, ChildReader, RecentWrites, Recorder
 from dynamo_operator.internal import kinds
+from dynamo_operator.internal.apply import ChildClient, ChildReader, RecentWrites, Recorder
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.dynamo import rollingupdate
 from dynamo_operator.internal.dynamo.graph import services_of

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from dynamo_operator.internal.cache.clock import Clock
+from dynamo_operator.internal.clock import Clock
 
 INITIAL_DELAY = 0.8
 MAX_DELAY = 30.0

@@ -16,13 +16,13 @@ import builtins
 import random
 from collections.abc import Mapping
 
-from dynamo_operator.internal.cache.clock import Clock, MonotonicClock
 from dynamo_operator.internal.cache.informer import SharedInformer
 from dynamo_operator.internal.cache.interface import Obj
 from dynamo_operator.internal.cache.reflector import ListWatcher, Scope
 from dynamo_operator.internal.cache.store import NAMESPACE_INDEX
-from dynamo_operator.internal.cache.transform import Transform
+from dynamo_operator.internal.cache.transform import Transform, strip_managed_fields
 from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.clock import Clock, RealClock
 
 
 class InformerNotRegistered(LookupError):
@@ -59,7 +59,7 @@ class Cache:
     ) -> None:
         self._client = client
         self._resync_period = resync_period  # for every informer; None: never (the default)
-        self._clock = clock or MonotonicClock()
+        self._clock = clock or RealClock()
         self._rng = rng
         self._informers: dict[Scope, SharedInformer] = {}
         self._shapes: dict[Resource, Transform] = {}
@@ -74,6 +74,13 @@ class Cache:
         if any(scope.resource == resource for scope in self._informers):
             raise ValueError(f"informers of {resource.plural}.{resource.group} exist already")
         self._shapes[resource] = transform
+
+    def shape(self, resource: Resource, obj: Obj) -> Obj:
+        """What an informer of `resource` (without a transform of its own) keeps of `obj`: for those
+        who stand in for the cache, e.g. a memory of our own writes the cache has not shown yet."""
+        shape = self._shapes.get(resource)
+        obj = strip_managed_fields(obj)
+        return shape(obj) if shape is not None else obj
 
     def informer(
         self,

@@ -24,12 +24,12 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 
 import structlog
-from dynamo_operator.internal.cache.clock import Clock, MonotonicClock
 from dynamo_operator.internal.cache.interface import EventHandler, IndexFunc, Obj
 from dynamo_operator.internal.cache.reflector import ListWatcher, Reflector, Scope
 from dynamo_operator.internal.cache.store import Store
 from dynamo_operator.internal.cache.transform import Transform, intern_strings, strip_managed_fields
 from dynamo_operator.internal.client.resource import object_key
+from dynamo_operator.internal.clock import Clock, RealClock
 
 log = structlog.get_logger(__name__)
 
@@ -64,7 +64,7 @@ class SharedInformer:
         self.scope = scope
         self.transform = transform
         self.resync_period = resync_period
-        self._clock = clock or MonotonicClock()
+        self._clock = clock or RealClock()
         self._rng = rng or random.Random()
         self._store = Store()
         self._handlers: list[EventHandler] = []

@@ -27,11 +27,11 @@ from typing import Protocol
 
 import structlog
 from dynamo_operator.internal.cache.backoff import Backoff
-from dynamo_operator.internal.cache.clock import Clock
 from dynamo_operator.internal.cache.interface import Obj
 from dynamo_operator.internal.client.errors import Gone, error_from_status
 from dynamo_operator.internal.client.model import ListPage, WatchEvent
 from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.clock import Clock
 
 log = structlog.get_logger(__name__)
 

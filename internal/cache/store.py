@@ -74,9 +74,6 @@ class Store:
         keys = self._index(index).get(value, ())
         return [self._objects[k] for k in keys]
 
-    def index_keys(self, index: str, value: str) -> builtins.list[str]:
-        return list(self._index(index).get(value, ()))
-
     def index_values(self, index: str) -> builtins.list[str]:
         """Every value that currently has at least one object filed under it."""
         return list(self._index(index))

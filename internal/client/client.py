@@ -112,11 +112,6 @@ class Client:
         """A client for a kubeconfig (default $KUBECONFIG / ~/.kube/config), else in-cluster."""
         return cls(await cfg.load_default(path, context=context))
 
-    @classmethod
-    async def from_env(cls) -> Client:
-        """KUBECONFIG when set (or ~/.kube/config exists), otherwise the pod's service account."""
-        return cls(await cfg.load_default())
-
     def _http(self) -> aiohttp.ClientSession:
         if self._closed:
             raise RuntimeError("client is closed")

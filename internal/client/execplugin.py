@@ -14,12 +14,12 @@ import datetime
 import json
 import os
 import re
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from dynamo_operator.internal.client.kubeconfig import ConfigError
+from dynamo_operator.internal.clock import Clock, RealClock
 
 API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 EXEC_INFO_ENV = "KUBERNETES_EXEC_INFO"
@@ -181,11 +181,11 @@ class ExecCredentials:
         plugin: ExecPlugin,
         *,
         on_certificate: Callable[[str, str], None] | None = None,
-        clock: Callable[[], float] = time.time,  # wall clock: expirationTimestamp is wall time
+        clock: Clock | None = None,
     ) -> None:
         self._plugin = plugin
         self._on_certificate = on_certificate
-        self._clock = clock
+        self._clock: Clock = clock or RealClock()
         self._lock = asyncio.Lock()
         self._result: ExecResult | None = None
         self._runs = 0  # completed runs; lets concurrent 401s share one re-run
@@ -205,7 +205,8 @@ class ExecCredentials:
         return f"Bearer {self._result.token}" if self._result.token else None
 
     def _expired(self, result: ExecResult) -> bool:
-        return result.expires_at is not None and self._clock() >= result.expires_at
+        # expirationTimestamp is the plugin's wall time, so it is compared with ours.
+        return result.expires_at is not None and self._clock.wall().timestamp() >= result.expires_at
 
     async def _run(self) -> None:
         result = await self._plugin.run()

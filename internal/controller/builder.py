@@ -22,12 +22,12 @@ from typing import Generic, Protocol, Self, TypeVar
 from dynamo_operator.internal.cache.interface import IndexFunc, Informer
 from dynamo_operator.internal.cache.transform import Transform
 from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.clock import Clock
 from dynamo_operator.internal.controller.controller import Controller
 from dynamo_operator.internal.controller.handlers import EnqueueMapped, Mapper, controller_owner_keys, own_key
 from dynamo_operator.internal.controller.predicates import Predicate
 from dynamo_operator.internal.controller.reconciler import Reconciler
 from dynamo_operator.internal.controller.source import Channel
-from dynamo_operator.internal.workqueue.clock import Clock
 from dynamo_operator.internal.workqueue.interface import WorkQueue
 from dynamo_operator.internal.workqueue.rate_limiter import RateLimiter
 from dynamo_operator.internal.workqueue.rate_limiting import RateLimitingQueue

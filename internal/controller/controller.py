@@ -7,13 +7,16 @@ Lifecycle (written down because the manager relies on it):
 
 The queue is the controller's own: keys reach it only through the handlers the builder attaches and
 through `watch()` (a source attached later, controller-runtime's `Controller.Watch`).
+One reconcile: an `Exception` is an error (retried with backoff unless terminal); a reconcile that
+outlives `reconcile_timeout` is cancelled and is such an error. Anything else that is not an
+`Exception` (cancellation from shutdown, KeyboardInterrupt, SystemExit) propagates: it ends the
+worker, with the key released.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-import traceback
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
@@ -26,7 +29,7 @@ from dynamo_operator.internal.controller.handlers import EnqueueMapped, Mapper
 from dynamo_operator.internal.controller.hotloop import HotLoopDetector
 from dynamo_operator.internal.controller.predicates import Predicate
 from dynamo_operator.internal.controller.reconciler import Reconciler
-from dynamo_operator.internal.controller.result import ReconcilePanic, Result, TerminalError
+from dynamo_operator.internal.controller.result import ReconcileTimeout, Result, TerminalError
 from dynamo_operator.internal.controller.settle import Outcome, settle
 from dynamo_operator.internal.controller.source import Channel
 from dynamo_operator.internal.workqueue.interface import WorkQueue
@@ -36,6 +39,11 @@ from opentelemetry.trace import Status, StatusCode
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
 _tracer = trace.get_tracer(__name__)
+
+DEFAULT_RECONCILE_TIMEOUT = 300.0
+"""Seconds one reconcile may take before it is cancelled and retried: five times the histogram's
+last bucket (60 s), so only a reconcile stuck on something (a call that never answers) reaches it
+and its worker is freed for the other keys."""
 
 
 class Controller:
@@ -49,9 +57,13 @@ class Controller:
         queue: WorkQueue[str],
         max_concurrent_reconciles: int = 1,
         hot_loops: HotLoopDetector | None = None,
+        reconcile_timeout: float | None = DEFAULT_RECONCILE_TIMEOUT,
     ) -> None:
         if max_concurrent_reconciles < 1:
             raise ValueError(f"max_concurrent_reconciles must be >= 1, got {max_concurrent_reconciles}")
+        if reconcile_timeout is not None and reconcile_timeout <= 0:
+            raise ValueError(f"reconcile_timeout must be > 0 or None (no limit), got {reconcile_timeout}")
+        self._reconcile_timeout = reconcile_timeout
         self.name = name
         self._queue = queue
         self.max_concurrent_reconciles = max_concurrent_reconciles
@@ -64,7 +76,7 @@ class Controller:
         self._totals = {o: metrics.RECONCILE_TOTAL.labels(name, o.value) for o in Outcome}
         self._errors = metrics.RECONCILE_ERRORS.labels(name)
         self._terminal = metrics.TERMINAL_RECONCILE_ERRORS.labels(name)
-        self._panics = metrics.RECONCILE_PANICS.labels(name)
+        self._timeouts = metrics.RECONCILE_TIMEOUTS.labels(name)
         self._hot_loops = HotLoopDetector() if hot_loops is None else hot_loops
         self._hot_keys = metrics.HOT_LOOP_KEYS.labels(name)
 
@@ -131,7 +143,7 @@ class Controller:
             "name": name,
             "reconcile_id": reconcile_id,
         }
-        outcome: Result | BaseException
+        outcome: Result | Exception
         with (
             structlog.contextvars.bound_contextvars(**context),
             _tracer.start_as_current_span(
@@ -141,9 +153,7 @@ class Controller:
             self._active.inc()
             started = time.perf_counter()
             try:
-                outcome = await self._reconciler.reconcile(key)
-            except asyncio.CancelledError:
-                raise
+                outcome = await self._reconcile(key)
             except TerminalError as err:
                 outcome = err
                 self._terminal.inc()
@@ -151,19 +161,17 @@ class Controller:
                 # carry the details to the user); multi-line messages (validation errors) are joined.
                 message = "; ".join(line.strip() for line in str(err).splitlines() if line.strip())
                 log.error("Reconciler error (terminal, not retried)", error=message)
+            except ReconcileTimeout as err:
+                outcome = err
+                self._timeouts.inc()
+                log.error("Reconcile timed out", error=str(err))
             except Exception as err:
                 outcome = err
                 log.error("Reconciler error", exc_info=err)
-            except BaseException as err:
-                # The equivalent of a recovered panic: never let one object kill a worker.
-                outcome = ReconcilePanic(f"{type(err).__name__}: {err}")
-                outcome.__cause__ = err
-                self._panics.inc()
-                log.error("Observed a panic in reconciler", panic="".join(traceback.format_exception(err)))
             finally:
                 self._time.observe(time.perf_counter() - started)
                 self._active.dec()
-            if isinstance(outcome, BaseException):
+            if isinstance(outcome, Exception):
                 span.record_exception(outcome)
                 span.set_status(Status(StatusCode.ERROR, str(outcome)))
             elif outcome is None:  # a reconciler that forgot to return: treat as success
@@ -173,3 +181,19 @@ class Controller:
         self._totals[label].inc()
         if label is Outcome.ERROR:
             self._errors.inc()
+
+    async def _reconcile(self, key: str) -> Result:
+        """One call of the reconciler, cancelled past the reconcile timeout (ReconcileTimeout).
+
+        `asyncio.timeout` tells its own expiry from a cancellation of the worker (shutdown): only
+        the first becomes ReconcileTimeout, the second propagates as CancelledError. A TimeoutError
+        the reconciler raises itself (a client's) stays an ordinary error.
+        """
+        deadline = asyncio.timeout(self._reconcile_timeout)
+        try:
+            async with deadline:
+                return await self._reconciler.reconcile(key)
+        except TimeoutError as err:
+            if deadline.expired() and self._reconcile_timeout is not None:
+                raise ReconcileTimeout(key, self._reconcile_timeout) from err
+            raise

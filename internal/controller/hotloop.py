@@ -10,9 +10,9 @@ on it and a test can assert it stays at zero.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
+
+from dynamo_operator.internal.clock import Clock, RealClock
 
 DEFAULT_LIMIT = 30
 DEFAULT_WINDOW_SECONDS = 60.0
@@ -35,17 +35,18 @@ class HotLoopDetector:
         *,
         limit: int = DEFAULT_LIMIT,
         window: float = DEFAULT_WINDOW_SECONDS,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock | None = None,
     ) -> None:
         if limit < 1 or window <= 0:
             raise ValueError("limit must be at least 1 and window positive")
-        self._limit, self._window, self._clock = limit, window, clock
+        self._limit, self._window = limit, window
+        self._clock: Clock = clock or RealClock()
         self._keys: dict[str, _Window] = {}
         self._sweep_at = 1024
 
     def observe(self, key: str) -> bool:
         """Record one reconcile of `key`; True when this one makes the key hot in its window."""
-        now = self._clock()
+        now = self._clock.now()
         entry = self._keys.get(key)
         if entry is None or now - entry.started >= self._window:
             entry = self._keys[key] = _Window(started=now)
@@ -60,7 +61,7 @@ class HotLoopDetector:
     def count(self, key: str) -> int:
         """Reconciles of `key` in its current window (0 once the window ended)."""
         entry = self._keys.get(key)
-        if entry is None or self._clock() - entry.started >= self._window:
+        if entry is None or self._clock.now() - entry.started >= self._window:
             return 0
         return entry.count
 

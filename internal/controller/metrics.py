@@ -56,6 +56,8 @@ TERMINAL_RECONCILE_ERRORS = Counter(
     ("controller",),
     registry=REGISTRY,
 )
+# Kept, at zero, for dashboards built on controller-runtime: Python has no panic to recover. A
+# KeyboardInterrupt or SystemExit in a reconcile ends the process, as it should.
 RECONCILE_PANICS = Counter(
     "controller_runtime_reconcile_panics",
     "Total number of reconciliation panics per controller",
@@ -90,12 +92,26 @@ HOT_LOOP_KEYS = Counter(
     registry=REGISTRY,
 )
 
+RECONCILE_TIMEOUTS = Counter(
+    "controller_reconcile_timeouts",
+    "Reconciles cancelled for outliving the controller's reconcile timeout (counted as errors too)",
+    ("controller",),
+    registry=REGISTRY,
+)
+
 
 def init_metrics(controller: str, *, max_concurrent_reconciles: int) -> None:
     """Create every series of `controller` at zero, so rate() works from the first scrape."""
     for outcome in Outcome:
         RECONCILE_TOTAL.labels(controller, outcome.value)
-    for counter in (RECONCILE_ERRORS, TERMINAL_RECONCILE_ERRORS, RECONCILE_PANICS, HOT_LOOP_KEYS):
+    counters = (
+        RECONCILE_ERRORS,
+        TERMINAL_RECONCILE_ERRORS,
+        RECONCILE_PANICS,
+        RECONCILE_TIMEOUTS,
+        HOT_LOOP_KEYS,
+    )
+    for counter in counters:
         counter.labels(controller)
     RECONCILE_TIME.labels(controller)
     ACTIVE_WORKERS.labels(controller).set(0)

@@ -38,7 +38,7 @@ from dynamo_operator.internal.cache.store import CONTROLLER_INDEX
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.controller.controller import Controller
-from dynamo_operator.internal.controller.owners import OwnerReader, OwnerState, owner_state
+from dynamo_operator.internal.controller.owners import OwnerReader, OwnerState, controller_uid, owner_state
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.workqueue.interface import WorkQueue
 from dynamo_operator.internal.workqueue.rate_limiting import RateLimitingQueue
@@ -278,7 +278,7 @@ class _ChildEvents:
         self._collector.child_seen(self._resource, obj)
 
     def on_update(self, old: Obj, new: Obj) -> None:
-        if _controller_uid(old) != _controller_uid(new):
+        if controller_uid(old) != controller_uid(new):
             self._collector.child_seen(self._resource, new)
 
     def on_delete(self, obj: Obj) -> None:
@@ -299,10 +299,3 @@ class _OwnerEvents:
 
     def on_delete(self, obj: Obj) -> None:
         self._collector.owner_deleted(obj)
-
-
-def _controller_uid(obj: Obj) -> str | None:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
-        if ref.get("controller"):
-            return str(ref.get("uid"))
-    return None

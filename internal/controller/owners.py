@@ -8,6 +8,8 @@ its owner unless the garbage collector happens to notice it. Two guards rest on 
 - before a sync *creates* a child, `OwnerCheck` confirms the owner (one read per sync that creates
   something; updates of existing children and quiet syncs cost nothing);
 - before the orphan collector deletes a child, `owner_state` proves its owner gone.
+
+The controller ownerReference itself (making one, reading one back) is here too.
 """
 
 from __future__ import annotations
@@ -21,6 +23,34 @@ from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource
 
 Obj = dict[str, Any]
+
+
+def owner_reference(owner: Mapping[str, Any]) -> dict[str, Any]:
+    """A controller ownerReference to `owner` (blockOwnerDeletion so foreground deletion waits)."""
+    meta = owner["metadata"]
+    return {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": meta["name"],
+        "uid": meta["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The object's controller ownerReference (at most one per object), or None."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller"):
+            return ref  # type: ignore[no-any-return]
+    return None
+
+
+def controller_uid(obj: Mapping[str, Any]) -> str | None:
+    """UID of the object's controller ownerReference, or None."""
+    ref = controller_ref(obj)
+    uid = ref.get("uid") if ref is not None else None
+    return str(uid) if uid else None
 
 
 class OwnerState(enum.Enum):

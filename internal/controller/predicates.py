@@ -151,3 +151,45 @@ def negate(predicate: Predicate) -> Predicate:
         on_update=lambda old, new: not predicate.update(old, new),
         on_delete=lambda o: not predicate.delete(o),
     )
+
+
+def _content(obj: Mapping[str, object]) -> tuple[object, ...]:
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    body = {k: v for k, v in obj.items() if k not in ("metadata", "status")}
+    return body, meta.get("labels"), meta.get("annotations"), meta.get("ownerReferences")
+
+
+def _status_or_content(obj: Mapping[str, object]) -> tuple[object, ...]:
+    meta = obj.get("metadata")
+    generation = meta.get("generation") if isinstance(meta, Mapping) else None
+    return (*_content(obj), obj.get("status"), generation)
+
+
+class ChildPredicate:
+    """Which events of an owned child are worth a reconcile of its owner.
+
+    Create events are skipped: the owner created the child itself (after a restart the owners' own
+    adds reconcile everything). Updates pass when what the owner reads changed: the child's content
+    (someone edited it) and, when `status` is set, its status (readiness drives the owner's).
+    Deletes always pass, so a deleted child is recreated.
+    """
+
+    def __init__(self, *, status: bool) -> None:
+        self._view = _status_or_content if status else _content
+
+    def create(self, obj: Obj) -> bool:
+        return False
+
+    def update(self, old: Obj, new: Obj) -> bool:
+        return self._view(old) != self._view(new)
+
+    def delete(self, obj: Obj) -> bool:
+        return True
+
+
+CHILD_STATUS_CHANGED: Predicate = ChildPredicate(status=True)
+"""For children whose status the owner reads (workloads, sub-resources it waits on)."""
+
+CHILD_CONTENT_CHANGED: Predicate = ChildPredicate(status=False)
+"""For children the owner only writes."""

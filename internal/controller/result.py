@@ -23,6 +23,10 @@ class TerminalError(Exception):
     """Cannot succeed until the object changes: counted as an error, never retried."""
 
 
-class ReconcilePanic(Exception):
-    """A reconcile raised a BaseException that is not an Exception (nor cancellation); the worker
-    survives it and treats it like an error, as controller-runtime recovers a panic."""
+class ReconcileTimeout(Exception):
+    """A reconcile outlived its controller's reconcile timeout and was cancelled. An error like any
+    other (retried with backoff): what it waited for may answer next time."""
+
+    def __init__(self, key: str, seconds: float) -> None:
+        super().__init__(f"reconcile of {key} cancelled after the {seconds:g} s reconcile timeout")
+        self.key, self.seconds = key, seconds

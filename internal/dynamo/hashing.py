@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from dynamo_operator.internal import consts
 
@@ -78,3 +78,20 @@ def recorded_hash(obj: Mapping[str, Any]) -> str | None:
 def pod_template_hash(template: Mapping[str, Any]) -> str:
     """Hash of a pod template alone: equal for two workloads iff their pods would not roll."""
     return digest(template, length=16)
+
+
+class _LastAppliedHash:
+    """The operator's hash stamp for the child syncer (internal.apply's `HashStamp`): the content
+    hash in the last-applied-hash annotation."""
+
+    def content(self, obj: Mapping[str, Any]) -> str:
+        return content_hash(obj)
+
+    def stamp(self, obj: dict[str, Any]) -> dict[str, Any]:
+        return stamp_hash(obj)
+
+    def recorded(self, obj: Mapping[str, Any]) -> str | None:
+        return recorded_hash(obj)
+
+
+LAST_APPLIED_HASH: Final = _LastAppliedHash()

@@ -19,13 +19,14 @@ import enum
 import socket
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import structlog
 from dynamo_operator.internal.client.errors import ApiError, NotFound, TransportError
+from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.events.sink import EventSink
 
 log = structlog.get_logger(__name__)
@@ -147,16 +148,14 @@ class EventBroadcaster:
         sink: EventSink,
         *,
         host: str | None = None,
-        now: Callable[[], datetime] = lambda: datetime.now(UTC),
-        monotonic: Callable[[], float] = time.monotonic,
+        clock: Clock | None = None,
         queue_size: int = QUEUE_SIZE,
         retry_delay: float = 1.0,
         senders: int = SENDERS,
     ) -> None:
         self._sink = sink
         self.host = host or socket.gethostname()
-        self.now = now
-        self._monotonic = monotonic
+        self._clock: Clock = clock or RealClock()
         self._queue: asyncio.Queue[_Pending] = asyncio.Queue(maxsize=queue_size)
         self._seen: OrderedDict[tuple[str, ...], _Seen] = OrderedDict()
         self._buckets: OrderedDict[tuple[str, ...], _Bucket] = OrderedDict()
@@ -164,6 +163,10 @@ class EventBroadcaster:
         self.dropped = 0
         self._senders = max(1, senders)
         self._key_locks: dict[tuple[str, ...], tuple[asyncio.Lock, int]] = {}
+
+    def now(self) -> datetime:
+        """The wall time an Event is stamped with."""
+        return self._clock.wall()
 
     def recorder(self, component: str) -> EventRecorder:
         return EventRecorder(self, component)
@@ -219,7 +222,7 @@ class EventBroadcaster:
 
     def _allow(self, pending: _Pending) -> bool:
         key = pending.spam_key()
-        now = self._monotonic()
+        now = self._clock.now()
         bucket = self._buckets.get(key)
         if bucket is None:
             bucket = self._buckets[key] = _Bucket(float(SPAM_BURST), now)

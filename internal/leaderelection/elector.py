@@ -19,8 +19,8 @@ from collections.abc import Callable
 
 import structlog
 from dynamo_operator.internal.client.errors import AlreadyExists, ApiError, Conflict, TransportError
+from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.leaderelection import metrics
-from dynamo_operator.internal.leaderelection.clock import ElectionClock, SystemClock
 from dynamo_operator.internal.leaderelection.config import JITTER_FACTOR, LeaderElectionConfig
 from dynamo_operator.internal.leaderelection.lock import LeaseLock
 from dynamo_operator.internal.leaderelection.record import LeaderElectionRecord
@@ -44,12 +44,12 @@ class LeaderElector:
         config: LeaderElectionConfig,
         lock: LeaseLock,
         *,
-        clock: ElectionClock | None = None,
+        clock: Clock | None = None,
         rng: random.Random | None = None,
     ) -> None:
         self.config = config
         self._lock = lock
-        self._clock: ElectionClock = clock or SystemClock()
+        self._clock: Clock = clock or RealClock()
         self._rng = rng or random.Random()
         self._observed: LeaderElectionRecord | None = None
         self._observed_rv: str | None = None
@@ -79,7 +79,7 @@ class LeaderElector:
 
     async def try_acquire_or_renew(self) -> bool:
         """One attempt to become or stay leader; True when we hold the Lease afterwards."""
-        now = self._clock.monotonic()
+        now = self._clock.now()
         wall = self._clock.wall()
         desired = LeaderElectionRecord(
             holder_identity=self.config.identity,
@@ -105,7 +105,7 @@ class LeaderElector:
                 )
                 self._slowpath.inc()
             else:
-                self._observe(renewed, rv, self._clock.monotonic())
+                self._observe(renewed, rv, self._clock.now())
                 return True
 
         # 2. Read the Lease; create it when absent (a concurrent creator makes this AlreadyExists).
@@ -115,7 +115,7 @@ class LeaderElector:
                 rv = await self._lock.create(desired)
             except AlreadyExists:
                 return False
-            self._observe(desired, rv, self._clock.monotonic())
+            self._observe(desired, rv, self._clock.now())
             return True
         record, rv = current
 
@@ -146,7 +146,7 @@ class LeaderElector:
             new_rv = await self._lock.update(desired, rv)
         except Conflict:
             return False
-        self._observe(desired, new_rv, self._clock.monotonic())
+        self._observe(desired, new_rv, self._clock.now())
         return True
 
     async def _attempt(self) -> bool:
@@ -176,9 +176,9 @@ class LeaderElector:
     async def hold(self) -> None:
         """Renew every `retry_period`; return when no renewal succeeded within `renew_deadline`."""
         while True:
-            deadline = self._clock.monotonic() + self.config.renew_deadline
+            deadline = self._clock.now() + self.config.renew_deadline
             while not await self._attempt():
-                remaining = deadline - self._clock.monotonic()
+                remaining = deadline - self._clock.now()
                 if remaining <= 0:
                     self._status.set(0)
                     log.error("Failed to renew lease within the deadline", lease=self._lock.describe())
@@ -206,7 +206,7 @@ class LeaderElector:
         except _ATTEMPT_ERRORS as err:
             log.error("Failed to release lease", lease=self._lock.describe(), error=str(err))
             return False
-        self._observe(released, rv, self._clock.monotonic())
+        self._observe(released, rv, self._clock.now())
         log.info("Released leader lease", lease=self._lock.describe())
         return True
 

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -27,6 +26,7 @@ from aiohttp.typedefs import Handler, Middleware
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import ApiError, TransportError
 from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.clock import Clock
 from dynamo_operator.internal.manager.review_cache import ReviewCache
 
 log = structlog.get_logger(__name__)
@@ -154,7 +154,7 @@ class RequestAuthorizer:
         allow_ttl: float = ALLOW_TTL,
         deny_ttl: float = DENY_TTL,
         max_entries: int = MAX_ENTRIES,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock | None = None,
     ) -> None:
         self._reviewer = reviewer
         self.users: ReviewCache[str, UserInfo | None] = ReviewCache(

@@ -8,10 +8,11 @@ connections at once must still cost one review, not one per connection.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Generic, TypeVar
+
+from dynamo_operator.internal.clock import Clock, RealClock
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -29,11 +30,11 @@ class ReviewCache(Generic[K, V]):
         ttl: Callable[[V], float],
         *,
         max_entries: int = 1024,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock | None = None,
     ) -> None:
         self._ttl = ttl
         self._max = max_entries
-        self._clock = clock
+        self._clock: Clock = clock or RealClock()
         self._entries: OrderedDict[K, tuple[float, V]] = OrderedDict()
         self._inflight: dict[K, asyncio.Task[V]] = {}
 
@@ -50,14 +51,14 @@ class ReviewCache(Generic[K, V]):
         if entry is None:
             return None
         expires, value = entry
-        if self._clock() >= expires:
+        if self._clock.now() >= expires:
             del self._entries[key]
             return None
         return (value,)
 
     def put(self, key: K, value: V) -> None:
         self._entries.pop(key, None)
-        self._entries[key] = (self._clock() + self._ttl(value), value)
+        self._entries[key] = (self._clock.now() + self._ttl(value), value)
         while len(self._entries) > self._max:
             self._entries.popitem(last=False)  # a flood of distinct tokens evicts, never grows memory
 

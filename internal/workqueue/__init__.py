@@ -1,10 +1,9 @@
 """Work queues with client-go semantics: dedup, in-flight tracking, delays, rate-limited retries.
 
 One layer per module: `queue` → `delaying` → `rate_limiting`; limiters in `rate_limiter`, metrics
-hooks in `metrics`, time in `clock`.
+hooks in `metrics`; time is `internal.clock`.
 """
 
-from dynamo_operator.internal.workqueue.clock import Clock, FakeClock, RealClock
 from dynamo_operator.internal.workqueue.delaying import DelayingQueue
 from dynamo_operator.internal.workqueue.interface import WorkQueue
 from dynamo_operator.internal.workqueue.queue import Queue
@@ -19,15 +18,12 @@ from dynamo_operator.internal.workqueue.rate_limiting import RateLimitingQueue
 
 __all__ = [
     "BucketRateLimiter",
-    "Clock",
     "DelayingQueue",
-    "FakeClock",
     "ItemExponentialFailureRateLimiter",
     "MaxOfRateLimiter",
     "Queue",
     "RateLimiter",
     "RateLimitingQueue",
-    "RealClock",
     "WorkQueue",
     "default_controller_rate_limiter",
 ]

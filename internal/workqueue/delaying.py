@@ -11,7 +11,7 @@ import itertools
 from collections.abc import Hashable
 from typing import TypeVar
 
-from dynamo_operator.internal.workqueue.clock import Clock, Timer
+from dynamo_operator.internal.clock import Clock, Timer
 from dynamo_operator.internal.workqueue.queue import Queue
 
 K = TypeVar("K", bound=Hashable)

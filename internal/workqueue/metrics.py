@@ -14,8 +14,8 @@ import bisect
 from collections.abc import Hashable, Iterator
 from typing import Protocol
 
+from dynamo_operator.internal.clock import Clock
 from dynamo_operator.internal.observability.metrics import REGISTRY
-from dynamo_operator.internal.workqueue.clock import Clock
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 

@@ -26,7 +26,7 @@ from collections.abc import Hashable
 from contextlib import suppress
 from typing import Generic, TypeVar
 
-from dynamo_operator.internal.workqueue.clock import Clock, RealClock
+from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.workqueue.metrics import QueueMetrics, queue_metrics
 
 K = TypeVar("K", bound=Hashable)

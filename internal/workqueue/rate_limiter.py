@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Generic, Protocol, TypeVar
 
-from dynamo_operator.internal.workqueue.clock import Clock, RealClock
+from dynamo_operator.internal.clock import Clock, RealClock
 
 K = TypeVar("K", bound=Hashable)
 K_contra = TypeVar("K_contra", bound=Hashable, contravariant=True)

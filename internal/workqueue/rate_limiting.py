@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import TypeVar
 
-from dynamo_operator.internal.workqueue.clock import Clock, RealClock
+from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.workqueue.delaying import DelayingQueue
 from dynamo_operator.internal.workqueue.rate_limiter import RateLimiter, default_controller_rate_limiter
 

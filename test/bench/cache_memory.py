@@ -2,7 +2,7 @@
 
 The operator runs as its own process, so the benchmark cannot look into its heap. It lists the same
 objects from the API server instead and passes each through the operator's own cache pipeline
-(managedFields stripped, the kind's shape from `controllers/cache_shapes.py` or the pod transform,
+(managedFields stripped, the kind's shape from `operator/cache_shapes.py` or the pod transform,
 strings interned), then measures the Python objects the way a store holds them: every distinct
 object counted once per kind, so interned strings shared between objects count once.
 """
@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from dynamo_operator.controllers.cache_shapes import CHILD_SHAPES
+from dynamo_operator.cache_shapes import CHILD_SHAPES
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.cache.transform import intern_strings, strip_managed_fields
 from dynamo_operator.internal.client.client import Client

@@ -11,10 +11,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from dynamo_operator.controllers.apply import FIELD_MANAGER, ChildSyncer, Desired
 from dynamo_operator.internal import kinds
+from dynamo_operator.internal.apply import ChildSyncer, Desired
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import Resource, object_key
+from dynamo_operator.internal.consts import FIELD_MANAGER
+from dynamo_operator.internal.dynamo.hashing import LAST_APPLIED_HASH
 
 Obj = dict[str, Any]
 
@@ -63,6 +65,9 @@ class Snapshot:
             )
         ]
 
+    def shape(self, resource: Resource, obj: Obj) -> Obj:
+        return obj
+
 
 class NoEvents:
     def event(self, obj: Obj, *, type: str, reason: str, message: str) -> None:
@@ -90,7 +95,9 @@ async def test_child_created_by_syncer_is_pruned_when_a_field_is_dropped(api: Cl
     """Sync creates the child; a later sync without a label and an env var removes both."""
     owner = await _owner(api, ns)
     snapshot = Snapshot()
-    syncer = ChildSyncer(client=api, cache=snapshot, recorder=NoEvents())
+    syncer = ChildSyncer(
+        client=api, cache=snapshot, recorder=NoEvents(), field_manager=FIELD_MANAGER, stamp=LAST_APPLIED_HASH
+    )
 
     first = await syncer.sync(owner, [Desired(kinds.DEPLOYMENT, deployment(ns, extra=True))], owned=[])
     assert first.created == ["Deployment/web"]

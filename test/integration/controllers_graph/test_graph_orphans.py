@@ -15,13 +15,15 @@ import uuid
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers.apply import ChildSyncer, Desired
 from dynamo_operator.internal import kinds
+from dynamo_operator.internal.apply import ChildSyncer, Desired
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import EVENT, Resource, object_key
+from dynamo_operator.internal.consts import FIELD_MANAGER
 from dynamo_operator.internal.controller.orphans import DEFAULT_GRACE_SECONDS
 from dynamo_operator.internal.controller.owners import OwnerGone
+from dynamo_operator.internal.dynamo.hashing import LAST_APPLIED_HASH
 from localcluster import LocalCluster
 from testsupport.api import eventually
 from testsupport.operator import RunningOperator
@@ -47,10 +49,25 @@ class Snapshot:
     def by_index(self, resource: Resource, index: str, value: str) -> list[Obj]:
         return []
 
+    def shape(self, resource: Resource, obj: Obj) -> Obj:
+        return obj
+
 
 class NoEvents:
     def event(self, obj: Obj, *, type: str, reason: str, message: str) -> None:
         pass
+
+
+def owner_checking_syncer(api: Client, cache: Snapshot) -> ChildSyncer:
+    """The operator's syncer for children of ConfigMaps, reading the owner before a create."""
+    return ChildSyncer(
+        client=api,
+        cache=cache,
+        recorder=NoEvents(),
+        field_manager=FIELD_MANAGER,
+        stamp=LAST_APPLIED_HASH,
+        confirm_owner=kinds.CONFIG_MAP,
+    )
 
 
 def config_map(name: str, namespace: str, *, owner: Obj | None = None) -> Obj:
@@ -96,7 +113,7 @@ async def test_syncer_creates_nothing_for_an_owner_a_live_read_shows_gone(
     await api.delete(kinds.CONFIG_MAP, "owner", namespace=ns)
     if fate == "replaced":  # same name, another UID
         await api.create(kinds.CONFIG_MAP, config_map("owner", ns))
-    syncer = ChildSyncer(client=api, cache=cache, recorder=NoEvents(), confirm_owner=True)
+    syncer = owner_checking_syncer(api, cache)
 
     with pytest.raises(OwnerGone):
         await syncer.sync(owner, [Desired(kinds.CONFIG_MAP, config_map("child", ns))], owned=[])
@@ -108,7 +125,7 @@ async def test_syncer_creates_children_of_an_owner_that_is_there(api: Client, ns
     owner = await create_owner(api, ns)
     cache = Snapshot()
     cache.put(kinds.CONFIG_MAP, owner)
-    syncer = ChildSyncer(client=api, cache=cache, recorder=NoEvents(), confirm_owner=True)
+    syncer = owner_checking_syncer(api, cache)
 
     report = await syncer.sync(owner, [Desired(kinds.CONFIG_MAP, config_map("child", ns))], owned=[])
     assert report.created == ["ConfigMap/child"]

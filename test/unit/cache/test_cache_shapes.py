@@ -144,3 +144,15 @@ def test_a_shape_cannot_be_set_once_an_informer_of_the_kind_exists() -> None:
     cache.informer(DEPLOYMENT)
     with pytest.raises(ValueError, match="exist already"):
         cache.set_shape(DEPLOYMENT, metadata_only)
+
+
+@pytest.mark.parametrize("kind_has_shape", [True, False], ids=["shaped-kind", "unshaped-kind"])
+def test_the_cache_shapes_an_object_as_its_informers_would(kind_has_shape: bool) -> None:
+    """For those who stand in for the cache (a memory of our own writes): the same shape, the same
+    missing managedFields, whether or not the kind has a shape."""
+    cache = Cache(NoSource())
+    if kind_has_shape:
+        cache.set_shape(DEPLOYMENT, keep_paths("spec.replicas", "status"))
+    informer = cache.informer(DEPLOYMENT)
+    informer.replace([decoded(deployment("a"))])
+    assert cache.shape(DEPLOYMENT, decoded(deployment("a"))) == informer.store.get("ns/a")

@@ -7,13 +7,14 @@ import json
 import os
 import ssl
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from dynamo_operator.internal.client import config
 from dynamo_operator.internal.client.execplugin import ExecCredentials, ExecPlugin
+from dynamo_operator.internal.clock import FakeClock
 from unit.client.kubeconfig_testlib import (
     Pair,
     Plugin,
@@ -102,11 +103,11 @@ async def test_expiry_follows_the_clock(tmp_path: Path, make_plugin: MakePlugin)
     """With an injected clock: the token is reused right up to expirationTimestamp, then replaced."""
     plugin = make_plugin({"token": "tok-{n}", "expirationTimestamp": "2030-01-01T00:00:00Z"})
     spec = ExecPlugin.from_kubeconfig("u", plugin.spec(), cluster={"server": "https://x"}, ca_data=None)
-    now = [1893455999.0]  # one second before 2030-01-01T00:00:00Z
-    creds = ExecCredentials(spec, clock=lambda: now[0])
+    clock = FakeClock(wall_start=datetime(2029, 12, 31, 23, 59, 59, tzinfo=UTC))  # a second before
+    creds = ExecCredentials(spec, clock=clock)
     assert await creds.authorization() == "Bearer tok-1"
     assert await creds.authorization() == "Bearer tok-1"
-    now[0] += 1
+    clock.advance(1)
     assert await creds.authorization() == "Bearer tok-2"
 
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import pydantic
 import structlog
+from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.controller import Controller, Result, TerminalError
-from dynamo_operator.internal.workqueue import FakeClock, RateLimitingQueue
+from dynamo_operator.internal.workqueue import RateLimitingQueue
 
 
 class Raises:

@@ -20,7 +20,8 @@ provider.add_span_processor(SimpleSpanProcessor(exporter))
 trace.set_tracer_provider(provider)
 
 from dynamo_operator.internal.controller import Controller, Result
-from dynamo_operator.internal.workqueue import FakeClock, RateLimitingQueue
+from dynamo_operator.internal.clock import FakeClock
+from dynamo_operator.internal.workqueue import RateLimitingQueue
 
 class Rec:
     async def reconcile(self, key):

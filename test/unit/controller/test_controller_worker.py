@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 import structlog
 from dynamo_operator.internal.client.resource import CONFIG_MAP, DEPLOYMENT
+from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.controller import Builder, Controller, Result, TerminalError
 from dynamo_operator.internal.observability.metrics import REGISTRY
-from dynamo_operator.internal.workqueue import FakeClock, RateLimitingQueue
+from dynamo_operator.internal.workqueue import RateLimitingQueue
 
 
 def total(controller: str, result: str) -> float:
@@ -173,22 +174,122 @@ async def test_requeue_after_schedules_the_next_run() -> None:
     assert rec.calls["ns/r"] == 2
 
 
+class Hanging:
+    """The first reconcile of `key` waits for something that never comes; the rest succeed."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.calls: Counter[str] = Counter()
+        self.cancelled = 0
+
+    async def reconcile(self, key: str) -> Result:
+        self.calls[key] += 1
+        if key != self.key or self.calls[key] > 1:
+            return Result()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        raise AssertionError("unreachable")
+
+
+async def test_a_hanging_reconcile_is_cancelled_at_the_timeout_and_retried_with_backoff() -> None:
+    """Past the timeout the reconcile is cancelled: an error (counted, and as a timeout), the key
+    comes back after the limiter's delay, the worker serves other keys meanwhile."""
+    name = "ctl-timeout"
+    rec = Hanging("ns/h")
+    clock = FakeClock()
+    queue = new_queue(name, clock=clock)
+    ctl = Controller(name=name, reconciler=rec, queue=queue, reconcile_timeout=0.01)
+    queue_of(ctl).add("ns/h")
+    task = asyncio.create_task(ctl.run())
+    try:
+        for _ in range(500):
+            if total(name, "error") == 1 and in_flight(ctl) == 0:
+                break
+            await asyncio.sleep(0.002)
+        assert rec.cancelled == 1
+        assert queue_of(ctl).num_requeues("ns/h") == 1, "retried through the rate limiter"
+        assert len(queue_of(ctl)) == 0, "the retry waits for the backoff"
+        queue_of(ctl).add("ns/other")
+        clock.advance(0.005)
+        for _ in range(500):
+            if total(name, "success") == 2:
+                break
+            await asyncio.sleep(0.002)
+    finally:
+        ctl.stop()
+        await asyncio.wait_for(task, 5)
+    assert rec.calls == Counter({"ns/h": 2, "ns/other": 1})
+    assert sample("controller_reconcile_timeouts_total", name) == 1
+    assert sample("controller_runtime_reconcile_errors_total", name) == 1
+
+
+async def test_cancellation_of_the_controller_propagates_through_a_reconcile_not_a_timeout() -> None:
+    """Shutdown cancelling a worker mid-reconcile is not a timeout nor an error: it propagates."""
+    name = "ctl-timeout-cancel"
+    rec = Hanging("ns/h")
+    ctl, _ = make(name, rec)
+    queue_of(ctl).add("ns/h")
+    task = asyncio.create_task(ctl.run())
+    for _ in range(500):
+        if rec.calls["ns/h"] == 1:
+            break
+        await asyncio.sleep(0.002)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 5)
+    assert rec.cancelled == 1
+    assert in_flight(ctl) == 0, "the key is released"
+    assert sample("controller_reconcile_timeouts_total", name) == 0
+    assert total(name, "error") == 0
+
+
+async def test_a_timeout_error_of_the_reconcilers_own_is_an_ordinary_error() -> None:
+    """A TimeoutError raised by the reconciler (say, a client's) is not the reconcile timeout."""
+    name = "ctl-own-timeout"
+    rec = ScriptedReconciler({"ns/a": [TimeoutError("upstream took too long")]})
+    ctl, _ = make(name, rec)
+    queue_of(ctl).add("ns/a")
+    await run_until(ctl, lambda: total(name, "error") == 1)
+    assert sample("controller_reconcile_timeouts_total", name) == 0
+    assert queue_of(ctl).num_requeues("ns/a") == 1
+
+
+@pytest.mark.parametrize("timeout", [0.0, -1.0])
+def test_a_reconcile_timeout_must_be_positive(timeout: float) -> None:
+    queue: RateLimitingQueue[str] = RateLimitingQueue(name="ctl-bad-timeout", clock=FakeClock())
+    with pytest.raises(ValueError, match="reconcile_timeout"):
+        Controller(
+            name="ctl-bad-timeout", reconciler=ScriptedReconciler(), queue=queue, reconcile_timeout=timeout
+        )
+
+
+def test_no_reconcile_timeout_lets_a_reconcile_run_as_long_as_it_takes() -> None:
+    queue: RateLimitingQueue[str] = RateLimitingQueue(name="ctl-no-timeout", clock=FakeClock())
+    Controller(name="ctl-no-timeout", reconciler=ScriptedReconciler(), queue=queue, reconcile_timeout=None)
+
+
 @pytest.mark.parametrize(
-    "panic",
+    "ending",
     [
         pytest.param(KeyboardInterrupt(), id="keyboard-interrupt"),
         pytest.param(SystemExit(3), id="system-exit"),
     ],
 )
-async def test_panic_does_not_kill_the_worker(panic: BaseException) -> None:
-    """A BaseException from one reconcile is recovered: counted, retried, the worker goes on."""
-    name = f"ctl-panic-{type(panic).__name__}"
-    rec = ScriptedReconciler({"ns/p": [panic]})
+def test_a_process_ending_exception_in_a_reconcile_ends_the_controller(ending: BaseException) -> None:
+    """Not an error to retry: the process is asked to end. It propagates out of `run()` (in a loop
+    of its own: it stops the event loop it reaches), the key released."""
+    name = f"ctl-ending-{type(ending).__name__}"
+    rec = ScriptedReconciler({"ns/p": [ending]})
     ctl, _ = make(name, rec)
     queue_of(ctl).add("ns/p")
-    queue_of(ctl).add("ns/other")
-    await run_until(ctl, lambda: rec.calls["ns/other"] == 1 and total(name, "error") == 1)
-    assert sample("controller_runtime_reconcile_panics_total", name) == 1
+    with pytest.raises(type(ending)):
+        asyncio.run(ctl.run())
+    assert rec.calls["ns/p"] == 1
+    assert in_flight(ctl) == 0
+    assert total(name, "error") == 0
 
 
 async def test_workers_run_distinct_keys_in_parallel_never_the_same_key() -> None:

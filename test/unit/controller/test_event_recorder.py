@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from dynamo_operator.internal.client.errors import Forbidden, NotFound, ServerError
+from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.events import EventBroadcaster
 
 
@@ -36,16 +36,6 @@ class FakeSink:
         return self.events[(namespace, name)]
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.wall = datetime(2026, 1, 1, tzinfo=UTC)
-        self.mono = 0.0
-
-    def advance(self, seconds: float) -> None:
-        self.wall += timedelta(seconds=seconds)
-        self.mono += seconds
-
-
 def dgd(name: str = "graph", ns: str = "team") -> dict[str, Any]:
     return {
         "apiVersion": "nvidia.com/v1alpha1",
@@ -63,15 +53,13 @@ async def drain(broadcaster: EventBroadcaster) -> None:
         await asyncio.gather(task, return_exceptions=True)
 
 
-def make(sink: FakeSink, clock: Clock, **kw: Any) -> EventBroadcaster:
-    return EventBroadcaster(
-        sink, host="node-1", now=lambda: clock.wall, monotonic=lambda: clock.mono, retry_delay=0, **kw
-    )
+def make(sink: FakeSink, clock: FakeClock, **kw: Any) -> EventBroadcaster:
+    return EventBroadcaster(sink, host="node-1", clock=clock, retry_delay=0, **kw)
 
 
 async def test_first_event_creates_a_core_v1_event() -> None:
     """An Event carries involvedObject, reason, message, type, source and count 1."""
-    sink, clock = FakeSink(), Clock()
+    sink, clock = FakeSink(), FakeClock()
     b = make(sink, clock)
     b.recorder("dynamographdeployment").event(dgd(), type="Normal", reason="Created", message="made 2 DCDs")
     await drain(b)
@@ -93,7 +81,7 @@ async def test_first_event_creates_a_core_v1_event() -> None:
 
 async def test_repeats_patch_count_and_last_timestamp() -> None:
     """The same object+type+reason+message is one Event whose count grows."""
-    sink, clock = FakeSink(), Clock()
+    sink, clock = FakeSink(), FakeClock()
     b = make(sink, clock)
     rec = b.recorder("c")
     for _ in range(3):
@@ -110,7 +98,7 @@ async def test_repeats_patch_count_and_last_timestamp() -> None:
 
 async def test_spam_filter_limits_one_object_not_others() -> None:
     """25 events per object pass at once; then one per 300 s. Another object is unaffected."""
-    sink, clock = FakeSink(), Clock()
+    sink, clock = FakeSink(), FakeClock()
     b = make(sink, clock)
     rec = b.recorder("c")
     for i in range(40):
@@ -126,7 +114,7 @@ async def test_spam_filter_limits_one_object_not_others() -> None:
 
 async def test_event_never_blocks_and_drops_when_queue_is_full() -> None:
     """With the sender stopped, event() still returns; beyond the queue size events are dropped."""
-    sink, clock = FakeSink(), Clock()
+    sink, clock = FakeSink(), FakeClock()
     b = make(sink, clock, queue_size=5)
     for i in range(8):
         b.recorder("c").event(dgd(), type="Normal", reason="R", message=f"m{i}")
@@ -135,7 +123,7 @@ async def test_event_never_blocks_and_drops_when_queue_is_full() -> None:
 
 async def test_transient_failures_are_retried_and_vanished_events_recreated() -> None:
     """A 500 is retried; a patch of an Event that expired creates a new one; a 403 is given up."""
-    sink, clock = FakeSink(), Clock()
+    sink, clock = FakeSink(), FakeClock()
     b = make(sink, clock)
     rec = b.recorder("c")
     sink.fail_next = [ServerError(500, "InternalError", "x", {})]
@@ -154,7 +142,7 @@ async def test_transient_failures_are_retried_and_vanished_events_recreated() ->
 
 def test_event_type_is_validated() -> None:
     """Only Normal and Warning exist."""
-    b = make(FakeSink(), Clock())
+    b = make(FakeSink(), FakeClock())
     with pytest.raises(ValueError):
         b.recorder("c").event(dgd(), type="Info", reason="R", message="m")
 
@@ -177,7 +165,7 @@ class SlowSink(FakeSink):
 
 
 async def test_events_of_different_objects_are_sent_concurrently() -> None:
-    sink, clock = SlowSink(), Clock()
+    sink, clock = SlowSink(), FakeClock()
     b = make(sink, clock, senders=4)
     for i in range(8):
         b.recorder("c").event(dgd(f"g{i}"), type="Normal", reason="Created", message="created")
@@ -187,7 +175,7 @@ async def test_events_of_different_objects_are_sent_concurrently() -> None:
 
 
 async def test_repeats_sent_by_concurrent_senders_still_fold_into_one_event() -> None:
-    sink, clock = SlowSink(), Clock()
+    sink, clock = SlowSink(), FakeClock()
     b = make(sink, clock, senders=4)
     for _ in range(3):
         b.recorder("c").event(dgd(), type="Warning", reason="Failed", message="same")

@@ -5,55 +5,48 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.controller import Controller, Result
 from dynamo_operator.internal.controller.hotloop import HotLoopDetector
 from dynamo_operator.internal.observability.metrics import REGISTRY
-from dynamo_operator.internal.workqueue import FakeClock, RateLimitingQueue
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
+from dynamo_operator.internal.workqueue import RateLimitingQueue
 
 
 def test_a_key_is_reported_when_it_reaches_the_limit() -> None:
-    detector = HotLoopDetector(limit=3, window=60.0, clock=Clock())
+    detector = HotLoopDetector(limit=3, window=60.0, clock=FakeClock())
     assert [detector.observe("ns/a") for _ in range(3)] == [False, False, True]
 
 
 def test_a_hot_key_is_reported_once_per_window() -> None:
-    clock = Clock()
+    clock = FakeClock()
     detector = HotLoopDetector(limit=2, window=60.0, clock=clock)
     assert [detector.observe("ns/a") for _ in range(5)] == [False, True, False, False, False]
-    clock.now = 60.0
+    clock.advance(60.0)
     assert [detector.observe("ns/a") for _ in range(2)] == [False, True]
 
 
 def test_reconciles_spread_over_windows_are_not_hot() -> None:
-    clock = Clock()
+    clock = FakeClock()
     detector = HotLoopDetector(limit=3, window=10.0, clock=clock)
     reports = []
     for _ in range(10):
         reports.append(detector.observe("ns/a"))
-        clock.now += 5.0  # two per window: under the limit
+        clock.advance(5.0)  # two per window: under the limit
     assert not any(reports)
 
 
 def test_keys_are_counted_separately() -> None:
-    detector = HotLoopDetector(limit=2, window=60.0, clock=Clock())
+    detector = HotLoopDetector(limit=2, window=60.0, clock=FakeClock())
     assert [detector.observe(k) for k in ("ns/a", "ns/b", "ns/c")] == [False, False, False]
     assert detector.count("ns/a") == 1
 
 
 def test_memory_is_bounded_by_the_keys_of_the_current_window() -> None:
-    clock = Clock()
+    clock = FakeClock()
     detector = HotLoopDetector(limit=5, window=1.0, clock=clock)
     for i in range(5000):
         detector.observe(f"ns/k{i}")
-        clock.now += 0.01  # 100 keys per window
+        clock.advance(0.01)  # 100 keys per window
     assert len(detector) <= 1024 + 100
 
 

@@ -8,7 +8,15 @@ from typing import Any
 import pytest
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource
-from dynamo_operator.internal.controller.owners import OwnerCheck, OwnerGone, OwnerState, owner_state
+from dynamo_operator.internal.controller.owners import (
+    OwnerCheck,
+    OwnerGone,
+    OwnerState,
+    controller_ref,
+    controller_uid,
+    owner_reference,
+    owner_state,
+)
 
 DCD = Resource("nvidia.com", "v1alpha1", "dynamocomponentdeployments", "DynamoComponentDeployment")
 OWNER = {"metadata": {"name": "c", "namespace": "ns", "uid": "u1"}}
@@ -87,3 +95,42 @@ async def test_owner_check_propagates_api_errors_and_reads_again() -> None:
         await check.confirm()
     await check.confirm()
     assert server.reads == 2
+
+
+def test_an_owner_reference_is_a_blocking_controller_reference() -> None:
+    owner = {"apiVersion": "example.com/v1", "kind": "Owner", "metadata": {"name": "o", "uid": "u1"}}
+    assert owner_reference(owner) == {
+        "apiVersion": "example.com/v1",
+        "kind": "Owner",
+        "name": "o",
+        "uid": "u1",
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def _refs(*refs: dict[str, Any]) -> dict[str, Any]:
+    return {"metadata": {"ownerReferences": list(refs)}}
+
+
+@pytest.mark.parametrize(
+    ("obj", "uid"),
+    [
+        pytest.param({}, None, id="no-metadata"),
+        pytest.param({"metadata": {}}, None, id="no-references"),
+        pytest.param(_refs({"uid": "a"}), None, id="owner-but-not-controller"),
+        pytest.param(_refs({"uid": "a"}, {"uid": "b", "controller": True}), "b", id="the-controller-one"),
+        pytest.param(_refs({"uid": "a", "controller": False}), None, id="controller-false"),
+        pytest.param(_refs({"controller": True}), None, id="controller-without-uid"),
+    ],
+)
+def test_controller_uid_is_that_of_the_controller_reference_only(
+    obj: dict[str, Any], uid: str | None
+) -> None:
+    assert controller_uid(obj) == uid
+
+
+def test_controller_ref_is_the_first_reference_marked_controller() -> None:
+    controller = {"kind": "K", "name": "o", "uid": "b", "controller": True}
+    assert controller_ref(_refs({"uid": "a"}, controller)) == controller
+    assert controller_ref(_refs({"uid": "a"})) is None

@@ -14,7 +14,13 @@ from dynamo_operator.internal.controller import (
     negate,
     resource_version_changed,
 )
-from dynamo_operator.internal.controller.predicates import all_of, parse_selector
+from dynamo_operator.internal.controller.predicates import (
+    CHILD_CONTENT_CHANGED,
+    CHILD_STATUS_CHANGED,
+    Predicate,
+    all_of,
+    parse_selector,
+)
 
 
 def obj(*, generation: int = 1, labels: dict[str, str] | None = None, **meta: Any) -> dict[str, Any]:
@@ -104,3 +110,44 @@ def test_combinators() -> None:
     assert not both.update(*spec_change)
     assert negate(generation_changed).update(*label_only)
     assert all_of().create(obj())
+
+
+def _child(**fields: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "metadata": {"name": "c", "generation": 1, "labels": {"l": "1"}, "annotations": {"a": "1"}},
+        "spec": {"replicas": 1},
+        "status": {"readyReplicas": 0},
+    }
+    for path, value in fields.items():
+        section, key = path.split("__")
+        base[section] = {**base[section], key: value}
+    return base
+
+
+@pytest.mark.parametrize(
+    ("new", "content", "status"),
+    [
+        pytest.param(_child(), False, False, id="resync"),
+        pytest.param(_child(metadata__resourceVersion="9"), False, False, id="resource-version-only"),
+        pytest.param(_child(spec__replicas=3), True, True, id="spec-edited"),
+        pytest.param(_child(metadata__labels={"l": "2"}), True, True, id="labels-edited"),
+        pytest.param(_child(metadata__annotations={}), True, True, id="annotations-edited"),
+        pytest.param(_child(metadata__ownerReferences=[{"uid": "x"}]), True, True, id="owners-edited"),
+        pytest.param(_child(status__readyReplicas=1), False, True, id="status-changed"),
+        pytest.param(_child(metadata__generation=2), False, True, id="generation-bumped"),
+    ],
+)
+def test_child_predicates_pass_updates_of_what_the_owner_reads(
+    new: dict[str, Any], content: bool, status: bool
+) -> None:
+    assert CHILD_CONTENT_CHANGED.update(_child(), new) is content
+    assert CHILD_STATUS_CHANGED.update(_child(), new) is status
+
+
+@pytest.mark.parametrize(
+    "predicate", [CHILD_CONTENT_CHANGED, CHILD_STATUS_CHANGED], ids=["content", "status"]
+)
+def test_child_predicates_skip_creates_and_pass_deletes(predicate: Predicate) -> None:
+    """The owner made the child itself; a deleted child must be made again."""
+    assert not predicate.create(_child())
+    assert predicate.delete(_child())

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynamo_operator.controllers.apply import CHILD_CONTENT_CHANGED, CHILD_STATUS_CHANGED
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.controller.handlers import EnqueueMapped
+from dynamo_operator.internal.controller.predicates import CHILD_CONTENT_CHANGED, CHILD_STATUS_CHANGED
 from dynamo_operator.internal.controller.source import Channel
 from dynamo_operator.internal.dynamo.context import Capabilities
 from dynamo_operator.optional_ownership import OptionalKind, OptionalOwnership

@@ -7,6 +7,7 @@ import asyncio
 
 import aiohttp
 import pytest
+from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.manager import http
 from dynamo_operator.internal.manager.metrics_auth import (
     RequestAuthorizer,
@@ -21,14 +22,6 @@ from dynamo_operator.internal.manager.metrics_auth import (
 READER = UserInfo("system:serviceaccount:monitoring:prometheus", groups=("system:serviceaccounts",))
 STRANGER = UserInfo("system:serviceaccount:team:app")
 TOKENS = {"reader-token": READER, "stranger-token": STRANGER}
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class FakeReviewer:
@@ -140,7 +133,7 @@ async def test_cached_answers_expire_allow_after_its_ttl_and_deny_sooner() -> No
     for _ in range(8):  # t = 0, 15, ..., 105
         await decide(auth, "Bearer reader-token")
         await decide(auth, "Bearer stranger-token")
-        clock.now += 15.0
+        clock.advance(15.0)
     assert reviewer.token_reviews.count("reader-token") == 2
     assert reviewer.access_reviews.count((READER.username, "get", "/metrics")) == 2
     assert reviewer.access_reviews.count((STRANGER.username, "get", "/metrics")) == 4

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from dynamo_operator.internal.workqueue import DelayingQueue, FakeClock
+from dynamo_operator.internal.clock import FakeClock
+from dynamo_operator.internal.workqueue import DelayingQueue
 
 
 def make() -> tuple[DelayingQueue[str], FakeClock]:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.workqueue import (
     BucketRateLimiter,
-    FakeClock,
     ItemExponentialFailureRateLimiter,
     MaxOfRateLimiter,
     RateLimitingQueue,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.observability.metrics import REGISTRY
-from dynamo_operator.internal.workqueue import FakeClock, RateLimitingQueue
+from dynamo_operator.internal.workqueue import RateLimitingQueue
 
 
 def sample(metric: str, name: str) -> float | None:

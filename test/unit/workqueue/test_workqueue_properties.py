@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
+from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.workqueue import (
     DelayingQueue,
-    FakeClock,
     ItemExponentialFailureRateLimiter,
     Queue,
 )

@@ -7,8 +7,9 @@ never read back, so the cache drops them: at a thousand graphs a Deployment's po
 was most of the operator's memory. An edit to a dropped field still reaches the owner's predicates
 through `metadata.generation` (workloads) or not at all (its content is ours to write, not to read).
 
-The same shape is applied to what the child syncer remembers of its own writes (`RecentWrites`),
-which stand in for the cache until it catches up.
+The wiring registers these on the cache (`Cache.set_shape`); the child syncer asks the cache for the
+same shape (`Cache.shape`) for what it remembers of its own writes (`RecentWrites`), which stand in
+for the cache until it catches up.
 """
 
 from __future__ import annotations

@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers.apply import ChildSyncer, Desired, prepare
 from dynamo_operator.internal import kinds
+from dynamo_operator.internal.apply import ChildSyncer, Desired, prepare
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.controller.owners import OwnerGone
+from unit.apply import fakes
+from unit.apply.fakes import STAMP, FakeCache
 
 Obj = dict[str, Any]
 OWNER: Obj = {
@@ -18,17 +20,6 @@ OWNER: Obj = {
     "kind": "DynamoComponentDeployment",
     "metadata": {"name": "c", "namespace": "ns", "uid": "u1"},
 }
-
-
-class Cache:
-    def __init__(self) -> None:
-        self.objects: dict[tuple[Resource, str], Obj] = {}
-
-    def get(self, resource: Resource, key: str) -> Obj | None:
-        return self.objects.get((resource, key))
-
-    def by_index(self, resource: Resource, index: str, value: str) -> list[Obj]:
-        return []
 
 
 class Client:
@@ -59,11 +50,6 @@ class Client:
         return {}
 
 
-class NoEvents:
-    def event(self, obj: Obj, *, type: str, reason: str, message: str) -> None:
-        pass
-
-
 def cm(name: str, data: str = "1") -> Obj:
     return {
         "apiVersion": "v1",
@@ -73,8 +59,8 @@ def cm(name: str, data: str = "1") -> Obj:
     }
 
 
-def syncer(client: Client, cache: Cache) -> ChildSyncer:
-    return ChildSyncer(client=client, cache=cache, recorder=NoEvents(), confirm_owner=True)
+def syncer(client: Client, cache: FakeCache) -> ChildSyncer:
+    return fakes.syncer(client, cache, confirm_owner=kinds.DCD)
 
 
 def live_owner(uid: str = "u1", **meta: Any) -> Obj:
@@ -84,7 +70,7 @@ def live_owner(uid: str = "u1", **meta: Any) -> Obj:
 async def test_creates_are_preceded_by_one_read_of_the_owner() -> None:
     """Three new children, one GET of the owner, then the three applies."""
     client = Client(live_owner())
-    await syncer(client, Cache()).sync(OWNER, [Desired(kinds.CONFIG_MAP, cm(n)) for n in "abc"], owned=[])
+    await syncer(client, FakeCache()).sync(OWNER, [Desired(kinds.CONFIG_MAP, cm(n)) for n in "abc"], owned=[])
     assert client.calls[0] == ("get", "DynamoComponentDeployment/c")
     assert sorted(client.calls[1:]) == [("apply", f"ConfigMap/{n}") for n in "abc"]
 
@@ -103,16 +89,16 @@ async def test_nothing_is_created_for_an_owner_that_is_not_there(found: Obj | No
         Desired(kinds.CONFIG_MAP, cm("shared"), owned=False),
     ]
     with pytest.raises(OwnerGone):
-        await syncer(client, Cache()).sync(OWNER, desired, owned=[])
+        await syncer(client, FakeCache()).sync(OWNER, desired, owned=[])
     assert client.calls == [("get", "DynamoComponentDeployment/c")]
 
 
 async def test_updates_and_quiet_syncs_read_nothing() -> None:
     """Existing children: an unchanged one costs nothing, a changed one is applied without a read,
     even when the owner is gone (the garbage collector knows existing children)."""
-    cache = Cache()
+    cache = FakeCache()
     for name, data in (("same", "1"), ("changed", "old")):
-        obj = prepare(OWNER, cm(name, data))
+        obj = prepare(OWNER, cm(name, data), STAMP)
         cache.objects[(kinds.CONFIG_MAP, object_key(obj))] = obj
     client = Client(None)
     await syncer(client, cache).sync(
@@ -126,7 +112,7 @@ async def test_updates_and_quiet_syncs_read_nothing() -> None:
 async def test_each_sync_reads_the_owner_afresh() -> None:
     """The verdict is per sync: an owner deleted between two syncs is noticed by the second."""
     client = Client(live_owner())
-    sync = syncer(client, Cache())
+    sync = syncer(client, FakeCache())
     await sync.sync(OWNER, [Desired(kinds.CONFIG_MAP, cm("a"))], owned=[])
     client.owner = None
     with pytest.raises(OwnerGone):
@@ -136,7 +122,5 @@ async def test_each_sync_reads_the_owner_afresh() -> None:
 
 async def test_without_confirm_owner_nothing_is_read() -> None:
     client = Client(None)
-    await ChildSyncer(client=client, cache=Cache(), recorder=NoEvents()).sync(
-        OWNER, [Desired(kinds.CONFIG_MAP, cm("a"))], owned=[]
-    )
+    await fakes.syncer(client, FakeCache()).sync(OWNER, [Desired(kinds.CONFIG_MAP, cm("a"))], owned=[])
     assert client.calls == [("apply", "ConfigMap/a")]

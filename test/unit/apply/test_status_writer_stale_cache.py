@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynamo_operator.controllers.apply import StatusWriter
 from dynamo_operator.internal import kinds
+from dynamo_operator.internal.apply import StatusWriter
 
 
 class RecordingClient:

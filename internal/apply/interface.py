@@ -1,0 +1,79 @@
+"""What the apply machinery needs of its surroundings, each a few methods wide."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol
+
+from dynamo_operator.internal.client.resource import Resource
+
+Obj = dict[str, Any]
+EventType = Literal["Normal", "Warning"]
+
+
+class StatusClient(Protocol):
+    """The one write a status writer sends (a subset of internal.client.Client)."""
+
+    async def patch(
+        self,
+        resource: Resource,
+        name: str,
+        body: Any,
+        *,
+        namespace: str | None = ...,
+        subresource: str | None = ...,
+    ) -> Obj: ...
+
+
+class ChildClient(StatusClient, Protocol):
+    """The writes a child syncer sends (a subset of internal.client.Client)."""
+
+    async def apply(
+        self, resource: Resource, obj: Obj, *, field_manager: str = ..., force: bool = ...
+    ) -> Obj: ...
+    async def create(self, resource: Resource, obj: Obj) -> Obj: ...
+    async def get(self, resource: Resource, name: str, *, namespace: str | None = ...) -> Obj: ...
+    async def delete(
+        self,
+        resource: Resource,
+        name: str,
+        *,
+        namespace: str | None = ...,
+        propagation_policy: str = ...,
+        preconditions: Mapping[str, Any] | None = ...,
+    ) -> None: ...
+
+
+class ChildReader(Protocol):
+    """The cache reads this package needs (a subset of internal.cache.Cache)."""
+
+    def get(self, resource: Resource, key: str) -> Obj | None: ...
+    def by_index(self, resource: Resource, index: str, value: str) -> list[Obj]: ...
+    def shape(self, resource: Resource, obj: Obj) -> Obj:
+        """What this cache would keep of `obj` (its per-kind transform): the write memory, which
+        stands in for the cache, holds the same shape and is read the same way."""
+        ...
+
+
+class Recorder(Protocol):
+    """Event sink (internal.events.EventRecorder)."""
+
+    def event(self, obj: Obj, *, type: EventType, reason: str, message: str) -> None: ...
+
+
+class HashStamp(Protocol):
+    """How a child records the desired content it was written from, so an unchanged child costs
+    no request. The hash must be stable across restarts and versions of the operator, and must not
+    depend on the stamp itself."""
+
+    def content(self, obj: Mapping[str, Any]) -> str:
+        """The hash of what would be sent for `obj`."""
+        ...
+
+    def stamp(self, obj: Obj) -> Obj:
+        """Record `content(obj)` on `obj` (in place) and return it."""
+        ...
+
+    def recorded(self, obj: Mapping[str, Any]) -> str | None:
+        """The hash a live object was last written with; None when it carries none."""
+        ...

@@ -1,0 +1,135 @@
+"""In-memory stand-ins for the apply package's unit tests (pure logic only), and a hash stamp that
+is not the operator's: the package must work with whatever stamp and field manager it is given."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from dynamo_operator.internal.apply import ChildSyncer
+from dynamo_operator.internal.client import errors
+from dynamo_operator.internal.client.resource import Resource, object_key
+
+Obj = dict[str, Any]
+
+FIELD_MANAGER = "example-manager"
+STAMP_ANNOTATION = "example.com/content-hash"
+
+
+class ExampleStamp:
+    """A plain sha256 of the object without status and without its own annotation."""
+
+    def content(self, obj: Mapping[str, Any]) -> str:
+        meta = dict(obj.get("metadata") or {})
+        annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k != STAMP_ANNOTATION}
+        meta["annotations"] = annotations
+        body = {**{k: v for k, v in obj.items() if k != "status"}, "metadata": meta}
+        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+    def stamp(self, obj: Obj) -> Obj:
+        obj.setdefault("metadata", {}).setdefault("annotations", {})[STAMP_ANNOTATION] = self.content(obj)
+        return obj
+
+    def recorded(self, obj: Mapping[str, Any]) -> str | None:
+        value = ((obj.get("metadata") or {}).get("annotations") or {}).get(STAMP_ANNOTATION)
+        return value if isinstance(value, str) else None
+
+
+STAMP = ExampleStamp()
+
+OWNER: Obj = {
+    "apiVersion": "example.com/v1",
+    "kind": "Owner",
+    "metadata": {"name": "g", "namespace": "ns", "uid": "u1"},
+}
+
+
+def cm(name: str, data: str = "1", owner_uid: str | None = None) -> Obj:
+    """A ConfigMap; with `owner_uid`, controlled by that owner (kind K, name o)."""
+    meta: Obj = {"name": name, "namespace": "ns", "uid": f"uid-{name}"}
+    if owner_uid:
+        meta["ownerReferences"] = [
+            {"apiVersion": "x", "kind": "K", "name": "o", "uid": owner_uid, "controller": True}
+        ]
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"k": data}}
+
+
+class FakeCache:
+    """Objects by (resource, key); the controller index by ownerReference UID; no shaping."""
+
+    def __init__(self) -> None:
+        self.objects: dict[tuple[Resource, str], Obj] = {}
+
+    def get(self, resource: Resource, key: str) -> Obj | None:
+        return self.objects.get((resource, key))
+
+    def by_index(self, resource: Resource, index: str, value: str) -> list[Obj]:
+        assert index == "controller"
+        return [
+            o
+            for (r, _), o in self.objects.items()
+            if r == resource
+            and any(ref.get("uid") == value for ref in o["metadata"].get("ownerReferences") or ())
+        ]
+
+    def shape(self, resource: Resource, obj: Obj) -> Obj:
+        return obj
+
+
+class FakeClient:
+    """Records (verb, name) per request; a GET finds what `server` holds."""
+
+    def __init__(self, cache: FakeCache) -> None:
+        self.cache = cache
+        self.calls: list[tuple[str, str]] = []
+        self.field_managers: list[str] = []
+        self.server: dict[tuple[Resource, str], Obj] = {}
+
+    async def apply(
+        self, resource: Resource, obj: Obj, *, field_manager: str = "", force: bool = False
+    ) -> Obj:
+        self.calls.append(("apply", obj["metadata"]["name"]))
+        self.field_managers.append(field_manager)
+        return obj
+
+    async def create(self, resource: Resource, obj: Obj) -> Obj:
+        self.calls.append(("create", obj["metadata"]["name"]))
+        if (resource, object_key(obj)) in self.cache.objects:
+            raise errors.AlreadyExists(409, "AlreadyExists")
+        return obj
+
+    async def get(self, resource: Resource, name: str, *, namespace: str | None = None) -> Obj:
+        self.calls.append(("get", name))
+        obj = self.server.get((resource, f"{namespace}/{name}"))
+        if obj is None:
+            raise errors.NotFound(404, "NotFound")
+        return obj
+
+    async def delete(self, resource: Resource, name: str, **_: Any) -> None:
+        self.calls.append(("delete", name))
+
+    async def patch(self, resource: Resource, name: str, body: Any, **_: Any) -> Obj:
+        self.calls.append(("patch", name))
+        return {}
+
+
+class FakeRecorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+
+    def event(self, obj: Obj, *, type: str, reason: str, message: str) -> None:
+        self.events.append((type, reason))
+
+
+def syncer(client: Any, cache: Any, recorder: FakeRecorder | None = None, **options: Any) -> ChildSyncer:
+    """A syncer with the example stamp and field manager."""
+    return ChildSyncer(
+        client=client,
+        cache=cache,
+        recorder=recorder or FakeRecorder(),
+        field_manager=FIELD_MANAGER,
+        stamp=STAMP,
+        **options,
+    )
