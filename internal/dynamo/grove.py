@@ -61,7 +61,7 @@ def uses_grove(dgd: Any, ctx: GenContext) -> bool:
     """The pathway of a graph on its own terms: Grove when the operator may use it (the API is served
     and the operator flag allows it: `ctx.capabilities.grove`) and the graph does not opt out with
     `nvidia.com/enable-grove: "false"` (any case). The reconciler may still keep a running graph on
-    the DCD pathway (see controllers/grove_pathway.py)."""
+    the DCD pathway (see controllers/dynamographdeployment/grove.py)."""
     annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
     opted_out = str(annotations.get(c.ANNOTATION_ENABLE_GROVE, "")).strip().lower() == "false"
     return ctx.capabilities.grove and not opted_out
