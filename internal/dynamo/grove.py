@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo import naming
@@ -100,7 +100,10 @@ GROVE_MAX_COMBINED_NAME_LENGTH = 45
 
 
 class GroveNameTooLongError(GenerationError):
-    """A service's Grove names (set + scaling group + clique) exceed Grove's pod-naming budget."""
+    """A service's Grove names (set + scaling group + clique) exceed Grove's pod-naming budget
+    (Grove's PodCliqueSet webhook would refuse the set: said before anything is written)."""
+
+    reason: ClassVar[str] = "GroveNameTooLong"
 
 
 def grove_name_parts(dgd_name: str, service: str, *, multinode: bool) -> tuple[tuple[str, str], ...]:
