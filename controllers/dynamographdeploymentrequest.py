@@ -24,7 +24,6 @@ map each such object back to the requests naming it, so creating it is enough to
 from __future__ import annotations
 
 import contextlib
-import copy
 import datetime
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,8 +38,7 @@ from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import CONFIG_MAP, JOB, POD, Resource, object_key, split_key
 from dynamo_operator.internal.controller.handlers import EnqueueMapped
 from dynamo_operator.internal.controller.result import Result, TerminalError
-from dynamo_operator.internal.dynamo import conditions
-from dynamo_operator.internal.dynamo.conditions import Clock, Condition, utc_now
+from dynamo_operator.internal.dynamo.conditions import Clock, utc_now
 from dynamo_operator.internal.dynamo.dgdr import deployment, job, names, output, profiler_config
 from dynamo_operator.internal.dynamo.dgdr.machine import (
     IMMUTABLE_STATES,
@@ -60,8 +58,10 @@ from dynamo_operator.internal.dynamo.dgdr.machine import (
     Transition,
     Validated,
     advance,
+    parse_state,
     unknown_state,
 )
+from dynamo_operator.internal.dynamo.dgdr.status import request_status
 from dynamo_operator.operator_metrics import observed
 
 log = structlog.get_logger(__name__)
@@ -204,7 +204,7 @@ class DynamoGraphDeploymentRequestReconciler:
             return [
                 object_key(dgdr)
                 for dgdr in self._cache.by_index(kinds.DGDR, "namespace", str(namespace))
-                if State.parse((dgdr.get("status") or {}).get("state")) is State.INITIAL
+                if parse_state((dgdr.get("status") or {}).get("state")) is State.INITIAL
                 and any(r.resource == resource and r.name == name for r in references(dgdr.get("spec") or {}))
             ]
 
@@ -220,7 +220,7 @@ class DynamoGraphDeploymentRequestReconciler:
         for _ in range(MAX_STEPS):
             status = dgdr.get("status") or {}
             raw_state = str(status.get("state") or "")
-            state = State.parse(raw_state)
+            state = parse_state(raw_state)
             if state is None:
                 await self._commit(dgdr, Step(unknown_state(raw_state)))
                 return Result()
@@ -258,20 +258,12 @@ class DynamoGraphDeploymentRequestReconciler:
         record the Events. Returns the object as the API server now has it."""
         t = step.transition
         old = dgdr.get("status") or {}
-        generation = _meta(dgdr, "generation")
-        new = copy.deepcopy(dict(old))
-        new.update(step.fields)
-        new["state"] = t.state.value
-        if t.observe_generation:
-            new["observedGeneration"] = generation
-            new["backend"] = (dgdr.get("spec") or {}).get("backend")
-        new["conditions"] = conditions.set_conditions(
-            old.get("conditions"),
-            [
-                Condition(str(c.type), "True" if c.status else "False", str(c.reason), c.message)
-                for c in t.conditions
-            ],
-            observed_generation=generation,
+        new = request_status(
+            old,
+            t,
+            step.fields,
+            generation=_meta(dgdr, "generation"),
+            backend=(dgdr.get("spec") or {}).get("backend"),
             now=self._clock,
         )
         patch = merge_patch(old, without_none(new))

@@ -37,8 +37,7 @@ from dynamo_operator.internal.client.resource import ENDPOINT_SLICE, POD, Resour
 from dynamo_operator.internal.controller.handlers import EnqueueMapped
 from dynamo_operator.internal.controller.predicates import Funcs
 from dynamo_operator.internal.controller.result import Result
-from dynamo_operator.internal.dynamo import conditions
-from dynamo_operator.internal.dynamo.conditions import Clock, Condition, utc_now
+from dynamo_operator.internal.dynamo.conditions import Clock, utc_now
 from dynamo_operator.internal.dynamo.dgdr.names import FINALIZER
 from dynamo_operator.internal.dynamo.dynamomodel import endpoints as ep
 from dynamo_operator.internal.dynamo.dynamomodel.status import (
@@ -47,6 +46,7 @@ from dynamo_operator.internal.dynamo.dynamomodel.status import (
     compute,
     is_lora,
     lora_source,
+    model_status,
     to_load,
 )
 from dynamo_operator.internal.lora.client import LoraApi, LoraClient
@@ -196,20 +196,9 @@ class DynamoModelReconciler:
         return dict(zip(addresses, outcomes, strict=True))
 
     async def _write(self, model: Obj, status: ModelStatus) -> None:
-        old = model.get("status") or {}
-        generation = _meta(model, "generation")
-        new = {
-            **status.as_status(),
-            "conditions": conditions.set_conditions(
-                old.get("conditions"),
-                [
-                    Condition(c.type, "True" if c.status else "False", c.reason, c.message)
-                    for c in status.conditions
-                ],
-                observed_generation=generation,
-                now=self._clock,
-            ),
-        }
+        new = model_status(
+            model.get("status") or {}, status, generation=_meta(model, "generation"), now=self._clock
+        )
         written = await write_status_if_changed(self._client, kinds.DYNAMO_MODEL, model, new)
         if written is None:
             return  # nothing changed: the Events were already recorded when it did

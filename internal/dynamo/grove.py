@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from dynamo_operator.api.v1alpha1.graph import BackendFramework
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo import naming
 from dynamo_operator.internal.dynamo.backends import Role, detect_backend, grove_addressing
@@ -256,7 +257,7 @@ def _starts_after_workers(gs: GroveService, ctx: GenContext) -> bool:
     backend = detect_backend(
         gs.component.component_type, gs.component.spec.get("backendFramework"), container
     )
-    return backend == c.BACKEND_TRTLLM
+    return backend == BackendFramework.TRTLLM
 
 
 def desired_pod_clique_set(

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dynamo_operator.api.v1alpha1.graph import BackendFramework
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo import naming
 from dynamo_operator.internal.dynamo.backends import (
@@ -345,7 +346,7 @@ def build_main_container(
         info = MultinodeInfo(
             node_count=multinode_node_count(spec),
             gpus_per_node=gpu_count(
-                spec.get("resources"), prefer_requests=resolved_backend == c.BACKEND_TRTLLM
+                spec.get("resources"), prefer_requests=resolved_backend == BackendFramework.TRTLLM
             ),
             wait_leader_config_map=wait_leader_config_map_name(comp.parent_dgd or comp.name),
             addressing=addressing,
