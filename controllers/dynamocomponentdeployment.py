@@ -11,6 +11,7 @@ why: unschedulable, image pulls failing, crash loops, not ready yet.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
@@ -33,7 +34,7 @@ from dynamo_operator.internal.cache.interface import Informer, StoreReader
 from dynamo_operator.internal.client.resource import Resource, split_key
 from dynamo_operator.internal.controller.handlers import EnqueueMapped
 from dynamo_operator.internal.controller.predicates import Funcs, Predicate, generation_changed
-from dynamo_operator.internal.controller.rejection import Rejected, reject
+from dynamo_operator.internal.controller.rejection import Rejected, reject, warn
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.dynamo.component import desired_component_objects
 from dynamo_operator.internal.dynamo.context import GenContext
@@ -120,7 +121,7 @@ class DynamoComponentDeploymentReconciler:
             return await self._reconcile(key, raw)
         except Rejected as rejected:
             await reject(
-                raw, rejected, write=lambda r, m: self._write_rejection(raw, r, m), recorder=self._recorder
+                raw, rejected, write=functools.partial(self._write_rejection, raw), recorder=self._recorder
             )
 
     async def _reconcile(self, key: str, raw: Obj) -> Result:
@@ -180,8 +181,9 @@ class DynamoComponentDeploymentReconciler:
 
     async def _fail(self, raw: Obj, reason: str, message: str) -> None:
         """A failed sync, as `report_sync_failure` reports it: the condition and one Warning Event."""
-        if await self._write_rejection(raw, reason, message):
-            self._recorder.event(raw, type="Warning", reason=reason, message=message)
+        await warn(
+            raw, reason, message, write=functools.partial(self._write_rejection, raw), recorder=self._recorder
+        )
 
 
 def _generate(raw: Obj, ctx: GenContext) -> list[Obj]:

@@ -19,8 +19,9 @@ The graph's own metadata gets two annotations, the origin version and the servin
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import structlog
@@ -44,7 +45,7 @@ from dynamo_operator.controllers.dynamographdeployment.rollout import WorkerRoll
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client.resource import Resource, object_key, split_key
 from dynamo_operator.internal.controller.predicates import annotation_changed, any_of, generation_changed
-from dynamo_operator.internal.controller.rejection import Rejected, reject
+from dynamo_operator.internal.controller.rejection import Rejected, reject, warn
 from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.dgd_status import explain, rejected_status, synced_status
@@ -151,13 +152,11 @@ class DynamoGraphDeploymentReconciler:
                     return await self._reconcile_grove(view, ctx, children)
                 return await self._reconcile(view, ctx, children)
             except Rejected as rejected:
-                await reject(
-                    view.raw, rejected, write=self._writer_of_rejection(view), recorder=self._recorder
-                )
+                write = functools.partial(self._write_rejection, view.raw)
+                await reject(view.raw, rejected, write=write, recorder=self._recorder)
         except TerminalError:
-            await self._annotate(
-                view.raw, origin=view.origin, serving_hash=None
-            )  # a refused graph is stamped too
+            # A refused graph is stamped too.
+            await self._annotate(view.raw, origin=view.origin, serving_hash=None)
             raise
 
     async def _reconcile(self, view: GraphView, ctx: GenContext, children: Sequence[Obj]) -> Result:
@@ -286,22 +285,19 @@ class DynamoGraphDeploymentReconciler:
                 out[svc] = report.get(kinds.DCD, dcd["metadata"]["name"])
         return out
 
-    def _writer_of_rejection(self, view: GraphView) -> Callable[[str, str], Awaitable[bool]]:
-        async def write(reason: str, message: str) -> bool:
-            old = self._status.current(view.raw)
-            status = rejected_status(old, reason=reason, message=message, generation=view.generation)
-            return await self._status.write(view.raw, status)
-
-        return write
-
-    async def _fail(self, raw: Obj, reason: str, message: str) -> None:
-        """A failed sync, as `report_sync_failure` reports it: the condition and one Warning Event."""
+    async def _write_rejection(self, raw: Obj, reason: str, message: str) -> bool:
+        """Say on the graph why it is refused (state failed, Ready=False); True when the status changed."""
         old = self._status.current(raw)
         status = rejected_status(
             old, reason=reason, message=message, generation=raw["metadata"].get("generation")
         )
-        if await self._status.write(raw, status):
-            self._recorder.event(raw, type="Warning", reason=reason, message=message)
+        return await self._status.write(raw, status)
+
+    async def _fail(self, raw: Obj, reason: str, message: str) -> None:
+        """A failed sync, as `report_sync_failure` reports it: the condition and one Warning Event."""
+        await warn(
+            raw, reason, message, write=functools.partial(self._write_rejection, raw), recorder=self._recorder
+        )
 
     async def _write_status(
         self,

@@ -37,10 +37,18 @@ WriteRejection = Callable[[str, str], Awaitable[bool]]
 """Writes the kind's failure condition for (reason, message); True when the status changed."""
 
 
+async def warn(
+    obj: dict[str, Any], reason: str, message: str, *, write: WriteRejection, recorder: EventSink
+) -> None:
+    """Write the failure condition through `write`, then one Warning Event if that changed the status
+    (a failed write raises before any Event, so the retry decides again)."""
+    if await write(reason, message):
+        recorder.event(obj, type="Warning", reason=reason, message=message)
+
+
 async def reject(
     obj: dict[str, Any], rejected: Rejected, *, write: WriteRejection, recorder: EventSink
 ) -> NoReturn:
-    """Report `rejected` on `obj` (condition, then one Warning Event) and end the reconcile as terminal."""
-    if await write(rejected.reason, rejected.message):
-        recorder.event(obj, type="Warning", reason=rejected.reason, message=rejected.message)
+    """Report `rejected` on `obj` (`warn`) and end the reconcile as terminal."""
+    await warn(obj, rejected.reason, rejected.message, write=write, recorder=recorder)
     raise TerminalError(rejected.message) from rejected

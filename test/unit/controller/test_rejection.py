@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import pytest
-from dynamo_operator.internal.controller.rejection import Rejected, reject
+from dynamo_operator.internal.controller.rejection import Rejected, reject, warn
 from dynamo_operator.internal.controller.result import TerminalError
 
 OBJ: dict[str, Any] = {"metadata": {"namespace": "ns", "name": "g"}}
@@ -64,3 +64,12 @@ async def test_a_failed_condition_write_records_no_event_and_propagates() -> Non
     with pytest.raises(ConnectionError):
         await reject(OBJ, Rejected("InvalidSpec", "x"), write=failing, recorder=recorder)
     assert recorder.seen == []
+
+
+@pytest.mark.parametrize(
+    ("changed", "events"), [pytest.param(True, 1, id="changed"), pytest.param(False, 0, id="same")]
+)
+async def test_warn_reports_without_ending_the_reconcile(changed: bool, events: int) -> None:
+    recorder = Events()
+    await warn(OBJ, "ApplyRejected", "m", write=writer(changed, []), recorder=recorder)
+    assert len(recorder.seen) == events

@@ -16,6 +16,7 @@ from dynamo_operator.internal.dynamo.dynamomodel.status import (
     model_status,
     to_load,
 )
+from dynamo_operator.internal.dynamo.dynamomodel.view import read_model
 
 
 def _slice(service: str, *endpoints: dict[str, Any]) -> dict[str, Any]:
@@ -225,3 +226,28 @@ def test_model_status_twice_is_the_same_status() -> None:
     computed = compute(_model(), [], {})
     first = model_status({}, computed, generation=1)
     assert model_status(first, computed, generation=1) == first
+
+
+@pytest.mark.parametrize(
+    ("spec", "lora_", "source"),
+    [
+        pytest.param({"modelType": "lora", "source": {"uri": "s3://b/a"}}, True, "s3://b/a", id="lora"),
+        pytest.param({"modelType": "lora"}, True, "", id="lora-without-source"),
+        pytest.param({"modelType": "base"}, False, "", id="base"),
+    ],
+)
+def test_a_model_is_read_once_into_its_view(spec: dict[str, Any], lora_: bool, source: str) -> None:
+    raw = {
+        "metadata": {
+            "name": "m",
+            "namespace": "ns",
+            "finalizers": ["a"],
+            "generation": 2,
+            "resourceVersion": "7",
+        },
+        "spec": {"modelName": "adapter-1", "baseModelName": "Qwen/Qwen3-0.6B", **spec},
+    }
+    view = read_model(raw)
+    assert (view.namespace, view.name, view.generation, view.resource_version) == ("ns", "m", 2, "7")
+    assert (view.model_name, view.base_model, view.finalizers) == ("adapter-1", "Qwen/Qwen3-0.6B", ("a",))
+    assert (view.lora, view.source, view.deletion_timestamp) == (lora_, source, None)
