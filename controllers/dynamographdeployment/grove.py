@@ -21,7 +21,8 @@ pathway's business: it prunes the PodCliqueSet and these Services like any child
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+import functools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -41,7 +42,7 @@ from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError
 from dynamo_operator.internal.dynamo.graph import services_of
-from dynamo_operator.internal.dynamo.graph_children import grove_children
+from dynamo_operator.internal.dynamo.graph_children import GraphChildren, grove_children
 from dynamo_operator.internal.dynamo.graphview import GraphView
 from dynamo_operator.internal.dynamo.grove import grove_services
 from dynamo_operator.internal.dynamo.grove_status import (
@@ -51,7 +52,7 @@ from dynamo_operator.internal.dynamo.grove_status import (
     restart_rolled,
     restart_values,
 )
-from dynamo_operator.internal.dynamo.restart import RestartPlan, plan_restart
+from dynamo_operator.internal.dynamo.restart import plan_restart
 from dynamo_operator.internal.dynamo.status import GraphStatus
 
 log = structlog.get_logger(__name__)
@@ -105,17 +106,14 @@ class GrovePathway:
         targets = [ServiceObject(gs.service, gs.kind, gs.object_name) for gs in services]
         live = {t.name: self._cache.get(_kind_resource(t.kind), f"{namespace}/{t.name}") for t in targets}
         pcs = self.pod_clique_set(raw)
-        plan: RestartPlan = plan_restart(
+        plan = plan_restart(
             view.restart,
             list(view.services),
             live_values=restart_values(pcs),
             rolled=restart_rolled(pcs, targets, live),
             previous=previous_restart,
         )
-        try:
-            wanted = grove_children(view, ctx, restart_at=plan.values)
-        except GenerationError as err:
-            raise Rejected(err.reason, str(err)) from err
+        wanted = _generate(view, ctx, restart_at=plan.values)
         if dcds:
             # Moving over from DCDs (only once the Grove objects are known to generate, so a graph
             # Grove cannot run keeps its DCDs): delete them first, nothing else, their Services with
@@ -131,19 +129,24 @@ class GrovePathway:
                 keep=lambda resource, obj: resource == kinds.PVC and view.names_pvc(obj["metadata"]["name"]),
             )
         except SYNC_ERRORS as err:
-            return await report_sync_failure(err, lambda reason, message: fail(raw, reason, message))
+            return await report_sync_failure(err, functools.partial(fail, raw))
         await self._scale(view, targets, live)
         raw = await annotate(raw)
-        # A scaling group's member cliques say which part of it is short (e.g. its leader).
+        await write_status(raw, self._verdict(namespace, targets, live), plan.status)
+        return Result()
+
+    def _verdict(
+        self, namespace: str, targets: Sequence[ServiceObject], live: Mapping[str, Obj | None]
+    ) -> GraphStatus:
+        """The graph's readiness from what Grove reports; a scaling group's member cliques say which
+        part of it is short (e.g. its leader)."""
         members = {
             name: self._cache.get(kinds.POD_CLIQUE, f"{namespace}/{name}")
             for t in targets
             if t.kind == consts.KIND_POD_CLIQUE_SCALING_GROUP and (group := live.get(t.name)) is not None
             for name in member_clique_names(group)
         }
-        verdict = grove_graph_status(targets, live, members)
-        await write_status(raw, verdict, plan.status)
-        return Result()
+        return grove_graph_status(targets, live, members)
 
     async def _scale(
         self, view: GraphView, targets: Sequence[ServiceObject], live: dict[str, Obj | None]
@@ -167,3 +170,11 @@ class GrovePathway:
             except errors.NotFound:
                 continue  # Grove has not made it (or just removed it); its next event brings us back
             log.info("Scaled Grove object", kind=target.kind, name=target.name, replicas=want)
+
+
+def _generate(view: GraphView, ctx: GenContext, *, restart_at: Mapping[str, str]) -> GraphChildren:
+    """The graph's Grove children; a graph Grove cannot run is `Rejected` with the error's reason."""
+    try:
+        return grove_children(view, ctx, restart_at=restart_at)
+    except GenerationError as err:
+        raise Rejected(err.reason, str(err)) from err

@@ -41,7 +41,7 @@ from dynamo_operator.controllers.apply import (
 )
 from dynamo_operator.controllers.dynamographdeployment.desired import children_to_sync
 from dynamo_operator.controllers.dynamographdeployment.grove import GrovePathway
-from dynamo_operator.controllers.dynamographdeployment.rollout import WorkerRoller
+from dynamo_operator.controllers.dynamographdeployment.rollout import Rollout, WorkerRoller
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client.resource import Resource, object_key, split_key
 from dynamo_operator.internal.controller.predicates import annotation_changed, any_of, generation_changed
@@ -55,7 +55,7 @@ from dynamo_operator.internal.dynamo.graph_children import GraphChildren, dcd_ch
 from dynamo_operator.internal.dynamo.graphmeta import annotations_to_write
 from dynamo_operator.internal.dynamo.graphview import GraphView, read_graph
 from dynamo_operator.internal.dynamo.grove import takes_grove
-from dynamo_operator.internal.dynamo.restart import plan_restart
+from dynamo_operator.internal.dynamo.restart import RestartPlan, plan_restart
 from dynamo_operator.internal.dynamo.rollingupdate import RollingPlan, with_new_replicas
 from dynamo_operator.internal.dynamo.rollout import service_of
 from dynamo_operator.internal.dynamo.status import (
@@ -162,15 +162,8 @@ class DynamoGraphDeploymentReconciler:
     async def _reconcile(self, view: GraphView, ctx: GenContext, children: Sequence[Obj]) -> Result:
         """The DCD pathway: a DCD per service (workers named by the worker hash, rolled by `WorkerRoller`)."""
         new_hash, names = _dcd_names(view)
-        live = self._live_dcds(children, names)
-        plan = plan_restart(
-            view.restart,
-            list(view.services),
-            live_values={s: restart_value(d) for s, d in live.items()},
-            rolled={s: dcd_rolled(d) for s, d in live.items()},
-            previous=self._status.current(view.raw).get("restart"),
-        )
-        wanted = _generate(lambda: dcd_children(view, ctx, restart_at=plan.values, worker_hash=new_hash))
+        restart = self._plan_restart(view, children, names)
+        wanted = _generate(lambda: dcd_children(view, ctx, restart_at=restart.values, worker_hash=new_hash))
         rollout = self._roller.plan(
             view.graph,
             names=names,
@@ -178,39 +171,56 @@ class DynamoGraphDeploymentReconciler:
             children=children,
             previous=self._status.current(view.raw).get("rollingUpdate"),
         )
-        rolling = rollout.plan
-        desired = with_new_replicas(wanted.owned, rolling.new_replicas)
-
-        def keep(resource: Resource, obj: Obj) -> bool:
-            name = obj["metadata"]["name"]
-            # Never delete a PVC the graph still names (its entry may have turned create: false), nor
-            # old workers still serving while their successors start.
-            return (resource == kinds.PVC and view.names_pvc(name)) or (
-                resource == kinds.DCD and name in rolling.keep
-            )
-
+        desired = with_new_replicas(wanted.owned, rollout.plan.new_replicas)
         try:
             report = await self._syncer.sync(
-                view.raw, children_to_sync(desired, wanted.shared), owned=self.owned, keep=keep
+                view.raw,
+                children_to_sync(desired, wanted.shared),
+                owned=self.owned,
+                keep=functools.partial(_kept, view, rollout.plan),
             )
         except SYNC_ERRORS as err:
             if isinstance(err, ChildrenOwnedByOthers):
                 await self._annotate(view.raw, origin=view.origin, serving_hash=None)
-            return await report_sync_failure(
-                err, lambda reason, message: self._fail(view.raw, reason, message)
-            )
-
+            return await report_sync_failure(err, functools.partial(self._fail, view.raw))
         # Before the status: a graph reported Ready already names the workers that serve. The status
         # is then written against the patched object, so its in-flight record matches what the cache
         # shows next (the annotation event) and the same status is not sent twice.
-        await self._roller.scale_old(view.namespace, rolling.old_replicas)
+        await self._roller.scale_old(view.namespace, rollout.plan.old_replicas)
         self._roller.not_supported(view.raw, rollout, report.created, new_hash)
-        raw = await self._annotate(view.raw, origin=view.origin, serving_hash=rolling.serving_hash)
+        raw = await self._annotate(view.raw, origin=view.origin, serving_hash=rollout.plan.serving_hash)
         current = self._current_dcds([o for o in desired if o.get("kind") == kinds.DCD.kind], report)
+        return await self._report(view, raw, current, restart=restart, rollout=rollout, new_hash=new_hash)
+
+    def _plan_restart(
+        self, view: GraphView, children: Sequence[Obj], names: Mapping[str, str]
+    ) -> RestartPlan:
+        """This round's restart step, from the restart ids the current DCDs carry and whether they rolled."""
+        live = self._live_dcds(children, names)
+        return plan_restart(
+            view.restart,
+            list(view.services),
+            live_values={s: restart_value(d) for s, d in live.items()},
+            rolled={s: dcd_rolled(d) for s, d in live.items()},
+            previous=self._status.current(view.raw).get("restart"),
+        )
+
+    async def _report(
+        self,
+        view: GraphView,
+        raw: Obj,
+        current: Mapping[str, Obj | None],
+        *,
+        restart: RestartPlan,
+        rollout: Rollout,
+        new_hash: str,
+    ) -> Result:
+        """The graph's status from its DCDs as synced (`raw`: the graph as last written), and the
+        rollout's Events once that status is out."""
         keep_serving = None
-        if rollout.old_left and not rollout.managed and rolling.keep:
+        if rollout.old_left and not rollout.managed and rollout.plan.keep:
             keep_serving = (
-                f"workers {rolling.serving_hash or 'of the previous spec'} keep serving until workers"
+                f"workers {rollout.plan.serving_hash or 'of the previous spec'} keep serving until workers"
                 f" {new_hash} are ready"
             )
         absent = view.missing_user_pvcs(
@@ -221,9 +231,9 @@ class DynamoGraphDeploymentReconciler:
         )
         if not absent and nothing_to_report_yet(self._status.current(raw), verdict, current):
             return Result()  # the DCDs' first status brings us back with something to say
-        if await self._write_status(raw, verdict, plan.status, rolling):
-            self._roller.record(raw, rolling.events)
-        return Result(requeue_after=rolling.requeue_after)
+        if await self._write_status(raw, verdict, restart.status, rollout.plan):
+            self._roller.record(raw, rollout.plan.events)
+        return Result(requeue_after=rollout.plan.requeue_after)
 
     # -- the Grove pathway (grove.py) ---------------------------------------------
 
@@ -311,6 +321,15 @@ class DynamoGraphDeploymentReconciler:
         generation = raw["metadata"].get("generation")
         status = synced_status(old, verdict, generation=generation, restart=restart, rolling=rolling)
         return await self._status.write(raw, status)
+
+
+def _kept(view: GraphView, rolling: RollingPlan, resource: Resource, obj: Obj) -> bool:
+    """Children not pruned although not desired: a PVC the graph still names (its entry may have
+    turned create: false), and old workers still serving while their successors start."""
+    name = obj["metadata"]["name"]
+    return (resource == kinds.PVC and view.names_pvc(name)) or (
+        resource == kinds.DCD and name in rolling.keep
+    )
 
 
 def _dcd_names(view: GraphView) -> tuple[str, dict[str, str]]:
