@@ -1,13 +1,16 @@
-"""The graph's children as the child syncer takes them, on both pathways."""
+"""The graph's children on both pathways: generated whole or `Rejected`, and as the syncer takes them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from dynamo_operator.controllers.apply import Desired
 from dynamo_operator.internal import kinds
+from dynamo_operator.internal.controller.rejection import Rejected
+from dynamo_operator.internal.dynamo.errors import GenerationError
 from dynamo_operator.internal.dynamo.graph import shared_between_owners
+from dynamo_operator.internal.dynamo.graph_children import GraphChildren
 
 Obj = dict[str, Any]
 
@@ -24,3 +27,11 @@ def children_to_sync(owned: Sequence[Obj], shared: Sequence[Obj]) -> list[Desire
         ),
         *(Desired(kinds.resource_of(o), o, owned=False) for o in shared),
     ]
+
+
+def generate_or_reject(generate: Callable[[], GraphChildren]) -> GraphChildren:
+    """`generate()`; a graph it refuses is `Rejected` with the error's reason and message."""
+    try:
+        return generate()
+    except GenerationError as err:
+        raise Rejected(err.reason, str(err)) from err

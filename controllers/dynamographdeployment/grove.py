@@ -33,16 +33,14 @@ from dynamo_operator.controllers.apply import (
     ChildSyncer,
     report_sync_failure,
 )
-from dynamo_operator.controllers.dynamographdeployment.desired import children_to_sync
+from dynamo_operator.controllers.dynamographdeployment.desired import children_to_sync, generate_or_reject
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource
-from dynamo_operator.internal.controller.rejection import Rejected
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.dynamo.context import GenContext
-from dynamo_operator.internal.dynamo.errors import GenerationError
 from dynamo_operator.internal.dynamo.graph import services_of
-from dynamo_operator.internal.dynamo.graph_children import GraphChildren, grove_children
+from dynamo_operator.internal.dynamo.graph_children import grove_children
 from dynamo_operator.internal.dynamo.graphview import GraphView
 from dynamo_operator.internal.dynamo.grove import grove_services
 from dynamo_operator.internal.dynamo.grove_status import (
@@ -113,7 +111,7 @@ class GrovePathway:
             rolled=restart_rolled(pcs, targets, live),
             previous=previous_restart,
         )
-        wanted = _generate(view, ctx, restart_at=plan.values)
+        wanted = generate_or_reject(lambda: grove_children(view, ctx, restart_at=plan.values))
         if dcds:
             # Moving over from DCDs (only once the Grove objects are known to generate, so a graph
             # Grove cannot run keeps its DCDs): delete them first, nothing else, their Services with
@@ -170,11 +168,3 @@ class GrovePathway:
             except errors.NotFound:
                 continue  # Grove has not made it (or just removed it); its next event brings us back
             log.info("Scaled Grove object", kind=target.kind, name=target.name, replicas=want)
-
-
-def _generate(view: GraphView, ctx: GenContext, *, restart_at: Mapping[str, str]) -> GraphChildren:
-    """The graph's Grove children; a graph Grove cannot run is `Rejected` with the error's reason."""
-    try:
-        return grove_children(view, ctx, restart_at=restart_at)
-    except GenerationError as err:
-        raise Rejected(err.reason, str(err)) from err

@@ -39,7 +39,7 @@ from dynamo_operator.controllers.apply import (
     SyncReport,
     report_sync_failure,
 )
-from dynamo_operator.controllers.dynamographdeployment.desired import children_to_sync
+from dynamo_operator.controllers.dynamographdeployment.desired import children_to_sync, generate_or_reject
 from dynamo_operator.controllers.dynamographdeployment.grove import GrovePathway
 from dynamo_operator.controllers.dynamographdeployment.rollout import Rollout, WorkerRoller
 from dynamo_operator.internal import consts, kinds
@@ -51,7 +51,7 @@ from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.dgd_status import explain, rejected_status, synced_status
 from dynamo_operator.internal.dynamo.errors import GenerationError
 from dynamo_operator.internal.dynamo.graph import dcd_names, graph_worker_hash
-from dynamo_operator.internal.dynamo.graph_children import GraphChildren, dcd_children
+from dynamo_operator.internal.dynamo.graph_children import dcd_children
 from dynamo_operator.internal.dynamo.graphmeta import annotations_to_write
 from dynamo_operator.internal.dynamo.graphview import GraphView, read_graph
 from dynamo_operator.internal.dynamo.grove import takes_grove
@@ -163,7 +163,9 @@ class DynamoGraphDeploymentReconciler:
         """The DCD pathway: a DCD per service (workers named by the worker hash, rolled by `WorkerRoller`)."""
         new_hash, names = _dcd_names(view)
         restart = self._plan_restart(view, children, names)
-        wanted = _generate(lambda: dcd_children(view, ctx, restart_at=restart.values, worker_hash=new_hash))
+        wanted = generate_or_reject(
+            lambda: dcd_children(view, ctx, restart_at=restart.values, worker_hash=new_hash)
+        )
         rollout = self._roller.plan(
             view.graph,
             names=names,
@@ -339,14 +341,6 @@ def _dcd_names(view: GraphView) -> tuple[str, dict[str, str]]:
         return new_hash, dcd_names(view.graph, worker_hash=new_hash)
     except GenerationError as err:
         raise Rejected("InvalidSpec", str(err)) from err
-
-
-def _generate(generate: Callable[[], GraphChildren]) -> GraphChildren:
-    """`generate()`, its refusal turned into `Rejected` with the error's reason."""
-    try:
-        return generate()
-    except GenerationError as err:
-        raise Rejected(err.reason, str(err)) from err
 
 
 def restart_value(dcd: Obj) -> str | None:
