@@ -6,11 +6,14 @@ Deployment and LeaderWorkerSet) and reports `Available` / `DynamoComponentReady`
 real status. Readiness is judged on the freshest view: the write response when we just wrote the
 workload (its status then still describes the previous spec), else the cache. When the workload is
 not available, its pods (a label-filtered, trimmed Pod informer read through its own handle) say
-why: unschedulable, image pulls failing, crash loops, not ready yet.
+why: unschedulable, image pulls failing, crash loops, not ready yet. Registry Secrets (a field-selected,
+trimmed informer) feed the operator's pull-secret index; a namespace whose index changed has its
+components reconciled again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -30,12 +33,13 @@ from dynamo_operator.controllers.apply import (
     report_sync_failure,
 )
 from dynamo_operator.internal import consts, kinds
-from dynamo_operator.internal.cache.interface import Informer, StoreReader
-from dynamo_operator.internal.client.resource import Resource, split_key
-from dynamo_operator.internal.controller.handlers import EnqueueMapped
+from dynamo_operator.internal.cache.interface import StoreReader
+from dynamo_operator.internal.client.resource import Resource, object_key, split_key
+from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions
 from dynamo_operator.internal.controller.predicates import Funcs, Predicate, generation_changed
 from dynamo_operator.internal.controller.rejection import Rejected, reject, warn
 from dynamo_operator.internal.controller.result import Result
+from dynamo_operator.internal.controller.source import Channel
 from dynamo_operator.internal.dynamo.component import desired_component_objects
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.dcd_status import component_status, rejected_status
@@ -56,7 +60,10 @@ from dynamo_operator.internal.dynamo.status import (
     lws_readiness,
     ready_conditions,
 )
-from dynamo_operator.internal.workqueue.interface import WorkQueue
+from dynamo_operator.internal.manager.manager import Manager
+from dynamo_operator.internal.secrets import index as pull_secrets
+from dynamo_operator.internal.settings import Settings
+from dynamo_operator.operator_metrics import observed
 
 log = structlog.get_logger(__name__)
 
@@ -65,11 +72,9 @@ Obj = dict[str, Any]
 GenContextFor = Callable[[str], GenContext]
 
 
-class Builder(Protocol):
-    """The part of internal.controller's builder this reconciler declares itself with."""
-
-    def for_(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
-    def owns(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
+CONTROLLER_NAME = "dynamocomponentdeployment"
+# Upstream refreshes the registry index every 60 s on top of the Secret events.
+DOCKER_SECRET_REFRESH_SECONDS = 60.0
 
 
 # --- reconciler -----------------------------------------------------------------------------------
@@ -107,11 +112,17 @@ class DynamoComponentDeploymentReconciler:
         self.owned: tuple[Resource, ...] = tuple(owned)
 
     def setup(self, b: Builder) -> None:
-        """For DCD (spec changes), Owns every child kind (their status drives ours)."""
+        """For DCD (spec changes), Owns every child kind (their status drives ours); Watches the pods
+        it generated for what only they can tell (see `POD_PROBLEM_CHANGED`)."""
         b.for_(kinds.DCD, predicates=(generation_changed,))
         for resource in self.owned:
             reads_status = resource in (kinds.DEPLOYMENT, kinds.LWS)
             b.owns(resource, predicates=(CHILD_STATUS_CHANGED if reads_status else CHILD_CONTENT_CHANGED,))
+        b.watches(kinds.POD, pod_owner_keys, POD_PROBLEM_CHANGED, informer=PODS)
+
+    def components_in(self, namespace: str) -> list[str]:
+        """Keys of every DCD in `namespace` (whose pull secrets changed)."""
+        return [object_key(dcd) for dcd in self._cache.by_index(kinds.DCD, "namespace", namespace)]
 
     async def reconcile(self, key: str) -> Result:
         raw = self._cache.get(kinds.DCD, key)
@@ -208,19 +219,6 @@ POD_PROBLEM_CHANGED: Predicate = Funcs(
 """Pod events that change what only the pods can say; readiness itself arrives as workload status."""
 
 
-class PodInformers(Protocol):
-    """The part of the cache that creates the filtered, trimmed Pod informer."""
-
-    def informer(
-        self,
-        resource: Resource,
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        transform: Callable[[Obj], Obj] | None = None,
-    ) -> Informer: ...
-
-
 def pod_owner_keys(pod: Obj) -> list[str]:
     """The key of the DCD whose workload runs this pod ([] for a pod without the selector label)."""
     meta = pod.get("metadata") or {}
@@ -228,20 +226,11 @@ def pod_owner_keys(pod: Obj) -> list[str]:
     return [f"{meta.get('namespace')}/{owner}"] if owner and meta.get("namespace") else []
 
 
-def pod_informer(cache: PodInformers, *, namespace: str | None) -> Informer:
-    """Only pods the operator generated (selector label present), trimmed by `slim_pod`, indexed
-    by owning DCD. Read it through this handle: the cache façade refuses filtered informers."""
-    informer = cache.informer(
-        kinds.POD, namespace=namespace, label_selector=consts.LABEL_SELECTOR, transform=slim_pod
-    )
-    informer.add_indexers({POD_OWNER_INDEX: pod_owner_keys})
-    return informer
-
-
-def watch_pods(informer: Informer, queue: WorkQueue[str]) -> None:
-    """A pod change that only the pods can tell (a problem appearing, changing or going) reconciles
-    the DCD that owns the pod."""
-    informer.add_event_handler(EnqueueMapped(queue, pod_owner_keys, (POD_PROBLEM_CHANGED,)))
+PODS = InformerOptions(
+    label_selector=consts.LABEL_SELECTOR, transform=slim_pod, indexers={POD_OWNER_INDEX: pod_owner_keys}
+)
+"""Only pods the operator generated (selector label present), trimmed by `slim_pod`, indexed by owning
+DCD. The reconciler reads it through `Builder.informer`: the cache façade refuses filtered informers."""
 
 
 # --- image-pull secret discovery --------------------------------------------------------------------
@@ -292,3 +281,41 @@ class PullSecretNotifier:
         update()
         if dict(self._index.snapshot(namespace)) != before:
             self._on_change(namespace)
+
+
+# Registry Secrets only (field selector on type); the transform keeps metadata and the one data key.
+PULL_SECRETS = InformerOptions(field_selector=pull_secrets.FIELD_SELECTOR, transform=pull_secrets.transform)
+
+
+# --- wiring ------------------------------------------------------------------------------------------
+
+
+def build(mgr: Manager, settings: Settings) -> Built[DynamoComponentDeploymentReconciler]:
+    """The DCD controller, its pod watch and the registry Secrets that feed `settings.pull_secrets`."""
+    b = mgr.builder(CONTROLLER_NAME)
+    reconciler = DynamoComponentDeploymentReconciler(
+        client=mgr.client,
+        cache=mgr.cache,
+        recorder=mgr.event_recorder(CONTROLLER_NAME),
+        gen_context=settings.gen_context,
+        # The optional kinds (LWS, PodGroup, VirtualService, ResourceClaimTemplate) are owned through
+        # the wiring's OptionalOwnership.
+        lws=False,
+        istio=False,
+        volcano=False,
+        pods=b.informer(kinds.POD, PODS).store,
+    )
+    reconciler.setup(b)
+    changed: Channel[str] = Channel()
+    b.watches_channel(changed, reconciler.components_in)
+    secrets = b.informer(kinds.SECRET, PULL_SECRETS)
+    notifier = PullSecretNotifier(settings.pull_secrets, on_change=changed.send)
+    secrets.add_event_handler(notifier)
+
+    async def refresh_periodically() -> None:
+        while True:
+            await asyncio.sleep(DOCKER_SECRET_REFRESH_SECONDS)
+            notifier.refresh(secrets.store.list())
+
+    mgr.add_runnable(refresh_periodically, needs_leader=False, name="docker-secret-refresh")
+    return Built(b.complete(observed(reconciler, kinds.DCD)), reconciler)

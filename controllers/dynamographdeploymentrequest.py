@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -36,7 +36,8 @@ from dynamo_operator.internal.cache.interface import Informer
 from dynamo_operator.internal.cache.transform import keep_fields
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import CONFIG_MAP, JOB, POD, Resource, object_key
-from dynamo_operator.internal.controller.handlers import EnqueueMapped
+from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions
+from dynamo_operator.internal.controller.handlers import Mapper
 from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo.conditions import Clock, utc_now
 from dynamo_operator.internal.dynamo.dgdr import deployment, job, names, output, profiler_config
@@ -61,12 +62,13 @@ from dynamo_operator.internal.dynamo.dgdr.machine import (
 )
 from dynamo_operator.internal.dynamo.dgdr.status import request_status
 from dynamo_operator.internal.dynamo.dgdr.view import RequestView, read_request
+from dynamo_operator.internal.manager.manager import Manager
+from dynamo_operator.internal.settings import Settings
 from dynamo_operator.operator_metrics import observed
 
 log = structlog.get_logger(__name__)
 
 Obj = dict[str, Any]
-Mapper = Callable[[Obj], Iterable[str]]
 
 # Enough for the longest chain that can run without waiting: "" → Pending → Profiling (+1 spare).
 MAX_STEPS = 5
@@ -78,12 +80,6 @@ SERVICE_ACCOUNT = kinds.SERVICE_ACCOUNT
 ROLE_BINDING = kinds.ROLE_BINDING
 # Output ConfigMaps carry this label (the profiler's sidecar sets it): only those are cached.
 OUTPUT_SELECTOR = names.LABEL_DGDR_NAME
-
-
-class Builder(Protocol):
-    def for_(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
-    def owns(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
-    def watches(self, resource: Resource, mapper: Mapper, *, predicates: Sequence[Any] = ()) -> Builder: ...
 
 
 class RequestClient(ChildClient, Protocol):
@@ -183,14 +179,15 @@ class DynamoGraphDeploymentRequestReconciler:
 
     def setup(self, b: Builder) -> None:
         """For DGDRs (every change: a spec edit must be seen to be rejected); Owns profiling Jobs;
-        Watches the DGDs it created (tracking labels), and the ConfigMaps and PVCs a request waits for.
-        The output ConfigMaps are watched through the label-scoped informer handed in (`register`)."""
+        Watches the DGDs it created (tracking labels), the ConfigMaps and PVCs a request waits for,
+        and the profiler's output ConfigMaps (label-scoped informer, also read by the reconciler)."""
         b.for_(kinds.DGDR)
         b.owns(JOB)
         b.watches(kinds.DGD, request_of_deployment)
         # The same (unfiltered) informers the graph controller owns these through: no extra watch.
         b.watches(CONFIG_MAP, self.requests_waiting_for(CONFIG_MAP))
         b.watches(kinds.PVC, self.requests_waiting_for(kinds.PVC))
+        b.watches(CONFIG_MAP, request_of_output, informer=OUTPUTS)
 
     def requests_waiting_for(self, resource: Resource) -> Mapper:
         """Maps an object of `resource` to the requests in its namespace that name it and have not
@@ -507,67 +504,26 @@ class DynamoGraphDeploymentRequestReconciler:
         return Step(advance(state, obs), {"deployment": tracked})
 
 
-# -- registration ------------------------------------------------------------------------------------
-
-
-class _Queue(Protocol):
-    def add(self, key: str) -> None: ...
-
-
-class _Controller(Protocol):
-    @property
-    def queue(self) -> Any: ...
-
-
-class _Cache(Protocol):
-    def informer(
-        self,
-        resource: Resource,
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        transform: Callable[[Obj], Obj] | None = None,
-    ) -> Informer: ...
-
-
-class _Manager(Protocol):
-    @property
-    def client(self) -> Any: ...
-    @property
-    def cache(self) -> Any: ...
-    @property
-    def options(self) -> Any: ...
-    def builder(self, name: str) -> Any: ...
-    def event_recorder(self, component: str) -> Any: ...
-
+# -- wiring ------------------------------------------------------------------------------------------
 
 CONTROLLER_NAME = "dynamographdeploymentrequest"
 pod_status_only = keep_fields("status")
+# Profiling pods, metadata and status only; output ConfigMaps (the label the profiler's sidecar sets).
+PROFILING_PODS = InformerOptions(label_selector=names.PROFILING_POD_SELECTOR, transform=pod_status_only)
+OUTPUTS = InformerOptions(label_selector=OUTPUT_SELECTOR)
 
 
-def register(mgr: _Manager, ctx: Any = None) -> Any:
-    """Build the reconciler with its label-scoped informers and register its controller. `ctx` is the
-    operator context (read duck-typed: `options.dgdr_profiling_cluster_role_name`)."""
-    options = getattr(ctx, "options", None)
-    profiling_cluster_role = str(getattr(options, "dgdr_profiling_cluster_role_name", "") or "") or None
-    namespace = getattr(mgr.options, "namespace", None) or None
-    cache: _Cache = mgr.cache
-    pods = cache.informer(
-        POD, namespace=namespace, label_selector=names.PROFILING_POD_SELECTOR, transform=pod_status_only
-    )
-    outputs = cache.informer(CONFIG_MAP, namespace=namespace, label_selector=OUTPUT_SELECTOR)
+def build(mgr: Manager, settings: Settings) -> Built[DynamoGraphDeploymentRequestReconciler]:
+    """The reconciler, reading its label-scoped informers, and its controller."""
+    b = mgr.builder(CONTROLLER_NAME)
     reconciler = DynamoGraphDeploymentRequestReconciler(
         client=mgr.client,
         cache=mgr.cache,
         recorder=mgr.event_recorder(CONTROLLER_NAME),
-        pods=pods,
-        outputs=outputs,
-        namespace_restricted=namespace is not None,
-        profiling_cluster_role=profiling_cluster_role,
+        pods=b.informer(POD, PROFILING_PODS),
+        outputs=b.informer(CONFIG_MAP, OUTPUTS),
+        namespace_restricted=settings.namespace is not None,
+        profiling_cluster_role=settings.profiling_cluster_role or None,
     )
-    builder = mgr.builder(CONTROLLER_NAME)
-    reconciler.setup(builder)
-    controller: _Controller = builder.complete(observed(reconciler, kinds.DGDR))
-    outputs.add_event_handler(EnqueueMapped(controller.queue, request_of_output))
-    return controller
+    reconciler.setup(b)
+    return Built(b.complete(observed(reconciler, kinds.DGDR)), reconciler)

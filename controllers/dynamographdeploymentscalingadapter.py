@@ -17,13 +17,14 @@ changes. An adapter whose owning graph is gone waits quietly for the garbage col
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Any
 
 import structlog
 from dynamo_operator.controllers.apply import ChildClient, ChildReader, Recorder, StatusWriter
 from dynamo_operator.internal import kinds
-from dynamo_operator.internal.client.resource import Resource, object_key
+from dynamo_operator.internal.client.resource import object_key
+from dynamo_operator.internal.controller.builder import Builder, Built
 from dynamo_operator.internal.controller.predicates import Funcs, generation_changed
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.dynamo.conditions import Clock, rfc3339, utc_now
@@ -31,17 +32,13 @@ from dynamo_operator.internal.dynamo.pod import multinode_node_count
 from dynamo_operator.internal.dynamo.scalingadapter import adapter as logic
 from dynamo_operator.internal.dynamo.scalingadapter import readiness
 from dynamo_operator.internal.dynamo.scalingadapter.status import adapter_status
+from dynamo_operator.internal.manager.manager import Manager
+from dynamo_operator.internal.settings import Settings
 from dynamo_operator.operator_metrics import observed
 
 log = structlog.get_logger(__name__)
 
 Obj = dict[str, Any]
-Mapper = Callable[[Obj], Iterable[str]]
-
-
-class Builder(Protocol):
-    def for_(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
-    def watches(self, resource: Resource, mapper: Mapper, *, predicates: Sequence[Any] = ()) -> Builder: ...
 
 
 def replica_picture(dgd: Mapping[str, Any]) -> dict[str, tuple[int, int, int, bool]]:
@@ -190,11 +187,11 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
 CONTROLLER_NAME = "dgdscalingadapter"
 
 
-def register(mgr: Any) -> Any:
-    """Build the reconciler and register its controller on `mgr` (an internal.manager.Manager)."""
+def build(mgr: Manager, settings: Settings) -> Built[DynamoGraphDeploymentScalingAdapterReconciler]:
+    """The reconciler and its controller (nothing in `settings` concerns adapters)."""
     reconciler = DynamoGraphDeploymentScalingAdapterReconciler(
         client=mgr.client, cache=mgr.cache, recorder=mgr.event_recorder(CONTROLLER_NAME)
     )
-    builder = mgr.builder(CONTROLLER_NAME)
-    reconciler.setup(builder)
-    return builder.complete(observed(reconciler, kinds.DGDSA))
+    b = mgr.builder(CONTROLLER_NAME)
+    reconciler.setup(b)
+    return Built(b.complete(observed(reconciler, kinds.DGDSA)), reconciler)

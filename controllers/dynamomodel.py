@@ -24,7 +24,7 @@ import asyncio
 import builtins
 import contextlib
 import datetime
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 import structlog
@@ -34,7 +34,7 @@ from dynamo_operator.internal.cache.interface import StoreReader
 from dynamo_operator.internal.cache.transform import keep_fields
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import ENDPOINT_SLICE, POD, Resource, object_key
-from dynamo_operator.internal.controller.handlers import EnqueueMapped
+from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions
 from dynamo_operator.internal.controller.predicates import Funcs
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.dynamo.conditions import Clock, utc_now
@@ -49,20 +49,16 @@ from dynamo_operator.internal.dynamo.dynamomodel.status import (
 )
 from dynamo_operator.internal.dynamo.dynamomodel.view import ModelView, read_model
 from dynamo_operator.internal.lora.client import LoraApi, LoraClient
+from dynamo_operator.internal.manager.manager import Manager
+from dynamo_operator.internal.settings import Settings
 from dynamo_operator.operator_metrics import observed
 
 log = structlog.get_logger(__name__)
 
 Obj = dict[str, Any]
-Mapper = Callable[[Obj], Iterable[str]]
 
 UNLOAD_GRACE = 60.0
 UNLOAD_RETRY = 10.0
-
-
-class Builder(Protocol):
-    def for_(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
-    def watches(self, resource: Resource, mapper: Mapper, *, predicates: Sequence[Any] = ()) -> Builder: ...
 
 
 class ModelReader(Protocol):
@@ -120,6 +116,7 @@ class DynamoModelReconciler:
         Service's base-model hash to the models in that namespace."""
         b.for_(kinds.DYNAMO_MODEL, predicates=(spec_or_deletion_changed,))
         b.watches(ENDPOINT_SLICE, self.models_of_slice)
+        b.watches(POD, self.models_of_pod, informer=MODEL_PODS)
 
     def models_of_slice(self, eps: Obj) -> list[str]:
         labels = _meta(eps, "labels") or {}
@@ -234,28 +231,24 @@ class DynamoModelReconciler:
 CONTROLLER_NAME = "dynamomodel"
 
 
-def register(mgr: Any, *, unload_grace: float = UNLOAD_GRACE) -> Any:
-    """Build the reconciler (with the process's one LoRA client) and register its controller; the
-    client's connections are closed when the manager stops."""
+# Pods carrying a base-model hash, status only: the endpoints' readiness beside their slices.
+MODEL_PODS = InformerOptions(label_selector=consts.LABEL_BASE_MODEL_HASH, transform=keep_fields("status"))
+
+
+def build(mgr: Manager, settings: Settings) -> Built[DynamoModelReconciler]:
+    """The reconciler (with the process's one LoRA client, closed when the manager stops) and its
+    controller."""
     lora_client = LoraClient()
-    pods = mgr.cache.informer(
-        POD,
-        namespace=getattr(mgr.options, "namespace", None) or None,
-        label_selector=consts.LABEL_BASE_MODEL_HASH,
-        transform=keep_fields("status"),
-    )
+    b = mgr.builder(CONTROLLER_NAME)
     reconciler = DynamoModelReconciler(
         client=mgr.client,
         cache=mgr.cache,
         recorder=mgr.event_recorder(CONTROLLER_NAME),
         lora=lora_client,
-        pods=pods.store,
-        unload_grace=unload_grace,
+        pods=b.informer(POD, MODEL_PODS).store,
+        unload_grace=settings.lora_unload_grace,
     )
-    builder = mgr.builder(CONTROLLER_NAME)
-    reconciler.setup(builder)
-    controller = builder.complete(observed(reconciler, kinds.DYNAMO_MODEL))
-    pods.add_event_handler(EnqueueMapped(controller.queue, reconciler.models_of_pod))
+    reconciler.setup(b)
 
     async def close_lora_client_at_stop() -> None:
         try:
@@ -264,4 +257,4 @@ def register(mgr: Any, *, unload_grace: float = UNLOAD_GRACE) -> Any:
             await lora_client.close()
 
     mgr.add_runnable(close_lora_client_at_stop, needs_leader=False, name="lora-client")
-    return controller
+    return Built(b.complete(observed(reconciler, kinds.DYNAMO_MODEL)), reconciler)

@@ -8,7 +8,7 @@ import signal
 
 import structlog
 from dynamo_operator import wiring
-from dynamo_operator.context import OperatorContext, detect_capabilities
+from dynamo_operator.context import detect_capabilities, settings_from
 from dynamo_operator.flags import OperatorOptions
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.leaderelection.config import LeaderElectionConfig, new_identity
@@ -81,14 +81,14 @@ async def run_operator(options: OperatorOptions) -> int:
         return 1
     try:
         async with client:
-            ctx = OperatorContext(options=options, capabilities=await detect_capabilities(client))
-            if options.enable_grove == "true" and not ctx.capabilities.grove:
+            settings = settings_from(options, await detect_capabilities(client))
+            if settings.grove == "true" and not settings.capabilities.grove:
                 # Upstream's rule for orchestrators.grove.enabled=true: asked for and missing is a
                 # configuration error, not something to discover graph by graph.
                 log.error("--enable-grove=true but the grove.io PodCliqueSet API is not served")
                 return 1
             mgr = Manager(client, options=manager_opts)
-            wiring.register_controllers(mgr, ctx)
+            wiring.register_controllers(mgr, settings)
             install_signal_handlers(mgr)
             log.info("Starting manager", namespace=options.namespace, leader_elect=options.leader_elect)
             await mgr.run()

@@ -1,4 +1,5 @@
-"""What the operator learns at start-up and hands to the controllers: flags and optional APIs.
+"""What the operator learns at start-up and hands to the controllers: flags and optional APIs, as
+one `Settings` (`settings_from`).
 
 Optional APIs are asked of discovery once per API (`optional_apis` names them). A 404
 for the group/version, or an answer that does not list the resource, means "not served". An error
@@ -13,19 +14,21 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import structlog
 from dynamo_operator.flags import OperatorOptions
+from dynamo_operator.internal import consts
 from dynamo_operator.internal.client.retry import is_retriable
-from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.internal.dynamo.context import Capabilities, IngressDefaults
+from dynamo_operator.internal.settings import Settings
 from dynamo_operator.optional_apis import OPTIONAL_APIS, Answer, OptionalApi, discovery_serves
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 log = structlog.get_logger(__name__)
 
-__all__ = ["Capabilities", "Discovery", "OperatorContext", "detect_capabilities", "is_transient"]
+__all__ = ["Capabilities", "Discovery", "Settings", "detect_capabilities", "is_transient", "settings_from"]
 
 
 class Discovery(Protocol):
@@ -45,16 +48,36 @@ class DiscoveryRetry:
 DEFAULT_DISCOVERY_RETRY = DiscoveryRetry()
 
 
-@dataclass(frozen=True, slots=True)
-class OperatorContext:
-    """Flags plus detected capabilities; `register_controllers` builds everything from this."""
-
-    options: OperatorOptions = field(default_factory=OperatorOptions)
-    capabilities: Capabilities = field(default_factory=Capabilities)
-
-    @property
-    def restricted_namespace(self) -> str | None:
-        return self.options.namespace
+def settings_from(options: OperatorOptions, capabilities: Capabilities | None = None) -> Settings:
+    """The reconcilers' settings: the flags under generation's names (an empty flag keeps generation's
+    default) and the optional APIs detected at start-up."""
+    infrastructure = {
+        consts.ENV_NATS_SERVER: options.nats_address,
+        consts.ENV_ETCD_ENDPOINTS: options.etcd_address,
+        consts.ENV_PROMETHEUS_ENDPOINT: options.prometheus_endpoint,
+        consts.ENV_MODEL_EXPRESS_URL: options.model_express_url,
+    }
+    defaults = Settings()
+    return Settings(
+        namespace=options.namespace or None,
+        capabilities=capabilities or Capabilities(),
+        ingress=IngressDefaults(
+            controller_class_name=options.ingress_controller_class_name,
+            tls_secret_name=options.ingress_controller_tls_secret_name,
+            host_suffix=options.ingress_host_suffix,
+            virtual_service_gateway=options.istio_virtual_service_gateway,
+        ),
+        planner_cluster_role=options.planner_cluster_role_name,
+        epp_cluster_role=options.epp_cluster_role_name,
+        profiling_cluster_role=options.dgdr_profiling_cluster_role_name,
+        mpi_ssh_secret_name=options.mpi_run_ssh_secret_name or defaults.mpi_ssh_secret_name,
+        mpi_ssh_secret_namespace=options.mpi_run_ssh_secret_namespace,
+        discovery_backend=options.discovery_backend or defaults.discovery_backend,
+        infrastructure_env={env: value for env, value in infrastructure.items() if value},
+        operator_version="" if options.operator_version == "unknown" else options.operator_version,
+        grove=options.enable_grove or "false",
+        lora_unload_grace=options.lora_unload_grace,
+    )
 
 
 def is_transient(err: BaseException) -> bool:

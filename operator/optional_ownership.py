@@ -21,10 +21,10 @@ from typing import Protocol
 import structlog
 from dynamo_operator.internal.cache.interface import Informer, Obj
 from dynamo_operator.internal.client.resource import Resource, object_key
-from dynamo_operator.internal.controller.handlers import EnqueueMapped, controller_owner_keys
+from dynamo_operator.internal.controller.handlers import controller_owner_keys
 from dynamo_operator.internal.controller.predicates import Predicate
+from dynamo_operator.internal.controller.source import Channel
 from dynamo_operator.internal.dynamo.context import Capabilities
-from dynamo_operator.internal.workqueue.interface import WorkQueue
 
 log = structlog.get_logger(__name__)
 
@@ -55,6 +55,13 @@ class OwningReconciler(Protocol):
     owned: tuple[Resource, ...]
 
 
+class OwnerController(Protocol):
+    """The owner's controller (internal.controller.Controller): sources attached while it runs."""
+
+    def watch(self, source: Informer, mapper: Mapper, predicates: Sequence[Predicate] = ()) -> None: ...
+    def watch_channel(self, channel: Channel[str], mapper: Callable[[str], Iterable[str]]) -> None: ...
+
+
 class SyncingInformer(Informer, Protocol):
     async def wait_for_sync(self, timeout: float | None = None) -> bool: ...  # noqa: ASYNC109
 
@@ -75,12 +82,14 @@ class OptionalOwnership:
         *,
         cache: Informers,
         reconciler: OwningReconciler,
-        queue: WorkQueue[str],
+        controller: OwnerController,
         owner: Resource,
         namespace: str | None,
         kinds: Sequence[OptionalKind],
     ) -> None:
-        self._cache, self._reconciler, self._queue = cache, reconciler, queue
+        self._cache, self._reconciler, self._controller = cache, reconciler, controller
+        self._owners_to_requeue: Channel[str] = Channel()
+        controller.watch_channel(self._owners_to_requeue, lambda key: [key])
         self._owner, self._namespace, self._kinds = owner, namespace, tuple(kinds)
         self._base = tuple(r for r in reconciler.owned if r not in {k.resource for k in self._kinds})
         self._attached: set[Resource] = set()
@@ -111,7 +120,7 @@ class OptionalOwnership:
         for resource in gone:
             await self._cache.remove_informer(resource, namespace=self._scope(resource))
         for obj in self._cache.list(self._owner):
-            self._queue.add(object_key(obj))
+            self._owners_to_requeue.send(object_key(obj))
 
     @property
     def attached(self) -> frozenset[Resource]:
@@ -127,7 +136,7 @@ class OptionalOwnership:
                 continue
             informer = self._cache.informer(kind.resource, namespace=self._scope(kind.resource))
             mapper = kind.mapper or controller_owner_keys(self._owner)
-            informer.add_event_handler(EnqueueMapped(self._queue, mapper, (kind.predicate,)))
+            self._controller.watch(informer, mapper, (kind.predicate,))
             self._attached.add(kind.resource)
             started.append(informer)
         return started

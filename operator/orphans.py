@@ -10,13 +10,13 @@ alone (a PVC is never created for a gone graph, see `ChildSyncer`'s owner check)
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.controller.controller import Controller
-from dynamo_operator.internal.controller.orphans import DEFAULT_GRACE_SECONDS, OrphanCollector
+from dynamo_operator.internal.controller.orphans import OrphanCollector
 from dynamo_operator.internal.manager.manager import Manager
+from dynamo_operator.internal.settings import Settings
 from dynamo_operator.internal.workqueue.rate_limiting import RateLimitingQueue
 
 NAME = "orphans"
@@ -25,20 +25,14 @@ NEVER_COLLECTED = frozenset({kinds.PVC})
 WORKERS = 2  # suspects are rare; most are settled by one cache lookup
 
 
-def grace_of(ctx: Any) -> float:
-    """`options.orphan_grace_seconds` of the operator context when set (tests), else the default."""
-    grace = getattr(getattr(ctx, "options", None), "orphan_grace_seconds", None)
-    return float(grace) if grace is not None else DEFAULT_GRACE_SECONDS
-
-
-def new_collector(mgr: Manager, ctx: Any) -> OrphanCollector:
+def new_collector(mgr: Manager, settings: Settings) -> OrphanCollector:
     """A collector for Dynamo's owner kinds; reconcilers add their child kinds with `watch`."""
     return OrphanCollector(
         client=mgr.client,
         cache=mgr.cache,
         recorder=mgr.event_recorder(NAME),
         owners=OWNERS,
-        grace=grace_of(ctx),
+        grace=settings.orphan_grace,
     )
 
 

@@ -1,18 +1,18 @@
 """The seam between the runtime and Dynamo's reconcilers.
 
-`register_controllers` hands the manager and the start-up context to `registration.register_all`,
-which builds each reconciler from the manager's client/cache and the context and registers it.
+`register_controllers` hands the manager and the settings (`context.settings_from`: flags and the
+optional APIs found at start-up) to `registration.register_all`, which builds every controller.
 """
 
 from __future__ import annotations
 
-from dynamo_operator.context import OperatorContext
 from dynamo_operator.internal.manager.manager import Manager
+from dynamo_operator.internal.settings import Settings
 from dynamo_operator.optional_api_watch import OptionalApiWatch
 from dynamo_operator.registration import register_all
 
 
-def register_controllers(mgr: Manager, ctx: OperatorContext) -> OptionalApiWatch:
+def register_controllers(mgr: Manager, settings: Settings) -> OptionalApiWatch:
     """Register every controller of the operator on `mgr`; returns the watch that keeps the optional
-    APIs current (`.current`), seeded with `ctx.capabilities`."""
-    return register_all(mgr, ctx)
+    APIs current (`.current`), seeded with `settings.capabilities`."""
+    return register_all(mgr, settings)

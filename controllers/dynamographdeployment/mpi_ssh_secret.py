@@ -19,16 +19,15 @@ Secret informer here is metadata-only and filtered on the Secret's name, and not
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 import structlog
 from dynamo_operator.controllers.apply import Recorder
 from dynamo_operator.internal import consts, kinds
-from dynamo_operator.internal.cache.interface import Informer
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import SECRET, Resource, split_key
-from dynamo_operator.internal.controller.handlers import EnqueueMapped
+from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions
 from dynamo_operator.internal.controller.predicates import Funcs
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.dynamo.mpisecret import (
@@ -37,7 +36,9 @@ from dynamo_operator.internal.dynamo.mpisecret import (
     graph_needs_mpi_ssh_secret,
     mpi_ssh_secret_copy,
 )
+from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.secrets.sshkeys import generate_rsa_key_pair
+from dynamo_operator.internal.settings import Settings
 
 log = structlog.get_logger(__name__)
 
@@ -54,6 +55,7 @@ class SecretClient(Protocol):
 
 class Reader(Protocol):
     def get(self, resource: Resource, key: str) -> Obj | None: ...
+    def by_index(self, resource: Resource, index: str, value: str) -> list[Obj]: ...
 
 
 class Store(Protocol):
@@ -96,6 +98,21 @@ class MpiSshSecretReconciler:
         self._name, self._source_namespace, self._keys = secret_name, source_namespace, keys
         # One creation at a time per namespace: two graphs arriving together must not both draw a key.
         self._locks: dict[str, asyncio.Lock] = {}
+
+    def setup(self, b: Builder) -> None:
+        """For graphs that start needing the Secret; Watches the Secret's deletion (metadata only,
+        this one name) to bring it back for the namespace's graphs that need it."""
+        b.for_(kinds.DGD, graph_starts_needing)
+        b.watches(SECRET, self.graphs_needing, secret_deleted, informer=secret_informer(self._name))
+
+    def graphs_needing(self, secret: Obj) -> list[str]:
+        """Keys of the graphs in the Secret's namespace that need it."""
+        ns = str((secret.get("metadata") or {}).get("namespace") or "")
+        return [
+            f"{ns}/{g['metadata']['name']}"
+            for g in self._cache.by_index(kinds.DGD, "namespace", ns)
+            if needs_secret(g)
+        ]
 
     async def reconcile(self, key: str) -> Result:
         graph = self._cache.get(kinds.DGD, key)
@@ -174,34 +191,23 @@ def secret_selector(name: str) -> str:
     return f"metadata.name={name}"
 
 
-def register(mgr: Any, gen_context: Callable[[str], Any]) -> Any:
-    """Build the reconciler, its metadata-only Secret informer, and register the controller: graphs
-    drive it, and a deleted Secret brings back the namespace's graphs that need it."""
-    settings = gen_context("")
-    name = str(settings.mpi_ssh_secret_name or consts.DEFAULT_MPI_SSH_SECRET_NAME)
-    namespace = getattr(mgr.options, "namespace", None) or None
-    informer: Informer = mgr.cache.informer(
-        SECRET, namespace=namespace, field_selector=secret_selector(name), metadata_only=True
-    )
+def secret_informer(name: str) -> InformerOptions:
+    """The one Secret name this controller watches, metadata only: no key material is cached."""
+    return InformerOptions(field_selector=secret_selector(name), metadata_only=True)
+
+
+def build(mgr: Manager, settings: Settings) -> Built[MpiSshSecretReconciler]:
+    """The reconciler, reading its Secret informer's store; graphs drive it, and a deleted Secret
+    brings back the namespace's graphs that need it."""
+    b = mgr.builder(CONTROLLER_NAME)
+    name = settings.mpi_ssh_secret_name or consts.DEFAULT_MPI_SSH_SECRET_NAME
     reconciler = MpiSshSecretReconciler(
         client=mgr.client,
         cache=mgr.cache,
-        secrets=informer.store,
+        secrets=b.informer(SECRET, secret_informer(name)).store,
         recorder=mgr.event_recorder(CONTROLLER_NAME),
         secret_name=name,
-        source_namespace=str(settings.mpi_ssh_secret_namespace or ""),
+        source_namespace=settings.mpi_ssh_secret_namespace,
     )
-    builder = mgr.builder(CONTROLLER_NAME)
-    builder.for_(kinds.DGD, graph_starts_needing)
-    controller = builder.complete(reconciler)
-
-    def graphs_needing(secret: Obj) -> list[str]:
-        ns = str((secret.get("metadata") or {}).get("namespace") or "")
-        return [
-            f"{ns}/{g['metadata']['name']}"
-            for g in mgr.cache.by_index(kinds.DGD, "namespace", ns)
-            if needs_secret(g)
-        ]
-
-    informer.add_event_handler(EnqueueMapped(controller.queue, graphs_needing, (secret_deleted,)))
-    return controller
+    reconciler.setup(b)
+    return Built(b.complete(reconciler), reconciler)

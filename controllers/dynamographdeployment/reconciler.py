@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 from dynamo_operator.controllers.apply import (
@@ -44,6 +44,7 @@ from dynamo_operator.controllers.dynamographdeployment.grove import GrovePathway
 from dynamo_operator.controllers.dynamographdeployment.rollout import Rollout, WorkerRoller
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client.resource import Resource, object_key, split_key
+from dynamo_operator.internal.controller.builder import Builder, Built
 from dynamo_operator.internal.controller.predicates import annotation_changed, any_of, generation_changed
 from dynamo_operator.internal.controller.rejection import Rejected, reject, warn
 from dynamo_operator.internal.controller.result import Result, TerminalError
@@ -64,6 +65,9 @@ from dynamo_operator.internal.dynamo.status import (
     graph_status,
     nothing_to_report_yet,
 )
+from dynamo_operator.internal.manager.manager import Manager
+from dynamo_operator.internal.settings import Settings
+from dynamo_operator.operator_metrics import observed
 
 log = structlog.get_logger(__name__)
 
@@ -72,12 +76,7 @@ GenContextFor = Callable[[str], GenContext]
 Mapper = Callable[[Obj], Iterable[str]]
 
 
-class Builder(Protocol):
-    """The part of internal.controller's builder this reconciler declares itself with."""
-
-    def for_(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
-    def owns(self, resource: Resource, *, predicates: Sequence[Any] = ()) -> Builder: ...
-    def watches(self, resource: Resource, mapper: Mapper, *, predicates: Sequence[Any] = ()) -> Builder: ...
+CONTROLLER_NAME = "dynamographdeployment"
 
 
 # --- reconciler -------------------------------------------------------------------------------------
@@ -346,3 +345,18 @@ def _dcd_names(view: GraphView) -> tuple[str, dict[str, str]]:
 def restart_value(dcd: Obj) -> str | None:
     """The restart id a DCD was last restarted for."""
     return ((dcd.get("spec") or {}).get("annotations") or {}).get(consts.ANNOTATION_RESTART_AT)
+
+
+def build(mgr: Manager, settings: Settings) -> Built[DynamoGraphDeploymentReconciler]:
+    """The graph controller; the optional kinds (InferencePools, Grove's) are owned by the wiring's
+    OptionalOwnership, as their APIs come and go."""
+    reconciler = DynamoGraphDeploymentReconciler(
+        client=mgr.client,
+        cache=mgr.cache,
+        recorder=mgr.event_recorder(CONTROLLER_NAME),
+        gen_context=settings.gen_context,
+        inference_pools=False,
+    )
+    b = mgr.builder(CONTROLLER_NAME)
+    reconciler.setup(b)
+    return Built(b.complete(observed(reconciler, kinds.DGD)), reconciler)

@@ -130,7 +130,8 @@ class SharedInformer:
 
     # -- Sink: called by the reflector -----------------------------------------------------------
 
-    def _admit(self, obj: Obj) -> Obj:
+    def admit(self, obj: Obj) -> Obj:
+        """What the store keeps of `obj`: no managedFields, the transform applied, strings interned."""
         obj = strip_managed_fields(obj)
         if self.transform is not None:
             obj = self.transform(obj)
@@ -138,7 +139,11 @@ class SharedInformer:
         return interned
 
     def replace(self, objects: Iterable[Obj]) -> None:
-        fresh = [self._admit(obj) for obj in objects]
+        """Replace the collection with whole objects (admitted here)."""
+        self.replace_admitted([self.admit(obj) for obj in objects])
+
+    def replace_admitted(self, objects: Iterable[Obj]) -> None:
+        fresh = list(objects)
         previous = self._store.replace(fresh)
         for obj in fresh:
             old = previous.pop(object_key(obj), None)
@@ -158,7 +163,7 @@ class SharedInformer:
                 self._call(callback)
 
     def upsert(self, obj: Obj) -> None:
-        obj = self._admit(obj)
+        obj = self.admit(obj)
         old = self._store.upsert(obj)
         if old is None:
             self._emit_add(obj)
@@ -166,7 +171,7 @@ class SharedInformer:
             self._emit_update(old, obj)
 
     def delete(self, obj: Obj) -> None:
-        obj = self._admit(obj)
+        obj = self.admit(obj)
         self._store.remove(object_key(obj))
         self._emit_delete(obj)
 

@@ -1,6 +1,6 @@
 """Controllers: Result semantics, the worker loop, the builder, predicates and handlers."""
 
-from dynamo_operator.internal.controller.builder import Builder
+from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions
 from dynamo_operator.internal.controller.controller import Controller
 from dynamo_operator.internal.controller.predicates import (
     Funcs,
@@ -20,8 +20,10 @@ from dynamo_operator.internal.controller.settle import Outcome, settle
 
 __all__ = [
     "Builder",
+    "Built",
     "Controller",
     "Funcs",
+    "InformerOptions",
     "Outcome",
     "Predicate",
     "Reconciler",

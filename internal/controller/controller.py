@@ -4,6 +4,9 @@ Lifecycle (written down because the manager relies on it):
   `run()` starts `max_concurrent_reconciles` workers and returns when they have all exited.
   `stop()` stops taking work: the queue is shut down, each worker finishes the reconcile it is in and
   exits before taking another key. The manager bounds that wait and cancels `run()` past it.
+
+The queue is the controller's own: keys reach it only through the handlers the builder attaches and
+through `watch()` (a source attached later, controller-runtime's `Controller.Watch`).
 """
 
 from __future__ import annotations
@@ -12,19 +15,26 @@ import asyncio
 import time
 import traceback
 import uuid
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 import structlog
+from dynamo_operator.internal.cache.interface import Informer
 from dynamo_operator.internal.client.resource import split_key
 from dynamo_operator.internal.controller import metrics
+from dynamo_operator.internal.controller.handlers import EnqueueMapped, Mapper
 from dynamo_operator.internal.controller.hotloop import HotLoopDetector
+from dynamo_operator.internal.controller.predicates import Predicate
 from dynamo_operator.internal.controller.reconciler import Reconciler
 from dynamo_operator.internal.controller.result import ReconcilePanic, Result, TerminalError
 from dynamo_operator.internal.controller.settle import Outcome, settle
+from dynamo_operator.internal.controller.source import Channel
 from dynamo_operator.internal.workqueue.interface import WorkQueue
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
 log = structlog.get_logger(__name__)
+T = TypeVar("T")
 _tracer = trace.get_tracer(__name__)
 
 
@@ -43,7 +53,7 @@ class Controller:
         if max_concurrent_reconciles < 1:
             raise ValueError(f"max_concurrent_reconciles must be >= 1, got {max_concurrent_reconciles}")
         self.name = name
-        self.queue = queue
+        self._queue = queue
         self.max_concurrent_reconciles = max_concurrent_reconciles
         self._reconciler = reconciler
         self._stopping = False
@@ -58,6 +68,20 @@ class Controller:
         self._hot_loops = HotLoopDetector() if hot_loops is None else hot_loops
         self._hot_keys = metrics.HOT_LOOP_KEYS.labels(name)
 
+    def watch(self, source: Informer, mapper: Mapper, predicates: Sequence[Predicate] = ()) -> None:
+        """Reconcile the keys `mapper` returns for events of `source` that pass `predicates`, from now on
+        (for informers that start while the operator runs, e.g. of an API installed later)."""
+        source.add_event_handler(EnqueueMapped(self._queue, mapper, predicates))
+
+    def watch_channel(self, channel: Channel[T], mapper: Callable[[T], Iterable[str]]) -> None:
+        """Reconcile the keys `mapper(item)` returns for every item sent on `channel` from now on."""
+
+        def receive(item: T) -> None:
+            for key in dict.fromkeys(mapper(item)):
+                self._queue.add(key)
+
+        channel.subscribe(receive)
+
     async def run(self) -> None:
         """Run the workers until `stop()`; a controller runs once."""
         if self._started:
@@ -69,17 +93,17 @@ class Controller:
                 for i in range(self.max_concurrent_reconciles):
                     group.create_task(self._worker(), name=f"{self.name}-worker-{i}")
         finally:
-            self.queue.shut_down()
+            self._queue.shut_down()
         log.info("All workers finished", controller=self.name)
 
     def stop(self) -> None:
         """Stop handing out keys; in-flight reconciles finish, then `run()` returns."""
         self._stopping = True
-        self.queue.shut_down()
+        self._queue.shut_down()
 
     async def _worker(self) -> None:
         while not self._stopping:
-            key = await self.queue.get()
+            key = await self._queue.get()
             if key is None:
                 return
             try:
@@ -87,7 +111,7 @@ class Controller:
                     await self._process(key)
             finally:
                 # done() releases the key (a parked add is replayed now); it is not forget().
-                self.queue.done(key)
+                self._queue.done(key)
 
     async def _process(self, key: str) -> None:
         if self._hot_loops.observe(key):
@@ -144,7 +168,7 @@ class Controller:
                 span.set_status(Status(StatusCode.ERROR, str(outcome)))
             elif outcome is None:  # a reconciler that forgot to return: treat as success
                 outcome = Result()
-            label = settle(self.queue, key, outcome)
+            label = settle(self._queue, key, outcome)
             span.set_attribute("reconcile.result", label.value)
         self._totals[label].inc()
         if label is Outcome.ERROR:

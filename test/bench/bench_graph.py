@@ -37,7 +37,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(REPO / "hack"), str(RE
 
 import psutil  # noqa: E402
 import write_floor as wf  # noqa: E402
-from dynamo_operator.controllers import kinds  # noqa: E402
+from dynamo_operator.internal import kinds  # noqa: E402
 from dynamo_operator.internal.client.client import Client  # noqa: E402
 from dynamo_operator.internal.client.errors import NotFound  # noqa: E402
 from dynamo_operator.internal.client.resource import NAMESPACE  # noqa: E402

@@ -3,7 +3,7 @@
 It runs the reconcilers' own generation path without a cluster, in the order the controllers do:
 admission (our CRD's validation, then its structural defaults) → graph reconciler (`missing_apis`,
 `desired_graph_objects`, `desired_shared_objects`) → for each DCD the component reconciler
-(`desired_component_objects`), with a `GenContext` built by `registration.gen_context_factory`
+(`desired_component_objects`), with a `GenContext` built by `Settings.gen_context`
 from the operator flags upstream's operator ran with. A graph that takes the Grove pathway (a new
 graph, so `takes_grove` with no children) gets `desired_grove_objects` instead of DCDs. Nothing here
 decides what an object looks like.
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
-from dynamo_operator.context import Capabilities, OperatorContext
+from dynamo_operator.context import Capabilities, settings_from
 from dynamo_operator.flags import build_parser, options_from_args
 from dynamo_operator.internal.dynamo.component import desired_component_objects
 from dynamo_operator.internal.dynamo.context import GenContext
@@ -37,9 +37,7 @@ from dynamo_operator.internal.dynamo.graphmeta import (
 from dynamo_operator.internal.dynamo.grove import desired_grove_objects, takes_grove
 from dynamo_operator.internal.dynamo.mpisecret import desired_mpi_ssh_secrets
 from dynamo_operator.internal.dynamo.render import parse_graph
-from dynamo_operator.internal.secrets.index import DockerSecretIndex
 from dynamo_operator.internal.secrets.sshkeys import generate_rsa_key_pair
-from dynamo_operator.registration import gen_context_factory
 
 from compat.goldens import REPO_ROOT, Example
 
@@ -114,12 +112,7 @@ class Generated:
 def gen_context(shape: Shape) -> GenContext:
     """The GenContext the controllers would use in `<ns>` with upstream's settings in `shape`."""
     options = options_from_args(build_parser().parse_args([*OPERATOR_FLAGS, *shape.flags]), environ={})
-    factory = gen_context_factory(
-        OperatorContext(options=options, capabilities=shape.capabilities),
-        DockerSecretIndex(),
-        capabilities=lambda: shape.capabilities,
-    )
-    return factory(NAMESPACE)
+    return settings_from(options, shape.capabilities).gen_context(NAMESPACE)
 
 
 # libyaml when present: the CRDs are large (seconds to parse in pure Python).

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest_asyncio
 import yaml
-from dynamo_operator.context import Capabilities, OperatorContext, detect_capabilities
+from dynamo_operator.context import Capabilities, detect_capabilities, settings_from
 from dynamo_operator.flags import OperatorOptions, build_parser, options_from_args
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.metrics import REQUESTS, WRITE_METHODS, requests_count
@@ -114,10 +114,10 @@ async def operator(cluster: Any) -> AsyncIterator[RunningOperator]:
     real_lws = "lws" in getattr(cluster, "addons", ())
     await install_crds(own, sorted(CRD_DIR.glob("*.yaml")) if real_lws else None)
     capabilities = await detect_capabilities(own)
-    ctx = OperatorContext(
+    settings = settings_from(
         # A short LoRA unload grace: the test of a model that cannot unload waits it out.
-        options=OperatorOptions(max_concurrent_reconciles=8, enable_grove="auto", lora_unload_grace=15.0),
-        capabilities=capabilities,
+        OperatorOptions(max_concurrent_reconciles=8, enable_grove="auto", lora_unload_grace=15.0),
+        capabilities,
     )
     mgr = Manager(
         client,
@@ -125,7 +125,7 @@ async def operator(cluster: Any) -> AsyncIterator[RunningOperator]:
             metrics_bind_address="0", health_probe_bind_address="0", max_concurrent_reconciles=8
         ),
     )
-    apis = register_controllers(mgr, ctx)  # exactly what `dynamo-operator` registers
+    apis = register_controllers(mgr, settings)  # exactly what `dynamo-operator` registers
     task = asyncio.create_task(mgr.run(), name="operator-under-test")
     try:
         await eventually(lambda: mgr.ready or task.done(), timeout=START_TIMEOUT, interval=0.1)
@@ -209,9 +209,7 @@ async def running_operator(cluster: Any, ns: str, *flags: str) -> AsyncIterator[
         client,
         options=ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0", namespace=ns),
     )
-    register_controllers(
-        mgr, OperatorContext(options=options, capabilities=await detect_capabilities(client))
-    )
+    register_controllers(mgr, settings_from(options, await detect_capabilities(client)))
     task = asyncio.create_task(mgr.run())
     try:
         await eventually(lambda: mgr.ready or task.done(), timeout=60)

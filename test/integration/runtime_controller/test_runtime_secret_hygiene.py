@@ -24,7 +24,7 @@ import aiohttp
 import orjson
 import pytest
 import testsupport
-from dynamo_operator.context import OperatorContext, detect_capabilities
+from dynamo_operator.context import detect_capabilities, settings_from
 from dynamo_operator.flags import OperatorOptions
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client.client import Client
@@ -129,7 +129,7 @@ async def test_only_pull_secrets_reach_the_cache_and_only_their_docker_config(ap
     pull["data"]["extra"] = b64(values.add(marker()))
     capabilities = await detect_capabilities(api)
     mgr = Manager(api, options=ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0"))
-    register_controllers(mgr, OperatorContext(options=OperatorOptions(), capabilities=capabilities))
+    register_controllers(mgr, settings_from(OperatorOptions(), capabilities))
     secret_informers = [i for i in mgr.cache.informers() if i.scope.resource == SECRET]
     informers = [i for i in secret_informers if not i.scope.metadata_only]
     assert informers, "the operator watches pull Secrets"

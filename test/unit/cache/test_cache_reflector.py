@@ -83,8 +83,13 @@ class FakeSource:
 class RecordingSink:
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
+        self.admitted: list[str] = []
 
-    def replace(self, objects: Iterable[Obj]) -> None:
+    def admit(self, obj: Obj) -> Obj:
+        self.admitted.append(obj["metadata"]["name"])
+        return obj
+
+    def replace_admitted(self, objects: Iterable[Obj]) -> None:
         self.calls.append(("replace", sorted(o["metadata"]["name"] for o in objects)))
 
     def upsert(self, obj: Obj) -> None:
@@ -179,6 +184,25 @@ async def test_list_pages_then_watch_from_the_list_rv(
     assert [c.get("continue_token") for c in source.list_calls] == [None, "t1"]
     assert all(c["limit"] == 500 for c in source.list_calls)
     assert (reflector.phase, reflector.resource_version) == (Phase.WATCH, "10")
+
+
+async def test_list_admits_each_page_before_asking_for_the_next(
+    reflector: Reflector, source: FakeSource, sink: RecordingSink
+) -> None:
+    """A LIST holds at most one page of whole objects: a page's objects are trimmed (admitted) before
+    the next page is requested, so start-up memory is the trimmed cache plus one page."""
+    admitted_when_asked: list[list[str]] = []
+    ask = source.list_page
+
+    async def recording_list_page(resource: Resource, **kw: Any) -> ListPage:
+        admitted_when_asked.append(list(sink.admitted))
+        return await ask(resource, **kw)
+
+    source.list_page = recording_list_page  # type: ignore[method-assign]
+    source.lists.append([page("10", "a", "b", cont="t1"), page("10", "c", cont="t2"), page("10", "d")])
+    await reflector.step()
+    assert admitted_when_asked == [[], ["a", "b"], ["a", "b", "c"]]
+    assert sink.calls == [("replace", ["a", "b", "c", "d"])]
 
 
 async def test_watch_events_reach_the_sink_and_move_the_rv(

@@ -67,17 +67,29 @@ async def run_until(controller: Controller, predicate: Any, *, rounds: int = 500
         await asyncio.wait_for(task, 5)
 
 
+# The queue a test made for each controller (by name): the controller keeps its own queue private.
+QUEUES: dict[str, RateLimitingQueue[str]] = {}
+
+
+def new_queue(name: str, rate_limiter: Any = None, clock: FakeClock | None = None) -> RateLimitingQueue[str]:
+    queue: RateLimitingQueue[str] = RateLimitingQueue(name=name, rate_limiter=rate_limiter, clock=clock)
+    QUEUES[name] = queue
+    return queue
+
+
+def queue_of(controller: Controller) -> RateLimitingQueue[str]:
+    return QUEUES[controller.name]
+
+
 def make(name: str, reconciler: ScriptedReconciler, workers: int = 1) -> tuple[Controller, FakeClock]:
     clock = FakeClock()
-    queue: RateLimitingQueue[str] = RateLimitingQueue(name=name, clock=clock)
+    queue = new_queue(name, clock=clock)
     return Controller(name=name, reconciler=reconciler, queue=queue, max_concurrent_reconciles=workers), clock
 
 
 def in_flight(controller: Controller) -> int:
     """Keys handed out and not done (the concrete queue's informational counter)."""
-    queue = controller.queue
-    assert isinstance(queue, RateLimitingQueue)
-    return queue.processing_count
+    return queue_of(controller).processing_count
 
 
 async def test_metrics_are_preinitialised_per_result_label() -> None:
@@ -98,14 +110,14 @@ async def test_error_is_counted_and_retried_with_backoff() -> None:
     """An exception → error counted, key re-added after the limiter's delay, then success."""
     rec = ScriptedReconciler({"ns/a": [RuntimeError("boom")]})
     ctl, clock = make("ctl-error", rec)
-    ctl.queue.add("ns/a")
+    queue_of(ctl).add("ns/a")
 
     async def scenario() -> None:
         for _ in range(200):
             if rec.calls["ns/a"] == 1 and in_flight(ctl) == 0:
                 break
             await asyncio.sleep(0.002)
-        assert len(ctl.queue) == 0, "retry must wait for the backoff"
+        assert len(queue_of(ctl)) == 0, "retry must wait for the backoff"
         clock.advance(0.005)
 
     task = asyncio.create_task(ctl.run())
@@ -122,14 +134,14 @@ async def test_error_is_counted_and_retried_with_backoff() -> None:
     assert total("ctl-error", "error") == 1
     assert total("ctl-error", "success") == 1
     assert sample("controller_runtime_reconcile_errors_total", "ctl-error") == 1
-    assert ctl.queue.num_requeues("ns/a") == 0, "success forgets the backoff"
+    assert queue_of(ctl).num_requeues("ns/a") == 0, "success forgets the backoff"
 
 
 async def test_terminal_error_is_not_retried() -> None:
     """TerminalError counts as an error and terminal error, without requeue."""
     rec = ScriptedReconciler({"ns/t": [TerminalError("bad")]})
     ctl, clock = make("ctl-terminal", rec)
-    ctl.queue.add("ns/t")
+    queue_of(ctl).add("ns/t")
     await run_until(ctl, lambda: total("ctl-terminal", "error") == 1)
     clock.advance(10_000)
     assert rec.calls["ns/t"] == 1
@@ -140,7 +152,7 @@ async def test_requeue_after_schedules_the_next_run() -> None:
     """Result(requeue_after=d) → the key comes back after d on the clock, not before."""
     rec = ScriptedReconciler({"ns/r": [Result(requeue_after=30)]})
     ctl, clock = make("ctl-requeue-after", rec)
-    ctl.queue.add("ns/r")
+    queue_of(ctl).add("ns/r")
     task = asyncio.create_task(ctl.run())
     try:
         for _ in range(200):
@@ -173,8 +185,8 @@ async def test_panic_does_not_kill_the_worker(panic: BaseException) -> None:
     name = f"ctl-panic-{type(panic).__name__}"
     rec = ScriptedReconciler({"ns/p": [panic]})
     ctl, _ = make(name, rec)
-    ctl.queue.add("ns/p")
-    ctl.queue.add("ns/other")
+    queue_of(ctl).add("ns/p")
+    queue_of(ctl).add("ns/other")
     await run_until(ctl, lambda: rec.calls["ns/other"] == 1 and total(name, "error") == 1)
     assert sample("controller_runtime_reconcile_panics_total", name) == 1
 
@@ -184,17 +196,19 @@ async def test_workers_run_distinct_keys_in_parallel_never_the_same_key() -> Non
     rec = ScriptedReconciler(delay=0.01)
     ctl, _ = make("ctl-parallel", rec, workers=4)
     for i in range(8):
-        ctl.queue.add(f"ns/k{i}")
+        queue_of(ctl).add(f"ns/k{i}")
 
     async def readd() -> None:
         await asyncio.sleep(0.005)
         for _ in range(5):
-            ctl.queue.add("ns/k0")  # while k0 is in flight
+            queue_of(ctl).add("ns/k0")  # while k0 is in flight
 
     adder = asyncio.create_task(readd())
     await run_until(
         ctl,
-        lambda: sum(rec.calls.values()) >= 9 and adder.done() and len(ctl.queue) == 0 and in_flight(ctl) == 0,
+        lambda: (
+            sum(rec.calls.values()) >= 9 and adder.done() and len(queue_of(ctl)) == 0 and in_flight(ctl) == 0
+        ),
     )
     assert rec.max_parallel == 4
     assert rec.calls["ns/k0"] == 2
@@ -204,8 +218,8 @@ async def test_stop_lets_in_flight_reconcile_finish_and_takes_no_new_work() -> N
     """stop() during a reconcile: it completes; queued keys are not started."""
     rec = ScriptedReconciler(delay=0.05)
     ctl, _ = make("ctl-stop", rec)
-    ctl.queue.add("ns/a")
-    ctl.queue.add("ns/b")
+    queue_of(ctl).add("ns/a")
+    queue_of(ctl).add("ns/b")
     task = asyncio.create_task(ctl.run())
     for _ in range(100):
         if rec.running:
@@ -239,7 +253,8 @@ class FakeCache:
     def __init__(self) -> None:
         self.informers: dict[tuple[str, str | None], FakeInformer] = {}
 
-    def informer(self, resource: Any, *, namespace: str | None = None) -> FakeInformer:
+    def informer(self, resource: Any, *, namespace: str | None = None, **scope: Any) -> FakeInformer:
+        assert not any(scope.values()), "plain watches ask for the plain informer"
         return self.informers.setdefault((resource.plural, namespace), FakeInformer())
 
 
@@ -248,7 +263,7 @@ def test_builder_wires_for_owns_and_watches_and_registers() -> None:
     cache = FakeCache()
     registered: list[Controller] = []
     ctl = (
-        Builder("deployment", cache=cache, register=registered.append, namespace="team")
+        Builder("deployment", cache=cache, register=registered.append, namespace="team", new_queue=new_queue)
         .for_(DEPLOYMENT)
         .owns(CONFIG_MAP)
         .watches(CONFIG_MAP, lambda o: ["team/from-map"])
@@ -269,7 +284,7 @@ def test_builder_wires_for_owns_and_watches_and_registers() -> None:
     }
     for handler in cache.informers[("configmaps", "team")].handlers:
         handler.on_add(child)
-    assert len(ctl.queue) == 2  # team/web and team/from-map
+    assert len(queue_of(ctl)) == 2  # team/web and team/from-map
 
 
 def owned_config_map() -> dict[str, Any]:
@@ -281,7 +296,14 @@ async def test_builder_with_creates_first_hands_out_a_created_object_before_resy
     """creates_first: the For kind's add events jump the queue; an owned child's add does not."""
     cache = FakeCache()
     ctl = (
-        Builder("creates-first", cache=cache, register=lambda c: None, namespace="team", creates_first=True)
+        Builder(
+            "creates-first",
+            cache=cache,
+            register=lambda c: None,
+            namespace="team",
+            creates_first=True,
+            new_queue=new_queue,
+        )
         .for_(DEPLOYMENT)
         .owns(CONFIG_MAP)
         .complete(ScriptedReconciler())
@@ -290,13 +312,13 @@ async def test_builder_with_creates_first_hands_out_a_created_object_before_resy
     [own_handler] = cache.informers[("deployments", "team")].handlers
     child_handler.on_add(owned_config_map())  # a re-sync of team/web
     own_handler.on_add({"metadata": {"name": "new", "namespace": "team"}})
-    assert [await ctl.queue.get(), await ctl.queue.get()] == ["team/new", "team/web"]
+    assert [await queue_of(ctl).get(), await queue_of(ctl).get()] == ["team/new", "team/web"]
 
 
 async def test_builder_without_creates_first_keeps_event_order() -> None:
     cache = FakeCache()
     ctl = (
-        Builder("fifo", cache=cache, register=lambda c: None, namespace="team")
+        Builder("fifo", cache=cache, register=lambda c: None, namespace="team", new_queue=new_queue)
         .for_(DEPLOYMENT)
         .owns(CONFIG_MAP)
         .complete(ScriptedReconciler())
@@ -305,7 +327,7 @@ async def test_builder_without_creates_first_keeps_event_order() -> None:
     cache.informers[("deployments", "team")].handlers[0].on_add(
         {"metadata": {"name": "new", "namespace": "team"}}
     )
-    assert [await ctl.queue.get(), await ctl.queue.get()] == ["team/web", "team/new"]
+    assert [await queue_of(ctl).get(), await queue_of(ctl).get()] == ["team/web", "team/new"]
 
 
 @pytest.mark.parametrize("for_calls", [pytest.param(0, id="no-for"), pytest.param(2, id="two-for")])

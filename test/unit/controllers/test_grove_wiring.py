@@ -7,29 +7,19 @@ from typing import Any
 
 import pytest
 import yaml
-from dynamo_operator.context import OperatorContext
+from dynamo_operator.context import settings_from
 from dynamo_operator.flags import build_parser, options_from_args
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.dynamo.context import Capabilities
 from dynamo_operator.internal.dynamo.render import RenderOptions, render_documents
-from dynamo_operator.internal.secrets.index import DockerSecretIndex
 from dynamo_operator.optional_ownership import OptionalOwnership
-from dynamo_operator.registration import (
-    GROVE_OBJECT_CHANGED,
-    gen_context_factory,
-    graph_of_grove_object,
-    grove_kinds,
-)
-from unit.controllers.test_optional_ownership import Cache, Queue, Reconciler
+from dynamo_operator.registration import GROVE_OBJECT_CHANGED, graph_of_grove_object, grove_kinds
+from unit.controllers.test_optional_ownership import Cache, OwnerController, Reconciler
 
 
 def grove_for(served: bool, *argv: str) -> bool:
     options = options_from_args(build_parser().parse_args(list(argv)), environ={})
-    caps = Capabilities(grove=served)
-    factory = gen_context_factory(
-        OperatorContext(options=options, capabilities=caps), DockerSecretIndex(), capabilities=lambda: caps
-    )
-    return factory("team").capabilities.grove
+    return settings_from(options, Capabilities(grove=served)).gen_context("team").capabilities.grove
 
 
 @pytest.mark.parametrize(
@@ -73,11 +63,11 @@ def test_grove_objects_map_to_their_graph(obj: dict[str, Any], keys: list[str]) 
 
 
 def test_pod_cliques_are_watched_but_only_the_set_is_owned() -> None:
-    cache, queue, reconciler = Cache([]), Queue(), Reconciler()
+    cache, controller, reconciler = Cache([]), OwnerController(), Reconciler()
     ownership = OptionalOwnership(
         cache=cache,  # type: ignore[arg-type]
         reconciler=reconciler,
-        queue=queue,  # type: ignore[arg-type]
+        controller=controller,
         owner=kinds.DGD,
         namespace="ns",
         kinds=grove_kinds(lambda c: c.grove),
@@ -92,7 +82,7 @@ def test_pod_cliques_are_watched_but_only_the_set_is_owned() -> None:
     }
     [handler] = cache.informers[(kinds.POD_CLIQUE, "ns")].handlers
     handler.on_add(_obj({"nvidia.com/dynamo-graph-deployment-name": "g"}))  # Grove made it: news
-    assert queue.added == ["ns/g"]
+    assert controller.added == ["ns/g"]
 
 
 GRAPH = """

@@ -8,6 +8,8 @@ from typing import Any
 from dynamo_operator.controllers.apply import CHILD_CONTENT_CHANGED, CHILD_STATUS_CHANGED
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.controller.handlers import EnqueueMapped
+from dynamo_operator.internal.controller.source import Channel
 from dynamo_operator.internal.dynamo.context import Capabilities
 from dynamo_operator.optional_ownership import OptionalKind, OptionalOwnership
 
@@ -44,12 +46,20 @@ class Cache:
         return self.owners
 
 
-class Queue:
+class OwnerController:
+    """The owner's controller as OptionalOwnership uses it; what its sources enqueue lands in `added`."""
+
     def __init__(self) -> None:
         self.added: list[str] = []
 
     def add(self, key: str) -> None:
         self.added.append(key)
+
+    def watch(self, source: Any, mapper: Any, predicates: Any = ()) -> None:
+        source.add_event_handler(EnqueueMapped(self, mapper, predicates))
+
+    def watch_channel(self, channel: Channel[str], mapper: Any) -> None:
+        channel.subscribe(lambda item: self.added.extend(mapper(item)))
 
 
 class Reconciler:
@@ -57,13 +67,13 @@ class Reconciler:
         self.owned: tuple[Resource, ...] = (kinds.DEPLOYMENT, kinds.SERVICE)
 
 
-def make() -> tuple[OptionalOwnership, Cache, Queue, Reconciler]:
+def make() -> tuple[OptionalOwnership, Cache, OwnerController, Reconciler]:
     owners = [{"metadata": {"name": n, "namespace": NS}} for n in ("a", "b")]
-    cache, queue, reconciler = Cache(owners), Queue(), Reconciler()
+    cache, queue, reconciler = Cache(owners), OwnerController(), Reconciler()
     ownership = OptionalOwnership(
         cache=cache,  # type: ignore[arg-type]
         reconciler=reconciler,
-        queue=queue,  # type: ignore[arg-type]
+        controller=queue,
         owner=kinds.DCD,
         namespace=NS,
         kinds=[

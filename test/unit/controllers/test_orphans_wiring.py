@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 from dynamo_operator import orphans
+from dynamo_operator.context import settings_from
 from dynamo_operator.controllers.dynamocomponentdeployment import DynamoComponentDeploymentReconciler
 from dynamo_operator.controllers.dynamographdeployment import DynamoGraphDeploymentReconciler
+from dynamo_operator.flags import OperatorOptions
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.controller.orphans import DEFAULT_GRACE_SECONDS, OrphanCollector
+from dynamo_operator.internal.settings import Settings
 
 
 def collector() -> OrphanCollector:
@@ -46,7 +48,20 @@ def test_every_owned_kind_is_watched_except_pvcs() -> None:
     assert len(c.children) == len(set(c.children))  # Services, owned by both, once
 
 
-def test_grace_comes_from_the_options_when_set() -> None:
-    assert orphans.grace_of(SimpleNamespace(options=SimpleNamespace(orphan_grace_seconds=2))) == 2.0
-    assert orphans.grace_of(SimpleNamespace(options=SimpleNamespace())) == DEFAULT_GRACE_SECONDS
-    assert orphans.grace_of(None) == DEFAULT_GRACE_SECONDS
+class Manager:
+    """What `new_collector` reads of the manager."""
+
+    client: Any = None
+    cache: Any = None
+
+    def event_recorder(self, component: str) -> Any:
+        return None
+
+
+def test_grace_comes_from_the_settings_when_set() -> None:
+    assert orphans.new_collector(Manager(), Settings(orphan_grace=2.0))._grace == 2.0  # type: ignore[arg-type]
+
+
+def test_grace_defaults_to_the_collectors_default() -> None:
+    assert Settings().orphan_grace == DEFAULT_GRACE_SECONDS
+    assert settings_from(OperatorOptions()).orphan_grace == DEFAULT_GRACE_SECONDS

@@ -1,22 +1,15 @@
-"""registration.gen_context_factory: operator flags become the generation context."""
+"""context.settings_from + Settings.gen_context: operator flags become the generation context."""
 
 from __future__ import annotations
 
-from dynamo_operator.context import OperatorContext
+from dynamo_operator.context import settings_from
 from dynamo_operator.flags import build_parser, options_from_args
 from dynamo_operator.internal.dynamo.context import Capabilities, GenContext
-from dynamo_operator.internal.secrets.index import DockerSecretIndex
-from dynamo_operator.registration import gen_context_factory
 
 
 def context_for(*argv: str) -> GenContext:
     options = options_from_args(build_parser().parse_args(list(argv)), environ={})
-    factory = gen_context_factory(
-        OperatorContext(options=options, capabilities=Capabilities()),
-        DockerSecretIndex(),
-        capabilities=Capabilities,
-    )
-    return factory("team")
+    return settings_from(options, Capabilities()).gen_context("team")
 
 
 def test_infrastructure_addresses_become_component_env() -> None:

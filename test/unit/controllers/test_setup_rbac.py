@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import yaml
-from dynamo_operator.context import OperatorContext
+from dynamo_operator.context import settings_from
 from dynamo_operator.flags import OperatorOptions
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
@@ -37,7 +37,7 @@ async def operator_with_every_api() -> Manager:
         cast(Client, object()),  # registration sends no request
         options=ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0"),
     )
-    register_controllers(mgr, OperatorContext(options=options, capabilities=everything))
+    register_controllers(mgr, settings_from(options, everything))
     return mgr
 
 

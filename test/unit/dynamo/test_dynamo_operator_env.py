@@ -7,11 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dynamo_operator.context import OperatorContext
+from dynamo_operator.context import settings_from
 from dynamo_operator.flags import build_parser, options_from_args
 from dynamo_operator.internal.dynamo import Capabilities, GenContext, desired_component_objects, desired_dcds
-from dynamo_operator.internal.secrets.index import DockerSecretIndex
-from dynamo_operator.registration import gen_context_factory
 from unit.dynamo.dynamo_testlib import NS, dgd, service
 
 Obj = dict[str, Any]
@@ -27,12 +25,7 @@ COMPONENT_TYPES = ["frontend", "worker", "prefill", "decode", "planner", "main"]
 
 def context(*argv: str) -> GenContext:
     options = options_from_args(build_parser().parse_args(list(argv)), environ={})
-    factory = gen_context_factory(
-        OperatorContext(options=options, capabilities=Capabilities(lws=True)),
-        DockerSecretIndex(),
-        capabilities=lambda: Capabilities(lws=True),
-    )
-    return factory(NS)
+    return settings_from(options, Capabilities(lws=True)).gen_context(NS)
 
 
 ALL = context(*(f"{flag}={value}" for flag, value in FLAGS.values()))
