@@ -61,9 +61,9 @@ from dynamo_operator.internal.dynamo.status import (
     ready_conditions,
 )
 from dynamo_operator.internal.manager.manager import Manager
+from dynamo_operator.internal.observability.reconcile_metrics import observed
 from dynamo_operator.internal.secrets import index as pull_secrets
 from dynamo_operator.internal.settings import Settings
-from dynamo_operator.operator_metrics import observed
 
 log = structlog.get_logger(__name__)
 

@@ -63,8 +63,8 @@ from dynamo_operator.internal.dynamo.dgdr.machine import (
 from dynamo_operator.internal.dynamo.dgdr.status import request_status
 from dynamo_operator.internal.dynamo.dgdr.view import RequestView, read_request
 from dynamo_operator.internal.manager.manager import Manager
+from dynamo_operator.internal.observability.reconcile_metrics import observed
 from dynamo_operator.internal.settings import Settings
-from dynamo_operator.operator_metrics import observed
 
 log = structlog.get_logger(__name__)
 

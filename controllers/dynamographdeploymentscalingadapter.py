@@ -33,8 +33,8 @@ from dynamo_operator.internal.dynamo.scalingadapter import adapter as logic
 from dynamo_operator.internal.dynamo.scalingadapter import readiness
 from dynamo_operator.internal.dynamo.scalingadapter.status import adapter_status
 from dynamo_operator.internal.manager.manager import Manager
+from dynamo_operator.internal.observability.reconcile_metrics import observed
 from dynamo_operator.internal.settings import Settings
-from dynamo_operator.operator_metrics import observed
 
 log = structlog.get_logger(__name__)
 

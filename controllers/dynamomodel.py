@@ -50,8 +50,8 @@ from dynamo_operator.internal.dynamo.dynamomodel.status import (
 from dynamo_operator.internal.dynamo.dynamomodel.view import ModelView, read_model
 from dynamo_operator.internal.lora.client import LoraApi, LoraClient
 from dynamo_operator.internal.manager.manager import Manager
+from dynamo_operator.internal.observability.reconcile_metrics import observed
 from dynamo_operator.internal.settings import Settings
-from dynamo_operator.operator_metrics import observed
 
 log = structlog.get_logger(__name__)
 

@@ -17,7 +17,6 @@ from dynamo_operator.internal.controller.controller import Controller
 from dynamo_operator.internal.controller.orphans import OrphanCollector
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.settings import Settings
-from dynamo_operator.internal.workqueue.rate_limiting import RateLimitingQueue
 
 NAME = "orphans"
 OWNERS = (kinds.DGD, kinds.DCD)
@@ -44,9 +43,7 @@ def watch(collector: OrphanCollector, owned: Iterable[Resource]) -> None:
 def register(mgr: Manager, collector: OrphanCollector) -> Controller:
     """Bind the collector to the informers and run it while leading: first a sweep of what the
     synced caches hold, then its workers."""
-    queue: RateLimitingQueue[str] = RateLimitingQueue(name=NAME)
-    controller = Controller(name=NAME, reconciler=collector, queue=queue, max_concurrent_reconciles=WORKERS)
-    collector.bind(mgr.cache, queue, namespace=mgr.options.namespace)
+    controller = collector.controller(mgr.cache, name=NAME, workers=WORKERS, namespace=mgr.options.namespace)
 
     async def run() -> None:
         collector.sweep()

@@ -66,8 +66,8 @@ from dynamo_operator.internal.dynamo.status import (
     nothing_to_report_yet,
 )
 from dynamo_operator.internal.manager.manager import Manager
+from dynamo_operator.internal.observability.reconcile_metrics import observed
 from dynamo_operator.internal.settings import Settings
-from dynamo_operator.operator_metrics import observed
 
 log = structlog.get_logger(__name__)
 

@@ -37,9 +37,11 @@ from dynamo_operator.internal.cache.interface import Informer, Obj
 from dynamo_operator.internal.cache.store import CONTROLLER_INDEX
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.controller.controller import Controller
 from dynamo_operator.internal.controller.owners import OwnerReader, OwnerState, owner_state
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.workqueue.interface import WorkQueue
+from dynamo_operator.internal.workqueue.rate_limiting import RateLimitingQueue
 
 log = structlog.get_logger(__name__)
 
@@ -131,6 +133,15 @@ class OrphanCollector:
             informer = informers.informer(resource, namespace=namespace)
             informer.add_event_handler(_OwnerEvents(self))
             self._owner_informers.append(informer)
+
+    def controller(
+        self, informers: InformerSource, *, name: str, workers: int, namespace: str | None
+    ) -> Controller:
+        """Bind to the informers with a delaying queue of its own (suspects wait out the grace there)
+        and return the controller whose workers judge them; the caller runs it."""
+        queue: RateLimitingQueue[str] = RateLimitingQueue(name=name)
+        self.bind(informers, queue, namespace=namespace)
+        return Controller(name=name, reconciler=self, queue=queue, max_concurrent_reconciles=workers)
 
     def sweep(self) -> int:
         """Suspect every cached child whose owner the cache lacks; returns how many. Run once the

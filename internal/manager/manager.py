@@ -17,11 +17,21 @@ With `metrics_secure` the metrics server speaks TLS and asks the API server abou
 
 A lost Lease is not a stop: the process exits non-zero at once, because a leader that cannot renew
 may already have a successor, and two leaders must never write.
+
+Where the manager is, is one `Phase`; `_enter` is the only place that changes it and refuses an arrow
+the table does not have:
+
+    NEW --run()--> STARTING --caches synced--> SYNCED --leader (or no election)--> LEADING
+    STARTING | SYNCED | LEADING --stop() or a runnable failed--> STOPPING --in order--> STOPPED
+
+Every task `run()` starts lives in one `asyncio.TaskGroup`, so none outlives it. A runnable that fails
+does not tear the group down: it is recorded and stops the manager in order, as `stop()` would.
 """
 
 from __future__ import annotations
 
 import asyncio
+import enum
 import os
 import ssl
 import sys
@@ -48,6 +58,33 @@ RunnableFactory = Callable[[], Awaitable[None]]
 
 class ManagerError(Exception):
     """The manager could not start or a runnable failed; the process should exit non-zero."""
+
+
+class Phase(enum.Enum):
+    NEW = enum.auto()  # registering controllers and runnables
+    STARTING = enum.auto()  # servers up, informers listing; /readyz fails
+    SYNCED = enum.auto()  # caches synced (/readyz passes); a standby waits here for the Lease
+    LEADING = enum.auto()  # controllers and leader-only runnables run
+    STOPPING = enum.auto()  # the ordered stop of the module docstring
+    STOPPED = enum.auto()
+
+
+_ARROWS: dict[Phase, frozenset[Phase]] = {
+    Phase.NEW: frozenset({Phase.STARTING}),
+    Phase.STARTING: frozenset({Phase.SYNCED, Phase.STOPPING}),
+    Phase.SYNCED: frozenset({Phase.LEADING, Phase.STOPPING}),
+    # A lost Lease with an exit handler that returns (tests) goes back to standby, then stops.
+    Phase.LEADING: frozenset({Phase.SYNCED, Phase.STOPPING}),
+    Phase.STOPPING: frozenset({Phase.STOPPED}),
+    Phase.STOPPED: frozenset(),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    """What a guarded task returns instead of raising (see `Manager._guarded`)."""
+
+    error: Exception
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,21 +118,20 @@ class Manager:
         self._runnables: list[_Runnable] = []
         self._events = EventBroadcaster(ApiEventSink(client))
         self._healthz: dict[str, http.Check] = {"ping": lambda: True}
-        self._readyz: dict[str, http.Check] = {"informers-synced": lambda: self._synced}
-        self._synced = False
-        self._leading = False
-        self._stopping = False
-        self._started = False
+        self._readyz: dict[str, http.Check] = {"informers-synced": lambda: self.ready}
+        self.phase = Phase.NEW
+        self._stop_asked = False  # stop() may come before run(), or while a phase is being entered
         self._stop_requested: asyncio.Event | None = None
+        self._tasks: asyncio.TaskGroup | None = None
         self._failure: BaseException | None = None
-        self._controller_tasks: list[asyncio.Task[None]] = []
-        self._leader_tasks: list[asyncio.Task[None]] = []
-        self._other_tasks: list[asyncio.Task[None]] = []
-        self._events_task: asyncio.Task[None] | None = None
+        self._controller_tasks: list[asyncio.Task[Any]] = []
+        self._leader_tasks: list[asyncio.Task[Any]] = []
+        self._other_tasks: list[asyncio.Task[Any]] = []
+        self._events_task: asyncio.Task[Any] | None = None
         self._elector: LeaderElector | None = None
-        self._elector_task: asyncio.Task[Ending] | None = None
+        self._elector_task: asyncio.Task[Any] | None = None
         self._servers: list[http.Server] = []
-        self._cert_watch_task: asyncio.Task[None] | None = None
+        self._cert_watch_task: asyncio.Task[Any] | None = None
         self.metrics_port: int | None = None
         self.health_probe_port: int | None = None
 
@@ -116,7 +152,7 @@ class Manager:
         if controller.name in self._controllers:
             raise ValueError(f"controller name {controller.name!r} is already in use")
         self._controllers[controller.name] = controller
-        if self._leading and not self._stopping:  # added after start: run it now, as controller-runtime does
+        if self.leading and not self._stop_asked:  # added after start: run it now, as controller-runtime does
             self._controller_tasks.append(self._spawn(f"controller:{controller.name}", controller.run()))
 
     @property
@@ -144,15 +180,21 @@ class Manager:
     @property
     def leading(self) -> bool:
         """Whether controllers run here (always true without leader election, once started)."""
-        return self._leading
+        return self.phase is Phase.LEADING
 
     @property
     def ready(self) -> bool:
-        return self._synced
+        return self.phase in (Phase.SYNCED, Phase.LEADING)
+
+    def _enter(self, phase: Phase) -> None:
+        if phase not in _ARROWS[self.phase]:
+            raise AssertionError(f"manager: no arrow from {self.phase.name} to {phase.name}")
+        log.debug("Manager phase", phase=phase.name, previous=self.phase.name)
+        self.phase = phase
 
     def stop(self) -> None:
         """Ask `run()` to stop gracefully (signal handlers call this); idempotent."""
-        self._stopping = True
+        self._stop_asked = True
         if self._stop_requested is not None:
             self._stop_requested.set()
 
@@ -160,31 +202,43 @@ class Manager:
 
     async def run(self) -> None:
         """Start everything, block until `stop()`, then stop in order. Raises ManagerError on failure."""
-        if self._started:
+        if self.phase is not Phase.NEW:
             raise RuntimeError("a manager runs once")
-        self._started = True
+        self._enter(Phase.STARTING)
         self._stop_requested = asyncio.Event()
-        if self._stopping:
+        if self._stop_asked:
             self._stop_requested.set()
-        try:
-            await self._start_servers()
-            self._events_task = asyncio.create_task(self._events.run(), name="event-sender")
-            await self.cache.start()
-            if await self._wait_for_sync():
-                self._synced = True
-                log.info("Caches synced; ready")
-                for runnable in self._runnables:
-                    if not runnable.needs_leader:
-                        self._other_tasks.append(self._spawn(runnable.name, runnable.factory()))
-                if self.options.leader_election is None:
-                    self._start_leading()
-                else:
-                    self._start_election()
-                await self._stop_requested.wait()
-        finally:
-            await self._shutdown()
+        error: Exception | None = None
+        async with asyncio.TaskGroup() as tasks:
+            self._tasks = tasks
+            try:
+                await self._start()
+            except Exception as err:  # raised as itself below, not wrapped in the group's ExceptionGroup
+                error = err
+            finally:
+                await self._shutdown()
+        if error is not None:
+            raise error
         if self._failure is not None:
             raise ManagerError(str(self._failure)) from self._failure
+
+    async def _start(self) -> None:
+        assert self._stop_requested is not None
+        await self._start_servers()
+        self._events_task = self._spawn("event-sender", self._events.run(), watch=False)
+        await self.cache.start()
+        if not await self._wait_for_sync():
+            return
+        self._enter(Phase.SYNCED)
+        log.info("Caches synced; ready")
+        for runnable in self._runnables:
+            if not runnable.needs_leader:
+                self._other_tasks.append(self._spawn(runnable.name, runnable.factory()))
+        if self.options.leader_election is None:
+            self._start_leading()
+        else:
+            self._start_election()
+        await self._stop_requested.wait()
 
     async def _wait_for_sync(self) -> bool:
         assert self._stop_requested is not None
@@ -207,9 +261,12 @@ class Manager:
         assert config is not None
         lock = KubeLeaseLock(self.client, namespace=config.namespace, name=config.name)
         self._elector = LeaderElector(config, lock)
-        self._elector_task = asyncio.create_task(
-            self._elector.run(
-                on_started_leading=self._start_leading, on_stopped_leading=self._stopped_leading
+        assert self._tasks is not None
+        self._elector_task = self._tasks.create_task(
+            self._guarded(
+                self._elector.run(
+                    on_started_leading=self._start_leading, on_stopped_leading=self._stopped_leading
+                )
             ),
             name="leader-election",
         )
@@ -217,9 +274,9 @@ class Manager:
         self._elector_task.add_done_callback(self._watch_task)
 
     def _start_leading(self) -> None:
-        if self._stopping:  # won the Lease while stopping: the shutdown will release it, start nothing
+        if self._stop_asked:  # won the Lease while stopping: the shutdown will release it, start nothing
             return
-        self._leading = True
+        self._enter(Phase.LEADING)
         log.info("Starting controllers", controllers=sorted(self._controllers))
         for controller in self._controllers.values():
             self._controller_tasks.append(self._spawn(f"controller:{controller.name}", controller.run()))
@@ -228,22 +285,35 @@ class Manager:
                 self._leader_tasks.append(self._spawn(runnable.name, runnable.factory()))
 
     def _stopped_leading(self, ending: Ending) -> None:
-        self._leading = False
-        if ending is Ending.LOST and not self._stopping:
+        if self.phase is Phase.LEADING:
+            self._enter(Phase.SYNCED)
+        if ending is Ending.LOST and not self._stop_asked:
             log.critical("Leader election lost; exiting so that no two leaders write")
             self._on_lost_leadership()
             self.stop()  # reached only when the handler does not exit (tests)
 
-    def _spawn(self, name: str, coro: Awaitable[None]) -> asyncio.Task[None]:
-        task: asyncio.Task[None] = asyncio.ensure_future(coro)
-        task.set_name(name)
-        task.add_done_callback(self._watch_task)
+    def _spawn(self, name: str, coro: Awaitable[None], *, watch: bool = True) -> asyncio.Task[Any]:
+        """A task of the manager's TaskGroup; with `watch`, its failure stops the manager in order."""
+        assert self._tasks is not None
+        task = self._tasks.create_task(self._guarded(coro), name=name)
+        if watch:
+            task.add_done_callback(self._watch_task)
         return task
 
+    @staticmethod
+    async def _guarded(coro: Awaitable[Any]) -> Any:
+        """Run `coro`, handing a failure to `_watch_task` instead of the TaskGroup (which would cancel
+        everything at once and skip the ordered stop)."""
+        try:
+            return await coro
+        except Exception as err:
+            return _Failed(err)
+
     def _watch_task(self, task: asyncio.Task[Any]) -> None:
-        if task.cancelled() or self._stopping:
+        if task.cancelled() or self._stop_asked:
             return
-        if (err := task.exception()) is not None:
+        if isinstance(failed := task.result(), _Failed):
+            err = failed.error
             log.error("Runnable failed; stopping the manager", runnable=task.get_name(), exc_info=err)
             self._fail(err)
 
@@ -255,8 +325,8 @@ class Manager:
     # -- stop ------------------------------------------------------------------------------------
 
     async def _shutdown(self) -> None:
-        self._stopping = True
-        self._synced = False
+        self._stop_asked = True
+        self._enter(Phase.STOPPING)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.options.graceful_shutdown_timeout
 
@@ -272,7 +342,6 @@ class Manager:
         # 3. The Lease: cancelling the elector releases it (the standby takes over at its next retry).
         if self._elector_task is not None:
             await self._cancel([self._elector_task])
-        self._leading = False
         # 4. Everything else; pending events get what is left of the budget (at most a few seconds).
         await self._cancel(self._other_tasks)
         if self._events_task is not None:
@@ -283,9 +352,10 @@ class Manager:
             await server.stop()
         if self._cert_watch_task is not None:
             await self._cancel([self._cert_watch_task])
+        self._enter(Phase.STOPPED)
         log.info("Manager stopped")
 
-    async def _drain(self, tasks: list[asyncio.Task[None]], timeout: float, what: str) -> None:  # noqa: ASYNC109
+    async def _drain(self, tasks: list[asyncio.Task[Any]], timeout: float, what: str) -> None:  # noqa: ASYNC109
         if not tasks:
             return
         _, pending = await asyncio.wait(tasks, timeout=timeout)

@@ -12,12 +12,11 @@ from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.observability.metrics import REGISTRY
+from dynamo_operator.internal.observability.reconcile_metrics import ObservedReconciler, error_type, observed
 from dynamo_operator.operator_metrics import (
-    ObservedReconciler,
     ResourceCounter,
     adapter_state,
     component_state,
-    error_type,
     graph_state,
     model_state,
 )
@@ -65,8 +64,6 @@ def test_reconcile_histogram_uses_upstreams_buckets() -> None:
 
 class Fixed:
     """A reconciler that returns or raises what it is told."""
-
-    owned = ("marker",)
 
     def __init__(self, outcome: Result | Exception) -> None:
         self.outcome = outcome
@@ -117,8 +114,14 @@ async def test_cluster_scoped_keys_have_an_empty_namespace_label() -> None:
     assert sample_value("dynamo_operator_reconcile_total", **labels) == 1
 
 
-def test_wrapper_is_transparent_to_attribute_reads() -> None:
-    assert ObservedReconciler(Fixed(Result()), "X").owned == ("marker",)
+async def test_observed_records_under_the_kind_of_the_resource() -> None:
+    await observed(Fixed(Result()), kinds.DGDSA).reconcile("ns-kind/a")
+    labels = {
+        "resource_type": "DynamoGraphDeploymentScalingAdapter",
+        "namespace": "ns-kind",
+        "result": "success",
+    }
+    assert sample_value("dynamo_operator_reconcile_total", **labels) == 1
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from dynamo_operator.internal.client.resource import CONFIG_MAP
 from dynamo_operator.internal.controller import Result
 from dynamo_operator.internal.leaderelection import Ending
 from dynamo_operator.internal.manager import Manager, ManagerError, ManagerOptions
+from dynamo_operator.internal.manager.manager import Phase
 
 
 class FakeInformer:
@@ -180,6 +181,74 @@ def test_controller_names_are_unique() -> None:
     mgr.builder("same").for_(CONFIG_MAP).complete(SlowReconciler([]))
     with pytest.raises(ValueError, match="already in use"):
         mgr.builder("same").for_(CONFIG_MAP).complete(SlowReconciler([]))
+
+
+def record_phases(mgr: Manager) -> list[Phase]:
+    seen: list[Phase] = []
+    enter = mgr._enter
+
+    def recording(phase: Phase) -> None:
+        enter(phase)
+        seen.append(phase)
+
+    mgr._enter = recording  # type: ignore[method-assign]
+    return seen
+
+
+async def test_a_run_passes_every_phase_in_order() -> None:
+    """Without election: NEW → STARTING → SYNCED → LEADING, and at stop → STOPPING → STOPPED."""
+    mgr, _ = make([])
+    seen = record_phases(mgr)
+    assert mgr.phase is Phase.NEW
+    task = asyncio.create_task(mgr.run())
+    await asyncio.wait_for(_until(lambda: mgr.leading), 5)
+    mgr.stop()
+    await asyncio.wait_for(task, 5)
+    assert seen == [Phase.STARTING, Phase.SYNCED, Phase.LEADING, Phase.STOPPING, Phase.STOPPED]
+
+
+async def test_a_failing_runnable_stops_in_order_and_no_task_outlives_run() -> None:
+    """A runnable that raises does not tear the TaskGroup down at once: the manager walks STOPPING
+    (other runnables cancelled, cache stopped) and every task it started has ended when run() raises."""
+    log: list[str] = []
+    mgr, _ = make(log)
+    seen = record_phases(mgr)
+    failed = asyncio.Event()
+
+    async def long_running() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            log.append("long-running-cancelled")
+
+    async def broken() -> None:
+        await asyncio.sleep(0.01)
+        failed.set()
+        raise RuntimeError("side task died")
+
+    mgr.add_runnable(long_running, needs_leader=False, name="long")
+    mgr.add_runnable(broken, needs_leader=True, name="broken")
+    with pytest.raises(ManagerError, match="side task died"):
+        await asyncio.wait_for(mgr.run(), 5)
+    assert failed.is_set() and seen[-2:] == [Phase.STOPPING, Phase.STOPPED]
+    assert log.index("long-running-cancelled") < log.index("cache-stop")
+    assert [t for t in asyncio.all_tasks() if t.get_name() in ("long", "broken", "event-sender")] == []
+
+
+def test_the_phase_table_refuses_an_arrow_it_does_not_have() -> None:
+    """Leading before the caches synced, or starting twice, is a bug, refused loudly."""
+    mgr, _ = make([])
+    with pytest.raises(AssertionError, match="NEW to LEADING"):
+        mgr._enter(Phase.LEADING)
+
+
+async def test_a_manager_runs_once() -> None:
+    mgr, _ = make([])
+    mgr.stop()
+    await asyncio.wait_for(mgr.run(), 5)
+    assert mgr.phase is Phase.STOPPED
+    with pytest.raises(RuntimeError, match="runs once"):
+        await mgr.run()
 
 
 async def _until(predicate: Any) -> None:
