@@ -14,6 +14,7 @@ components reconciled again.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
@@ -40,12 +41,12 @@ from dynamo_operator.internal.controller.predicates import (
     Predicate,
     generation_changed,
 )
-from dynamo_operator.internal.controller.result import Result, TerminalError
+from dynamo_operator.internal.controller.rejection import Rejected, reject, warn
+from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.controller.source import Channel
-from dynamo_operator.internal.dynamo import conditions
 from dynamo_operator.internal.dynamo.component import desired_component_objects
-from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.context import GenContext
+from dynamo_operator.internal.dynamo.dcd_status import component_status, rejected_status
 from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError
 from dynamo_operator.internal.dynamo.hashing import LAST_APPLIED_HASH
 from dynamo_operator.internal.dynamo.pod_diagnosis import (
@@ -60,7 +61,6 @@ from dynamo_operator.internal.dynamo.status import (
     LWS_KIND,
     WorkloadReadiness,
     deployment_readiness,
-    failed_conditions,
     first_status_delay,
     lws_readiness,
     ready_conditions,
@@ -140,16 +140,17 @@ class DynamoComponentDeploymentReconciler:
         raw = self._cache.get(kinds.DCD, key)
         if raw is None or raw["metadata"].get("deletionTimestamp"):
             return Result()  # gone, or going: children are garbage-collected, create nothing
-        namespace, _ = split_key(key)
-        ctx = self._gen_context(namespace or "")
         try:
-            desired = desired_component_objects(raw, ctx)
-        except MissingAPIError as err:
-            await self._fail(raw, "MissingAPI", f"{err.field}: {err.message} (API {err.api} is not served)")
-            raise TerminalError(str(err)) from err
-        except GenerationError as err:
-            await self._fail(raw, "InvalidSpec", str(err))
-            raise TerminalError(str(err)) from err
+            return await self._reconcile(key, raw)
+        except Rejected as rejected:
+            await reject(
+                raw, rejected, write=functools.partial(self._write_rejection, raw), recorder=self._recorder
+            )
+
+    async def _reconcile(self, key: str, raw: Obj) -> Result:
+        """Generate → sync → status."""
+        namespace, _ = split_key(key)
+        desired = _generate(raw, self._gen_context(namespace or ""))
         try:
             report = await self._syncer.sync(
                 raw, [Desired(kinds.resource_of(o), o) for o in desired], owned=self.owned
@@ -167,7 +168,12 @@ class DynamoComponentDeploymentReconciler:
             wait = first_status_delay(verdict, why, created=created, now=self._clock())
             if wait:
                 return Result(requeue_after=wait)  # a pod event usually brings us back sooner
-        await self._write_status(raw, ready_conditions(verdict, why), verdict.service)
+        old = self._status.current(raw)
+        generation = raw["metadata"].get("generation")
+        status = component_status(
+            old, ready_conditions(verdict, why), service=verdict.service, generation=generation
+        )
+        await self._status.write(raw, status)
         return Result()
 
     def _diagnose(self, key: str) -> Diagnosis | None:
@@ -188,26 +194,29 @@ class DynamoComponentDeploymentReconciler:
             return deployment_readiness(deployments[0])
         return lws_readiness([w for w in workloads if w.get("kind") == LWS_KIND])
 
-    async def _fail(self, raw: Obj, reason: str, message: str) -> None:
-        """A problem only a spec change can fix: say so on the DCD, once, and write nothing else."""
-        changed = await self._write_status(raw, failed_conditions(reason, message), None)
-        if changed:
-            self._recorder.event(raw, type="Warning", reason=reason, message=message)
-
-    async def _write_status(self, raw: Obj, wants: list[Condition], service: dict[str, Any] | None) -> bool:
+    async def _write_rejection(self, raw: Obj, reason: str, message: str) -> bool:
+        """Say on the DCD why it is refused; True when that changed its status."""
         old = self._status.current(raw)
-        generation = raw["metadata"].get("generation")
-        status: dict[str, Any] = {
-            "observedGeneration": generation,
-            "conditions": conditions.set_conditions(
-                old.get("conditions"), wants, observed_generation=generation
-            ),
-        }
-        if service is not None:
-            status["service"] = service
-        elif old.get("service") is not None:
-            status["service"] = old["service"]
+        status = rejected_status(
+            old, reason=reason, message=message, generation=raw["metadata"].get("generation")
+        )
         return await self._status.write(raw, status)
+
+    async def _fail(self, raw: Obj, reason: str, message: str) -> None:
+        """A failed sync, as `report_sync_failure` reports it: the condition and one Warning Event."""
+        await warn(
+            raw, reason, message, write=functools.partial(self._write_rejection, raw), recorder=self._recorder
+        )
+
+
+def _generate(raw: Obj, ctx: GenContext) -> list[Obj]:
+    """The component's desired children; a spec generation refuses is `Rejected`."""
+    try:
+        return desired_component_objects(raw, ctx)
+    except MissingAPIError as err:
+        raise Rejected("MissingAPI", f"{err.field}: {err.message} (API {err.api} is not served)") from err
+    except GenerationError as err:
+        raise Rejected("InvalidSpec", str(err)) from err
 
 
 # --- pods: why a workload is not ready ---------------------------------------------------------------

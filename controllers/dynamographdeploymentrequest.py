@@ -24,7 +24,6 @@ map each such object back to the requests naming it, so creating it is enough to
 from __future__ import annotations
 
 import contextlib
-import copy
 import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,16 +35,14 @@ from dynamo_operator.internal.apply import ChildClient, StatusWriter
 from dynamo_operator.internal.cache.interface import Informer
 from dynamo_operator.internal.cache.transform import keep_fields
 from dynamo_operator.internal.client import errors
-from dynamo_operator.internal.client.resource import CONFIG_MAP, JOB, POD, Resource, object_key, split_key
+from dynamo_operator.internal.client.resource import CONFIG_MAP, JOB, POD, Resource, object_key
 from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions
 from dynamo_operator.internal.controller.handlers import Mapper
 from dynamo_operator.internal.controller.owners import owner_reference
 from dynamo_operator.internal.controller.result import Result, TerminalError
-from dynamo_operator.internal.dynamo import conditions
-from dynamo_operator.internal.dynamo.conditions import Clock, Condition, utc_now
+from dynamo_operator.internal.dynamo.conditions import Clock, utc_now
 from dynamo_operator.internal.dynamo.dgdr import deployment, job, names, output, profiler_config
 from dynamo_operator.internal.dynamo.dgdr.machine import (
-    IMMUTABLE_STATES,
     DeploymentCreated,
     DeploymentMissing,
     DeploymentObserved,
@@ -64,6 +61,8 @@ from dynamo_operator.internal.dynamo.dgdr.machine import (
     advance,
     unknown_state,
 )
+from dynamo_operator.internal.dynamo.dgdr.status import request_status
+from dynamo_operator.internal.dynamo.dgdr.view import RequestView, read_request
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.observability.reconcile_metrics import observed
 from dynamo_operator.internal.settings import Settings
@@ -205,8 +204,8 @@ class DynamoGraphDeploymentRequestReconciler:
             return [
                 object_key(dgdr)
                 for dgdr in self._cache.by_index(kinds.DGDR, "namespace", str(namespace))
-                if State.parse((dgdr.get("status") or {}).get("state")) is State.INITIAL
-                and any(r.resource == resource and r.name == name for r in references(dgdr.get("spec") or {}))
+                if (view := read_request(dgdr)).state is State.INITIAL
+                and any(r.resource == resource and r.name == name for r in references(view.spec))
             ]
 
         return mapper
@@ -214,32 +213,28 @@ class DynamoGraphDeploymentRequestReconciler:
     # -- reconcile ---------------------------------------------------------------------------------
 
     async def reconcile(self, key: str) -> Result:
-        dgdr = self._cache.get(kinds.DGDR, key)
-        if dgdr is None or _meta(dgdr, "deletionTimestamp"):
+        raw = self._cache.get(kinds.DGDR, key)
+        if raw is None or _meta(raw, "deletionTimestamp"):
             return Result()  # the Job goes with it (ownerReference); the DGD deliberately stays
-        dgdr = {**dgdr, "apiVersion": kinds.DGDR.api_version, "kind": kinds.DGDR.kind}
+        dgdr = read_request({**raw, "apiVersion": kinds.DGDR.api_version, "kind": kinds.DGDR.kind})
         for _ in range(MAX_STEPS):
-            status = dgdr.get("status") or {}
-            raw_state = str(status.get("state") or "")
-            state = State.parse(raw_state)
-            if state is None:
-                await self._commit(dgdr, Step(unknown_state(raw_state)))
+            if dgdr.state is None:
+                await self._commit(dgdr, Step(unknown_state(dgdr.raw_state)))
                 return Result()
-            observed = int(status.get("observedGeneration") or 0)
-            if state in IMMUTABLE_STATES and observed and observed != _meta(dgdr, "generation"):
+            if dgdr.frozen_spec_edited:
                 # Frozen: the Job, the generated DGD and the deployment all derive from the spec as
                 # it was; the edit is reported, never applied, and observedGeneration stays put.
-                await self._commit(dgdr, Step(advance(state, SpecChanged())))
+                await self._commit(dgdr, Step(advance(dgdr.state, SpecChanged())))
                 return Result()
-            step = await self._step(state, dgdr)
+            step = await self._step(dgdr.state, dgdr)
             if step is None:
                 return Result()
-            dgdr = await self._commit(dgdr, step)
+            dgdr = read_request(await self._commit(dgdr, step))
             if not step.transition.proceed:
                 return Result(requeue_after=step.requeue_after)
         return Result()
 
-    async def _step(self, state: State, dgdr: Obj) -> Step | None:
+    async def _step(self, state: State, dgdr: RequestView) -> Step | None:
         match state:
             case State.INITIAL:
                 return Step(advance(state, await self._validate(dgdr)))
@@ -249,50 +244,35 @@ class DynamoGraphDeploymentRequestReconciler:
                 return await self._check_profiling(dgdr)
             case State.DEPLOYING:
                 return await self._deploy(dgdr)
-            case State.READY if (dgdr.get("spec") or {}).get("autoApply"):
+            case State.READY if dgdr.auto_apply:
                 return await self._observe_deployment(state, dgdr)
             case _:
                 return None  # Ready without autoApply, Failed, DeploymentDeleted: terminal
 
-    async def _commit(self, dgdr: Obj, step: Step) -> Obj:
+    async def _commit(self, dgdr: RequestView, step: Step) -> Obj:
         """Write state, conditions and fields (only what changed, conditional on what we read), then
         record the Events. Returns the object as the API server now has it."""
         t = step.transition
-        old = dgdr.get("status") or {}
-        generation = _meta(dgdr, "generation")
-        new = copy.deepcopy(dict(old))
-        new.update(step.fields)
-        new["state"] = t.state.value
-        if t.observe_generation:
-            new["observedGeneration"] = generation
-            new["backend"] = (dgdr.get("spec") or {}).get("backend")
-        new["conditions"] = conditions.set_conditions(
-            old.get("conditions"),
-            [
-                Condition(str(c.type), "True" if c.status else "False", str(c.reason), c.message)
-                for c in t.conditions
-            ],
-            observed_generation=generation,
-            now=self._clock,
+        old = dgdr.status
+        new = request_status(
+            old, t, step.fields, generation=dgdr.generation, backend=dgdr.spec.get("backend"), now=self._clock
         )
-        written = await self._status.commit(dgdr, new)
+        written = await self._status.commit(dgdr.raw, new)
         if written is None:
-            return dgdr
+            return dgdr.raw
         for event in t.events:
             self._recorder.event(
-                dgdr, type=event.type.value, reason=event.reason.value, message=event.message
+                dgdr.raw, type=event.type.value, reason=event.reason.value, message=event.message
             )
         return written
 
     # -- "" ----------------------------------------------------------------------------------------
 
-    async def _validate(self, dgdr: Obj) -> Validated | ReferencesMissing:
+    async def _validate(self, dgdr: RequestView) -> Validated | ReferencesMissing:
         """Spec errors fail the request (with every missing reference in the same message, as
         upstream reports them); a valid spec naming objects that do not exist yet waits for them."""
-        spec = dgdr.get("spec") or {}
-        problems = profiler_config.validate(spec, namespace_restricted=self._restricted)
-        namespace = str(_meta(dgdr, "namespace"))
-        missing = [m for ref in references(spec) if (m := await self._missing(ref, namespace))]
+        problems = profiler_config.validate(dgdr.spec, namespace_restricted=self._restricted)
+        missing = [m for ref in references(dgdr.spec) if (m := await self._missing(ref, dgdr.namespace))]
         if problems:
             return Validated(tuple(problems + missing))
         if missing:
@@ -313,10 +293,10 @@ class DynamoGraphDeploymentRequestReconciler:
 
     # -- Pending -----------------------------------------------------------------------------------
 
-    async def _start_profiling(self, dgdr: Obj) -> Step:
-        namespace, name = str(_meta(dgdr, "namespace")), str(_meta(dgdr, "name"))
+    async def _start_profiling(self, dgdr: RequestView) -> Step:
+        namespace, name = dgdr.namespace, dgdr.name
         try:
-            desired = job.profiling_job(dgdr)
+            desired = job.profiling_job(dgdr.raw)
         except profiler_config.ProfilerConfigError as err:  # edited into shape after validation
             return Step(advance(State.PENDING, JobCreationFailed(str(err))))
         aic = desired["metadata"]["labels"][names.LABEL_APP] == names.APP_AIC_PROFILER
@@ -328,7 +308,7 @@ class DynamoGraphDeploymentRequestReconciler:
         with contextlib.suppress(errors.NotFound):
             await self._client.delete(CONFIG_MAP, names.output_config_map_name(name), namespace=namespace)
         await self._ensure_service_account(namespace)
-        desired["metadata"]["ownerReferences"] = [owner_reference(dgdr)]
+        desired["metadata"]["ownerReferences"] = [owner_reference(dgdr.raw)]
         try:
             await self._client.create(JOB, desired)
         except errors.AlreadyExists:
@@ -340,9 +320,9 @@ class DynamoGraphDeploymentRequestReconciler:
         return Step(advance(State.PENDING, JobCreated(ai_configurator=aic)))
 
     @staticmethod
-    def _check_job_owner(dgdr: Obj, existing: Obj) -> None:
+    def _check_job_owner(dgdr: RequestView, existing: Obj) -> None:
         refs = _meta(existing, "ownerReferences") or []
-        if not any(r.get("controller") and r.get("uid") == _meta(dgdr, "uid") for r in refs):
+        if not any(r.get("controller") and r.get("uid") == dgdr.uid for r in refs):
             # A Job of an earlier request of the same name, on its way out through GC: retry later.
             raise RuntimeError(
                 f"job {_meta(existing, 'name')} belongs to another object; waiting for it to go"
@@ -386,8 +366,8 @@ class DynamoGraphDeploymentRequestReconciler:
         except errors.NotFound:
             return None
 
-    async def _check_profiling(self, dgdr: Obj) -> Step:
-        namespace, name = str(_meta(dgdr, "namespace")), str(_meta(dgdr, "name"))
+    async def _check_profiling(self, dgdr: RequestView) -> Step:
+        namespace, name = dgdr.namespace, dgdr.name
         profiling_job = await self._get(JOB, namespace, names.job_name(name))
         if profiling_job is None:
             return Step(
@@ -414,9 +394,8 @@ class DynamoGraphDeploymentRequestReconciler:
             POD, namespace=namespace, label_selector=f"{JOB_NAME_LABEL}={job_name}"
         )
 
-    async def _read_results(self, dgdr: Obj, profiling_job: Obj) -> Step:
-        namespace, name = str(_meta(dgdr, "namespace")), str(_meta(dgdr, "name"))
-        spec = dgdr.get("spec") or {}
+    async def _read_results(self, dgdr: RequestView, profiling_job: Obj) -> Step:
+        namespace, name = dgdr.namespace, dgdr.name
         cm_name = names.output_config_map_name(name)
         cm = self._outputs.store.get(f"{namespace}/{cm_name}")
         if cm is None:
@@ -432,22 +411,21 @@ class DynamoGraphDeploymentRequestReconciler:
                 error = f"ConfigMap {cm_name} not found: profiling may not have completed"
                 return Step(advance(State.PROFILING, GenerationFailed(error)))
         try:
-            result = output.read_output(cm, use_mocker=bool(spec.get("useMocker")))
+            result = output.read_output(cm, use_mocker=bool(dgdr.spec.get("useMocker")))
         except output.ProfileOutputError as err:
             return Step(advance(State.PROFILING, GenerationFailed(str(err))))
         await self._adopt_output(dgdr, cm)
         await self._create_extra_resources(dgdr, result.extra)
         fields = {"generatedDeployment": result.deployment, "profilingResults": f"configmap/{cm_name}"}
-        return Step(advance(State.PROFILING, SpecGenerated(auto_apply=bool(spec.get("autoApply")))), fields)
+        return Step(advance(State.PROFILING, SpecGenerated(auto_apply=dgdr.auto_apply)), fields)
 
-    async def _adopt_output(self, dgdr: Obj, cm: Obj) -> None:
+    async def _adopt_output(self, dgdr: RequestView, cm: Obj) -> None:
         """Hang the output ConfigMap (written by the sidecar, unowned) off the request, so it goes
         with it; best effort, a failure only leaves it behind."""
-        uid = _meta(dgdr, "uid")
         refs = list(_meta(cm, "ownerReferences") or [])
-        if any(r.get("uid") == uid for r in refs):
+        if any(r.get("uid") == dgdr.uid for r in refs):
             return
-        ref = {**owner_reference(dgdr), "controller": False, "blockOwnerDeletion": False}
+        ref = {**owner_reference(dgdr.raw), "controller": False, "blockOwnerDeletion": False}
         body = {
             "metadata": {"ownerReferences": [*refs, ref], "resourceVersion": _meta(cm, "resourceVersion")}
         }
@@ -456,20 +434,17 @@ class DynamoGraphDeploymentRequestReconciler:
                 CONFIG_MAP, str(_meta(cm, "name")), body, namespace=_meta(cm, "namespace")
             )
         except errors.ApiError as err:
-            log.info("could not adopt the output ConfigMap", dgdr=object_key(dgdr), error=str(err))
+            log.info("could not adopt the output ConfigMap", dgdr=object_key(dgdr.raw), error=str(err))
 
-    async def _create_extra_resources(self, dgdr: Obj, extra: Sequence[Obj]) -> None:
+    async def _create_extra_resources(self, dgdr: RequestView, extra: Sequence[Obj]) -> None:
         """ConfigMaps the profiler produced next to the DGD (e.g. planner data), in the target
         namespace, tracked by labels; a failure is reported, not fatal (the DGD may not need them)."""
-        target_namespace, _ = deployment.target(dgdr)
+        target_namespace, _ = deployment.target(dgdr.raw)
         config_maps, skipped = output.extra_config_maps(
-            extra,
-            dgdr_name=str(_meta(dgdr, "name")),
-            dgdr_namespace=str(_meta(dgdr, "namespace")),
-            target_namespace=target_namespace,
+            extra, dgdr_name=dgdr.name, dgdr_namespace=dgdr.namespace, target_namespace=target_namespace
         )
         if skipped:
-            log.info("skipping non-ConfigMap profiler output", dgdr=object_key(dgdr), skipped=skipped)
+            log.info("skipping non-ConfigMap profiler output", dgdr=object_key(dgdr.raw), skipped=skipped)
         for cm in config_maps:
             try:
                 await self._client.create(CONFIG_MAP, cm)
@@ -477,38 +452,37 @@ class DynamoGraphDeploymentRequestReconciler:
                 continue
             except errors.ApiError as err:
                 message = f"Failed to create ConfigMap {cm['metadata']['name']}: {err}"
-                self._recorder.event(dgdr, type="Warning", reason="ConfigMapCreationFailed", message=message)
+                self._recorder.event(
+                    dgdr.raw, type="Warning", reason="ConfigMapCreationFailed", message=message
+                )
 
     # -- Deploying / Ready -------------------------------------------------------------------------
 
-    async def _deploy(self, dgdr: Obj) -> Step:
-        spec = dgdr.get("spec") or {}
-        if not spec.get("autoApply"):
+    async def _deploy(self, dgdr: RequestView) -> Step:
+        if not dgdr.auto_apply:
             return Step(Transition(State.READY))
-        tracked = (dgdr.get("status") or {}).get("deployment") or {}
-        if not tracked.get("created"):
-            namespace, name = split_key(object_key(dgdr))
-            fresh = await self._client.get(kinds.DGDR, name, namespace=namespace)
-            if ((fresh.get("status") or {}).get("deployment") or {}).get("created"):
+        if not dgdr.deployment.get("created"):
+            fresh = read_request(await self._client.get(kinds.DGDR, dgdr.name, namespace=dgdr.namespace))
+            if fresh.deployment.get("created"):
                 return Step(
                     Transition(State.DEPLOYING, proceed=False)
                 )  # stale view: the watch brings the fresh one
             return await self._create_deployment(dgdr)
         return await self._observe_deployment(State.DEPLOYING, dgdr)
 
-    async def _create_deployment(self, dgdr: Obj) -> Step:
-        generated = (dgdr.get("status") or {}).get("generatedDeployment")
+    async def _create_deployment(self, dgdr: RequestView) -> Step:
+        generated = dgdr.status.get("generatedDeployment")
         if not isinstance(generated, dict):
             raise TerminalError("status.generatedDeployment is missing; cannot deploy")
-        dgd = deployment.deployment_from_profile(dgdr, generated)
+        dgd = deployment.deployment_from_profile(dgdr.raw, generated)
         dgd_namespace, dgd_name = dgd["metadata"]["namespace"], dgd["metadata"]["name"]
         try:
             await self._client.create(kinds.DGD, dgd)
         except errors.AlreadyExists:
-            log.info("adopting existing DGD", dgdr=object_key(dgdr), dgd=f"{dgd_namespace}/{dgd_name}")
+            log.info("adopting existing DGD", dgdr=object_key(dgdr.raw), dgd=f"{dgd_namespace}/{dgd_name}")
         except errors.ApiError as err:
             message = f"Failed to create DynamoGraphDeployment {dgd_name}: {err}"
-            self._recorder.event(dgdr, type="Warning", reason="DeploymentCreationFailed", message=message)
+            self._recorder.event(dgdr.raw, type="Warning", reason="DeploymentCreationFailed", message=message)
             if isinstance(err, errors.Invalid | errors.BadRequest | errors.Forbidden):
                 raise TerminalError(message) from err
             raise
@@ -517,8 +491,8 @@ class DynamoGraphDeploymentRequestReconciler:
         }
         return Step(advance(State.DEPLOYING, DeploymentCreated(dgd_name)), fields)
 
-    async def _observe_deployment(self, state: State, dgdr: Obj) -> Step:
-        tracked = dict((dgdr.get("status") or {}).get("deployment") or {})
+    async def _observe_deployment(self, state: State, dgdr: RequestView) -> Step:
+        tracked = dict(dgdr.deployment)
         name, namespace = str(tracked.get("name", "")), str(tracked.get("namespace", ""))
         dgd = await self._get(kinds.DGD, namespace, name)
         if dgd is None:

@@ -27,11 +27,11 @@ from dynamo_operator.internal.client.resource import object_key
 from dynamo_operator.internal.controller.builder import Builder, Built
 from dynamo_operator.internal.controller.predicates import Funcs, generation_changed
 from dynamo_operator.internal.controller.result import Result
-from dynamo_operator.internal.dynamo import conditions
-from dynamo_operator.internal.dynamo.conditions import Clock, Condition, rfc3339, utc_now
+from dynamo_operator.internal.dynamo.conditions import Clock, rfc3339, utc_now
 from dynamo_operator.internal.dynamo.pod import multinode_node_count
 from dynamo_operator.internal.dynamo.scalingadapter import adapter as logic
 from dynamo_operator.internal.dynamo.scalingadapter import readiness
+from dynamo_operator.internal.dynamo.scalingadapter.status import adapter_status
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.observability.reconcile_metrics import observed
 from dynamo_operator.internal.settings import Settings
@@ -133,53 +133,55 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
             return Result()
         previous = self._status.current(adapter)
         ready = readiness.ready_condition(adapter, dgd, self._rivals(adapter))
-        if ready.status != "True" or dgd is None:
-            # Nothing is written into the graph. No requeue: only a change of the graph (its watch) or
-            # of the adapter (its spec) can resolve this, and both re-trigger us.
-            await self._report(adapter, previous, {**previous}, ready)
-            return Result()
-        current = logic.graph_replicas(dgd, t.service)
-        want = logic.desired_replicas(adapter)
         scaled_at: str | None = None
-        if current is not None and current != want:
-            body = logic.replicas_apply(t, want, api_version=dgd.get("apiVersion") or kinds.DGD.api_version)
-            # The resourceVersion makes the apply conditional: written from a stale cache (say, a
-            # service removed meanwhile) it conflicts and is retried on a fresh view instead of
-            # resurrecting a half service.
-            body["metadata"]["resourceVersion"] = dgd["metadata"]["resourceVersion"]
-            try:
-                dgd = await self._client.apply(kinds.DGD, body, field_manager=logic.FIELD_MANAGER, force=True)
-            except Exception as err:
-                self._recorder.event(
-                    adapter,
-                    type="Warning",
-                    reason="UpdateFailed",
-                    message=f"Failed to update DGD {t.dgd}: {err}",
-                )
-                raise
-            scaled_at = rfc3339(self._clock())
-            self._recorder.event(
-                adapter,
-                type="Normal",
-                reason="Scaled",
-                message=f"Scaled service {t.service} from {current} to {want} replicas",
-            )
-        status = logic.status(previous, dgd, t.service, scaled_at=scaled_at)
-        await self._report(adapter, previous, status, ready)
-        return Result()
-
-    async def _report(self, adapter: Obj, previous: Mapping[str, Any], status: Obj, ready: Condition) -> None:
-        """Write `status` with `ready` set (only if that changes anything); then, if `ready` is a new
-        problem, one Warning Event (after the write, so a failed write re-decides on retry)."""
-        status["conditions"] = conditions.set_condition(
-            previous.get("conditions"),
+        if ready.status == "True" and dgd is not None:
+            dgd, scaled_at = await self._scale(adapter, t, dgd)
+        # Not driving: nothing is written into the graph. No requeue: only a change of the graph (its
+        # watch) or of the adapter (its spec) can resolve this, and both re-trigger us.
+        status = adapter_status(
+            previous,
             ready,
-            observed_generation=adapter["metadata"].get("generation"),
+            dgd=dgd,
+            service=t.service,
+            scaled_at=scaled_at,
+            generation=adapter["metadata"].get("generation"),
             now=self._clock,
         )
         await self._status.write(adapter, status)
+        # After the write, so a failed write re-decides on retry.
         if readiness.warrants_warning(previous.get("conditions"), ready):
             self._recorder.event(adapter, type="Warning", reason=ready.reason, message=ready.message)
+        return Result()
+
+    async def _scale(self, adapter: Obj, t: logic.Target, dgd: Obj) -> tuple[Obj, str | None]:
+        """Write the adapter's replicas into the graph when they differ; the graph as written and the
+        time it was (None: nothing to write)."""
+        current = logic.graph_replicas(dgd, t.service)
+        want = logic.desired_replicas(adapter)
+        if current is None or current == want:
+            return dgd, None
+        body = logic.replicas_apply(t, want, api_version=dgd.get("apiVersion") or kinds.DGD.api_version)
+        # The resourceVersion makes the apply conditional: written from a stale cache (say, a
+        # service removed meanwhile) it conflicts and is retried on a fresh view instead of
+        # resurrecting a half service.
+        body["metadata"]["resourceVersion"] = dgd["metadata"]["resourceVersion"]
+        try:
+            written = await self._client.apply(kinds.DGD, body, field_manager=logic.FIELD_MANAGER, force=True)
+        except Exception as err:
+            self._recorder.event(
+                adapter,
+                type="Warning",
+                reason="UpdateFailed",
+                message=f"Failed to update DGD {t.dgd}: {err}",
+            )
+            raise
+        self._recorder.event(
+            adapter,
+            type="Normal",
+            reason="Scaled",
+            message=f"Scaled service {t.service} from {current} to {want} replicas",
+        )
+        return written, rfc3339(self._clock())
 
 
 CONTROLLER_NAME = "dgdscalingadapter"

@@ -33,22 +33,21 @@ from dynamo_operator.internal.apply import ChildClient, StatusWriter
 from dynamo_operator.internal.cache.interface import StoreReader
 from dynamo_operator.internal.cache.transform import keep_fields
 from dynamo_operator.internal.client import errors
-from dynamo_operator.internal.client.resource import ENDPOINT_SLICE, POD, Resource, object_key, split_key
+from dynamo_operator.internal.client.resource import ENDPOINT_SLICE, POD, Resource, object_key
 from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions
 from dynamo_operator.internal.controller.predicates import Funcs
 from dynamo_operator.internal.controller.result import Result
-from dynamo_operator.internal.dynamo import conditions
-from dynamo_operator.internal.dynamo.conditions import Clock, Condition, utc_now
+from dynamo_operator.internal.dynamo.conditions import Clock, utc_now
 from dynamo_operator.internal.dynamo.dgdr.names import FINALIZER
 from dynamo_operator.internal.dynamo.dynamomodel import endpoints as ep
 from dynamo_operator.internal.dynamo.dynamomodel.status import (
     LoadResult,
     ModelStatus,
     compute,
-    is_lora,
-    lora_source,
+    model_status,
     to_load,
 )
+from dynamo_operator.internal.dynamo.dynamomodel.view import ModelView, read_model
 from dynamo_operator.internal.lora.client import LoraApi, LoraClient
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.observability.reconcile_metrics import observed
@@ -144,104 +143,88 @@ class DynamoModelReconciler:
             if ep.base_model_hash(str((m.get("spec") or {}).get("baseModelName", ""))) == model_hash
         ]
 
-    def _endpoints(self, model: Obj) -> list[ep.Endpoint]:
-        base = str((model.get("spec") or {}).get("baseModelName", ""))
-        namespace = str(_meta(model, "namespace"))
-        service = ep.service_name(base)
+    def _endpoints(self, model: ModelView) -> list[ep.Endpoint]:
+        service = ep.service_name(model.base_model)
         slices = self._cache.list(
-            ENDPOINT_SLICE, namespace=namespace, labels={ep.SERVICE_NAME_LABEL: service}
+            ENDPOINT_SLICE, namespace=model.namespace, labels={ep.SERVICE_NAME_LABEL: service}
         )
         found = ep.endpoints_from_slices(slices)
         if found or self._pods is None:
             return found
-        model_hash = ep.base_model_hash(base)
+        model_hash = ep.base_model_hash(model.base_model)
         pods = [
             p
-            for p in self._pods.by_index("namespace", namespace)
+            for p in self._pods.by_index("namespace", model.namespace)
             if (_meta(p, "labels") or {}).get(consts.LABEL_BASE_MODEL_HASH) == model_hash
         ]
         return ep.endpoints_from_pods(pods, service=service)
 
     async def reconcile(self, key: str) -> Result:
-        model = self._cache.get(kinds.DYNAMO_MODEL, key)
-        if model is None:
+        """Read → finalizer → endpoints (and LoRA loads) → status."""
+        raw = self._cache.get(kinds.DYNAMO_MODEL, key)
+        if raw is None:
             return Result()
-        finalizers = list(_meta(model, "finalizers") or [])
-        if _meta(model, "deletionTimestamp"):
-            return await self._finalize(model) if FINALIZER in finalizers else Result()
-        lora = is_lora(model)
-        if lora and FINALIZER not in finalizers:
-            model = await self._set_finalizers(model, [*finalizers, FINALIZER])
-        elif not lora and FINALIZER in finalizers:
-            model = await self._set_finalizers(model, [f for f in finalizers if f != FINALIZER])
+        model = read_model(raw)
+        if model.deletion_timestamp:
+            return await self._finalize(model) if FINALIZER in model.finalizers else Result()
+        if model.lora and FINALIZER not in model.finalizers:
+            model = await self._set_finalizers(model, [*model.finalizers, FINALIZER])
+        elif not model.lora and FINALIZER in model.finalizers:
+            model = await self._set_finalizers(model, [f for f in model.finalizers if f != FINALIZER])
 
         endpoints = self._endpoints(model)
         results: dict[str, LoadResult] | None = None
-        if lora and endpoints:
+        if model.lora and endpoints:
             results = await self._load(model, to_load(endpoints))
-        status = compute(model, endpoints, results)
+        status = compute(model.raw, endpoints, results)
         await self._write(model, status)
         return Result(requeue_after=status.requeue_after)
 
-    async def _load(self, model: Obj, targets: Sequence[ep.Endpoint]) -> dict[str, LoadResult]:
-        source = lora_source(model)
+    async def _load(self, model: ModelView, targets: Sequence[ep.Endpoint]) -> dict[str, LoadResult]:
         addresses = [e.address for e in targets]
-        if not source:
+        if not model.source:
             missing = LoadResult(False, "source URI is required for LoRA models")
             return dict.fromkeys(addresses, missing)
-        name = str(model["spec"]["modelName"])
-        outcomes = await self._lora.load(addresses, lora_name=name, source_uri=source)
+        outcomes = await self._lora.load(addresses, lora_name=model.model_name, source_uri=model.source)
         return dict(zip(addresses, outcomes, strict=True))
 
-    async def _write(self, model: Obj, status: ModelStatus) -> None:
-        old = model.get("status") or {}
-        generation = _meta(model, "generation")
-        new = {
-            **status.as_status(),
-            "conditions": conditions.set_conditions(
-                old.get("conditions"),
-                [
-                    Condition(c.type, "True" if c.status else "False", c.reason, c.message)
-                    for c in status.conditions
-                ],
-                observed_generation=generation,
-                now=self._clock,
-            ),
-        }
-        if not await self._status.write(model, new):
+    async def _write(self, model: ModelView, status: ModelStatus) -> None:
+        new = model_status(
+            model.raw.get("status") or {}, status, generation=model.generation, now=self._clock
+        )
+        if not await self._status.write(model.raw, new):
             return  # nothing changed: the Events were already recorded when it did
         for event in status.events:
             kind: Literal["Normal", "Warning"] = "Warning" if event.type == "Warning" else "Normal"
-            self._recorder.event(model, type=kind, reason=event.reason, message=event.message)
+            self._recorder.event(model.raw, type=kind, reason=event.reason, message=event.message)
 
-    async def _set_finalizers(self, model: Obj, finalizers: list[str]) -> Obj:
-        namespace, name = split_key(object_key(model))
+    async def _set_finalizers(self, model: ModelView, finalizers: list[str]) -> ModelView:
         # resourceVersion: a stale view must not overwrite a finalizer list someone else just changed.
-        body = {"metadata": {"finalizers": finalizers, "resourceVersion": _meta(model, "resourceVersion")}}
-        return await self._client.patch(kinds.DYNAMO_MODEL, name, body, namespace=namespace)
+        body = {"metadata": {"finalizers": finalizers, "resourceVersion": model.resource_version}}
+        return read_model(
+            await self._client.patch(kinds.DYNAMO_MODEL, model.name, body, namespace=model.namespace)
+        )
 
-    async def _finalize(self, model: Obj) -> Result:
-        if is_lora(model):
+    async def _finalize(self, model: ModelView) -> Result:
+        if model.lora:
             endpoints = self._endpoints(model)
             if endpoints:
-                name = str(model["spec"]["modelName"])
-                outcomes = await self._lora.unload([e.address for e in endpoints], lora_name=name)
+                outcomes = await self._lora.unload([e.address for e in endpoints], lora_name=model.model_name)
                 failed = [o.error for o in outcomes if not o.ok]
                 if failed:
                     message = f"Failed to unload LoRA from {len(failed)} endpoint(s): {'; '.join(failed)}"
-                    self._recorder.event(model, type="Warning", reason="LoRAUnloadFailed", message=message)
-                    waited = (
-                        self._clock() - _parse_time(str(_meta(model, "deletionTimestamp")))
-                    ).total_seconds()
+                    self._recorder.event(
+                        model.raw, type="Warning", reason="LoRAUnloadFailed", message=message
+                    )
+                    waited = (self._clock() - _parse_time(str(model.deletion_timestamp))).total_seconds()
                     if waited < self._unload_grace:
                         return Result(requeue_after=UNLOAD_RETRY)
-                    log.warning("giving up LoRA unload", model=object_key(model), waited=waited)
+                    log.warning("giving up LoRA unload", model=object_key(model.raw), waited=waited)
                 else:
                     message = f"Unloaded LoRA from {len(outcomes)} endpoint(s)"
-                    self._recorder.event(model, type="Normal", reason="LoRAUnloaded", message=message)
-        finalizers = [f for f in _meta(model, "finalizers") or [] if f != FINALIZER]
+                    self._recorder.event(model.raw, type="Normal", reason="LoRAUnloaded", message=message)
         with contextlib.suppress(errors.NotFound):
-            await self._set_finalizers(model, finalizers)
+            await self._set_finalizers(model, [f for f in model.finalizers if f != FINALIZER])
         return Result()
 
 

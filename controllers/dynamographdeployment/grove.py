@@ -5,7 +5,7 @@ takes Grove (internal.dynamo.grove `takes_grove`). In order:
 
 1. the graph's objects are generated (PVCs, RBAC, side objects, the PodCliqueSet, Services,
    adapters); a graph that cannot run on Grove (bad spec, names over Grove's budget, a missing API)
-   gets a condition and one Warning Event and nothing is written;
+   is `Rejected` (a condition and one Warning Event) and nothing is written;
 2. a graph moving over from DCDs then has its DCDs deleted (their Services carry the names the
    Grove pathway's Services take) and is looked at again shortly; otherwise the objects are synced
    like any children: written when their content changed, the rest pruned;
@@ -21,31 +21,28 @@ pathway's business: it prunes the PodCliqueSet and these Services like any child
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+import functools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import structlog
+from dynamo_operator.controllers.dynamographdeployment.desired import children_to_sync, generate_or_reject
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply import (
     SYNC_ERRORS,
     ChildClient,
     ChildReader,
     ChildSyncer,
-    Desired,
     report_sync_failure,
 )
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource
-from dynamo_operator.internal.controller.result import Result, TerminalError
+from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.dynamo.context import GenContext
-from dynamo_operator.internal.dynamo.errors import GenerationError, NameCollisionError
-from dynamo_operator.internal.dynamo.graph import (
-    desired_shared_objects,
-    missing_apis,
-    services_of,
-    shared_between_owners,
-)
-from dynamo_operator.internal.dynamo.grove import GroveNameTooLongError, desired_grove_objects, grove_services
+from dynamo_operator.internal.dynamo.graph import services_of
+from dynamo_operator.internal.dynamo.graph_children import grove_children
+from dynamo_operator.internal.dynamo.graphview import GraphView
+from dynamo_operator.internal.dynamo.grove import grove_services
 from dynamo_operator.internal.dynamo.grove_status import (
     ServiceObject,
     grove_graph_status,
@@ -53,7 +50,7 @@ from dynamo_operator.internal.dynamo.grove_status import (
     restart_rolled,
     restart_values,
 )
-from dynamo_operator.internal.dynamo.restart import RestartPlan, plan_restart
+from dynamo_operator.internal.dynamo.restart import plan_restart
 from dynamo_operator.internal.dynamo.status import GraphStatus
 
 log = structlog.get_logger(__name__)
@@ -66,9 +63,6 @@ Annotate = Callable[[Obj], Awaitable[Obj]]
 # How soon a graph whose DCDs are being deleted (on its way to Grove) is looked at again: their
 # Services go with them through garbage collection, which sends the graph no event.
 SWITCH_RECHECK_SECONDS = 2.0
-REASON_NAME_COLLISION = "NameCollision"
-# Grove's PodCliqueSet webhook would refuse the set: said before anything is written.
-REASON_GROVE_NAME_TOO_LONG = "GroveNameTooLong"
 
 
 def _kind_resource(kind: str) -> Resource:
@@ -94,95 +88,70 @@ class GrovePathway:
 
     async def reconcile(
         self,
-        raw: Obj,
-        graph: Obj,
+        view: GraphView,
         ctx: GenContext,
         *,
         dcds: Sequence[Obj],
         owned: Sequence[Resource],
         previous_restart: Any,
-        problems: Sequence[str],
         fail: Fail,
         annotate: Annotate,
         write_status: WriteStatus,
     ) -> Result:
-        namespace = raw["metadata"]["namespace"]
-        services = grove_services(graph, ctx)
+        """Steps 1-4 of the module docstring; a graph Grove cannot run raises `Rejected`."""
+        raw, namespace = view.raw, view.namespace
+        services = grove_services(view.graph, ctx)
         targets = [ServiceObject(gs.service, gs.kind, gs.object_name) for gs in services]
         live = {t.name: self._cache.get(_kind_resource(t.kind), f"{namespace}/{t.name}") for t in targets}
         pcs = self.pod_clique_set(raw)
-        plan: RestartPlan = plan_restart(
-            (raw.get("spec") or {}).get("restart"),
-            list(services_of(raw)),
+        plan = plan_restart(
+            view.restart,
+            list(view.services),
             live_values=restart_values(pcs),
             rolled=restart_rolled(pcs, targets, live),
             previous=previous_restart,
         )
-        try:
-            if problems:
-                raise GenerationError("spec", "; ".join(problems))
-            missing = missing_apis(graph, ctx, grove=True)
-            desired = desired_grove_objects(graph, ctx, restart_at=plan.values)
-            shared = desired_shared_objects(graph, ctx)
-        except NameCollisionError as err:
-            await fail(raw, REASON_NAME_COLLISION, str(err))
-            raise TerminalError(str(err)) from err
-        except GroveNameTooLongError as err:
-            await fail(raw, REASON_GROVE_NAME_TOO_LONG, str(err))
-            raise TerminalError(str(err)) from err
-        except GenerationError as err:
-            await fail(raw, "InvalidSpec", str(err))
-            raise TerminalError(str(err)) from err
-        if missing:
-            message = "; ".join(str(err) for err in missing)
-            await fail(raw, consts.REASON_NO_ORCHESTRATOR, message)
-            raise TerminalError(message)
+        wanted = generate_or_reject(lambda: grove_children(view, ctx, restart_at=plan.values))
         if dcds:
             # Moving over from DCDs (only once the Grove objects are known to generate, so a graph
             # Grove cannot run keeps its DCDs): delete them first, nothing else, their Services with
             # them.
             await self._syncer.sync(raw, [], owned=[kinds.DCD])
-            log.info("Graph moves to Grove; its DCDs are being deleted", graph=raw["metadata"]["name"])
+            log.info("Graph moves to Grove; its DCDs are being deleted", graph=view.name)
             return Result(requeue_after=SWITCH_RECHECK_SECONDS)
-
-        pvc_names = {p.get("name") for p in (raw.get("spec") or {}).get("pvcs") or ()}
         try:
             await self._syncer.sync(
                 raw,
-                [
-                    *(
-                        Desired(
-                            r, o, create_only=r in (kinds.PVC, kinds.DGDSA), shared=shared_between_owners(o)
-                        )
-                        for o in desired
-                        for r in (kinds.resource_of(o),)
-                    ),
-                    *(Desired(kinds.resource_of(o), o, owned=False) for o in shared),
-                ],
+                children_to_sync(wanted.owned, wanted.shared),
                 owned=owned,
-                keep=lambda resource, obj: resource == kinds.PVC and obj["metadata"]["name"] in pvc_names,
+                keep=lambda resource, obj: resource == kinds.PVC and view.names_pvc(obj["metadata"]["name"]),
             )
         except SYNC_ERRORS as err:
-            return await report_sync_failure(err, lambda reason, message: fail(raw, reason, message))
-        await self._scale(raw, graph, targets, live)
+            return await report_sync_failure(err, functools.partial(fail, raw))
+        await self._scale(view, targets, live)
         raw = await annotate(raw)
-        # A scaling group's member cliques say which part of it is short (e.g. its leader).
+        await write_status(raw, self._verdict(namespace, targets, live), plan.status)
+        return Result()
+
+    def _verdict(
+        self, namespace: str, targets: Sequence[ServiceObject], live: Mapping[str, Obj | None]
+    ) -> GraphStatus:
+        """The graph's readiness from what Grove reports; a scaling group's member cliques say which
+        part of it is short (e.g. its leader)."""
         members = {
             name: self._cache.get(kinds.POD_CLIQUE, f"{namespace}/{name}")
             for t in targets
             if t.kind == consts.KIND_POD_CLIQUE_SCALING_GROUP and (group := live.get(t.name)) is not None
             for name in member_clique_names(group)
         }
-        verdict = grove_graph_status(targets, live, members)
-        await write_status(raw, verdict, plan.status)
-        return Result()
+        return grove_graph_status(targets, live, members)
 
     async def _scale(
-        self, raw: Obj, graph: Obj, targets: Sequence[ServiceObject], live: dict[str, Obj | None]
+        self, view: GraphView, targets: Sequence[ServiceObject], live: dict[str, Obj | None]
     ) -> None:
         """Each service's replicas through its Grove object's scale subresource, when they differ."""
-        namespace = raw["metadata"]["namespace"]
-        specs = services_of(graph)
+        namespace = view.namespace
+        specs = services_of(view.graph)
         for target in targets:
             want = (specs.get(target.service) or {}).get("replicas")
             obj = live.get(target.name)

@@ -19,13 +19,15 @@ The graph's own metadata gets two annotations, the origin version and the servin
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import structlog
+from dynamo_operator.controllers.dynamographdeployment.desired import children_to_sync, generate_or_reject
 from dynamo_operator.controllers.dynamographdeployment.grove import GrovePathway
-from dynamo_operator.controllers.dynamographdeployment.rollout import NO_ROLLOUT, Rollout, WorkerRoller
+from dynamo_operator.controllers.dynamographdeployment.rollout import Rollout, WorkerRoller
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply import (
     SYNC_ERRORS,
@@ -33,7 +35,6 @@ from dynamo_operator.internal.apply import (
     ChildReader,
     ChildrenOwnedByOthers,
     ChildSyncer,
-    Desired,
     RecentWrites,
     Recorder,
     StatusWriter,
@@ -49,30 +50,20 @@ from dynamo_operator.internal.controller.predicates import (
     any_of,
     generation_changed,
 )
+from dynamo_operator.internal.controller.rejection import Rejected, reject, warn
 from dynamo_operator.internal.controller.result import Result, TerminalError
-from dynamo_operator.internal.dynamo import conditions
-from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.context import GenContext
-from dynamo_operator.internal.dynamo.errors import GenerationError, NameCollisionError
-from dynamo_operator.internal.dynamo.graph import (
-    dcd_names,
-    desired_graph_objects,
-    desired_shared_objects,
-    graph_worker_hash,
-    missing_apis,
-    shared_between_owners,
-)
-from dynamo_operator.internal.dynamo.graphmeta import (
-    annotations_to_write,
-    origin_version,
-    with_origin_version,
-)
+from dynamo_operator.internal.dynamo.dgd_status import explain, rejected_status, synced_status
+from dynamo_operator.internal.dynamo.errors import GenerationError
+from dynamo_operator.internal.dynamo.graph import dcd_names, graph_worker_hash
+from dynamo_operator.internal.dynamo.graph_children import dcd_children
+from dynamo_operator.internal.dynamo.graphmeta import annotations_to_write
+from dynamo_operator.internal.dynamo.graphview import GraphView, read_graph
 from dynamo_operator.internal.dynamo.grove import takes_grove
 from dynamo_operator.internal.dynamo.hashing import LAST_APPLIED_HASH
-from dynamo_operator.internal.dynamo.restart import plan_restart
+from dynamo_operator.internal.dynamo.restart import RestartPlan, plan_restart
 from dynamo_operator.internal.dynamo.rollingupdate import (
-    MESSAGE_IN_PROGRESS,
-    REASON_IN_PROGRESS,
+    RollingPlan,
     with_new_replicas,
 )
 from dynamo_operator.internal.dynamo.rollout import service_of
@@ -91,14 +82,6 @@ log = structlog.get_logger(__name__)
 Obj = dict[str, Any]
 GenContextFor = Callable[[str], GenContext]
 Mapper = Callable[[Obj], Iterable[str]]
-
-READY = "Ready"
-STATE_PENDING = "pending"
-STATE_SUCCESSFUL = "successful"
-STATE_FAILED = "failed"
-REASON_ALL_READY = "all_resources_are_ready"
-REASON_SOME_NOT_READY = "some_resources_are_not_ready"
-REASON_NAME_COLLISION = "NameCollision"
 
 
 CONTROLLER_NAME = "dynamographdeployment"
@@ -170,156 +153,122 @@ class DynamoGraphDeploymentReconciler:
         return out
 
     async def reconcile(self, key: str) -> Result:
+        """Read → generate → sync → status, on the Grove pathway or the DCD one."""
         raw = self._cache.get(kinds.DGD, key)
         if raw is None or raw["metadata"].get("deletionTimestamp"):
             return Result()  # gone, or going (foreground deletion): create nothing, GC does the rest
-        namespace, _ = split_key(key)
-        ctx = self._gen_context(namespace or "")
+        ctx = self._gen_context(split_key(key)[0] or "")
         children = self._cache.by_index(kinds.DCD, "controller", raw["metadata"]["uid"])
-        origin = origin_version(raw, children, ctx.operator_version)
-        # Generation sees the graph with its origin version even before the stamp is written.
-        graph = with_origin_version(raw, origin)
+        view = read_graph(raw, children=children, operator_version=ctx.operator_version)
         try:
-            if self._takes_grove(raw, graph, ctx, children):
-                return await self._reconcile_grove(raw, graph, ctx, children, origin)
-            return await self._reconcile(raw, graph, ctx, children, origin)
+            try:
+                if self._takes_grove(view, ctx, children):
+                    return await self._reconcile_grove(view, ctx, children)
+                return await self._reconcile(view, ctx, children)
+            except Rejected as rejected:
+                write = functools.partial(self._write_rejection, view.raw)
+                await reject(view.raw, rejected, write=write, recorder=self._recorder)
         except TerminalError:
-            await self._annotate(raw, origin=origin, serving_hash=None)  # a refused graph is stamped too
+            # A refused graph is stamped too.
+            await self._annotate(view.raw, origin=view.origin, serving_hash=None)
             raise
 
-    async def _reconcile(
-        self, raw: Obj, graph: Obj, ctx: GenContext, children: Sequence[Obj], origin: str | None
-    ) -> Result:
-        """Apply the graph's children, annotate the graph, report status."""
-        services: dict[str, Any] = (raw.get("spec") or {}).get("services") or {}
-        try:
-            new_hash = graph_worker_hash(graph)
-            names = dcd_names(graph, worker_hash=new_hash)
-        except GenerationError as err:
-            await self._fail(raw, "InvalidSpec", str(err))
-            raise TerminalError(str(err)) from err
-        live = self._live_dcds(children, names)
-        plan = plan_restart(
-            (raw.get("spec") or {}).get("restart"),
-            list(services),
-            live_values={
-                s: ((d.get("spec") or {}).get("annotations") or {}).get(consts.ANNOTATION_RESTART_AT)
-                for s, d in live.items()
-            },
-            rolled={s: dcd_rolled(d) for s, d in live.items()},
-            previous=self._status.current(raw).get("restart"),
+    async def _reconcile(self, view: GraphView, ctx: GenContext, children: Sequence[Obj]) -> Result:
+        """The DCD pathway: a DCD per service (workers named by the worker hash, rolled by `WorkerRoller`)."""
+        new_hash, names = _dcd_names(view)
+        restart = self._plan_restart(view, children, names)
+        wanted = generate_or_reject(
+            lambda: dcd_children(view, ctx, restart_at=restart.values, worker_hash=new_hash)
         )
-        try:
-            problems = self._semantic_problems(raw)
-            if problems:
-                raise GenerationError("spec", "; ".join(problems))
-            missing = missing_apis(graph, ctx)
-            desired = desired_graph_objects(graph, ctx, restart_at=plan.values, worker_hash=new_hash)
-            shared = desired_shared_objects(graph, ctx)
-        except NameCollisionError as err:
-            await self._fail(raw, REASON_NAME_COLLISION, str(err))
-            raise TerminalError(str(err)) from err
-        except GenerationError as err:
-            await self._fail(raw, "InvalidSpec", str(err))
-            raise TerminalError(str(err)) from err
-
-        if missing:
-            # Nothing is applied: half a graph (a frontend without its workers) helps nobody.
-            message = "; ".join(str(err) for err in missing)
-            await self._fail(raw, consts.REASON_NO_ORCHESTRATOR, message)
-            raise TerminalError(message)
-
         rollout = self._roller.plan(
-            graph,
+            view.graph,
             names=names,
             new_hash=new_hash,
             children=children,
-            previous=self._status.current(raw).get("rollingUpdate"),
+            previous=self._status.current(view.raw).get("rollingUpdate"),
         )
-        rolling = rollout.plan
-        desired = with_new_replicas(desired, rolling.new_replicas)
-        pvc_names = {p.get("name") for p in (raw.get("spec") or {}).get("pvcs") or ()}
-
-        def keep(resource: Resource, obj: Obj) -> bool:
-            name = obj["metadata"]["name"]
-            # Never delete a PVC the graph still names (its entry may have turned create: false), nor
-            # old workers still serving while their successors start.
-            return (resource == kinds.PVC and name in pvc_names) or (
-                resource == kinds.DCD and name in rolling.keep
-            )
-
+        desired = with_new_replicas(wanted.owned, rollout.plan.new_replicas)
         try:
             report = await self._syncer.sync(
-                raw,
-                [
-                    # Create-only: a PVC's spec is (mostly) immutable and its data precious; once an
-                    # adapter exists it, not the graph, is the source of truth for its replicas.
-                    *(
-                        Desired(
-                            r, o, create_only=r in (kinds.PVC, kinds.DGDSA), shared=shared_between_owners(o)
-                        )
-                        for o in desired
-                        for r in (kinds.resource_of(o),)
-                    ),
-                    # The namespace's planner and EPP ServiceAccounts/RoleBindings: shared, create-if-absent.
-                    *(Desired(kinds.resource_of(o), o, owned=False) for o in shared),
-                ],
+                view.raw,
+                children_to_sync(desired, wanted.shared),
                 owned=self.owned,
-                keep=keep,
+                keep=functools.partial(_kept, view, rollout.plan),
             )
         except SYNC_ERRORS as err:
             if isinstance(err, ChildrenOwnedByOthers):
-                await self._annotate(raw, origin=origin, serving_hash=None)
-            return await report_sync_failure(err, lambda reason, message: self._fail(raw, reason, message))
-
+                await self._annotate(view.raw, origin=view.origin, serving_hash=None)
+            return await report_sync_failure(err, functools.partial(self._fail, view.raw))
         # Before the status: a graph reported Ready already names the workers that serve. The status
         # is then written against the patched object, so its in-flight record matches what the cache
         # shows next (the annotation event) and the same status is not sent twice.
-        namespace = raw["metadata"]["namespace"]
-        await self._roller.scale_old(namespace, rolling.old_replicas)
-        self._roller.not_supported(raw, rollout, report.created, new_hash)
-        raw = await self._annotate(raw, origin=origin, serving_hash=rolling.serving_hash)
-        dcds = [o for o in desired if o.get("kind") == kinds.DCD.kind]
-        current = self._current_dcds(dcds, report)
-        verdict = graph_status(services, current)
-        if rollout.old_left and not rollout.managed and rolling.keep:
-            verdict.message += (
-                f"; workers {rolling.serving_hash or 'of the previous spec'} keep serving until workers"
+        await self._roller.scale_old(view.namespace, rollout.plan.old_replicas)
+        self._roller.not_supported(view.raw, rollout, report.created, new_hash)
+        raw = await self._annotate(view.raw, origin=view.origin, serving_hash=rollout.plan.serving_hash)
+        current = self._current_dcds([o for o in desired if o.get("kind") == kinds.DCD.kind], report)
+        return await self._report(view, raw, current, restart=restart, rollout=rollout, new_hash=new_hash)
+
+    def _plan_restart(
+        self, view: GraphView, children: Sequence[Obj], names: Mapping[str, str]
+    ) -> RestartPlan:
+        """This round's restart step, from the restart ids the current DCDs carry and whether they rolled."""
+        live = self._live_dcds(children, names)
+        return plan_restart(
+            view.restart,
+            list(view.services),
+            live_values={s: restart_value(d) for s, d in live.items()},
+            rolled={s: dcd_rolled(d) for s, d in live.items()},
+            previous=self._status.current(view.raw).get("restart"),
+        )
+
+    async def _report(
+        self,
+        view: GraphView,
+        raw: Obj,
+        current: Mapping[str, Obj | None],
+        *,
+        restart: RestartPlan,
+        rollout: Rollout,
+        new_hash: str,
+    ) -> Result:
+        """The graph's status from its DCDs as synced (`raw`: the graph as last written), and the
+        rollout's Events once that status is out."""
+        keep_serving = None
+        if rollout.old_left and not rollout.managed and rollout.plan.keep:
+            keep_serving = (
+                f"workers {rollout.plan.serving_hash or 'of the previous spec'} keep serving until workers"
                 f" {new_hash} are ready"
             )
-        absent = self._missing_user_pvcs(raw)
-        if absent:
-            verdict.ready = False
-            extra = f"waiting for PVC {', '.join(absent)}"
-            verdict.message = extra if verdict.message.startswith("All") else f"{verdict.message}; {extra}"
+        absent = view.missing_user_pvcs(
+            lambda name: self._cache.get(kinds.PVC, f"{view.namespace}/{name}") is not None
+        )
+        verdict = explain(
+            graph_status(view.services, current), keep_serving=keep_serving, missing_pvcs=absent
+        )
         if not absent and nothing_to_report_yet(self._status.current(raw), verdict, current):
             return Result()  # the DCDs' first status brings us back with something to say
-        if await self._write_status(raw, verdict, plan.status, rollout):
-            self._roller.record(raw, rolling.events)
-        return Result(requeue_after=rolling.requeue_after)
+        if await self._write_status(raw, verdict, restart.status, rollout.plan):
+            self._roller.record(raw, rollout.plan.events)
+        return Result(requeue_after=rollout.plan.requeue_after)
 
     # -- the Grove pathway (grove.py) ---------------------------------------------
 
-    def _takes_grove(self, raw: Obj, graph: Obj, ctx: GenContext, children: Sequence[Obj]) -> bool:
-        has_pcs = ctx.capabilities.grove and self._grove.pod_clique_set(raw) is not None
-        return takes_grove(graph, ctx, has_dcds=bool(children), has_pod_clique_set=has_pcs)
+    def _takes_grove(self, view: GraphView, ctx: GenContext, children: Sequence[Obj]) -> bool:
+        has_pcs = ctx.capabilities.grove and self._grove.pod_clique_set(view.raw) is not None
+        return takes_grove(view.graph, ctx, has_dcds=bool(children), has_pod_clique_set=has_pcs)
 
-    async def _reconcile_grove(
-        self, raw: Obj, graph: Obj, ctx: GenContext, children: Sequence[Obj], origin: str | None
-    ) -> Result:
+    async def _reconcile_grove(self, view: GraphView, ctx: GenContext, children: Sequence[Obj]) -> Result:
         """One PodCliqueSet instead of DCDs; no worker hash, so no worker rollout to name."""
 
         async def annotate(obj: Obj) -> Obj:
-            return await self._annotate(obj, origin=origin, serving_hash=None)
+            return await self._annotate(obj, origin=view.origin, serving_hash=None)
 
         return await self._grove.reconcile(
-            raw,
-            graph,
+            view,
             ctx,
             dcds=children,
             owned=self.owned,
-            previous_restart=self._status.current(raw).get("restart"),
-            problems=self._semantic_problems(raw),
+            previous_restart=self._status.current(view.raw).get("restart"),
             fail=self._fail,
             annotate=annotate,
             write_status=self._write_status,  # no rollout: Grove rolls its own pods
@@ -342,19 +291,6 @@ class DynamoGraphDeploymentReconciler:
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    def _semantic_problems(self, raw: Obj) -> list[str]:
-        """What the CRD schema cannot refuse: cross-references between fields."""
-        spec = raw.get("spec") or {}
-        services = spec.get("services") or {}
-        problems = []
-        if not services:
-            problems.append("services: at least one service is required")
-        order = ((spec.get("restart") or {}).get("strategy") or {}).get("order") or []
-        unknown = [s for s in order if s not in services]
-        if unknown:
-            problems.append(f"restart.strategy.order names unknown services: {', '.join(unknown)}")
-        return problems
-
     @staticmethod
     def _live_dcds(children: Sequence[Obj], names: Mapping[str, str]) -> dict[str, Obj]:
         """This graph's current DCDs by service: the one with the name the spec gives (an old worker
@@ -375,61 +311,55 @@ class DynamoGraphDeploymentReconciler:
                 out[svc] = report.get(kinds.DCD, dcd["metadata"]["name"])
         return out
 
-    def _missing_user_pvcs(self, raw: Obj) -> list[str]:
-        namespace = raw["metadata"]["namespace"]
-        missing = []
-        for pvc in (raw.get("spec") or {}).get("pvcs") or ():
-            name = pvc.get("name")
-            if name and not pvc.get("create") and self._cache.get(kinds.PVC, f"{namespace}/{name}") is None:
-                missing.append(str(name))
-        return missing
+    async def _write_rejection(self, raw: Obj, reason: str, message: str) -> bool:
+        """Say on the graph why it is refused (state failed, Ready=False); True when the status changed."""
+        old = self._status.current(raw)
+        status = rejected_status(
+            old, reason=reason, message=message, generation=raw["metadata"].get("generation")
+        )
+        return await self._status.write(raw, status)
 
     async def _fail(self, raw: Obj, reason: str, message: str) -> None:
-        """A problem only a spec change can fix: report it once, apply nothing, keep the rest of status."""
-        old = self._status.current(raw)
-        status = dict(old)
-        status["state"] = STATE_FAILED
-        status["conditions"] = conditions.set_condition(
-            old.get("conditions"),
-            Condition(READY, "False", reason, message),
-            observed_generation=raw["metadata"].get("generation"),
+        """A failed sync, as `report_sync_failure` reports it: the condition and one Warning Event."""
+        await warn(
+            raw, reason, message, write=functools.partial(self._write_rejection, raw), recorder=self._recorder
         )
-        if await self._status.write(raw, status):
-            self._recorder.event(raw, type="Warning", reason=reason, message=message)
 
     async def _write_status(
         self,
         raw: Obj,
         verdict: GraphStatus,
         restart: dict[str, Any] | None,
-        rollout: Rollout = NO_ROLLOUT,
+        rolling: RollingPlan | None = None,
     ) -> bool:
         """Write the graph's status; True when a request was sent."""
         old = self._status.current(raw)
         generation = raw["metadata"].get("generation")
-        ready = Condition(
-            READY,
-            "True" if verdict.ready else "False",
-            REASON_ALL_READY if verdict.ready else REASON_SOME_NOT_READY,
-            verdict.message,
-        )
-        if rollout.plan.in_progress:
-            # Upstream's override: a graph mid-rollout is pending whatever its DCDs say.
-            verdict.ready = False
-            ready = Condition(READY, "False", REASON_IN_PROGRESS, f"{MESSAGE_IN_PROGRESS}: {verdict.message}")
-        status: dict[str, Any] = {
-            "observedGeneration": generation,
-            "state": STATE_SUCCESSFUL if verdict.ready else STATE_PENDING,
-            "conditions": conditions.set_condition(
-                old.get("conditions"), ready, observed_generation=generation
-            ),
-            "services": verdict.services,
-        }
-        if restart is not None:
-            status["restart"] = restart
-        if rollout.plan.status is not None:
-            status["rollingUpdate"] = rollout.plan.status
+        status = synced_status(old, verdict, generation=generation, restart=restart, rolling=rolling)
         return await self._status.write(raw, status)
+
+
+def _kept(view: GraphView, rolling: RollingPlan, resource: Resource, obj: Obj) -> bool:
+    """Children not pruned although not desired: a PVC the graph still names (its entry may have
+    turned create: false), and old workers still serving while their successors start."""
+    name = obj["metadata"]["name"]
+    return (resource == kinds.PVC and view.names_pvc(name)) or (
+        resource == kinds.DCD and name in rolling.keep
+    )
+
+
+def _dcd_names(view: GraphView) -> tuple[str, dict[str, str]]:
+    """The graph's worker hash and its services' DCD names; a spec they cannot be made of is `Rejected`."""
+    try:
+        new_hash = graph_worker_hash(view.graph)
+        return new_hash, dcd_names(view.graph, worker_hash=new_hash)
+    except GenerationError as err:
+        raise Rejected("InvalidSpec", str(err)) from err
+
+
+def restart_value(dcd: Obj) -> str | None:
+    """The restart id a DCD was last restarted for."""
+    return ((dcd.get("spec") or {}).get("annotations") or {}).get(consts.ANNOTATION_RESTART_AT)
 
 
 def build(mgr: Manager, settings: Settings) -> Built[DynamoGraphDeploymentReconciler]:

@@ -65,11 +65,6 @@ COMPONENT_MAIN: Final = "main"
 COMPONENT_DEFAULT: Final = "default"
 WORKER_COMPONENT_TYPES: Final = frozenset({COMPONENT_WORKER, COMPONENT_PREFILL, COMPONENT_DECODE})
 
-BACKEND_VLLM: Final = "vllm"
-BACKEND_SGLANG: Final = "sglang"
-BACKEND_TRTLLM: Final = "trtllm"
-BACKENDS: Final = (BACKEND_SGLANG, BACKEND_TRTLLM, BACKEND_VLLM)
-
 # --- Labels --------------------------------------------------------------------------------------
 LABEL_SELECTOR: Final = "nvidia.com/selector"
 LABEL_GRAPH_DEPLOYMENT_NAME: Final = "nvidia.com/dynamo-graph-deployment-name"

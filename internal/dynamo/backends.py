@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dynamo_operator.api.v1alpha1.graph import BackendFramework
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.errors import GenerationError
 from dynamo_operator.internal.dynamo.merge import env, field_env, merge_env
@@ -26,7 +27,9 @@ GROVE_RANK = "$((GROVE_PCLQ_POD_INDEX + 1))"
 _KUBELET_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 
 _PYTHON_EXE = re.compile(r"^(?:.*/)?python[0-9.]*$")
-_FRAMEWORK_MODULE = re.compile(r"python[0-9.]*\s+(?:[^|&;]*\s)?-m\s+dynamo\.(vllm|sglang|trtllm)\b")
+_FRAMEWORK_MODULE = re.compile(
+    r"python[0-9.]*\s+(?:[^|&;]*\s)?-m\s+dynamo\.(" + "|".join(BackendFramework) + r")\b"
+)
 _PYTHON_CMD_IN_SHELL = re.compile(r"python[0-9.]*\s+[^|&;]*")
 
 
@@ -154,14 +157,14 @@ def detect_backend(component_type: str, explicit: str | None, container: Mapping
 def compilation_cache_env(backend: str, mount_point: str | None) -> list[dict[str, Any]]:
     """Env pointing the backend at its compilation cache (set whether the mount point was defaulted
     or given — upstream only set it for explicit mount points)."""
-    if backend == c.BACKEND_VLLM and mount_point:
+    if backend == BackendFramework.VLLM and mount_point:
         return [env(c.ENV_VLLM_CACHE_ROOT, mount_point)]
     return []
 
 
 def default_cache_mount_point(backend: str) -> str | None:
     """Where a compilation-cache volume goes when the user names none; None when the backend has none."""
-    return c.DEFAULT_VLLM_CACHE_MOUNT_POINT if backend == c.BACKEND_VLLM else None
+    return c.DEFAULT_VLLM_CACHE_MOUNT_POINT if backend == BackendFramework.VLLM else None
 
 
 def quote(token: str) -> str:
@@ -376,17 +379,17 @@ def apply_multinode(
     pod needs besides (init containers, volumes)."""
     if role is Role.MAIN:
         return PodExtras()
-    if backend == c.BACKEND_VLLM:
+    if backend == BackendFramework.VLLM:
         return _vllm_multinode(container, role, info, annotations)
-    if backend == c.BACKEND_SGLANG:
+    if backend == BackendFramework.SGLANG:
         _sglang_multinode(container, role, info)
-    elif backend == c.BACKEND_TRTLLM:
+    elif backend == BackendFramework.TRTLLM:
         _trtllm_multinode(container, role, info)
     return PodExtras()
 
 
 def multinode_pod_volumes(backend: str, ssh_secret_name: str) -> list[dict[str, Any]]:
     """Pod volumes a multinode backend needs (TRT-LLM: the MPI SSH key secret)."""
-    if backend != c.BACKEND_TRTLLM:
+    if backend != BackendFramework.TRTLLM:
         return []
     return [{"name": "mpi-ssh-key", "secret": {"secretName": ssh_secret_name, "defaultMode": 0o644}}]

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from dynamo_operator.api.v1alpha1.graph import BackendFramework
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.errors import GenerationError
 from dynamo_operator.internal.dynamo.gpu_memory_service import SHARED_MOUNT_PATH
@@ -120,7 +121,7 @@ def _vllm_engine(engine: Obj, index: int, node_count: int) -> None:
 
 def apply_failover(pod: Obj, *, backend: str, node_count: int) -> None:
     """Replace `containers[0]` of a pod spec (in place) with the two engines; vLLM only."""
-    if backend != c.BACKEND_VLLM:
+    if backend != BackendFramework.VLLM:
         raise GenerationError(
             "failover.enabled",
             f"failover is supported only for the vLLM backend (detected: {backend or 'none'})",

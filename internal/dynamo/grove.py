@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from dynamo_operator.api.v1alpha1.graph import BackendFramework
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo import naming
 from dynamo_operator.internal.dynamo.backends import Role, detect_backend, grove_addressing
@@ -100,7 +101,10 @@ GROVE_MAX_COMBINED_NAME_LENGTH = 45
 
 
 class GroveNameTooLongError(GenerationError):
-    """A service's Grove names (set + scaling group + clique) exceed Grove's pod-naming budget."""
+    """A service's Grove names (set + scaling group + clique) exceed Grove's pod-naming budget
+    (Grove's PodCliqueSet webhook would refuse the set: said before anything is written)."""
+
+    reason: ClassVar[str] = "GroveNameTooLong"
 
 
 def grove_name_parts(dgd_name: str, service: str, *, multinode: bool) -> tuple[tuple[str, str], ...]:
@@ -253,7 +257,7 @@ def _starts_after_workers(gs: GroveService, ctx: GenContext) -> bool:
     backend = detect_backend(
         gs.component.component_type, gs.component.spec.get("backendFramework"), container
     )
-    return backend == c.BACKEND_TRTLLM
+    return backend == BackendFramework.TRTLLM
 
 
 def desired_pod_clique_set(

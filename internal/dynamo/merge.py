@@ -73,12 +73,3 @@ def dedupe_by_name(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             seen.add(name)
             out.append(dict(item))
     return out
-
-
-def merge_string_maps(*maps: Mapping[str, str] | None) -> dict[str, str]:
-    """Later maps win; None entries are skipped."""
-    out: dict[str, str] = {}
-    for m in maps:
-        if m:
-            out.update(m)
-    return out

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dynamo_operator.api.v1alpha1.graph import BackendFramework
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo import naming
 from dynamo_operator.internal.dynamo.backends import (
@@ -345,7 +346,7 @@ def build_main_container(
         info = MultinodeInfo(
             node_count=multinode_node_count(spec),
             gpus_per_node=gpu_count(
-                spec.get("resources"), prefer_requests=resolved_backend == c.BACKEND_TRTLLM
+                spec.get("resources"), prefer_requests=resolved_backend == BackendFramework.TRTLLM
             ),
             wait_leader_config_map=wait_leader_config_map_name(comp.parent_dgd or comp.name),
             addressing=addressing,
@@ -363,9 +364,10 @@ def build_pod_template(
 
     Order (later wins): component defaults → extraPodSpec.mainContainer → env (defaults, then main
     container env, then component envs) → top-level probes → resources → envFromSecret → infra env (lowest)
-    → PVC mounts → backend rewrites → base pod spec → extraPodSpec → fsGroup 1000 unless the user
-    gave a securityContext → service account → volumes, shared memory, containers (main first),
-    image pull secrets → frontend sidecar → GPU Memory Service → failover engines (`_apply_addons`).
+    → PVC mounts → backend rewrites (`build_main_container`) → base pod spec → extraPodSpec → fsGroup
+    1000 unless the user gave a securityContext → service account (`_pod_spec`) → volumes, shared
+    memory (`_pod_volumes`), containers (main first), image pull secrets → frontend sidecar → GPU
+    Memory Service → failover engines (`_apply_addons`).
     """
     spec = comp.spec
     container, extras = build_main_container(comp, ctx, role=role, addressing=addressing)
@@ -374,52 +376,14 @@ def build_pod_template(
             "extraPodSpec.mainContainer.image", "required: the operator sets no default image"
         )
     backend = detect_backend(comp.component_type, spec.get("backendFramework"), container)
-    defaults = component_defaults(
-        comp.component_type,
-        dyn_ns=dynamo_namespace_of(comp),
-        dgd_name=comp.parent_dgd or comp.name,
-        namespace=comp.namespace,
-        planner_service_account=ctx.planner_service_account,
-    )
     extra = {k: v for k, v in (spec.get("extraPodSpec") or {}).items() if k != "mainContainer"}
-    pod: dict[str, Any] = {
-        "terminationGracePeriodSeconds": (
-            c.EPP_TERMINATION_GRACE_PERIOD_SECONDS
-            if comp.component_type == c.COMPONENT_EPP
-            else c.DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
-        ),
-        "restartPolicy": c.DEFAULT_RESTART_POLICY,
-    }
-    if defaults.service_account:
-        pod["serviceAccountName"] = defaults.service_account
+    # The lists extraPodSpec merges by name or appends, rather than replacing what is generated.
     user_volumes = extra.pop("volumes", None) or []
     user_containers = extra.pop("containers", None) or []
     user_pull_secrets = extra.pop("imagePullSecrets", None) or []
     extra_init = extra.pop("initContainers", None) or []
-    pod = override(pod, extra)
-    if extra.get("securityContext") is None:
-        pod["securityContext"] = {"fsGroup": c.DEFAULT_FS_GROUP}
-    if not pod.get("serviceAccountName") and kube_discovery_enabled(comp, ctx) and comp.parent_dgd:
-        pod["serviceAccountName"] = naming.discovery_service_account(comp.parent_dgd)
-    # Volumes: generated ones, then the user's (a user volume replaces a generated one of its name).
-    cache_backend = backend or str(spec.get("backendFramework") or "")
-    volumes, _, _ = _pvc_mounts(comp, cache_backend)
-    if comp.component_type == c.COMPONENT_EPP:
-        volumes = _epp_volumes(comp)[0] + volumes
-    if role is not Role.MAIN:
-        volumes += multinode_pod_volumes(backend, ctx.mpi_ssh_secret_name) + extras.volumes
-    volumes = _union_by_name(volumes, [dict(v) for v in user_volumes])
-    shm = _shared_memory(spec)
-    if shm is not None:
-        volumes = [v for v in volumes if v.get("name") != c.SHARED_MEMORY_VOLUME_NAME] + [shm]
-        mounts = [
-            m
-            for m in container.get("volumeMounts", [])
-            if m.get("name") != c.SHARED_MEMORY_VOLUME_NAME
-            and m.get("mountPath") != c.SHARED_MEMORY_MOUNT_PATH
-        ]
-        mounts.append({"name": c.SHARED_MEMORY_VOLUME_NAME, "mountPath": c.SHARED_MEMORY_MOUNT_PATH})
-        container["volumeMounts"] = mounts
+    pod = _pod_spec(comp, ctx, extra)
+    volumes = _pod_volumes(comp, ctx, container, role=role, backend=backend, extras=extras, user=user_volumes)
     if volumes:
         pod["volumes"] = volumes
     init_containers = [*extras.init_containers, *(extra_init or [])]
@@ -432,6 +396,70 @@ def build_pod_template(
         pod["imagePullSecrets"] = pulls
     _apply_addons(pod, comp, ctx, backend=backend)
     return {"metadata": {"labels": pod_labels(comp, ctx), "annotations": pod_annotations(comp)}, "spec": pod}
+
+
+def _pod_spec(comp: Component, ctx: GenContext, extra: Mapping[str, Any]) -> dict[str, Any]:
+    """The pod spec before volumes and containers: grace period, restart policy and service account
+    defaults, `extra` (extraPodSpec without its merged lists) over them, then fsGroup 1000 unless the
+    user gave a securityContext, and the discovery ServiceAccount when nothing else named one."""
+    defaults = component_defaults(
+        comp.component_type,
+        dyn_ns=dynamo_namespace_of(comp),
+        dgd_name=comp.parent_dgd or comp.name,
+        namespace=comp.namespace,
+        planner_service_account=ctx.planner_service_account,
+    )
+    pod: dict[str, Any] = {
+        "terminationGracePeriodSeconds": (
+            c.EPP_TERMINATION_GRACE_PERIOD_SECONDS
+            if comp.component_type == c.COMPONENT_EPP
+            else c.DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
+        ),
+        "restartPolicy": c.DEFAULT_RESTART_POLICY,
+    }
+    if defaults.service_account:
+        pod["serviceAccountName"] = defaults.service_account
+    pod = override(pod, extra)
+    if extra.get("securityContext") is None:
+        pod["securityContext"] = {"fsGroup": c.DEFAULT_FS_GROUP}
+    if not pod.get("serviceAccountName") and kube_discovery_enabled(comp, ctx) and comp.parent_dgd:
+        pod["serviceAccountName"] = naming.discovery_service_account(comp.parent_dgd)
+    return pod
+
+
+def _pod_volumes(
+    comp: Component,
+    ctx: GenContext,
+    container: dict[str, Any],
+    *,
+    role: Role,
+    backend: str,
+    extras: PodExtras,
+    user: Sequence[Mapping[str, Any]],
+) -> list[dict[str, Any]]:
+    """The pod's volumes: generated ones (PVCs, compilation cache, EPP config, multinode), then the
+    user's (a user volume replaces a generated one of its name), then shared memory, whose mount it
+    puts on `container` in place of any the user gave at that name or path."""
+    spec = comp.spec
+    cache_backend = backend or str(spec.get("backendFramework") or "")
+    volumes, _, _ = _pvc_mounts(comp, cache_backend)
+    if comp.component_type == c.COMPONENT_EPP:
+        volumes = _epp_volumes(comp)[0] + volumes
+    if role is not Role.MAIN:
+        volumes += multinode_pod_volumes(backend, ctx.mpi_ssh_secret_name) + extras.volumes
+    volumes = _union_by_name(volumes, [dict(v) for v in user])
+    shm = _shared_memory(spec)
+    if shm is not None:
+        volumes = [v for v in volumes if v.get("name") != c.SHARED_MEMORY_VOLUME_NAME] + [shm]
+        mounts = [
+            m
+            for m in container.get("volumeMounts", [])
+            if m.get("name") != c.SHARED_MEMORY_VOLUME_NAME
+            and m.get("mountPath") != c.SHARED_MEMORY_MOUNT_PATH
+        ]
+        mounts.append({"name": c.SHARED_MEMORY_VOLUME_NAME, "mountPath": c.SHARED_MEMORY_MOUNT_PATH})
+        container["volumeMounts"] = mounts
+    return volumes
 
 
 def claim_template_of(comp: Component) -> str:

@@ -11,7 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-RESTARTING, COMPLETED = "Restarting", "Completed"
+from dynamo_operator.api.v1alpha1.graph import RestartPhase, RestartStrategyType
+
+# Plain strings in the status written (a str subclass would not survive every serialiser).
+RESTARTING, COMPLETED = RestartPhase.RESTARTING.value, RestartPhase.COMPLETED.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +50,7 @@ def plan_restart(
         if s not in live_values:
             values[s] = rid
     strategy = (restart or {}).get("strategy") or {}
-    if strategy.get("type") == "Parallel":
+    if strategy.get("type") == RestartStrategyType.PARALLEL:
         for s in services:
             values[s] = rid
         in_progress = [s for s in sorted(services) if not (live_values.get(s) == rid and rolled.get(s))]

@@ -28,11 +28,11 @@ replaced as a whole (rollout.py), with one `RollingUpdateNotSupported` Warning.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dynamo_operator.api.v1alpha1.graph import RollingUpdatePhase as Phase
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.rollingbudget import budget, share_out
 from dynamo_operator.internal.dynamo.rollout import service_of
@@ -49,18 +49,8 @@ PENDING_REQUEUE_SECONDS = 1.0
 """Pending moves to InProgress on the next round; nothing else may bring one soon (no child changed)."""
 
 
-class Phase(enum.StrEnum):
-    """`status.rollingUpdate.phase` (the API's RollingUpdatePhase values)."""
-
-    NONE = ""
-    PENDING = "Pending"
-    IN_PROGRESS = "InProgress"
-    COMPLETED = "Completed"
-    FAILED = "Failed"
-
-    @property
-    def running(self) -> bool:
-        return self in (Phase.PENDING, Phase.IN_PROGRESS)
+RUNNING = frozenset({Phase.PENDING, Phase.IN_PROGRESS})
+"""Phases of a rollout under way: the graph is reported pending whatever its DCDs say."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +79,7 @@ class RollingPlan:
 
     @property
     def in_progress(self) -> bool:
-        return self.phase.running
+        return self.phase in RUNNING
 
     @property
     def requeue_after(self) -> float | None:
@@ -222,7 +212,7 @@ def plan_rolling_update(
                     " its workers are replaced as a whole",
                 )
             )
-    if not phase.running:
+    if phase not in RUNNING:
         return RollingPlan(status=status, events=tuple(events), serving_hash=new_hash)
     if all_updated:
         # Every service has moved: the old DCDs go (none serves any more), completion follows once

@@ -1,5 +1,5 @@
-"""The DGDR lifecycle as data: a `State` enum, the observations a reconcile can make in each state,
-and `advance`, the only function that decides the next state.
+"""The DGDR lifecycle as data: the API's `DGDRState` (`State` here), the observations a reconcile can
+make in each state, and `advance`, the only function that decides the next state.
 
 The reconciler does the I/O of a state (create the Job, read it back, create the DGD, ...), turns what
 it saw into one observation, and asks `advance` for the resulting `Transition`: next state, conditions
@@ -16,11 +16,11 @@ to upsert and Events to record. Keeping the decision pure lets every arrow be a 
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dynamo_operator.api.v1alpha1.request import IMMUTABLE_SPEC_STATES, DGDRState
 from dynamo_operator.internal.dynamo.dgdr.names import DGD_READY_STATE
 from dynamo_operator.internal.dynamo.dgdr.vocabulary import (
     ConditionSpec,
@@ -31,30 +31,20 @@ from dynamo_operator.internal.dynamo.dgdr.vocabulary import (
     Reason,
 )
 
+State = DGDRState  # one enum: the API's, under the name the lifecycle code reads best with
 
-class State(enum.Enum):
-    """`status.state` of a DGDR. The values are the API strings."""
 
-    INITIAL = ""
-    PENDING = "Pending"
-    PROFILING = "Profiling"
-    DEPLOYING = "Deploying"
-    READY = "Ready"
-    DEPLOYMENT_DELETED = "DeploymentDeleted"
-    FAILED = "Failed"
-
-    @classmethod
-    def parse(cls, value: str | None) -> State | None:
-        """The state for an API string (missing means INITIAL); None for an unknown string."""
-        try:
-            return cls(value or "")
-        except ValueError:
-            return None
+def parse_state(value: str | None) -> State | None:
+    """The state for an API string (missing means INITIAL); None for an unknown string."""
+    try:
+        return State(value or "")
+    except ValueError:
+        return None
 
 
 # Once profiling started the spec is frozen: the Job, the generated DGD and the deployment all derive
 # from the spec as it was; applying an edit would silently desynchronise them.
-IMMUTABLE_STATES = frozenset({State.PROFILING, State.DEPLOYING, State.READY, State.DEPLOYMENT_DELETED})
+IMMUTABLE_STATES = frozenset(IMMUTABLE_SPEC_STATES)
 TERMINAL_STATES = frozenset({State.FAILED, State.DEPLOYMENT_DELETED})
 
 

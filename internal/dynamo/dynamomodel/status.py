@@ -6,6 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dynamo_operator.api.v1alpha1.model import ModelType
+from dynamo_operator.internal.dynamo import conditions
+from dynamo_operator.internal.dynamo.conditions import Clock, Condition, utc_now
 from dynamo_operator.internal.dynamo.dynamomodel.endpoints import Endpoint, services_of
 
 SERVICES_FOUND = "ServicesFound"
@@ -53,7 +56,7 @@ class ModelStatus:
 
 
 def is_lora(model: Mapping[str, Any]) -> bool:
-    return str((model.get("spec") or {}).get("modelType") or "").lower() == "lora"
+    return str((model.get("spec") or {}).get("modelType") or "").lower() == ModelType.LORA
 
 
 def lora_source(model: Mapping[str, Any]) -> str:
@@ -120,6 +123,25 @@ def compute(
     cond = Cond(ENDPOINTS_READY, False, "NotReady", message)
     events.append(Event("Warning", "NotReady", message))
     return ModelStatus(infos, ready, total, (found, cond), tuple(events), LORA_RETRY_SECONDS, failures)
+
+
+def model_status(
+    old: Mapping[str, Any], status: ModelStatus, *, generation: int | None, now: Clock = utc_now
+) -> dict[str, Any]:
+    """The whole status to write: endpoints and counts, the conditions upserted over the old ones
+    (their `lastTransitionTime` moves only when their status flips)."""
+    return {
+        **status.as_status(),
+        "conditions": conditions.set_conditions(
+            old.get("conditions"),
+            [
+                Condition(c.type, "True" if c.status else "False", c.reason, c.message)
+                for c in status.conditions
+            ],
+            observed_generation=generation,
+            now=now,
+        ),
+    }
 
 
 def metrics_state(model: Mapping[str, Any]) -> str:

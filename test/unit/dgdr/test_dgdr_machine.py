@@ -20,6 +20,7 @@ from dynamo_operator.internal.dynamo.dgdr.machine import (
     State,
     Validated,
     advance,
+    parse_state,
     unknown_state,
 )
 from dynamo_operator.internal.dynamo.dgdr.vocabulary import ConditionType, EventReason, EventType, Reason
@@ -238,7 +239,7 @@ def test_impossible_observations_are_refused(state: State, obs: object) -> None:
     ],
 )
 def test_state_parse(value: str | None, state: State | None) -> None:
-    assert State.parse(value) is state
+    assert parse_state(value) is state
 
 
 @pytest.mark.parametrize(

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 from typing import Any
 
 import pytest
 from dynamo_operator.internal.dynamo.dynamomodel import endpoints as ep
 from dynamo_operator.internal.dynamo.dynamomodel import lora
-from dynamo_operator.internal.dynamo.dynamomodel.status import LoadResult, compute, is_lora, to_load
+from dynamo_operator.internal.dynamo.dynamomodel.status import (
+    LoadResult,
+    compute,
+    is_lora,
+    model_status,
+    to_load,
+)
+from dynamo_operator.internal.dynamo.dynamomodel.view import read_model
 
 
 def _slice(service: str, *endpoints: dict[str, Any]) -> dict[str, Any]:
@@ -197,3 +205,49 @@ def test_metrics_state(ready: int, total: int, label: str) -> None:
     from dynamo_operator.internal.dynamo.dynamomodel.status import metrics_state
 
     assert metrics_state({"status": {"readyEndpoints": ready, "totalEndpoints": total}}) == label
+
+
+def test_model_status_is_the_counts_and_endpoints_with_the_conditions_upserted() -> None:
+    found = _found(2)
+    computed = compute(_model(), found, {e.address: LoadResult(True) for e in found})
+    then = datetime.datetime(2026, 11, 22, 8, 0, tzinfo=datetime.UTC)
+    old = {"conditions": [{"type": "Other", "status": "True", "reason": "R", "message": ""}], "stale": 1}
+    out = model_status(old, computed, generation=3, now=lambda: then)
+    assert (out["readyEndpoints"], out["totalEndpoints"], out["endpoints"]) == (2, 2, computed.endpoints)
+    assert "stale" not in out  # the whole status: fields not computed are dropped
+    assert [(c["type"], c["status"], c.get("observedGeneration")) for c in out["conditions"]] == [
+        ("Other", "True", None),
+        ("ServicesFound", "True", 3),
+        ("EndpointsReady", "True", 3),
+    ]
+
+
+def test_model_status_twice_is_the_same_status() -> None:
+    computed = compute(_model(), [], {})
+    first = model_status({}, computed, generation=1)
+    assert model_status(first, computed, generation=1) == first
+
+
+@pytest.mark.parametrize(
+    ("spec", "lora_", "source"),
+    [
+        pytest.param({"modelType": "lora", "source": {"uri": "s3://b/a"}}, True, "s3://b/a", id="lora"),
+        pytest.param({"modelType": "lora"}, True, "", id="lora-without-source"),
+        pytest.param({"modelType": "base"}, False, "", id="base"),
+    ],
+)
+def test_a_model_is_read_once_into_its_view(spec: dict[str, Any], lora_: bool, source: str) -> None:
+    raw = {
+        "metadata": {
+            "name": "m",
+            "namespace": "ns",
+            "finalizers": ["a"],
+            "generation": 2,
+            "resourceVersion": "7",
+        },
+        "spec": {"modelName": "adapter-1", "baseModelName": "Qwen/Qwen3-0.6B", **spec},
+    }
+    view = read_model(raw)
+    assert (view.namespace, view.name, view.generation, view.resource_version) == ("ns", "m", 2, "7")
+    assert (view.model_name, view.base_model, view.finalizers) == ("adapter-1", "Qwen/Qwen3-0.6B", ("a",))
+    assert (view.lora, view.source, view.deletion_timestamp) == (lora_, source, None)

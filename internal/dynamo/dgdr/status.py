@@ -1,0 +1,45 @@
+"""A DGDR's status after one transition of its lifecycle (machine.py). Pure.
+
+The state, the conditions the transition upserts (their `lastTransitionTime` moves only when their
+status flips), the fields the state's work produced (`generatedDeployment`, `deployment`, ...) over
+the status the request had. `observedGeneration` and `backend` are recorded only when the transition
+says the spec was taken in (validation): a frozen request's later edits are reported, not observed.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from dynamo_operator.internal.dynamo import conditions
+from dynamo_operator.internal.dynamo.conditions import Clock, Condition, utc_now
+from dynamo_operator.internal.dynamo.dgdr.machine import Transition
+
+
+def request_status(
+    old: Mapping[str, Any],
+    transition: Transition,
+    fields: Mapping[str, Any],
+    *,
+    generation: int | None,
+    backend: str | None,
+    now: Clock = utc_now,
+) -> dict[str, Any]:
+    """The whole status to write after `transition` (see the module docstring)."""
+    new = copy.deepcopy(dict(old))
+    new.update(fields)
+    new["state"] = transition.state.value
+    if transition.observe_generation:
+        new["observedGeneration"] = generation
+        new["backend"] = backend
+    new["conditions"] = conditions.set_conditions(
+        old.get("conditions"),
+        [
+            Condition(str(c.type), "True" if c.status else "False", str(c.reason), c.message)
+            for c in transition.conditions
+        ],
+        observed_generation=generation,
+        now=now,
+    )
+    return new

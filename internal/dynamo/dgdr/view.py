@@ -1,0 +1,72 @@
+"""A DGDR read once per lifecycle step: the fields its states decide by, out of the raw object. Pure.
+
+The reconciler walks a request through several states in one reconcile and re-reads it after each
+status write; `read_request` is how each step sees it. `raw` stays beside the fields: the Job, the
+generated DGD and the Events are made from or address the object itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dynamo_operator.internal.dynamo.dgdr.machine import IMMUTABLE_STATES, State, parse_state
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestView:
+    """One DGDR as a step reads it. `state` is None for a `status.state` this operator does not know
+    (`raw_state` keeps the string); `observed_generation` is 0 before the spec was first taken in."""
+
+    raw: Obj
+    namespace: str
+    name: str
+    uid: str
+    generation: int | None
+    resource_version: str | None
+    spec: Mapping[str, Any]
+    status: Mapping[str, Any]
+    state: State | None
+    raw_state: str
+    observed_generation: int
+
+    @property
+    def auto_apply(self) -> bool:
+        return bool(self.spec.get("autoApply"))
+
+    @property
+    def deployment(self) -> Mapping[str, Any]:
+        """`status.deployment`: the DGD the request created and what it last saw of it."""
+        return self.status.get("deployment") or {}
+
+    @property
+    def frozen_spec_edited(self) -> bool:
+        """Profiling started (the spec is frozen) and the spec has changed since."""
+        return (
+            self.state in IMMUTABLE_STATES
+            and bool(self.observed_generation)
+            and self.observed_generation != self.generation
+        )
+
+
+def read_request(raw: Obj) -> RequestView:
+    """The view of `raw` (a DGDR as cached or as a status write returned it)."""
+    meta = raw.get("metadata") or {}
+    status = raw.get("status") or {}
+    raw_state = str(status.get("state") or "")
+    return RequestView(
+        raw=raw,
+        namespace=str(meta.get("namespace") or ""),
+        name=str(meta.get("name") or ""),
+        uid=str(meta.get("uid") or ""),
+        generation=meta.get("generation"),
+        resource_version=meta.get("resourceVersion"),
+        spec=raw.get("spec") or {},
+        status=status,
+        state=parse_state(raw_state),
+        raw_state=raw_state,
+        observed_generation=int(status.get("observedGeneration") or 0),
+    )

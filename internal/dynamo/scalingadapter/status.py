@@ -1,0 +1,37 @@
+"""A scaling adapter's status: what it reports of its service, and its `Ready` condition. Pure.
+
+An adapter that drives its service (`Ready=True`) reports the service's running replicas, the pod
+selector HPA averages over and its last scale time (adapter.status). One that does not keeps what it
+reported before: its graph or service is gone or not scalable, and the old figures are the last true
+ones. `Ready` is upserted either way; its `lastTransitionTime` moves only when its status flips.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dynamo_operator.internal.dynamo import conditions
+from dynamo_operator.internal.dynamo.conditions import Clock, Condition, utc_now
+from dynamo_operator.internal.dynamo.scalingadapter import adapter
+
+
+def adapter_status(
+    previous: Mapping[str, Any],
+    ready: Condition,
+    *,
+    dgd: Mapping[str, Any] | None,
+    service: str,
+    scaled_at: str | None,
+    generation: int | None,
+    now: Clock = utc_now,
+) -> dict[str, Any]:
+    """The whole status to write (see the module docstring); `dgd` is the graph as last written."""
+    if ready.status == "True" and dgd is not None:
+        status = adapter.status(previous, dgd, service, scaled_at=scaled_at)
+    else:
+        status = {**previous}
+    status["conditions"] = conditions.set_condition(
+        previous.get("conditions"), ready, observed_generation=generation, now=now
+    )
+    return status

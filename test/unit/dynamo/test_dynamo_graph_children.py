@@ -1,0 +1,158 @@
+"""A graph's children are generated whole or refused with one reason; and the view they are generated from."""
+
+from __future__ import annotations
+
+import pytest
+from dynamo_operator.internal import consts
+from dynamo_operator.internal.dynamo import Capabilities, GenContext
+from dynamo_operator.internal.dynamo.errors import GenerationError
+from dynamo_operator.internal.dynamo.graph_children import MissingAPIs, dcd_children, grove_children
+from dynamo_operator.internal.dynamo.graphview import GraphView, read_graph, semantic_problems
+from unit.dynamo.dynamo_testlib import NS, Obj, dgd, service
+
+ALL = GenContext(
+    namespace=NS, capabilities=Capabilities(lws=True, grove=True, gateway_inference_extension=True)
+)
+NONE = GenContext(namespace=NS)
+TWO = {"Frontend": service("frontend"), "VllmWorker": service("worker")}
+
+
+def view_of(graph: Obj, *, children: list[Obj] | None = None, version: str = "0.9.0") -> GraphView:
+    return read_graph(graph, children=children or [], operator_version=version)
+
+
+@pytest.mark.parametrize(
+    ("graph", "problems"),
+    [
+        pytest.param(dgd(TWO), [], id="fine"),
+        pytest.param(dgd({}), ["services: at least one service is required"], id="no-services"),
+        pytest.param(
+            dgd(
+                TWO,
+                restart={
+                    "id": "r",
+                    "strategy": {"type": "Sequential", "order": ["Frontend", "Nope", "Gone"]},
+                },
+            ),
+            ["restart.strategy.order names unknown services: Nope, Gone"],
+            id="restart-order-names-unknown",
+        ),
+        pytest.param(
+            dgd({}, restart={"id": "r", "strategy": {"order": ["A"]}}),
+            [
+                "services: at least one service is required",
+                "restart.strategy.order names unknown services: A",
+            ],
+            id="both",
+        ),
+    ],
+)
+def test_semantic_problems_are_the_cross_references_a_schema_cannot_check(
+    graph: Obj, problems: list[str]
+) -> None:
+    assert semantic_problems(view_of(graph)) == problems
+
+
+def test_the_view_reads_names_services_and_pvcs_once() -> None:
+    graph = dgd(TWO, pvcs=[{"name": "made", "create": True}, {"name": "brought"}, {"create": True}])
+    graph["metadata"]["generation"] = 7
+    view = view_of(graph)
+    assert (view.namespace, view.name, view.uid, view.generation) == (NS, "g", "uid-1", 7)
+    assert list(view.services) == ["Frontend", "VllmWorker"]
+    assert (view.names_pvc("made"), view.names_pvc("brought"), view.names_pvc("other")) == (True, True, False)
+    assert view.missing_user_pvcs(lambda name: False) == ["brought"]
+    assert view.missing_user_pvcs(lambda name: True) == []
+
+
+@pytest.mark.parametrize(
+    ("children", "origin"),
+    [
+        pytest.param([], "0.9.0", id="new-graph-takes-the-operators-version"),
+        pytest.param(
+            [{"spec": {"annotations": {consts.ANNOTATION_ORIGIN_VERSION: "0.7.0"}}}],
+            "0.7.0",
+            id="from-its-dcds",
+        ),
+        pytest.param([{"spec": {}}], None, id="old-graph-without-stamp"),
+    ],
+)
+def test_generation_sees_the_origin_version_before_it_is_written(
+    children: list[Obj], origin: str | None
+) -> None:
+    graph = dgd(TWO)
+    view = view_of(graph, children=children)
+    assert view.origin == origin
+    stamped = (view.graph["metadata"].get("annotations") or {}).get(consts.ANNOTATION_ORIGIN_VERSION)
+    assert stamped == origin
+    assert "annotations" not in graph["metadata"]  # the cached object is left alone
+
+
+def test_a_graph_that_generates_has_owned_and_shared_children() -> None:
+    children = dcd_children(view_of(dgd(TWO)), ALL, restart_at={}, worker_hash="abcd1234")
+    assert {o["kind"] for o in children.owned} >= {"DynamoComponentDeployment"}
+    assert all(o["kind"] in ("ServiceAccount", "RoleBinding") for o in children.shared)
+
+
+@pytest.mark.parametrize("generate", [pytest.param("dcd", id="dcd"), pytest.param("grove", id="grove")])
+@pytest.mark.parametrize(
+    ("graph", "ctx", "reason", "message"),
+    [
+        pytest.param(
+            dgd({}),
+            ALL,
+            "InvalidSpec",
+            "spec: services: at least one service is required",
+            id="semantic-problem",
+        ),
+        pytest.param(
+            dgd({"Frontend": service("frontend"), "frontend": service("frontend")}),
+            ALL,
+            "NameCollision",
+            "service names must stay distinct",
+            id="name-collision",
+        ),
+        pytest.param(
+            dgd({"VllmWorker": service("worker", volumeMounts=[{"name": "nope", "mountPoint": "/m"}])}),
+            ALL,
+            "InvalidSpec",
+            "'nope' is not declared in spec.pvcs",
+            id="invalid-spec",
+        ),
+    ],
+)
+def test_a_graph_that_cannot_generate_is_refused_with_one_reason(
+    generate: str, graph: Obj, ctx: GenContext, reason: str, message: str
+) -> None:
+    view = view_of(graph)
+    with pytest.raises(GenerationError) as raised:
+        if generate == "dcd":
+            dcd_children(view, ctx, restart_at={}, worker_hash="abcd1234")
+        else:
+            grove_children(view, ctx, restart_at={})
+    assert raised.value.reason == reason
+    assert message in str(raised.value)
+
+
+def test_missing_apis_are_reported_together_once_the_rest_generates() -> None:
+    graph = dgd(
+        {
+            "Frontend": service("frontend"),
+            "A": service("worker", multinode={"nodeCount": 2}),
+            "B": service("worker", multinode={"nodeCount": 2}),
+        }
+    )
+    with pytest.raises(MissingAPIs) as raised:
+        dcd_children(view_of(graph), NONE, restart_at={}, worker_hash="abcd1234")
+    assert raised.value.reason == "NoOrchestratorAvailable"
+    assert [e.field for e in raised.value.missing] == [
+        "spec.services.A.multinode",
+        "spec.services.B.multinode",
+    ]
+    assert str(raised.value) == "; ".join(str(e) for e in raised.value.missing)
+
+
+def test_a_grove_name_over_budget_is_refused_with_its_own_reason() -> None:
+    graph = dgd({"Frontend": service("frontend")}, name="g" * 38)  # 38 + "frontend" = 46 > 45
+    with pytest.raises(GenerationError) as raised:
+        grove_children(view_of(graph), ALL, restart_at={})
+    assert raised.value.reason == "GroveNameTooLong"
