@@ -60,6 +60,7 @@ from dynamo_operator.internal.dynamo.status import (
     DEPLOYMENT_KIND,
     LWS_KIND,
     WorkloadReadiness,
+    became_ready,
     deployment_readiness,
     first_status_delay,
     lws_readiness,
@@ -71,6 +72,11 @@ from dynamo_operator.internal.secrets import index as pull_secrets
 from dynamo_operator.internal.settings import Settings
 
 log = structlog.get_logger(__name__)
+
+# A workload that just became ready: the component's status write is what its graph waits for, so
+# it goes before creations and re-syncs (measured at 1,000 graphs: statuses queued behind thousands
+# of creations were the last minute of a rollout).
+WORKLOAD_BECAME_READY: Predicate = Funcs(on_update=became_ready)
 
 
 Obj = dict[str, Any]
@@ -129,7 +135,11 @@ class DynamoComponentDeploymentReconciler:
         b.for_(kinds.DCD, predicates=(generation_changed,))
         for resource in self.owned:
             reads_status = resource in (kinds.DEPLOYMENT, kinds.LWS)
-            b.owns(resource, predicates=(CHILD_STATUS_CHANGED if reads_status else CHILD_CONTENT_CHANGED,))
+            b.owns(
+                resource,
+                predicates=(CHILD_STATUS_CHANGED if reads_status else CHILD_CONTENT_CHANGED,),
+                urgent=WORKLOAD_BECAME_READY if reads_status else None,
+            )
         b.watches(kinds.POD, pod_owner_keys, POD_PROBLEM_CHANGED, informer=PODS)
 
     def components_in(self, namespace: str) -> list[str]:

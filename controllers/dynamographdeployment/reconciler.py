@@ -46,6 +46,8 @@ from dynamo_operator.internal.controller.builder import Builder, Built
 from dynamo_operator.internal.controller.predicates import (
     CHILD_CONTENT_CHANGED,
     CHILD_STATUS_CHANGED,
+    Funcs,
+    Predicate,
     annotation_changed,
     any_of,
     generation_changed,
@@ -69,6 +71,7 @@ from dynamo_operator.internal.dynamo.rollingupdate import (
 from dynamo_operator.internal.dynamo.rollout import service_of
 from dynamo_operator.internal.dynamo.status import (
     GraphStatus,
+    dcd_became_rolled,
     dcd_rolled,
     graph_status,
     nothing_to_report_yet,
@@ -85,6 +88,7 @@ Mapper = Callable[[Obj], Iterable[str]]
 
 
 CONTROLLER_NAME = "dynamographdeployment"
+COMPONENT_BECAME_READY: Predicate = Funcs(on_update=dcd_became_rolled)
 
 
 # --- reconciler -------------------------------------------------------------------------------------
@@ -137,7 +141,12 @@ class DynamoGraphDeploymentReconciler:
         b.for_(kinds.DGD, predicates=(any_of(generation_changed, annotation_changed),))
         for resource in self.owned:
             reads_status = resource == kinds.DCD
-            b.owns(resource, predicates=(CHILD_STATUS_CHANGED if reads_status else CHILD_CONTENT_CHANGED,))
+            b.owns(
+                resource,
+                predicates=(CHILD_STATUS_CHANGED if reads_status else CHILD_CONTENT_CHANGED,),
+                # A component that just became ready may finish the graph: its status goes first.
+                urgent=COMPONENT_BECAME_READY if reads_status else None,
+            )
         b.watches(kinds.PVC, self.graphs_naming_pvc)
 
     def graphs_naming_pvc(self, pvc: Obj) -> list[str]:

@@ -71,7 +71,7 @@ class HashStamp(Protocol):
         ...
 
     def stamp(self, obj: Obj) -> Obj:
-        """Record `content(obj)` on `obj` (in place) and return it."""
+        """Record `content(obj)` in `obj`'s metadata (in place; nothing outside metadata) and return it."""
         ...
 
     def recorded(self, obj: Mapping[str, Any]) -> str | None:

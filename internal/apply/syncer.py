@@ -68,10 +68,20 @@ class SyncReport:
         return self.current.get((resource, name))
 
 
+def own_metadata(obj: Obj) -> Obj:
+    """A copy of `obj` whose metadata is its own and whose body is shared with `obj`.
+
+    Preparing a child touches its metadata only (namespace, ownerReferences, the hash stamp), and
+    the body is sent as it is: copying a pod template deeply on every sync was a tenth of the
+    operator's CPU at scale, for nothing. Neither the caller nor the syncer edits a body after this.
+    """
+    return {**obj, "metadata": copy.deepcopy(obj.get("metadata") or {})}
+
+
 def prepare(owner: Mapping[str, Any], obj: Obj, stamp: HashStamp) -> Obj:
     """A copy of `obj` in the owner's namespace, controlled by the owner, stamped with its hash."""
-    out = copy.deepcopy(obj)
-    meta = out.setdefault("metadata", {})
+    out = own_metadata(obj)
+    meta = out["metadata"]
     meta.setdefault("namespace", owner["metadata"]["namespace"])
     others = [r for r in meta.get("ownerReferences") or () if not r.get("controller")]
     meta["ownerReferences"] = [owner_reference(owner), *others]
@@ -153,7 +163,7 @@ class ChildSyncer:
         report: SyncReport,
     ) -> None:
         prepared = [
-            (d, prepare(owner, d.obj, self._stamp) if d.owned else self._stamp.stamp(copy.deepcopy(d.obj)))
+            (d, prepare(owner, d.obj, self._stamp) if d.owned else self._stamp.stamp(own_metadata(d.obj)))
             for d in desired
         ]
         self._refuse_duplicates(prepared)
@@ -213,7 +223,8 @@ class ChildSyncer:
             )
 
     def _unchanged(self, obj: Obj, written: Mapping[str, Any]) -> bool:
-        return self._stamp.recorded(written) == self._stamp.content(obj)
+        """`obj` is stamped (`prepare`): its recorded hash is its content's, computed once."""
+        return self._stamp.recorded(written) == self._stamp.recorded(obj)
 
     async def _one(self, owner: Obj, d: Desired, obj: Obj, report: SyncReport) -> None:
         resource, name = d.resource, _name(obj)

@@ -62,6 +62,9 @@ class Cache:
         self._clock = clock or RealClock()
         self._rng = rng
         self._informers: dict[Scope, SharedInformer] = {}
+        # `reader`'s answer per resource, cleared whenever the set of informers changes: every cache
+        # read goes through it, and a scan of every informer per read added up at scale.
+        self._readers: dict[Resource, SharedInformer] = {}
         self._shapes: dict[Resource, Transform] = {}
         self._tasks: dict[Scope, asyncio.Task[None]] = {}
         self._started = False
@@ -115,6 +118,7 @@ class Cache:
             resync_period=self._resync_period,
         )
         self._informers[scope] = informer
+        self._readers.clear()
         if self._started:
             self._run(scope, informer)
         return informer
@@ -136,6 +140,7 @@ class Cache:
         retry forever, and a later `informer()` for the scope starts a fresh one (reads of the resource
         in between raise InformerNotRegistered). Consumers must register their handlers again there."""
         scope = _scope(resource, namespace, label_selector, field_selector, metadata_only)
+        self._readers.clear()
         if self._informers.pop(scope, None) is None:
             return False
         task = self._tasks.pop(scope, None)
@@ -154,6 +159,12 @@ class Cache:
         "all ConfigMaps" would silently see only another consumer's subset. Read such an informer
         through its own handle instead.
         """
+        found = self._readers.get(resource)
+        if found is None:
+            found = self._readers[resource] = self._find_reader(resource)
+        return found
+
+    def _find_reader(self, resource: Resource) -> SharedInformer:
         candidates = [i for s, i in self._informers.items() if s.resource == resource]
         unfiltered = [
             i

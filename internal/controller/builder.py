@@ -84,6 +84,7 @@ class _Watch:
     mapper: Mapper | None  # None: owner keys of the For resource, resolved in complete()
     predicates: tuple[Predicate, ...]
     options: InformerOptions = PLAIN
+    urgent: Predicate | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,10 +132,17 @@ class Builder:
         self._for.append(_Watch(resource, own_key, (*preds, *predicates)))
         return self
 
-    def owns(self, resource: Resource, *preds: Predicate, predicates: Sequence[Predicate] = ()) -> Self:
+    def owns(
+        self,
+        resource: Resource,
+        *preds: Predicate,
+        predicates: Sequence[Predicate] = (),
+        urgent: Predicate | None = None,
+    ) -> Self:
         """Reconcile the owner when a child changes: the child's controller ownerReference of the
-        For kind gives the key."""
-        self._watches.append(_Watch(resource, None, (*preds, *predicates)))
+        For kind gives the key. Updates that also pass `urgent` queue the owner in the queue's urgent
+        lane (before creations and re-syncs): for a change that finishes the owner's wait."""
+        self._watches.append(_Watch(resource, None, (*preds, *predicates), urgent=urgent))
         return self
 
     def watches(
@@ -224,7 +232,7 @@ class Builder:
             for watch in watches:
                 mapper = watch.mapper or controller_owner_keys(for_resource)
                 predicates = (*self._global_predicates, *watch.predicates)
-                handler = EnqueueMapped(queue, mapper, predicates, adds_first=adds_first)
+                handler = EnqueueMapped(queue, mapper, predicates, adds_first=adds_first, urgent=watch.urgent)
                 self.informer(watch.resource, watch.options).add_event_handler(handler)
         for watch_channel in self._channels:
             watch_channel(controller)

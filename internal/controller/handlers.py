@@ -22,6 +22,7 @@ class EnqueueMapped:
 
     With `adds_first`, the keys of an add event (an object created, or listed at start-up) go to the
     queue's first lane: a controller reaches new objects before re-syncs of the ones it has done.
+    An update that passes the predicates and `urgent` goes to the urgent lane, before both.
     """
 
     def __init__(
@@ -31,8 +32,10 @@ class EnqueueMapped:
         predicates: Sequence[Predicate] = (),
         *,
         adds_first: bool = False,
+        urgent: Predicate | None = None,
     ) -> None:
         self._queue = queue
+        self._urgent = urgent
         self._mapper = mapper
         self._predicates = tuple(predicates)
         self._adds_first = adds_first
@@ -47,6 +50,9 @@ class EnqueueMapped:
 
     def on_update(self, old: Obj, new: Obj) -> None:
         if all(p.update(old, new) for p in self._predicates):
+            if self._urgent is not None and self._urgent.update(old, new):
+                for key in dict.fromkeys(self._mapper(new)):
+                    self._queue.add_urgent(key)
             self._enqueue([*self._mapper(old), *self._mapper(new)])
 
     def on_delete(self, obj: Obj) -> None:

@@ -91,6 +91,26 @@ def deployment_readiness(deployment: Mapping[str, Any]) -> WorkloadReadiness:
     return WorkloadReadiness(True, f"{desired}/{desired} ready", service)
 
 
+def workload_ready(workload: Mapping[str, Any]) -> bool:
+    """One Deployment or LeaderWorkerSet judged ready (False for any other kind)."""
+    kind = workload.get("kind")
+    if kind == DEPLOYMENT_KIND:
+        return deployment_readiness(workload).ready
+    if kind == LWS_KIND:
+        return lws_readiness([workload]).ready
+    return False
+
+
+def became_ready(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """A workload's update that makes it ready: its owner's status write finishes a wait."""
+    return workload_ready(new) and not workload_ready(old)
+
+
+def dcd_became_rolled(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """A DCD's update that makes it rolled (`dcd_rolled`): its graph may be ready now."""
+    return dcd_rolled(new) and not dcd_rolled(old)
+
+
 def lws_readiness(sets: Sequence[Mapping[str, Any]]) -> WorkloadReadiness:
     """Ready ⇔ every LeaderWorkerSet has all its groups updated, ready and Available."""
     names = sorted(str((s.get("metadata") or {}).get("name", "")) for s in sets)

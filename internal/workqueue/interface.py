@@ -17,6 +17,7 @@ class WorkQueue(Protocol[K]):
 
     def add(self, key: K) -> None: ...
     def add_first(self, key: K) -> None: ...  # like add, handed out before plain adds
+    def add_urgent(self, key: K) -> None: ...  # like add_first, handed out before first adds too
     def add_after(self, key: K, delay: float) -> None: ...  # earlier deadline wins
     def add_rate_limited(self, key: K) -> None: ...
     def forget(self, key: K) -> None: ...  # resets backoff; still call done()

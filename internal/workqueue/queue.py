@@ -2,20 +2,24 @@
 
 Three sets of state, one invariant (kept by `add`, `get` and `done`, each a few lines):
 
-* `_queue`  - FIFO of keys ready to hand out; no duplicates.
-* `_first`  - a second FIFO, handed out before `_queue` (`add_first`). A key is in at most one of
-  the two; "queued" below means in either.
+* `_lanes`  - three FIFOs of keys ready to hand out, emptied in order: urgent (`add_urgent`), first
+  (`add_first`), plain (`add`). A key is in at most one lane (`_lane_of` says which); "queued" below
+  means in any of them.
 * `_dirty`  - keys that need processing. Every queued key is dirty.
 * `_processing` - keys handed to a worker and not yet `done()`. No queued key is processing.
 
 A key that is both dirty and processing is *parked*: it was added while a worker held it, and it
-enters `_queue` when that worker calls `done()`. Hence a key never reaches two workers at once, and
-any number of adds during one reconcile cause exactly one more.
+enters the best lane it was asked for (`_parked_lane`, plain by default) when that worker calls
+`done()`. Hence a key never reaches two workers at once, and any number of adds during one reconcile
+cause exactly one more.
 
-Why two lanes: when thousands of objects are created at once, each creation is followed by a stream
+Why lanes: when thousands of objects are created at once, each creation is followed by a stream
 of status changes of its children, and in one FIFO those re-syncs queue up in front of the creations
 still waiting. A creation handed out first starts its children (and the cluster's work on them)
-sooner; the re-syncs lose nothing by waiting, since their adds collapse while queued.
+sooner; the re-syncs lose nothing by waiting, since their adds collapse while queued. The urgent lane
+goes before both, for the few events that finish something (a child that just became ready: its
+owner's status write ends a wait a user is watching), which would otherwise queue behind every
+creation still to come.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ from dynamo_operator.internal.workqueue.metrics import QueueMetrics, queue_metri
 K = TypeVar("K", bound=Hashable)
 
 
+URGENT, FIRST, PLAIN = 0, 1, 2
+
+
 class Queue(Generic[K]):
     """Deduplicating FIFO whose `get()` waits; `name` turns on the Prometheus metrics."""
 
@@ -39,9 +46,9 @@ class Queue(Generic[K]):
         self.name = name
         self._clock: Clock = clock or RealClock()
         self._metrics: QueueMetrics = queue_metrics(name, clock=self._clock)
-        self._queue: deque[K] = deque()
-        self._first: deque[K] = deque()
-        self._first_set: set[K] = set()  # mirrors `_first`, for O(1) membership
+        self._lanes: tuple[deque[K], deque[K], deque[K]] = (deque(), deque(), deque())
+        self._lane_of: dict[K, int] = {}  # queued keys and their lane
+        self._parked_lane: dict[K, int] = {}  # parked keys asked for a better lane than plain
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
         self._waiters: deque[asyncio.Future[None]] = deque()
@@ -51,31 +58,42 @@ class Queue(Generic[K]):
 
     def add(self, key: K) -> None:
         """Mark `key` as needing work. No-op if already queued or after shutdown."""
-        if self._shutting_down or key in self._dirty:
-            return
-        self._metrics.add(key)
-        self._dirty.add(key)
-        if key in self._processing:
-            return  # parked: done() queues it
-        self._queue.append(key)
-        self._wake_one()
+        self._add(key, PLAIN)
 
     def add_first(self, key: K) -> None:
         """Like `add`, but `key` is handed out before every key queued by `add` (FIFO among such
-        keys). A key already waiting in the plain lane moves up; a parked key stays parked."""
-        if self._shutting_down or key in self._first_set:
+        keys). A key already waiting in the plain lane moves up; a parked key is queued in this lane
+        when its worker is done."""
+        self._add(key, FIRST)
+
+    def add_urgent(self, key: K) -> None:
+        """Like `add_first`, but before the first lane too (FIFO among urgent keys)."""
+        self._add(key, URGENT)
+
+    def _add(self, key: K, lane: int) -> None:
+        if self._shutting_down:
             return
         if key in self._dirty:
-            if key in self._processing:
-                return  # parked: done() queues it in the plain lane
-            self._queue.remove(key)  # O(n), but rare: a first add for a key already waiting
+            if key in self._processing:  # parked: done() queues it in the best lane asked for
+                if lane < self._parked_lane.get(key, PLAIN):
+                    self._parked_lane[key] = lane
+                return
+            current = self._lane_of[key]
+            if current <= lane:
+                return
+            self._lanes[current].remove(key)  # O(n), but rare: a better lane for a waiting key
         else:
             self._metrics.add(key)
             self._dirty.add(key)
             if key in self._processing:
+                if lane < PLAIN:
+                    self._parked_lane[key] = lane
                 return
-        self._first.append(key)
-        self._first_set.add(key)
+        self._enqueue(key, lane)
+
+    def _enqueue(self, key: K, lane: int) -> None:
+        self._lanes[lane].append(key)
+        self._lane_of[key] = lane
         self._wake_one()
 
     async def get(self) -> K | None:
@@ -84,7 +102,7 @@ class Queue(Generic[K]):
         The caller owns the key until it calls `done(key)`, which it must do exactly once.
         Queued keys are still handed out after `shut_down()`, so workers can drain them.
         """
-        while not self._queue and not self._first:
+        while not self._lane_of:
             if self._shutting_down:
                 return None
             waiter = asyncio.get_running_loop().create_future()
@@ -97,11 +115,8 @@ class Queue(Generic[K]):
                 with suppress(ValueError):
                     self._waiters.remove(waiter)
                 raise
-        if self._first:
-            key = self._first.popleft()
-            self._first_set.discard(key)
-        else:
-            key = self._queue.popleft()
+        key = next(lane for lane in self._lanes if lane).popleft()
+        del self._lane_of[key]
         self._metrics.get(key)
         self._processing.add(key)
         self._dirty.discard(key)
@@ -111,9 +126,9 @@ class Queue(Generic[K]):
         """Release `key`; if it was added meanwhile it is queued again now."""
         self._metrics.done(key)
         self._processing.discard(key)
+        lane = self._parked_lane.pop(key, PLAIN)
         if key in self._dirty:
-            self._queue.append(key)
-            self._wake_one()
+            self._enqueue(key, lane)
         elif not self._processing and self._drained is not None:
             self._drained.set()
 
@@ -139,7 +154,7 @@ class Queue(Generic[K]):
 
     def __len__(self) -> int:
         """Keys waiting to be handed out; informational only, gate nothing on it."""
-        return len(self._queue) + len(self._first)
+        return len(self._lane_of)
 
     @property
     def processing_count(self) -> int:

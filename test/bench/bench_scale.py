@@ -255,6 +255,7 @@ async def operator_phase(
     await h.wait_converged(api, namespace, graphs, timeout=left(), interval=1.0)
     fig["operator_s"] = round(time.monotonic() - t0, 1)
     h.say(f"N={n} [{variant.name}]: all Ready in {fig['operator_s']} s")
+    probe_heap(op)
     at_ready = writes(op.metrics())
     if "quiet" not in skip:
         # Events go out through background senders and trail the status writes: let them land
@@ -282,6 +283,7 @@ async def operator_phase(
         fig["quiet_writes"] = writes(after_samples) - before
         fig["quiet_writes_by"] = write_delta(before_samples, after_samples)
         fig["quiet_window_s"] = quiet_window
+        probe_heap(op)
     if last and "restart" not in skip:
         # Restart: a fresh process must sync its caches and go quiet without writing anything.
         op.stop(timeout=60)
@@ -342,7 +344,7 @@ async def one_size(
             cpu = bg.ClusterCPU(cluster)
             for r in range(repeat):
                 floors = []
-                for writers in floor_concurrency:
+                for writers in [] if "floor" in skip else floor_concurrency:
                     h.say(
                         f"N={n}: write floor #{r + 1}, {writers} writers: the operator's writes, no operator"
                     )
@@ -359,7 +361,7 @@ async def one_size(
                     })  # fmt: skip
                     fig.setdefault("floor_writes_by", dict(sorted(floor.writes.items())))
                     h.say(f"N={n}: floor {floor.seconds:.1f} s ({floor.writes_per_second:.0f} writes/s)")
-                floor_s = min(floors)
+                floor_s = min(floors, default=float("nan"))
                 for i, variant in enumerate(variants):
                     last = r == repeat - 1 and i == len(variants) - 1
                     op_fig = await operator_phase(
@@ -377,11 +379,12 @@ async def one_size(
                         fig.update(op_fig)
             floor_runs = [x for x in runs if x["run"].startswith("floor/")]
             # The floor is a lower bound: its fastest run; the operator's is its first variant's best.
-            fig["floor_s"] = min(x["seconds"] for x in floor_runs)
-            fig["floor_writes_per_s"] = max(x["writes_per_s"] for x in floor_runs)
             first = [x["seconds"] for x in runs if x["run"] == variants[0].name]
             fig["operator_s"] = min(first)
-            fig["ratio_to_floor"] = round(fig["operator_s"] / fig["floor_s"], 2)
+            if floor_runs:
+                fig["floor_s"] = min(x["seconds"] for x in floor_runs)
+                fig["floor_writes_per_s"] = max(x["writes_per_s"] for x in floor_runs)
+                fig["ratio_to_floor"] = round(fig["operator_s"] / fig["floor_s"], 2)
             if "baseline_s" in fig:
                 fig["ratio"] = round(fig["operator_s"] / fig["baseline_s"], 2)
         finally:
@@ -497,6 +500,27 @@ def profiling_launcher(out: Path) -> Path:
     return launcher
 
 
+def heap_launcher(out: Path) -> Path:
+    """A stand-in for the operator's console script that runs it under the heap probe
+    (test/bench/heap_probe.py): each SIGUSR2 writes DIR/heap-<pid>-<n>.txt."""
+    out.mkdir(parents=True, exist_ok=True)
+    launcher = out / HEAP_LAUNCHER
+    python = REPO / ".venv" / "bin" / "python"
+    probe = Path(__file__).resolve().parent / "heap_probe.py"
+    launcher.write_text(f'#!/bin/sh\nexec {python} {probe} "{out.resolve()}" "$@"\n')
+    launcher.chmod(0o755)
+    return launcher
+
+
+HEAP_LAUNCHER = "dynamo-operator-heap"
+
+
+def probe_heap(op: h.OperatorProcess) -> None:
+    """Ask an operator started through heap_launcher for a heap dump (no-op otherwise)."""
+    if Path(h.OPERATOR_BIN).name == HEAP_LAUNCHER:
+        op.kill(signal.SIGUSR2)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--graphs", default="100,300,1000", help="comma-separated sizes, run in order")
@@ -516,11 +540,17 @@ def main(argv: list[str] | None = None) -> int:
         help="run each operator under cProfile, one DIR/operator-<pid>.prof per process (CPU only)",
     )
     parser.add_argument("--repeat", type=int, default=1, help="rounds of (floor, every variant) per size")
-    parser.add_argument("--skip", default="", help="comma-separated: baseline, memory, quiet, restart")
+    parser.add_argument("--skip", default="", help="comma-separated: baseline, floor, memory, quiet, restart")
     parser.add_argument(
         "--floor-writers",
         default=str(wf.DEFAULT_CONCURRENCY),
         help="comma-separated writer counts of the floor, each run every round (the fastest is the floor)",
+    )
+    parser.add_argument(
+        "--heap",
+        metavar="DIR",
+        help="run each operator under test/bench/heap_probe.py: a heap dump in DIR when all graphs are"
+        " Ready and after the quiet window (HEAP_PROBE_FRAMES=N adds tracemalloc allocation sites)",
     )
     args = parser.parse_args(argv)
     skip = {x for x in args.skip.split(",") if x}
@@ -529,6 +559,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.profile:
         h.OPERATOR_BIN = profiling_launcher(Path(args.profile))
+    if args.heap:
+        h.OPERATOR_BIN = heap_launcher(Path(args.heap))
     status = 0
     done: list[dict[str, Any]] = []
     for n in [int(x) for x in args.graphs.split(",") if x]:

@@ -162,3 +162,29 @@ async def test_a_child_stamped_by_another_stamp_is_written_again() -> None:
     cache.objects[(kinds.CONFIG_MAP, "ns/c")] = prepare(OWNER, cm("c", "1"), LAST_APPLIED_HASH)
     await syncer(client, cache).sync(OWNER, [Desired(kinds.CONFIG_MAP, cm("c", "1"))], owned=[])
     assert client.calls == [("apply", "c")]
+
+
+def test_prepare_leaves_the_callers_object_as_it_was() -> None:
+    """Preparing stamps, owns and places a copy: the desired object the caller holds keeps its
+    metadata, so generating once and syncing twice writes the same thing twice."""
+    desired = cm("c", "1")
+    desired["metadata"]["annotations"] = {"mine": "x"}
+    before = repr(desired)
+    out = prepare(OWNER, desired, STAMP)
+    assert repr(desired) == before
+    assert out["metadata"]["ownerReferences"][0]["uid"] == OWNER["metadata"]["uid"]
+    assert STAMP_ANNOTATION in out["metadata"]["annotations"]
+    assert out["metadata"]["annotations"]["mine"] == "x"
+    assert out["data"] == desired["data"]
+
+
+async def test_an_unchanged_child_is_judged_by_the_hash_stamped_when_prepared() -> None:
+    """The live child carries the hash of what we would send now: no request, whatever the body's
+    size (the hash is computed once per child, when it is prepared)."""
+    cache = FakeCache()
+    client, recorder = FakeClient(cache), FakeRecorder()
+    cache.objects[(kinds.CONFIG_MAP, "ns/c")] = prepare(OWNER, cm("c", "1"), STAMP)
+    await syncer(client, cache, recorder).sync(
+        OWNER, [Desired(kinds.CONFIG_MAP, cm("c", "1"))], owned=[kinds.CONFIG_MAP]
+    )
+    assert client.calls == []

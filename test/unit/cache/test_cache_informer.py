@@ -340,3 +340,22 @@ async def test_removed_informer_stops_and_a_new_one_starts_fresh() -> None:
     assert cache.get(CONFIG_MAP, "a/x") is not None
     assert other in cache.informers()
     await cache.stop()
+
+
+def test_reads_move_to_a_cluster_wide_informer_registered_after_a_namespaced_one() -> None:
+    """The reader is remembered per resource, and forgotten whenever the informers change."""
+    cache = Cache(NoSource())
+    cache.informer(CONFIG_MAP, namespace="a").replace([cm("in-a", "1")])
+    assert cache.get(CONFIG_MAP, "a/in-a") is not None
+    cache.informer(CONFIG_MAP).replace([cm("everywhere", "1", ns="b")])
+    assert cache.get(CONFIG_MAP, "a/in-a") is None
+    assert cache.get(CONFIG_MAP, "b/everywhere") is not None
+
+
+async def test_reads_of_a_removed_informer_raise() -> None:
+    cache = Cache(NoSource())
+    cache.informer(CONFIG_MAP).replace([cm("x", "1")])
+    assert cache.get(CONFIG_MAP, "a/x") is not None
+    await cache.remove_informer(CONFIG_MAP)
+    with pytest.raises(InformerNotRegistered):
+        cache.get(CONFIG_MAP, "a/x")

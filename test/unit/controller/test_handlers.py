@@ -15,12 +15,16 @@ class ListQueue:
     def __init__(self) -> None:
         self.added: list[str] = []
         self.added_first: list[str] = []
+        self.added_urgent: list[str] = []
 
     def add(self, key: str) -> None:
         self.added.append(key)
 
     def add_first(self, key: str) -> None:
         self.added_first.append(key)
+
+    def add_urgent(self, key: str) -> None:
+        self.added_urgent.append(key)
 
 
 def child(
@@ -136,3 +140,45 @@ def test_without_adds_first_an_add_uses_the_plain_lane() -> None:
     q = ListQueue()
     EnqueueMapped(q, own_key).on_add(child(None))  # type: ignore[arg-type]
     assert (q.added_first, q.added) == ([], ["ns/c"])
+
+
+class PassesWhen:
+    """An `urgent` predicate that passes updates whose new object carries label urgent=yes."""
+
+    def update(self, old: Any, new: Any) -> bool:
+        return bool((new["metadata"].get("labels") or {}).get("urgent") == "yes")
+
+
+def labelled(owner: str | None, **labels: str) -> dict[str, Any]:
+    obj = child(owner)
+    obj["metadata"]["labels"] = labels
+    return obj
+
+
+def test_an_update_passing_urgent_queues_the_new_objects_keys_urgently() -> None:
+    q = ListQueue()
+    handler = EnqueueMapped(q, own_key, urgent=PassesWhen())  # type: ignore[arg-type]
+    handler.on_update(child(None), labelled(None, urgent="yes"))
+    assert q.added_urgent == ["ns/c"]
+
+
+def test_an_update_not_passing_urgent_uses_the_plain_lane() -> None:
+    q = ListQueue()
+    handler = EnqueueMapped(q, own_key, urgent=PassesWhen())  # type: ignore[arg-type]
+    handler.on_update(child(None), labelled(None, urgent="no"))
+    assert (q.added_urgent, q.added) == ([], ["ns/c"])
+
+
+def test_urgent_is_only_asked_about_updates_the_predicates_let_through() -> None:
+    q = ListQueue()
+    handler = EnqueueMapped(q, own_key, [generation_changed], urgent=PassesWhen())  # type: ignore[arg-type]
+    handler.on_update(child(None), labelled(None, urgent="yes"))  # same generation: filtered out
+    assert (q.added_urgent, q.added) == ([], [])
+
+
+def test_adds_and_deletes_never_go_to_the_urgent_lane() -> None:
+    q = ListQueue()
+    handler = EnqueueMapped(q, own_key, urgent=PassesWhen())  # type: ignore[arg-type]
+    handler.on_add(labelled(None, urgent="yes"))
+    handler.on_delete(labelled(None, urgent="yes"))
+    assert (q.added_urgent, q.added) == ([], ["ns/c", "ns/c"])
