@@ -27,10 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 log = structlog.get_logger(__name__)
 
@@ -59,6 +55,12 @@ def self_signed_pair(
     now: datetime.datetime | None = None,
 ) -> PemPair:
     """A fresh self-signed serving certificate; scrapers skip verification or pin it."""
+    # Imported here: only a self-signed start-up needs it, and the package costs ~8 MB of RSS.
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
     key = ec.generate_private_key(ec.SECP256R1())
     issued = (now or datetime.datetime.now(datetime.UTC)) - _BACKDATE
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])

@@ -6,8 +6,6 @@ and an authorized_keys line, so the same mpirun setup reads a Secret from either
 
 from __future__ import annotations
 
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 from dynamo_operator.internal.dynamo.mpisecret import SshKeyPair
 
 RSA_BITS = 2048
@@ -16,6 +14,10 @@ RSA_PUBLIC_EXPONENT = 65537  # the only exponent anyone should use (and OpenSSH'
 
 def generate_rsa_key_pair() -> SshKeyPair:
     """A fresh RSA key pair (about 0.1 s of CPU: run it off the event loop)."""
+    # Imported here: only a multinode graph needs a key, and the package costs ~8 MB of RSS.
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
     key = rsa.generate_private_key(public_exponent=RSA_PUBLIC_EXPONENT, key_size=RSA_BITS)
     private = key.private_bytes(
         encoding=serialization.Encoding.PEM,

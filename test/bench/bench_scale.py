@@ -53,6 +53,7 @@ import bench_graph as bg  # noqa: E402
 import cache_memory  # noqa: E402
 import harness as h  # noqa: E402
 import write_floor as wf  # noqa: E402
+from dynamo_operator.internal import kinds  # noqa: E402
 from dynamo_operator.internal.client.client import Client  # noqa: E402
 from dynamo_operator.internal.client.resource import DEPLOYMENT, NAMESPACE  # noqa: E402
 
@@ -215,6 +216,36 @@ async def drop_namespace(api: Client, name: str, *, timeout: float) -> None:  # 
     )  # fmt: skip
 
 
+MILESTONES = (
+    ("DCD created", kinds.DCD, None),
+    ("Deployment created", DEPLOYMENT, None),
+    ("Deployment Available", DEPLOYMENT, "Available"),
+    ("DCD Available", kinds.DCD, "Available"),
+    ("DGD Ready", kinds.DGD, "Ready"),
+)
+
+
+async def timeline(api: Client, namespace: str, started_wall: float) -> dict[str, str]:
+    """When (seconds after the first DGD create, 1 s resolution) half and all of the objects of each
+    stage reached it: where the run's time went, stage by stage."""
+    out = {}
+    for label, resource, condition in MILESTONES:
+        items = await api.list(resource, namespace=namespace)
+        stamps = sorted(
+            t - started_wall
+            for i in items
+            if (
+                t := bg._ts(i["metadata"].get("creationTimestamp"))
+                if condition is None
+                else bg._cond_time(i, condition)
+            )
+            is not None
+        )
+        if stamps:
+            out[label] = f"half {stamps[len(stamps) // 2]:6.0f} s   all {stamps[-1]:6.0f} s   ({len(stamps)})"
+    return out
+
+
 async def operator_phase(
     api: Client,
     cluster: Any,
@@ -246,7 +277,7 @@ async def operator_phase(
     ops.append(op)
     op.wait_ready(timeout=120)
     h.say(f"N={n} [{variant.name}]: operator ready; creating {n} DGDs")
-    t0 = time.monotonic()
+    t0, t0_wall = time.monotonic(), time.time()
     graphs = [f"g{i:05d}" for i in range(n)]
     await h.bounded_gather(
         (api.create(h.DGD, three_service_graph(g, namespace)) for g in graphs), limit=CREATE_CONCURRENCY
@@ -272,6 +303,7 @@ async def operator_phase(
     fig["rss_peak_mb"] = round(op.peak_rss_mb(), 1)
     fig["cpu_s"] = round(op.cpu_seconds(), 1)
     fig["latency"] = latencies(samples)
+    fig["timeline"] = await timeline(api, namespace, t0_wall)
     if last and "memory" not in skip:
         fig["memory"] = await cache_memory.breakdown(api, namespace)
     if last and "quiet" not in skip:
@@ -423,7 +455,11 @@ def print_figures(fig: dict[str, Any]) -> None:
     n = fig["graphs"]
     print(f"--- bench_scale: {n} DGDs ({fig['components']} components)", flush=True)
     for key, value in fig.items():
-        if key == "latency":
+        if key == "timeline":
+            print("  timeline (last run; seconds after the first DGD create):", flush=True)
+            for what, figure in value.items():
+                print(f"    {what:30} {figure}", flush=True)
+        elif key == "latency":
             print("  latency (last run):", flush=True)
             for what, figure in value.items():
                 print(f"    {what:60} {figure}", flush=True)

@@ -4,8 +4,9 @@ controller in between, through a pool of concurrent writers as wide as the opera
 What the operator writes for a graph (and so what the floor writes, counted by `graph_writes`):
   the DGD itself (the user's create), its own children (discovery RBAC, DCDs, ...), each DCD's
   children (Deployment, Service, ...), one Normal Event per owner whose children were created (the
-  operator folds one sync's creations into one Event) and one status write per DGD and DCD once the
-  graph's Deployments are available.
+  operator folds one sync's creations into one Event), the graph's two annotations (origin version,
+  serving worker hash: one patch) and one status write per DGD and DCD once the graph's Deployments
+  are available.
 
 Why a pool and not one coroutine per graph: a graph's writes form a short dependency chain (children
 carry their owner's uid, pods need their ServiceAccount), so a client that walks each chain on its own
@@ -29,7 +30,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dynamo_operator.internal import kinds
+from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.dynamo.component import desired_component_objects
 from dynamo_operator.internal.dynamo.context import GenContext
@@ -116,6 +117,14 @@ def created_event(owner: Obj, created: Iterable[Obj]) -> Obj:
     }
 
 
+def graph_annotations(dgd: Obj) -> dict[str, str]:
+    """The two annotations the graph reconciler writes on a new graph (values of the same size)."""
+    return {
+        consts.ANNOTATION_ORIGIN_VERSION: "0.1.0",
+        consts.ANNOTATION_CURRENT_WORKER_HASH: dgd["metadata"]["uid"][:8],
+    }
+
+
 def ready_status(obj: Obj) -> Obj:
     """A status of the size the operator writes once a graph or component is ready."""
     generation = obj["metadata"].get("generation", 1)
@@ -148,6 +157,7 @@ def graph_writes(dgd: Obj, ctx: GenContext) -> Counter[str]:
     out.update(o["kind"] for o in children)
     out["Event"] += 1
     out[f"{dgd['kind']}/status"] += 1
+    out[f"{dgd['kind']}/annotations"] += 1
     for i, dcd in enumerate(o for o in children if is_component(o)):
         workload = plan_component_children(_with_uid(dcd, f"component-{i}"), ctx)
         out.update(o["kind"] for o in workload)
@@ -287,6 +297,19 @@ async def run_floor(
             g.enablers = _Countdown(len(enablers), lambda: start_components(g))
             for child in children:
                 pool.submit(priority_of(child), graph_child(g, child, children))
+            pool.submit(Priority.OTHER, annotate_job(g.dgd))
+
+        return job
+
+    def annotate_job(dgd: Obj) -> Job:
+        """The graph's own two annotations (origin version, serving worker hash) in one patch, as
+        the graph reconciler writes them at its first look."""
+
+        async def job() -> None:
+            meta = dgd["metadata"]
+            body = {"metadata": {"annotations": graph_annotations(dgd)}}
+            await api.patch(kinds.DGD, meta["name"], body, namespace=meta["namespace"])
+            fig.writes[f"{dgd['kind']}/annotations"] += 1
 
         return job
 

@@ -69,9 +69,15 @@ def test_the_graph_itself_and_its_discovery_rbac_once(services: int, frontend: b
     assert [counts[k] for k in ("DynamoGraphDeployment", "ServiceAccount", "Role", "RoleBinding")] == [1] * 4
 
 
-def test_three_service_graph_costs_the_benchmarks_twenty_one_writes() -> None:
-    """bench_scale's graph: the user's create plus the 20 writes the operator makes for it."""
-    assert sum(wf.graph_writes(graph(3), CTX).values()) == 21
+def test_three_service_graph_costs_the_benchmarks_twenty_two_writes() -> None:
+    """bench_scale's graph: the user's create plus the 21 writes the operator makes for it."""
+    assert sum(wf.graph_writes(graph(3), CTX).values()) == 22
+
+
+@pytest.mark.parametrize(("services", "frontend"), SIZES)
+def test_one_annotation_patch_per_graph(services: int, frontend: bool) -> None:
+    """Origin version and serving worker hash, written together at the graph's first look."""
+    assert wf.graph_writes(graph(services, frontend=frontend), CTX)["DynamoGraphDeployment/annotations"] == 1
 
 
 @pytest.mark.parametrize(("services", "frontend"), SIZES)
