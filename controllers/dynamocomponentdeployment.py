@@ -32,6 +32,7 @@ from dynamo_operator.internal.apply import (
     report_sync_failure,
 )
 from dynamo_operator.internal.cache.interface import StoreReader
+from dynamo_operator.internal.client.gate import Priority
 from dynamo_operator.internal.client.resource import Resource, object_key, split_key
 from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions
 from dynamo_operator.internal.controller.predicates import (
@@ -340,4 +341,7 @@ def build(mgr: Manager, settings: Settings) -> Built[DynamoComponentDeploymentRe
             notifier.refresh(secrets.store.list())
 
     mgr.add_runnable(refresh_periodically, needs_leader=False, name="docker-secret-refresh")
+    # A component's writes are its workload, which starts the cluster's own work (pods): they go
+    # ahead of the graphs' fan-out when the client holds requests back.
+    b.with_options(request_priority=Priority.HIGH)
     return Built(b.complete(observed(reconciler, kinds.DCD)), reconciler)

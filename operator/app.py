@@ -74,7 +74,9 @@ async def run_operator(options: OperatorOptions) -> int:
         log.error("Invalid options", error=str(err))
         return 1
     try:
-        client = await Client.from_kubeconfig(options.kubeconfig)
+        client = await Client.from_kubeconfig(
+            options.kubeconfig, max_in_flight=options.max_requests_in_flight or None
+        )
     except Exception as err:  # no kubeconfig, no service account, unreadable file: a clear line, exit 1
         log.error("Cannot configure the Kubernetes client", kubeconfig=options.kubeconfig, error=str(err))
         tracer_provider.shutdown()

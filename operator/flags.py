@@ -17,6 +17,8 @@ DEFAULT_SECURE_METRICS_ADDRESS = ":8443"  # kubebuilder's port for the authentic
 # workers took 32-41 s, 16 and 32 took 17-27 s alike, 32 with ~25 MB more peak RSS; past ~16 the API
 # server, not the operator, is what requests wait for (issue #13).
 DEFAULT_WORKERS = 16
+# Requests (not watches) in flight at once; past it they go out by priority (internal/client/gate.py).
+DEFAULT_MAX_REQUESTS_IN_FLIGHT = 0
 # New objects before re-syncs (workqueue first lane). Measured at 300 graphs (16 workers): 71 and 77 s
 # without, 63 and 64 s with; at 100 graphs no difference beyond the host's noise (issue #13).
 DEFAULT_CREATES_FIRST = True
@@ -66,6 +68,7 @@ class OperatorOptions:
     graceful_shutdown_timeout: float = 30.0
     namespace: str | None = None
     max_concurrent_reconciles: int = DEFAULT_WORKERS
+    max_requests_in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT
     creates_first: bool = DEFAULT_CREATES_FIRST
     log_level: str = "info"
     log_format: str = "json"
@@ -101,6 +104,13 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
     return value
 
 
@@ -210,6 +220,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=DEFAULT_WORKERS,
         help="workers per controller (default %(default)s)",
+    )
+    run.add_argument(
+        "--max-requests-in-flight",
+        type=_non_negative_int,
+        default=DEFAULT_MAX_REQUESTS_IN_FLIGHT,
+        help="API requests in flight at once (watches aside); the rest wait, status writes and "
+        "workloads first, Events last; 0: no bound (default %(default)s)",
     )
     run.add_argument(
         "--creates-first",
@@ -388,6 +405,7 @@ def options_from_args(args: argparse.Namespace, environ: dict[str, str] | None =
         graceful_shutdown_timeout=args.graceful_shutdown_timeout,
         namespace=args.namespace or None,
         max_concurrent_reconciles=args.max_concurrent_reconciles,
+        max_requests_in_flight=args.max_requests_in_flight,
         creates_first=args.creates_first,
         log_level=args.log_level,
         log_format=args.log_format,

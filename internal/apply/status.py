@@ -7,6 +7,7 @@ from typing import Any
 
 from dynamo_operator.internal.apply.interface import Obj, StatusClient
 from dynamo_operator.internal.apply.mutation_cache import RecentWrites, write_key
+from dynamo_operator.internal.client.gate import Priority, request_priority
 from dynamo_operator.internal.client.patch import merge_patch, without_none
 from dynamo_operator.internal.client.resource import Resource
 
@@ -58,9 +59,11 @@ class StatusWriter:
         body: dict[str, Any] = {"status": patch}
         if self._precondition:
             body["metadata"] = {"resourceVersion": meta.get("resourceVersion")}
-        written = await self._client.patch(
-            self._resource, meta["name"], body, namespace=meta.get("namespace"), subresource="status"
-        )
+        # A status write ends someone's wait (a graph Ready, a component failed): ahead of the rest.
+        with request_priority(Priority.HIGH):
+            written = await self._client.patch(
+                self._resource, meta["name"], body, namespace=meta.get("namespace"), subresource="status"
+            )
         if self._recent is not None:
             self._recent.remember(self._key(live), live, new)
         # A patch response may lack the type fields; callers read the object on as a whole.

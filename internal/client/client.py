@@ -21,6 +21,7 @@ import orjson
 from dynamo_operator.internal.client import config as cfg
 from dynamo_operator.internal.client import metrics
 from dynamo_operator.internal.client.errors import ApiError, NotFound, TransportError, error_from_status
+from dynamo_operator.internal.client.gate import RequestGate
 from dynamo_operator.internal.client.model import ListPage, Obj, PatchType, WatchEvent, WatchEventType
 from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.client.retry import DEFAULT_RETRY, NO_RETRY, RetryPolicy, retrying
@@ -96,8 +97,11 @@ class Client:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
         max_connections: int = 256,
+        max_in_flight: int | None = None,
     ) -> None:
         self.config = config
+        # Requests (not watches) in flight at once, the rest handed out by priority (gate.py).
+        self.gate = RequestGate(max_in_flight)
         self._retry = retry
         self._sleep = sleep
         self._rng = rng or random.Random()
@@ -108,9 +112,11 @@ class Client:
     # -- lifecycle -------------------------------------------------------------------------------
 
     @classmethod
-    async def from_kubeconfig(cls, path: str | None = None, *, context: str | None = None) -> Client:
+    async def from_kubeconfig(
+        cls, path: str | None = None, *, context: str | None = None, max_in_flight: int | None = None
+    ) -> Client:
         """A client for a kubeconfig (default $KUBECONFIG / ~/.kube/config), else in-cluster."""
-        return cls(await cfg.load_default(path, context=context))
+        return cls(await cfg.load_default(path, context=context), max_in_flight=max_in_flight)
 
     def _http(self) -> aiohttp.ClientSession:
         if self._closed:
@@ -240,23 +246,24 @@ class Client:
             idempotent=idempotent, policy=self._retry, sleep=self._sleep, rng=self._rng
         ):
             with attempt:
-                resp = await self._open(
-                    method,
-                    path,
-                    params=params,
-                    body=data,
-                    content_type=content_type,
-                    client_timeout=timeout,
-                    label=label,
-                    verb=verb or method,
-                    accept=accept,
-                )
-                try:
-                    raw = await resp.read()
-                except _TRANSPORT_ERRORS as err:
-                    raise _map_transport(err) from err
-                finally:
-                    resp.release()
+                async with self.gate.slot():
+                    resp = await self._open(
+                        method,
+                        path,
+                        params=params,
+                        body=data,
+                        content_type=content_type,
+                        client_timeout=timeout,
+                        label=label,
+                        verb=verb or method,
+                        accept=accept,
+                    )
+                    try:
+                        raw = await resp.read()
+                    except _TRANSPORT_ERRORS as err:
+                        raise _map_transport(err) from err
+                    finally:
+                        resp.release()
                 decoded: Obj = orjson.loads(raw) if raw else {}
                 return decoded
         raise AssertionError("unreachable: tenacity re-raises the last error")

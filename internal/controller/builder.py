@@ -21,6 +21,7 @@ from typing import Generic, Protocol, Self, TypeVar
 
 from dynamo_operator.internal.cache.interface import IndexFunc, Informer
 from dynamo_operator.internal.cache.transform import Transform
+from dynamo_operator.internal.client.gate import Priority
 from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.clock import Clock
 from dynamo_operator.internal.controller.controller import Controller
@@ -120,6 +121,7 @@ class Builder:
         self._clock = clock
         self._new_queue = new_queue
         self._rate_limiter: RateLimiter[str] | None = None
+        self._request_priority = Priority.NORMAL
         self._for: list[_Watch] = []
         self._watches: list[_Watch] = []
         self._channels: list[Callable[[Controller], None]] = []
@@ -200,7 +202,12 @@ class Builder:
         max_concurrent_reconciles: int | None = None,
         rate_limiter: RateLimiter[str] | None = None,
         new_queue: NewQueue | None = None,
+        request_priority: Priority | None = None,
     ) -> Self:
+        """`request_priority`: where this controller's API requests queue in the client's gate
+        (internal/client/gate.py) when more are ready than it lets through."""
+        if request_priority is not None:
+            self._request_priority = request_priority
         if max_concurrent_reconciles is not None:
             self._max_concurrent = max_concurrent_reconciles
         if rate_limiter is not None:
@@ -226,6 +233,7 @@ class Builder:
             reconciler=reconciler,
             queue=queue,
             max_concurrent_reconciles=self._max_concurrent,
+            request_priority=self._request_priority,
         )
         # Only the For kind's own creations jump the queue; a child's creation is a re-sync of its owner.
         for adds_first, watches in ((self._creates_first, self._for), (False, self._watches)):

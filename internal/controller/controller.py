@@ -23,6 +23,7 @@ from typing import TypeVar
 
 import structlog
 from dynamo_operator.internal.cache.interface import Informer
+from dynamo_operator.internal.client.gate import Priority, request_priority
 from dynamo_operator.internal.client.resource import split_key
 from dynamo_operator.internal.controller import metrics
 from dynamo_operator.internal.controller.handlers import EnqueueMapped, Mapper
@@ -58,12 +59,14 @@ class Controller:
         max_concurrent_reconciles: int = 1,
         hot_loops: HotLoopDetector | None = None,
         reconcile_timeout: float | None = DEFAULT_RECONCILE_TIMEOUT,
+        request_priority: Priority = Priority.NORMAL,
     ) -> None:
         if max_concurrent_reconciles < 1:
             raise ValueError(f"max_concurrent_reconciles must be >= 1, got {max_concurrent_reconciles}")
         if reconcile_timeout is not None and reconcile_timeout <= 0:
             raise ValueError(f"reconcile_timeout must be > 0 or None (no limit), got {reconcile_timeout}")
         self._reconcile_timeout = reconcile_timeout
+        self._request_priority = request_priority
         self.name = name
         self._queue = queue
         self.max_concurrent_reconciles = max_concurrent_reconciles
@@ -101,9 +104,12 @@ class Controller:
         self._started = True
         log.info("Starting workers", controller=self.name, worker_count=self.max_concurrent_reconciles)
         try:
-            async with asyncio.TaskGroup() as group:
-                for i in range(self.max_concurrent_reconciles):
-                    group.create_task(self._worker(), name=f"{self.name}-worker-{i}")
+            # Every request a reconcile makes (and the tasks it starts) queues at this priority in
+            # the client's gate; a status write raises its own.
+            with request_priority(self._request_priority):
+                async with asyncio.TaskGroup() as group:
+                    for i in range(self.max_concurrent_reconciles):
+                        group.create_task(self._worker(), name=f"{self.name}-worker-{i}")
         finally:
             self._queue.shut_down()
         log.info("All workers finished", controller=self.name)

@@ -26,6 +26,7 @@ from typing import Any
 
 import structlog
 from dynamo_operator.internal.client.errors import ApiError, NotFound, TransportError
+from dynamo_operator.internal.client.gate import Priority, request_priority
 from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.events.sink import EventSink
 
@@ -179,10 +180,12 @@ class EventBroadcaster:
             log.warning("Event queue full, dropping event", reason=pending.reason, object=pending.involved)
 
     async def run(self) -> None:
-        """Send queued events with `senders` concurrent senders until cancelled."""
-        async with asyncio.TaskGroup() as group:
-            for _ in range(self._senders):
-                group.create_task(self._sender())
+        """Send queued events with `senders` concurrent senders until cancelled. Events wait behind
+        every other request of the client (`Priority.LOW`): they tell, they never unblock anything."""
+        with request_priority(Priority.LOW):
+            async with asyncio.TaskGroup() as group:
+                for _ in range(self._senders):
+                    group.create_task(self._sender())
 
     async def _sender(self) -> None:
         while True:

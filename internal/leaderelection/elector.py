@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import structlog
 from dynamo_operator.internal.client.errors import AlreadyExists, ApiError, Conflict, TransportError
+from dynamo_operator.internal.client.gate import Priority, request_priority
 from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.leaderelection import metrics
 from dynamo_operator.internal.leaderelection.config import JITTER_FACTOR, LeaderElectionConfig
@@ -213,16 +214,24 @@ class LeaderElector:
     async def run(
         self, *, on_started_leading: Callable[[], None], on_stopped_leading: Callable[[Ending], None]
     ) -> Ending:
-        """Acquire, lead until the Lease is lost or we are cancelled; see the module docstring."""
-        await self.acquire()
+        """Acquire, lead until the Lease is lost or we are cancelled; see the module docstring.
+
+        The Lease's requests never wait behind the operator's own (`Priority.CRITICAL`): a leader
+        that cannot renew under load would stop leading because it is busy. Only the elector's calls
+        carry it; `on_started_leading` runs in the caller's context.
+        """
+        with request_priority(Priority.CRITICAL):
+            await self.acquire()
         ending = Ending.LOST
         try:
             on_started_leading()
-            await self.hold()
+            with request_priority(Priority.CRITICAL):
+                await self.hold()
         except asyncio.CancelledError:
             ending = Ending.RELEASED
             if self.config.release_on_cancel:
-                await self.release()
+                with request_priority(Priority.CRITICAL):
+                    await self.release()
             raise
         finally:
             self._status.set(0)
