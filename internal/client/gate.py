@@ -4,11 +4,13 @@ Why: an operator at scale has far more requests ready than the API server can se
 all together, every one of them waits in the server (and on the same CPUs), and what finishes
 first is whatever the server happened to pick. Held here instead, past `limit` in flight, they
 go out in an order the operator chooses: the writes that start the cluster's own work (workloads)
-and the status writes that end a user's wait before fan-out and bookkeeping, Events last.
+and the status writes that end a user's wait before fan-out and bookkeeping. Nothing that must not
+be lost waits at LOW: a long rollout keeps HIGH and NORMAL waiters queued for minutes.
 
 The priority is the caller's context (`request_priority`), so it follows a reconcile into every
-task it starts without threading a parameter through each call. `CRITICAL` never waits (leader
-election must renew its Lease whatever the load); watches are never gated (they are long-lived
+task it starts without threading a parameter through each call. `EXEMPT` never waits and holds no
+slot: leader election must renew its Lease whatever the load, and the Event senders' own queue is
+bounded (held here, it overflows and drops Events); watches are never gated (they are long-lived
 and would hold a slot for minutes). A request holds its slot for one attempt: retry backoff waits
 outside the gate.
 """
@@ -27,7 +29,7 @@ from contextvars import ContextVar
 class Priority(enum.IntEnum):
     """Lower goes first."""
 
-    CRITICAL = 0  # never waits for a slot
+    EXEMPT = 0  # never waits for a slot, holds none
     HIGH = 1
     NORMAL = 2
     LOW = 3
@@ -63,7 +65,7 @@ class RequestGate:
 
     @property
     def in_flight(self) -> int:
-        """Slots held now (CRITICAL requests hold none)."""
+        """Slots held now (EXEMPT requests hold none)."""
         return self._in_flight
 
     @property
@@ -74,7 +76,7 @@ class RequestGate:
     async def slot(self) -> AsyncIterator[None]:
         """Hold one slot for the body; waits while `limit` are held."""
         priority = current_priority()
-        if self.limit is None or priority is Priority.CRITICAL:
+        if self.limit is None or priority is Priority.EXEMPT:
             yield
             return
         await self._acquire(priority)

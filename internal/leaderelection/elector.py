@@ -216,21 +216,21 @@ class LeaderElector:
     ) -> Ending:
         """Acquire, lead until the Lease is lost or we are cancelled; see the module docstring.
 
-        The Lease's requests never wait behind the operator's own (`Priority.CRITICAL`): a leader
+        The Lease's requests never wait behind the operator's own (`Priority.EXEMPT`): a leader
         that cannot renew under load would stop leading because it is busy. Only the elector's calls
         carry it; `on_started_leading` runs in the caller's context.
         """
-        with request_priority(Priority.CRITICAL):
+        with request_priority(Priority.EXEMPT):
             await self.acquire()
         ending = Ending.LOST
         try:
             on_started_leading()
-            with request_priority(Priority.CRITICAL):
+            with request_priority(Priority.EXEMPT):
                 await self.hold()
         except asyncio.CancelledError:
             ending = Ending.RELEASED
             if self.config.release_on_cancel:
-                with request_priority(Priority.CRITICAL):
+                with request_priority(Priority.EXEMPT):
                     await self.release()
             raise
         finally:

@@ -318,3 +318,33 @@ def test_micro_time_has_six_fractional_digits_and_round_trips() -> None:
     assert parse_micro_time(text) == when
     record = LeaderElectionRecord("a", 15, when, when, 2)
     assert LeaderElectionRecord.from_lease({"spec": record.to_spec()}) == record
+
+
+async def test_lease_requests_never_wait_behind_the_operators_own() -> None:
+    """Acquire and renew run at Priority.EXEMPT (the client's gate lets them through at once);
+    what the operator starts when it leads runs at its own priority."""
+    from dynamo_operator.internal.client.gate import Priority, current_priority
+
+    store, clock = FakeLeaseStore(), FakeClock()
+    elector = candidate(store, clock, "a")
+    seen: list[Priority] = []
+    original = elector._lock.update
+
+    async def update(record: LeaderElectionRecord, rv: str) -> str:
+        seen.append(current_priority())
+        return await original(record, rv)
+
+    elector._lock.update = update  # type: ignore[method-assign]
+    started: list[Priority] = []
+    task = asyncio.create_task(
+        elector.run(
+            on_started_leading=lambda: started.append(current_priority()), on_stopped_leading=lambda _e: None
+        )
+    )
+    for _ in range(50):
+        clock.advance(3)
+        await asyncio.sleep(0)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert started == [Priority.NORMAL]
+    assert seen and set(seen) == {Priority.EXEMPT}
