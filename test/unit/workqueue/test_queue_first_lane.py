@@ -5,16 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from dynamo_operator.internal.workqueue import Queue, RateLimitingQueue
-
-
-async def drain(q: Queue[str]) -> list[str]:
-    out = []
-    while len(q):
-        key = await q.get()
-        assert key is not None
-        out.append(key)
-        q.done(key)
-    return out
+from unit.workqueue.queue_testlib import drain
 
 
 async def test_first_lane_keys_are_handed_out_before_plain_ones() -> None:

@@ -3,16 +3,7 @@
 from __future__ import annotations
 
 from dynamo_operator.internal.workqueue import Queue, RateLimitingQueue
-
-
-async def drain(q: Queue[str]) -> list[str]:
-    out = []
-    while len(q):
-        key = await q.get()
-        assert key is not None
-        out.append(key)
-        q.done(key)
-    return out
+from unit.workqueue.queue_testlib import drain
 
 
 async def test_urgent_keys_go_before_first_lane_and_plain_keys() -> None:
