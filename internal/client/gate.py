@@ -87,7 +87,8 @@ class RequestGate:
 
     async def _acquire(self, priority: Priority) -> None:
         assert self.limit is not None
-        if self._in_flight < self.limit and not self.waiting:
+        # A free slot means nobody waits: `_release` hands a slot to a live waiter before freeing it.
+        if self._in_flight < self.limit:
             self._in_flight += 1
             return
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
