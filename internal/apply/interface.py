@@ -54,6 +54,10 @@ class ChildReader(Protocol):
         stands in for the cache, holds the same shape and is read the same way."""
         ...
 
+    def unbroken_seconds(self, resource: Resource) -> float:
+        """How long reads of `resource` have followed the API server without a gap (0.0: not now)."""
+        ...
+
 
 class Recorder(Protocol):
     """Event sink (internal.events.EventRecorder)."""

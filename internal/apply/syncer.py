@@ -17,7 +17,6 @@ Rules (ARCHITECTURE.md "Apply is idempotent and quiet", "Deletion is sacred"):
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from dynamo_operator.internal.controller.owners import (
     controller_uid,
     owner_reference,
 )
+from dynamo_operator.internal.jsontree import copy_tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +75,7 @@ def own_metadata(obj: Obj) -> Obj:
     the body is sent as it is: copying a pod template deeply on every sync was a tenth of the
     operator's CPU at scale, for nothing. Neither the caller nor the syncer edits a body after this.
     """
-    return {**obj, "metadata": copy.deepcopy(obj.get("metadata") or {})}
+    return {**obj, "metadata": copy_tree(obj.get("metadata") or {})}
 
 
 def prepare(owner: Mapping[str, Any], obj: Obj, stamp: HashStamp) -> Obj:
@@ -98,6 +98,11 @@ def _drifted(desired: Mapping[str, Any], live: Mapping[str, Any]) -> bool:
     return want is not None and (live.get("spec") or {}).get("replicas") != want
 
 
+TRUSTED_AFTER_SECONDS = 10.0
+"""How long a cache's watch of the owners' kind must have run unbroken before a cached owner counts as
+confirmed: a resumed watch replays what it missed in its first moments, well within this."""
+
+
 def _name(obj: Mapping[str, Any]) -> str:
     return str(obj["metadata"]["name"])
 
@@ -106,8 +111,8 @@ class ChildSyncer:
     """Applies an owner's desired children and prunes the rest. Keeps only `RecentWrites`.
 
     `field_manager` owns the applied fields; `stamp` records on each child what it was written
-    from; `confirm_owner`, the owners' kind, makes a sync read its owner live before its first
-    create (see `_owner_still_there`).
+    from; `confirm_owner`, the owners' kind, makes a sync confirm its owner before its first create
+    (see `_owner_still_there`).
     """
 
     def __init__(
@@ -279,18 +284,34 @@ class ChildSyncer:
         (report.created if live is None else report.updated).append(f"{resource.kind}/{name}")
 
     async def _owner_still_there(self, resource: Resource, owner: Obj, report: SyncReport) -> None:
-        """Before a sync's first create, one live read of the owner (shared by its other creates).
+        """Before a sync's first create, confirm the owner: the cache, when it has followed the API
+        server without a gap for `TRUSTED_AFTER_SECONDS`; else one live read (shared by the sync's
+        other creates).
 
         The API server accepts an ownerReference to a UID that no longer exists, so a child created
         from a cache that still shows a deleted owner outlives it. Worse, after an API server
         restart kube-controller-manager's informers may miss the garbage-collected child and its
         same-named re-creation and see one update between two UIDs: its garbage collector then
         keeps the old child in its graph, and that child's ReplicaSets and pods leak until it
-        restarts (issue #10).
+        restarts (issue #10). A cache shows a deleted owner only while its watch is broken or has
+        just resumed (the missed events replay first), and that is when the live read is made. On an
+        unbroken watch the cache is as good as the read: each is a moment old when the create lands
+        (a read cost a round trip on every new component's path, 4 per graph, issue #13).
         """
+        if self._cache.unbroken_seconds(resource) >= TRUSTED_AFTER_SECONDS and self._cached_as(
+            resource, owner
+        ):
+            return
         if report.owner_check is None:
             report.owner_check = OwnerCheck(self._client, resource, owner)
         await report.owner_check.confirm()
+
+    def _cached_as(self, resource: Resource, owner: Obj) -> bool:
+        """The cache still holds `owner` under its UID, not being deleted (it may have moved on
+        since the reconcile read it)."""
+        cached = self._cache.get(resource, object_key(owner))
+        meta = (cached or {}).get("metadata") or {}
+        return meta.get("uid") == owner["metadata"]["uid"] and not meta.get("deletionTimestamp")
 
     async def _exists(self, resource: Resource, obj: Obj) -> bool:
         meta = obj["metadata"]

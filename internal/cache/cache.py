@@ -196,6 +196,14 @@ class Cache:
     def by_index(self, resource: Resource, index: str, value: str) -> builtins.list[Obj]:
         return self.reader(resource).store.by_index(index, value)
 
+    def unbroken_seconds(self, resource: Resource) -> float:
+        """How long reads of `resource` have followed the API server without a gap (0.0 while they
+        do not, or when nothing caches it): see `SharedInformer.unbroken_seconds`."""
+        try:
+            return self.reader(resource).unbroken_seconds()
+        except InformerNotRegistered:
+            return 0.0
+
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:

@@ -163,6 +163,14 @@ class Reflector:
         self.phase = Phase.LIST
         self.resource_version: str | None = None
         self.last_error: Exception | None = None
+        # Monotonic time since which the sink has followed the API server without a gap: set when a
+        # LIST lands or a watch opens, kept across a watch that resumes cleanly from the last
+        # resourceVersion, cleared by any failure (a missed event may hide behind it). None: not now.
+        self.unbroken_since: float | None = None
+
+    def unbroken_seconds(self) -> float:
+        """How long the sink has followed the API server without a gap (0.0 when it is not now)."""
+        return 0.0 if self.unbroken_since is None else self._clock.now() - self.unbroken_since
 
     async def run(self) -> None:
         """Loop forever; returns only by cancellation."""
@@ -188,6 +196,8 @@ class Reflector:
     def _settle(self, outcome: Outcome) -> None:
         previous = self.phase
         self.phase = next_phase(previous, outcome, has_resource_version=self.resource_version is not None)
+        if self.phase is not Phase.WATCH:
+            self.unbroken_since = None
         if isinstance(outcome, Exception):
             self.last_error = outcome
             log.warning(
@@ -225,6 +235,7 @@ class Reflector:
             del page
         self._sink.replace_admitted(items)
         self.resource_version = page.resource_version
+        self.unbroken_since = self._clock.now()
         return Listed(page.resource_version)
 
     async def _watch(self) -> WatchClosed:
@@ -240,6 +251,8 @@ class Reflector:
             field_selector=scope.field_selector,
             metadata_only=scope.metadata_only,
         ) as stream:
+            if self.unbroken_since is None:
+                self.unbroken_since = self._clock.now()
             async for event in stream:
                 events += 1
                 obj = event.object

@@ -9,7 +9,6 @@ the NIXL side channel, the KV event port and torch.distributed's master port.
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -19,6 +18,7 @@ from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.errors import GenerationError
 from dynamo_operator.internal.dynamo.gpu_memory_service import SHARED_MOUNT_PATH
 from dynamo_operator.internal.dynamo.merge import env
+from dynamo_operator.internal.jsontree import copy_tree
 
 ENGINES = 2
 LOCK_PATH = f"{SHARED_MOUNT_PATH}/failover.lock"
@@ -51,7 +51,7 @@ def failover_enabled(spec: Mapping[str, Any]) -> bool:
 
 def engine_container(main: Obj, index: int) -> Obj:
     """Engine `index`: a copy of the main container with its own name, system port, probes and env."""
-    engine = copy.deepcopy(main)
+    engine = copy_tree(main)
     name = f"engine-{index}"
     port_name = f"{c.SYSTEM_PORT_NAME}-{index}"
     port = c.SYSTEM_PORT + index

@@ -7,7 +7,6 @@ the parent graph), renamed `sidecar-frontend`, with the image and the overrides 
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,6 +14,7 @@ from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.defaults import component_defaults
 from dynamo_operator.internal.dynamo.errors import GenerationError
 from dynamo_operator.internal.dynamo.merge import env, merge_env
+from dynamo_operator.internal.jsontree import copy_tree
 
 CONTAINER_NAME = "sidecar-frontend"
 
@@ -57,8 +57,8 @@ def build_frontend_sidecar(
     container: Obj = {"name": CONTAINER_NAME, "image": str(sidecar["image"])}
     container["command"] = list(defaults.command)
     container["args"] = list(sidecar.get("args") or defaults.args)
-    container["ports"] = copy.deepcopy(defaults.ports)
-    container.update(copy.deepcopy(defaults.probes))
+    container["ports"] = copy_tree(defaults.ports)
+    container.update(copy_tree(defaults.probes))
     if sidecar.get("envFromSecret"):
         container["envFrom"] = [{"secretRef": {"name": str(sidecar["envFromSecret"])}}]
     env_list = merge_env(component_env, defaults.env)

@@ -3,7 +3,6 @@ the discovery RBAC and the model Services."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,6 +25,7 @@ from dynamo_operator.internal.dynamo.sideobjects import (
     desired_wait_leader_config_map,
 )
 from dynamo_operator.internal.dynamo.workerhash import is_worker
+from dynamo_operator.internal.jsontree import copy_tree
 
 Obj = dict[str, Any]
 
@@ -74,7 +74,7 @@ def service_to_dcd_spec(
     `worker_hash` labels a worker service with the graph's worker hash (see workerhash.py)."""
     meta = _meta(dgd)
     dgd_spec = dgd.get("spec") or {}
-    spec = copy.deepcopy(services_of(dgd)[service])
+    spec = copy_tree(services_of(dgd)[service])
     dgd_name, namespace = str(meta["name"]), ctx.namespace
     dyn_ns = naming.dynamo_namespace(
         namespace, dgd_name, global_namespace=bool(spec.get("globalDynamoNamespace"))

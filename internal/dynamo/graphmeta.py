@@ -20,11 +20,11 @@ read upstream's annotation; the operator itself never reads it back.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.jsontree import copy_tree
 
 Obj = dict[str, Any]
 
@@ -56,7 +56,7 @@ def with_origin_version(dgd: Mapping[str, Any], version: str | None) -> Obj:
     """`dgd` as generation must see it: carrying `version` (a copy; `dgd` itself is left alone)."""
     out = dict(dgd)
     if version and _annotations(dgd, "metadata", "annotations").get(c.ANNOTATION_ORIGIN_VERSION) != version:
-        meta = copy.deepcopy(dict(dgd.get("metadata") or {}))
+        meta = copy_tree(dict(dgd.get("metadata") or {}))
         meta["annotations"] = {**(meta.get("annotations") or {}), c.ANNOTATION_ORIGIN_VERSION: version}
         out["metadata"] = meta
     return out

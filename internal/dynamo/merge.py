@@ -9,9 +9,10 @@ merge could produce a probe with two handlers, which the API server rejects).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from dynamo_operator.internal.jsontree import copy_tree
 
 PROBE_HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
 PROBE_FIELDS = ("livenessProbe", "readinessProbe", "startupProbe")
@@ -19,7 +20,7 @@ PROBE_FIELDS = ("livenessProbe", "readinessProbe", "startupProbe")
 
 def override(base: Mapping[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
     """Return a new dict: `user` layered over `base` (neither input is modified)."""
-    out = copy.deepcopy(dict(base))
+    out = copy_tree(dict(base))
     for key, value in user.items():
         if value is None:
             continue
@@ -28,9 +29,9 @@ def override(base: Mapping[str, Any], user: Mapping[str, Any]) -> dict[str, Any]
             out[key] = override_probe(current, value) if key in PROBE_FIELDS else override(current, value)
         elif isinstance(value, list):
             if value:
-                out[key] = copy.deepcopy(value)
+                out[key] = copy_tree(value)
         else:
-            out[key] = copy.deepcopy(value)
+            out[key] = copy_tree(value)
     return out
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +41,7 @@ from dynamo_operator.internal.dynamo.merge import (
 )
 from dynamo_operator.internal.dynamo.resources import apply_resources, check_quantity, gpu_count
 from dynamo_operator.internal.dynamo.sideobjects import wait_leader_config_map_name
+from dynamo_operator.internal.jsontree import copy_tree
 from dynamo_operator.internal.secrets.registry import InvalidRegistryError, image_registry_host
 
 # Annotations that steer the operator. They are not copied onto pods: their effect on the pod (if
@@ -299,8 +299,8 @@ def build_main_container(
     if defaults.args:
         container["args"] = list(defaults.args)
     if defaults.ports:
-        container["ports"] = copy.deepcopy(defaults.ports)
-    container.update(copy.deepcopy(defaults.probes))
+        container["ports"] = copy_tree(defaults.ports)
+    container.update(copy_tree(defaults.probes))
     base_env = merge_env(_base_env(comp, ctx, dyn_ns), defaults.env)
     # 2. mainContainer layered over the defaults; its env is unioned (user wins); startupProbe replaces.
     user = dict((spec.get("extraPodSpec") or {}).get("mainContainer") or {})
@@ -309,14 +309,14 @@ def build_main_container(
     container = override(container, user)
     container["name"] = c.MAIN_CONTAINER_NAME
     if user_startup is not None:
-        container["startupProbe"] = copy.deepcopy(user_startup)
+        container["startupProbe"] = copy_tree(user_startup)
     env_list = merge_env(base_env, user_env)
     # 3. component envs (in a graph these already hold spec.envs underneath the service's own)
     env_list = merge_env(env_list, spec.get("envs") or [])
     # 4. top-level probes replace whatever came before, whole
     for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
         if spec.get(probe) is not None:
-            container[probe] = copy.deepcopy(spec[probe])
+            container[probe] = copy_tree(spec[probe])
     # 5. resources, 6. envFromSecret
     apply_resources(container, spec.get("resources"), "resources")
     if spec.get("envFromSecret"):

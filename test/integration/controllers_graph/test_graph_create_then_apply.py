@@ -68,6 +68,9 @@ class Snapshot:
     def shape(self, resource: Resource, obj: Obj) -> Obj:
         return obj
 
+    def unbroken_seconds(self, resource: Resource) -> float:
+        return 0.0  # not a watch: never trusted as one
+
 
 class NoEvents:
     def event(self, obj: Obj, *, type: str, reason: str, message: str) -> None:

@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.apply import ChildSyncer, Desired
+from dynamo_operator.internal.apply.syncer import TRUSTED_AFTER_SECONDS
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
+from dynamo_operator.internal.client.metrics import requests_count
 from dynamo_operator.internal.client.resource import EVENT, Resource, object_key
 from dynamo_operator.internal.consts import FIELD_MANAGER
 from dynamo_operator.internal.controller.orphans import DEFAULT_GRACE_SECONDS
@@ -26,7 +28,8 @@ from dynamo_operator.internal.controller.owners import OwnerGone
 from dynamo_operator.internal.dynamo.hashing import LAST_APPLIED_HASH
 from localcluster import LocalCluster
 from testsupport.api import eventually
-from testsupport.operator import RunningOperator
+from testsupport.graphs import two_service_graph
+from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator
 
 pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
 
@@ -51,6 +54,9 @@ class Snapshot:
 
     def shape(self, resource: Resource, obj: Obj) -> Obj:
         return obj
+
+    def unbroken_seconds(self, resource: Resource) -> float:
+        return 0.0  # a cache that has not caught up: never trusted
 
 
 class NoEvents:
@@ -132,6 +138,43 @@ async def test_syncer_creates_children_of_an_owner_that_is_there(api: Client, ns
     child = await api.get(kinds.CONFIG_MAP, "child", namespace=ns)
     [ref] = child["metadata"]["ownerReferences"]
     assert ref["uid"] == owner["metadata"]["uid"]
+
+
+async def test_a_new_graph_on_unbroken_watches_reads_no_owner_live(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """Once the operator's watches of graphs and components have run unbroken past the trust
+    threshold, creating a graph's components and their workloads costs no live read of an owner:
+    the cache stands for it (the reads are made after a broken watch, see the unit tests)."""
+    cache = operator.manager.cache
+    await eventually(
+        lambda: min(cache.unbroken_seconds(kinds.DGD), cache.unbroken_seconds(kinds.DCD)),
+        until=lambda seconds: seconds >= TRUSTED_AFTER_SECONDS,
+        timeout=TRUSTED_AFTER_SECONDS + 30,
+        interval=0.5,
+    )
+
+    def requests(method: str) -> float:
+        """Requests the process sent on graphs and components (`resource` as the client labels it)."""
+        return sum(
+            requests_count(methods=frozenset({method}), resource=f"{r.plural}.{r.group}")
+            for r in (kinds.DGD, kinds.DCD)
+        )
+
+    reads_before, writes_before = requests("GET"), requests("PATCH")
+    await api.apply(kinds.DGD, two_service_graph("trusted", ns), field_manager=TEST_FIELD_MANAGER)
+    # Watched through the operator's own cache: a GET of the graph here would count as a read.
+    await eventually(
+        lambda: [
+            d
+            for d in cache.list(kinds.DEPLOYMENT, namespace=ns)
+            if d["metadata"]["name"].startswith("trusted-")
+        ],
+        until=lambda deployments: len(deployments) == 2,
+        timeout=60,
+    )
+    assert requests("PATCH") > writes_before  # the counter is the right one: the components were written
+    assert requests("GET") == reads_before
 
 
 async def test_operator_deletes_a_child_whose_component_no_longer_exists(

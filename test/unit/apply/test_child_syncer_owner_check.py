@@ -1,5 +1,6 @@
 """ChildSyncer with `confirm_owner`: a create is preceded by one live read of the owner per sync, and
-refused when the owner is gone; updates and quiet syncs read nothing (in-memory fakes)."""
+refused when the owner is gone, unless the cache's watch of the owners' kind has run unbroken long
+enough to stand for that read; updates and quiet syncs read nothing (in-memory fakes)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 import pytest
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.apply import ChildSyncer, Desired, prepare
+from dynamo_operator.internal.apply.syncer import TRUSTED_AFTER_SECONDS
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.controller.owners import OwnerGone
@@ -124,3 +126,51 @@ async def test_without_confirm_owner_nothing_is_read() -> None:
     client = Client(None)
     await fakes.syncer(client, FakeCache()).sync(OWNER, [Desired(kinds.CONFIG_MAP, cm("a"))], owned=[])
     assert client.calls == [("apply", "ConfigMap/a")]
+
+
+def watched_cache(unbroken: float, owner: Obj | None = OWNER) -> FakeCache:
+    """A cache whose watch of DCDs has run `unbroken` seconds without a gap, holding `owner`."""
+    cache = FakeCache()
+    cache.unbroken[kinds.DCD] = unbroken
+    if owner is not None:
+        cache.objects[(kinds.DCD, object_key(owner))] = owner
+    return cache
+
+
+async def test_an_owner_on_an_unbroken_watch_needs_no_read() -> None:
+    """The cache has followed the API server without a gap for long enough: its owner stands."""
+    client = Client(None)  # a read would say "gone": it must not be made
+    await syncer(client, watched_cache(TRUSTED_AFTER_SECONDS)).sync(
+        OWNER, [Desired(kinds.CONFIG_MAP, cm(n)) for n in "ab"], owned=[]
+    )
+    assert sorted(client.calls) == [("apply", "ConfigMap/a"), ("apply", "ConfigMap/b")]
+
+
+@pytest.mark.parametrize(
+    "unbroken", [0.0, TRUSTED_AFTER_SECONDS / 2], ids=["watch-broken", "watch-just-resumed"]
+)
+async def test_an_owner_on_a_broken_or_resumed_watch_is_read_live(unbroken: float) -> None:
+    """A broken watch, or one whose replay of what it missed may still be on its way: the read is
+    made, and a gone owner gets nothing."""
+    client = Client(None)
+    with pytest.raises(OwnerGone):
+        await syncer(client, watched_cache(unbroken)).sync(
+            OWNER, [Desired(kinds.CONFIG_MAP, cm("a"))], owned=[]
+        )
+    assert client.calls == [("get", "DynamoComponentDeployment/c")]
+
+
+@pytest.mark.parametrize(
+    "cached",
+    [None, live_owner("u2"), live_owner(deletionTimestamp="2026-01-01T00:00:00Z")],
+    ids=["gone-from-cache", "replaced-in-cache", "being-deleted-in-cache"],
+)
+async def test_an_owner_the_cache_has_moved_on_from_is_read_live(cached: Obj | None) -> None:
+    """The reconcile read the owner, the cache has since seen it go: the watch is not trusted for
+    it, the live read decides."""
+    client = Client(None)
+    with pytest.raises(OwnerGone):
+        await syncer(client, watched_cache(TRUSTED_AFTER_SECONDS * 2, cached)).sync(
+            OWNER, [Desired(kinds.CONFIG_MAP, cm("a"))], owned=[]
+        )
+    assert client.calls == [("get", "DynamoComponentDeployment/c")]

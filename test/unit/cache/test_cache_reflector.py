@@ -340,3 +340,54 @@ async def test_run_survives_any_exception_and_only_cancellation_stops_it(
     await reflector.step()
     assert isinstance(reflector.last_error, RuntimeError)
     assert reflector.phase is Phase.BACKOFF
+
+
+# -- how long the sink has followed the server without a gap -------------------------------------
+
+
+async def test_unbroken_clock_starts_when_a_list_lands(reflector: Reflector, source: FakeSource) -> None:
+    """Nothing is followed before the first LIST; from it on, the time counts."""
+    assert reflector.unbroken_seconds() == 0.0
+    source.lists.append([page("10", "a")])
+    await reflector.step()
+    source.clock.t += 7.0
+    assert reflector.unbroken_seconds() == 7.0
+
+
+async def test_unbroken_clock_runs_on_across_a_clean_rewatch(
+    reflector: Reflector, source: FakeSource
+) -> None:
+    """A watch that ends cleanly resumes from its last resourceVersion: no event is lost, no gap."""
+    source.lists.append([page("10", "a")])
+    source.watches.append(([ev("MODIFIED", "a", "11")], None))
+    source.watches.append(([ev("MODIFIED", "a", "12")], None))
+    await reflector.step()
+    await reflector.step()
+    await reflector.step()
+    assert reflector.unbroken_seconds() == 1.0  # the two events' half seconds, since the list
+
+
+async def test_unbroken_clock_restarts_after_a_broken_watch(reflector: Reflector, source: FakeSource) -> None:
+    """A watch that failed may have missed events: 0 until a new watch opens, then counting from it
+    (its first moments replay what was missed, which the trust threshold waits out)."""
+    source.lists.append([page("10", "a")])
+    source.watches.append(([ev("MODIFIED", "a", "11")], errors.TransportError("reset", sent=True)))
+    source.watches.append(([ev("DELETED", "a", "12")], None))
+    await reflector.step()  # LIST
+    await reflector.step()  # WATCH, broken
+    assert reflector.phase is Phase.BACKOFF
+    assert reflector.unbroken_seconds() == 0.0
+    await reflector.step()  # BACKOFF
+    opened_at = source.clock.t
+    await reflector.step()  # WATCH again, from rv 11
+    assert reflector.unbroken_seconds() == source.clock.t - opened_at == 0.5
+
+
+async def test_unbroken_clock_is_zero_while_relisting(reflector: Reflector, source: FakeSource) -> None:
+    """410 Gone: the store is about to be replaced wholesale; until then it follows nothing."""
+    source.lists.append([page("10", "a")])
+    source.watches.append(([error_event(410, "Expired")], None))
+    await reflector.step()
+    await reflector.step()
+    assert reflector.phase is Phase.LIST
+    assert reflector.unbroken_seconds() == 0.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -31,6 +32,39 @@ OBJ = {
 def test_canonical_json_is_pinned() -> None:
     """The canonical form is sorted, compact JSON: pinned so hashes survive operator upgrades."""
     assert canonical_json({"b": [2, 1], "a": {"d": 1, "c": "é"}}) == '{"a":{"c":"é","d":1},"b":[2,1]}'
+
+
+def _stdlib_form(value: Any) -> str:
+    """The serialisation every stamped hash on a live object was computed over."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(JSON_VALUES)
+def test_canonical_json_is_the_stdlib_form_for_any_json_value(value: Any) -> None:
+    assert canonical_json(value) == _stdlib_form(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"tiny": 1e-7, "exp": 3.5e-12, "big": 1e22},
+        {"huge": 2**64 + 1, "negative": -(2**70)},
+        {1: "int key", 2: "another"},
+        {"text": "e-5 in a string: v1e-2", "unicode": '\u00e9\u2028\x00\x1f"\\/'},
+    ],
+    ids=["float-exponents", "big-ints", "non-string-keys", "escapes"],
+)
+def test_canonical_json_is_the_stdlib_form_where_orjson_differs(value: Any) -> None:
+    assert canonical_json(value) == _stdlib_form(value)
 
 
 def test_content_hash_value_is_pinned() -> None:

@@ -116,3 +116,24 @@ print(len(processors))
 provider.shutdown()
 """
     assert run_python(code, **env).stdout.strip() == ("1" if expected else "0")
+
+
+@pytest.mark.parametrize(
+    ("env", "recording"),
+    [
+        pytest.param({}, False, id="no-endpoint"),
+        pytest.param({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, True, id="endpoint"),
+    ],
+)
+def test_spans_record_only_when_they_are_exported(env: dict[str, str], recording: bool) -> None:
+    """A span nothing would export is sampled out: the reconcile path is the same, its cost is not."""
+    code = """
+import os
+from opentelemetry import trace
+from dynamo_operator.internal.observability.tracing import configure_tracing
+provider = configure_tracing()
+with trace.get_tracer("t").start_as_current_span("reconcile") as span:
+    print(span.is_recording(), flush=True)
+os._exit(0)  # no flush of the span to an endpoint that is not there
+"""
+    assert run_python(code, **env).stdout.strip() == str(recording)
