@@ -54,8 +54,8 @@ class ChildReader(Protocol):
         stands in for the cache, holds the same shape and is read the same way."""
         ...
 
-    def unbroken_seconds(self, resource: Resource) -> float:
-        """How long reads of `resource` have followed the API server without a gap (0.0: not now)."""
+    def is_current(self, resource: Resource) -> bool:
+        """Whether reads of `resource` follow the API server at the watch's delivery lag."""
         ...
 
 

@@ -98,11 +98,6 @@ def _drifted(desired: Mapping[str, Any], live: Mapping[str, Any]) -> bool:
     return want is not None and (live.get("spec") or {}).get("replicas") != want
 
 
-TRUSTED_AFTER_SECONDS = 10.0
-"""How long a cache's watch of the owners' kind must have run unbroken before a cached owner counts as
-confirmed: a resumed watch replays what it missed in its first moments, well within this."""
-
-
 def _name(obj: Mapping[str, Any]) -> str:
     return str(obj["metadata"]["name"])
 
@@ -284,9 +279,9 @@ class ChildSyncer:
         (report.created if live is None else report.updated).append(f"{resource.kind}/{name}")
 
     async def _owner_still_there(self, resource: Resource, owner: Obj, report: SyncReport) -> None:
-        """Before a sync's first create, confirm the owner: the cache, when it has followed the API
-        server without a gap for `TRUSTED_AFTER_SECONDS`; else one live read (shared by the sync's
-        other creates).
+        """Before a sync's first create, confirm the owner: the cache, when it is current (its
+        watch of the owners' kind has no gap it may still be catching up on); else one live read
+        (shared by the sync's other creates).
 
         The API server accepts an ownerReference to a UID that no longer exists, so a child created
         from a cache that still shows a deleted owner outlives it. Worse, after an API server
@@ -294,13 +289,11 @@ class ChildSyncer:
         same-named re-creation and see one update between two UIDs: its garbage collector then
         keeps the old child in its graph, and that child's ReplicaSets and pods leak until it
         restarts (issue #10). A cache shows a deleted owner only while its watch is broken or has
-        just resumed (the missed events replay first), and that is when the live read is made. On an
-        unbroken watch the cache is as good as the read: each is a moment old when the create lands
-        (a read cost a round trip on every new component's path, 4 per graph, issue #13).
+        just resumed and is replaying what it missed, and that is when the live read is made. A
+        current cache is as good as the read: either is a moment old when the create lands (the read
+        cost a round trip on every new component's path, 4 per graph, issue #13).
         """
-        if self._cache.unbroken_seconds(resource) >= TRUSTED_AFTER_SECONDS and self._cached_as(
-            resource, owner
-        ):
+        if self._cache.is_current(resource) and self._cached_as(resource, owner):
             return
         if report.owner_check is None:
             report.owner_check = OwnerCheck(self._client, resource, owner)

@@ -196,13 +196,13 @@ class Cache:
     def by_index(self, resource: Resource, index: str, value: str) -> builtins.list[Obj]:
         return self.reader(resource).store.by_index(index, value)
 
-    def unbroken_seconds(self, resource: Resource) -> float:
-        """How long reads of `resource` have followed the API server without a gap (0.0 while they
-        do not, or when nothing caches it): see `SharedInformer.unbroken_seconds`."""
+    def is_current(self, resource: Resource) -> bool:
+        """Whether reads of `resource` follow the API server at the watch's delivery lag (False
+        when nothing caches it): see `SharedInformer.is_current`."""
         try:
-            return self.reader(resource).unbroken_seconds()
+            return self.reader(resource).is_current()
         except InformerNotRegistered:
-            return 0.0
+            return False
 
     # -- lifecycle -------------------------------------------------------------------------------
 

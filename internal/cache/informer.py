@@ -100,11 +100,10 @@ class SharedInformer:
         else:
             self._sync_callbacks.append(callback)
 
-    def unbroken_seconds(self) -> float:
-        """How long the store has followed the API server without a gap (0.0 while it does not):
-        past the first seconds of an unbroken watch, an object in the store is there on the server
-        too, give or take the watch's delivery lag."""
-        return self.reflector.unbroken_seconds()
+    def is_current(self) -> bool:
+        """Whether the store follows the API server at the watch's delivery lag (no gap it may
+        still be catching up on): see `Reflector.is_current`."""
+        return self.reflector.is_current()
 
     async def wait_for_sync(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
         """Wait until synced; False when `timeout` seconds passed first."""

@@ -39,6 +39,9 @@ PAGE_SIZE = 500
 # client-go treats a watch that ends within a second without a single event as a failure: the
 # server is refusing or flapping, and re-watching at once would be a hot loop.
 MIN_WATCH_SECONDS = 1.0
+# How long a watch resumed after a failure runs before its store counts as current again: the server
+# sends what happened since the resourceVersion first, so this only has to outlast that replay.
+REPLAY_GRACE = 10.0
 
 
 class Phase(enum.Enum):
@@ -163,14 +166,15 @@ class Reflector:
         self.phase = Phase.LIST
         self.resource_version: str | None = None
         self.last_error: Exception | None = None
-        # Monotonic time since which the sink has followed the API server without a gap: set when a
-        # LIST lands or a watch opens, kept across a watch that resumes cleanly from the last
-        # resourceVersion, cleared by any failure (a missed event may hide behind it). None: not now.
-        self.unbroken_since: float | None = None
+        # Monotonic time from which the sink counts as current (see `is_current`); None: it does not.
+        self.current_from: float | None = None
 
-    def unbroken_seconds(self) -> float:
-        """How long the sink has followed the API server without a gap (0.0 when it is not now)."""
-        return 0.0 if self.unbroken_since is None else self._clock.now() - self.unbroken_since
+    def is_current(self) -> bool:
+        """Whether the sink follows the API server at the watch's delivery lag: a LIST has landed
+        and no watch since has failed, or a watch resumed after a failure has run `REPLAY_GRACE`
+        seconds (it replays what was missed, deletions included, in its first moments). A watch
+        that ends cleanly and resumes from its last resourceVersion keeps it current."""
+        return self.current_from is not None and self._clock.now() >= self.current_from
 
     async def run(self) -> None:
         """Loop forever; returns only by cancellation."""
@@ -197,7 +201,7 @@ class Reflector:
         previous = self.phase
         self.phase = next_phase(previous, outcome, has_resource_version=self.resource_version is not None)
         if self.phase is not Phase.WATCH:
-            self.unbroken_since = None
+            self.current_from = None  # failed or relisting: a missed event may hide behind it
         if isinstance(outcome, Exception):
             self.last_error = outcome
             log.warning(
@@ -235,7 +239,7 @@ class Reflector:
             del page
         self._sink.replace_admitted(items)
         self.resource_version = page.resource_version
-        self.unbroken_since = self._clock.now()
+        self.current_from = self._clock.now()
         return Listed(page.resource_version)
 
     async def _watch(self) -> WatchClosed:
@@ -251,8 +255,8 @@ class Reflector:
             field_selector=scope.field_selector,
             metadata_only=scope.metadata_only,
         ) as stream:
-            if self.unbroken_since is None:
-                self.unbroken_since = self._clock.now()
+            if self.current_from is None:  # resumed after a failure, from an older resourceVersion
+                self.current_from = self._clock.now() + REPLAY_GRACE
             async for event in stream:
                 events += 1
                 obj = event.object

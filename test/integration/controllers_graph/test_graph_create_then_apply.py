@@ -68,8 +68,8 @@ class Snapshot:
     def shape(self, resource: Resource, obj: Obj) -> Obj:
         return obj
 
-    def unbroken_seconds(self, resource: Resource) -> float:
-        return 0.0  # not a watch: never trusted as one
+    def is_current(self, resource: Resource) -> bool:
+        return False  # not a watch: never trusted as one
 
 
 class NoEvents:

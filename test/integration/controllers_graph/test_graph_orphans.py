@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.apply import ChildSyncer, Desired
-from dynamo_operator.internal.apply.syncer import TRUSTED_AFTER_SECONDS
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.metrics import requests_count
@@ -55,8 +54,8 @@ class Snapshot:
     def shape(self, resource: Resource, obj: Obj) -> Obj:
         return obj
 
-    def unbroken_seconds(self, resource: Resource) -> float:
-        return 0.0  # a cache that has not caught up: never trusted
+    def is_current(self, resource: Resource) -> bool:
+        return False  # a cache that has not caught up: never trusted
 
 
 class NoEvents:
@@ -140,19 +139,14 @@ async def test_syncer_creates_children_of_an_owner_that_is_there(api: Client, ns
     assert ref["uid"] == owner["metadata"]["uid"]
 
 
-async def test_a_new_graph_on_unbroken_watches_reads_no_owner_live(
+async def test_a_new_graph_on_current_watches_reads_no_owner_live(
     api: Client, operator: RunningOperator, ns: str
 ) -> None:
-    """Once the operator's watches of graphs and components have run unbroken past the trust
-    threshold, creating a graph's components and their workloads costs no live read of an owner:
-    the cache stands for it (the reads are made after a broken watch, see the unit tests)."""
+    """While the operator's caches of graphs and components are current (their watches have no gap),
+    creating a graph's components and their workloads costs no live read of an owner: the cache
+    stands for it (the reads made after a broken watch: the unit tests of the syncer and reflector)."""
     cache = operator.manager.cache
-    await eventually(
-        lambda: min(cache.unbroken_seconds(kinds.DGD), cache.unbroken_seconds(kinds.DCD)),
-        until=lambda seconds: seconds >= TRUSTED_AFTER_SECONDS,
-        timeout=TRUSTED_AFTER_SECONDS + 30,
-        interval=0.5,
-    )
+    assert cache.is_current(kinds.DGD) and cache.is_current(kinds.DCD)
 
     def requests(method: str) -> float:
         """Requests the process sent on graphs and components (`resource` as the client labels it)."""

@@ -61,14 +61,14 @@ class FakeCache:
 
     def __init__(self) -> None:
         self.objects: dict[tuple[Resource, str], Obj] = {}
-        # How long the watch of each kind has run unbroken; kinds not named: not watching.
-        self.unbroken: dict[Resource, float] = {}
+        # Kinds whose watch is current (no gap it may still be catching up on).
+        self.current: set[Resource] = set()
 
     def get(self, resource: Resource, key: str) -> Obj | None:
         return self.objects.get((resource, key))
 
-    def unbroken_seconds(self, resource: Resource) -> float:
-        return self.unbroken.get(resource, 0.0)
+    def is_current(self, resource: Resource) -> bool:
+        return resource in self.current
 
     def by_index(self, resource: Resource, index: str, value: str) -> list[Obj]:
         assert index == "controller"

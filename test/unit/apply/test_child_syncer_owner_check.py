@@ -1,6 +1,7 @@
 """ChildSyncer with `confirm_owner`: a create is preceded by one live read of the owner per sync, and
-refused when the owner is gone, unless the cache's watch of the owners' kind has run unbroken long
-enough to stand for that read; updates and quiet syncs read nothing (in-memory fakes)."""
+refused when the owner is gone, unless the cache of the owners' kind is current (its watch has no gap
+it may still be catching up on) and still holds the owner; updates and quiet syncs read nothing
+(in-memory fakes)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from typing import Any
 import pytest
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.apply import ChildSyncer, Desired, prepare
-from dynamo_operator.internal.apply.syncer import TRUSTED_AFTER_SECONDS
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.controller.owners import OwnerGone
@@ -128,33 +128,31 @@ async def test_without_confirm_owner_nothing_is_read() -> None:
     assert client.calls == [("apply", "ConfigMap/a")]
 
 
-def watched_cache(unbroken: float, owner: Obj | None = OWNER) -> FakeCache:
-    """A cache whose watch of DCDs has run `unbroken` seconds without a gap, holding `owner`."""
+def watched_cache(*, current: bool, owner: Obj | None = OWNER) -> FakeCache:
+    """A cache holding `owner` whose watch of DCDs is current or not."""
     cache = FakeCache()
-    cache.unbroken[kinds.DCD] = unbroken
+    if current:
+        cache.current.add(kinds.DCD)
     if owner is not None:
         cache.objects[(kinds.DCD, object_key(owner))] = owner
     return cache
 
 
-async def test_an_owner_on_an_unbroken_watch_needs_no_read() -> None:
-    """The cache has followed the API server without a gap for long enough: its owner stands."""
+async def test_an_owner_in_a_current_cache_needs_no_read() -> None:
+    """The cache follows the API server at watch lag: its owner stands for the live read."""
     client = Client(None)  # a read would say "gone": it must not be made
-    await syncer(client, watched_cache(TRUSTED_AFTER_SECONDS)).sync(
+    await syncer(client, watched_cache(current=True)).sync(
         OWNER, [Desired(kinds.CONFIG_MAP, cm(n)) for n in "ab"], owned=[]
     )
     assert sorted(client.calls) == [("apply", "ConfigMap/a"), ("apply", "ConfigMap/b")]
 
 
-@pytest.mark.parametrize(
-    "unbroken", [0.0, TRUSTED_AFTER_SECONDS / 2], ids=["watch-broken", "watch-just-resumed"]
-)
-async def test_an_owner_on_a_broken_or_resumed_watch_is_read_live(unbroken: float) -> None:
-    """A broken watch, or one whose replay of what it missed may still be on its way: the read is
-    made, and a gone owner gets nothing."""
+async def test_an_owner_in_a_cache_that_is_not_current_is_read_live() -> None:
+    """A broken watch, or one resumed and maybe still replaying what it missed: the read is made,
+    and a gone owner gets nothing."""
     client = Client(None)
     with pytest.raises(OwnerGone):
-        await syncer(client, watched_cache(unbroken)).sync(
+        await syncer(client, watched_cache(current=False)).sync(
             OWNER, [Desired(kinds.CONFIG_MAP, cm("a"))], owned=[]
         )
     assert client.calls == [("get", "DynamoComponentDeployment/c")]
@@ -166,11 +164,10 @@ async def test_an_owner_on_a_broken_or_resumed_watch_is_read_live(unbroken: floa
     ids=["gone-from-cache", "replaced-in-cache", "being-deleted-in-cache"],
 )
 async def test_an_owner_the_cache_has_moved_on_from_is_read_live(cached: Obj | None) -> None:
-    """The reconcile read the owner, the cache has since seen it go: the watch is not trusted for
-    it, the live read decides."""
+    """The reconcile read the owner, the current cache has since seen it go: the live read decides."""
     client = Client(None)
     with pytest.raises(OwnerGone):
-        await syncer(client, watched_cache(TRUSTED_AFTER_SECONDS * 2, cached)).sync(
+        await syncer(client, watched_cache(current=True, owner=cached)).sync(
             OWNER, [Desired(kinds.CONFIG_MAP, cm("a"))], owned=[]
         )
     assert client.calls == [("get", "DynamoComponentDeployment/c")]

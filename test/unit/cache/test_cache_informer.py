@@ -249,6 +249,17 @@ async def test_cache_start_sync_late_registration_and_stop() -> None:
     assert source.cancelled == 2
 
 
+async def test_a_resource_is_current_once_its_list_landed_and_never_when_uncached() -> None:
+    cache = Cache(OneListSource())
+    cache.informer(CONFIG_MAP)
+    assert not cache.is_current(CONFIG_MAP)  # not started
+    await cache.start()
+    assert await cache.wait_for_sync(timeout=5)
+    assert cache.is_current(CONFIG_MAP)
+    assert not cache.is_current(SECRET)  # nothing caches it
+    await cache.stop()
+
+
 async def test_wait_for_sync_times_out() -> None:
     cache = Cache(OneListSource())
     cache.informer(CONFIG_MAP)  # never started

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from dynamo_operator.internal.cache.interface import Obj
 from dynamo_operator.internal.cache.reflector import (
+    REPLAY_GRACE,
     Listed,
     Phase,
     Reflector,
@@ -342,52 +343,52 @@ async def test_run_survives_any_exception_and_only_cancellation_stops_it(
     assert reflector.phase is Phase.BACKOFF
 
 
-# -- how long the sink has followed the server without a gap -------------------------------------
+# -- whether the sink is current (follows the server at watch lag) ------------------------------
 
 
-async def test_unbroken_clock_starts_when_a_list_lands(reflector: Reflector, source: FakeSource) -> None:
-    """Nothing is followed before the first LIST; from it on, the time counts."""
-    assert reflector.unbroken_seconds() == 0.0
+async def test_current_once_a_list_lands(reflector: Reflector, source: FakeSource) -> None:
+    """Nothing is followed before the first LIST; a landed LIST is the server's state, current at once."""
+    assert not reflector.is_current()
     source.lists.append([page("10", "a")])
     await reflector.step()
-    source.clock.t += 7.0
-    assert reflector.unbroken_seconds() == 7.0
+    assert reflector.is_current()
 
 
-async def test_unbroken_clock_runs_on_across_a_clean_rewatch(
-    reflector: Reflector, source: FakeSource
-) -> None:
-    """A watch that ends cleanly resumes from its last resourceVersion: no event is lost, no gap."""
+async def test_current_across_a_clean_rewatch(reflector: Reflector, source: FakeSource) -> None:
+    """A watch that ends cleanly resumes from its last resourceVersion at once: nothing to catch up."""
     source.lists.append([page("10", "a")])
     source.watches.append(([ev("MODIFIED", "a", "11")], None))
-    source.watches.append(([ev("MODIFIED", "a", "12")], None))
     await reflector.step()
     await reflector.step()
-    await reflector.step()
-    assert reflector.unbroken_seconds() == 1.0  # the two events' half seconds, since the list
+    assert reflector.phase is Phase.WATCH
+    assert reflector.is_current()
 
 
-async def test_unbroken_clock_restarts_after_a_broken_watch(reflector: Reflector, source: FakeSource) -> None:
-    """A watch that failed may have missed events: 0 until a new watch opens, then counting from it
-    (its first moments replay what was missed, which the trust threshold waits out)."""
+async def test_not_current_after_a_broken_watch_until_the_resumed_one_has_replayed(
+    reflector: Reflector, source: FakeSource
+) -> None:
+    """A failed watch may have missed events: not current; the watch that resumes from the old
+    resourceVersion replays them first, so it counts as current only after `REPLAY_GRACE`."""
     source.lists.append([page("10", "a")])
     source.watches.append(([ev("MODIFIED", "a", "11")], errors.TransportError("reset", sent=True)))
     source.watches.append(([ev("DELETED", "a", "12")], None))
     await reflector.step()  # LIST
     await reflector.step()  # WATCH, broken
     assert reflector.phase is Phase.BACKOFF
-    assert reflector.unbroken_seconds() == 0.0
+    assert not reflector.is_current()
     await reflector.step()  # BACKOFF
     opened_at = source.clock.t
     await reflector.step()  # WATCH again, from rv 11
-    assert reflector.unbroken_seconds() == source.clock.t - opened_at == 0.5
+    assert not reflector.is_current()
+    source.clock.t = opened_at + REPLAY_GRACE
+    assert reflector.is_current()
 
 
-async def test_unbroken_clock_is_zero_while_relisting(reflector: Reflector, source: FakeSource) -> None:
-    """410 Gone: the store is about to be replaced wholesale; until then it follows nothing."""
+async def test_not_current_while_relisting(reflector: Reflector, source: FakeSource) -> None:
+    """410 Gone: the store is about to be replaced wholesale; until the LIST lands it is not current."""
     source.lists.append([page("10", "a")])
     source.watches.append(([error_event(410, "Expired")], None))
     await reflector.step()
     await reflector.step()
     assert reflector.phase is Phase.LIST
-    assert reflector.unbroken_seconds() == 0.0
+    assert not reflector.is_current()
