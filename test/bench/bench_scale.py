@@ -260,6 +260,7 @@ async def operator_phase(
     settle: float,
     quiet_window: float,
     ops: list[h.OperatorProcess],
+    cluster_cpu: bg.ClusterCPU,
 ) -> dict[str, Any]:
     """N graphs under one operator process; with `last`, also memory, quiet and restart figures."""
     deadline = time.monotonic() + timeout
@@ -278,6 +279,7 @@ async def operator_phase(
     op.wait_ready(timeout=120)
     h.say(f"N={n} [{variant.name}]: operator ready; creating {n} DGDs")
     t0, t0_wall = time.monotonic(), time.time()
+    cpu_before = cluster_cpu.sample()
     graphs = [f"g{i:05d}" for i in range(n)]
     await h.bounded_gather(
         (api.create(h.DGD, three_service_graph(g, namespace)) for g in graphs), limit=CREATE_CONCURRENCY
@@ -287,6 +289,7 @@ async def operator_phase(
     # the operator shares, so the poll slows with the size (5 s at 5,000).
     await h.wait_converged(api, namespace, graphs, timeout=left(), interval=max(1.0, n / 1000))
     fig["operator_s"] = round(time.monotonic() - t0, 1)
+    fig["control_plane_cpu"] = bg.ClusterCPU.spent(cluster_cpu.sample(), cpu_before)
     h.say(f"N={n} [{variant.name}]: all Ready in {fig['operator_s']} s")
     probe_heap(op)
     at_ready = writes(op.metrics())
@@ -382,7 +385,7 @@ async def one_size(
                     h.say(
                         f"N={n}: write floor #{r + 1}, {writers} writers: the operator's writes, no operator"
                     )
-                    floor, _ = await bg.write_floor(
+                    floor, floor_cpu = await bg.write_floor(
                         api, n, left(), cpu, make_graph=three_service_graph, concurrency=writers
                     )
                     floors.append(floor.seconds)
@@ -392,6 +395,7 @@ async def one_size(
                         "writes_per_s": round(floor.writes_per_second),
                         "writes_per_dgd": floor.total_writes / n,
                         "cpu_s": round(floor.client_cpu_s, 1),
+                        **control_plane_cpu(floor_cpu),
                     })  # fmt: skip
                     fig.setdefault("floor_writes_by", dict(sorted(floor.writes.items())))
                     h.say(f"N={n}: floor {floor.seconds:.1f} s ({floor.writes_per_second:.0f} writes/s)")
@@ -401,13 +405,14 @@ async def one_size(
                     op_fig = await operator_phase(
                         api, cluster, workdir, n, variant=variant, namespace=f"{NS}-{r}-{i}",
                         timeout=left(), last=last, skip=skip, settle=settle,
-                        quiet_window=quiet_window, ops=ops,
+                        quiet_window=quiet_window, ops=ops, cluster_cpu=cpu,
                     )  # fmt: skip
                     runs.append({
                         "run": variant.name, "round": r + 1, "seconds": op_fig["operator_s"],
                         "to_floor": round(op_fig["operator_s"] / floor_s, 2),
                         "writes_per_dgd": op_fig["writes_per_dgd"],
                         "cpu_s": op_fig["cpu_s"], "rss_peak_mb": op_fig["rss_peak_mb"],
+                        **control_plane_cpu(op_fig["control_plane_cpu"]),
                     })  # fmt: skip
                     if last:
                         fig.update(op_fig)
@@ -482,7 +487,17 @@ RUN_COLUMNS = (
     ("writes_per_dgd", "writes/DGD"),
     ("cpu_s", "CPU s"),
     ("rss_peak_mb", "RSS MB"),
+    ("apiserver_cpu_s", "apisrv CPU"),
+    ("cluster_cpu_s", "clust. CPU"),
 )
+
+
+def control_plane_cpu(spent: dict[str, float]) -> dict[str, float]:
+    """The runs table's CPU columns from a `ClusterCPU.spent` (seconds per control-plane process)."""
+    return {
+        "apiserver_cpu_s": round(spent.get("kube-apiserver", 0.0), 1),
+        "cluster_cpu_s": round(sum(spent.values()), 1),
+    }
 
 
 def print_runs(runs: list[dict[str, Any]]) -> None:
@@ -492,7 +507,8 @@ def print_runs(runs: list[dict[str, Any]]) -> None:
         return
     print(
         "  runs (floor/W: W writers, CPU s of the bench client; operator /floor: against the round's"
-        " fastest floor):",
+        " fastest floor; apisrv/clust. CPU: CPU s of the API server / of every control-plane process"
+        " during the run, which host noise moves far less than seconds):",
         flush=True,
     )
     print("    " + " ".join(f"{title:>10}" for _, title in RUN_COLUMNS), flush=True)
