@@ -107,7 +107,8 @@ class ChildSyncer:
 
     `field_manager` owns the applied fields; `stamp` records on each child what it was written
     from; `confirm_owner`, the owners' kind, makes a sync confirm its owner before its first create
-    (see `_owner_still_there`).
+    (see `_owner_still_there`); `announce_created(owner)` False leaves an owner's creations out of
+    its summary Event (updates and deletions are always told).
     """
 
     def __init__(
@@ -120,8 +121,10 @@ class ChildSyncer:
         stamp: HashStamp,
         recent: RecentWrites | None = None,
         confirm_owner: Resource | None = None,
+        announce_created: Callable[[Obj], bool] | None = None,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
+        self._announce_created = announce_created
         self._field_manager, self._stamp = field_manager, stamp
         self._recent = recent if recent is not None else RecentWrites()
         self._owner_resource = confirm_owner
@@ -207,10 +210,11 @@ class ChildSyncer:
     def _summarise(self, owner: Obj, report: SyncReport) -> None:
         """At most one Normal Event per sync, naming every child written: each write is worth a line,
         but an Event is itself a write, so a new graph should not cost a dozen of them."""
+        created = report.created if self._announce_created is None or self._announce_created(owner) else []
         parts = [
             (reason, f"{verb}: {', '.join(sorted(names))}")
             for reason, verb, names in (
-                ("Created", "created", report.created),
+                ("Created", "created", created),
                 ("Updated", "updated", report.updated),
                 ("Deleted", "deleted (no longer desired)", report.deleted),
             )

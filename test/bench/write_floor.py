@@ -3,10 +3,10 @@ controller in between, through a pool of concurrent writers as wide as the opera
 
 What the operator writes for a graph (and so what the floor writes, counted by `graph_writes`):
   the DGD itself (the user's create), its own children (discovery RBAC, DCDs, ...), each DCD's
-  children (Deployment, Service, ...), one Normal Event per owner whose children were created (the
-  operator folds one sync's creations into one Event), the graph's two annotations (origin version,
-  serving worker hash: one patch) and one status write per DGD and DCD once the graph's Deployments
-  are available.
+  children (Deployment, Service, ...), one Normal Event for the graph's own creations (the operator
+  folds one sync's creations into one Event; a graph's components create theirs without one), the
+  graph's two annotations (origin version, serving worker hash: one patch) and one status write per
+  DGD and DCD once the graph's Deployments are available.
 
 Why a pool and not one coroutine per graph: a graph's writes form a short dependency chain (children
 carry their owner's uid, pods need their ServiceAccount), so a client that walks each chain on its own
@@ -161,7 +161,6 @@ def graph_writes(dgd: Obj, ctx: GenContext) -> Counter[str]:
     for i, dcd in enumerate(o for o in children if is_component(o)):
         workload = plan_component_children(_with_uid(dcd, f"component-{i}"), ctx)
         out.update(o["kind"] for o in workload)
-        out["Event"] += 1 if workload else 0
         out[f"{dcd['kind']}/status"] += 1
     return out
 
@@ -332,22 +331,15 @@ async def run_floor(
         for dcd in g.dcds:
             workload = plan_component_children(dcd, ctx)
             g.deployments.update(o["metadata"]["name"] for o in workload if o["kind"] == "Deployment")
-            countdown = _Countdown(
-                len(workload), lambda d=dcd, w=workload: pool.submit(Priority.EVENT, event_job(d, w))
-            )
             for obj in workload:
-                pool.submit(priority_of(obj), component_child(obj, countdown))
+                pool.submit(priority_of(obj), component_child(obj))
         g.components_started = True
 
-    def component_child(obj: Obj, countdown: _Countdown) -> Job:
+    def component_child(obj: Obj) -> Job:
         async def job() -> None:
             await apply(obj)
-            countdown.tick()
 
         return job
-
-    def event_job(owner: Obj, created: list[Obj]) -> Job:
-        return lambda: post_event(created_event(owner, created))
 
     def status_job(obj: Obj) -> Job:
         async def job() -> None:

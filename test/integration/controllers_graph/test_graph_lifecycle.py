@@ -26,7 +26,7 @@ from dynamo_operator.internal.client.resource import EVENT, Resource
 from testsupport.api import eventually, only_this_test_namespace_left, recording
 from testsupport.components import WORKER_HASH_LABEL, dcd_of, deployment_of, of_service
 from testsupport.components import name as name_of
-from testsupport.graphs import two_service_graph
+from testsupport.graphs import IMAGE, two_service_graph
 from testsupport.operator import (
     TEST_FIELD_MANAGER,
     RunningOperator,
@@ -506,6 +506,44 @@ async def test_users_pvc_is_never_deleted(api: Client, operator: RunningOperator
     assert not users["metadata"].get("ownerReferences")
     made_now = await get_or_none(api, kinds.PVC, "made", ns)
     assert made_now is None or made_now["metadata"].get("deletionTimestamp")
+
+
+async def test_a_graph_announces_its_creation_once_and_a_lone_component_its_own(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """A new graph: one Normal "Created" Event on the graph naming its components; its components
+    create their workloads without an Event each (they are the graph's). A component applied on its
+    own is nobody's part: it announces the Deployment and Service it created."""
+    await apply(api, two_services("g", ns))
+    lone = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "lone", "namespace": ns},
+        "spec": {
+            "backendFramework": "vllm",
+            "componentType": "frontend",
+            "serviceName": "Frontend",
+            "extraPodSpec": {"mainContainer": {"image": IMAGE}},
+        },
+    }
+    await apply(api, lone)
+    await wait_ready(api, ns, "g")
+    await eventually(lambda: get_or_none(api, kinds.DEPLOYMENT, "lone", ns))
+
+    async def created_events() -> dict[tuple[str, str], list[str]]:
+        out: dict[tuple[str, str], list[str]] = {}
+        for e in await api.list(EVENT, namespace=ns):
+            if e.get("reason") == "Created":
+                involved = e["involvedObject"]
+                out.setdefault((involved["kind"], involved["name"]), []).append(e["message"])
+        return out
+
+    events = await eventually(created_events, until=lambda ev: ("DynamoComponentDeployment", "lone") in ev)
+    graph_events = events.pop(("DynamoGraphDeployment", "g"))
+    assert len(graph_events) == 1 and "DynamoComponentDeployment/g-frontend" in graph_events[0], graph_events
+    lone_events = events.pop(("DynamoComponentDeployment", "lone"))
+    assert lone_events == ["created: Deployment/lone, Service/lone"], lone_events
+    assert events == {}, events  # none on the graph's components
 
 
 async def test_quiet_after_convergence(api: Client, operator: RunningOperator, ns: str) -> None:

@@ -188,3 +188,45 @@ async def test_an_unchanged_child_is_judged_by_the_hash_stamped_when_prepared() 
         OWNER, [Desired(kinds.CONFIG_MAP, cm("c", "1"))], owned=[kinds.CONFIG_MAP]
     )
     assert client.calls == []
+
+
+async def test_one_summary_event_per_sync_names_what_was_created_and_updated() -> None:
+    cache = FakeCache()
+    cache.objects[(kinds.CONFIG_MAP, "ns/changed")] = prepare(
+        OWNER, cm("changed", "old", owner_uid="u1"), STAMP
+    )
+    client, recorder = FakeClient(cache), FakeRecorder()
+    await syncer(client, cache, recorder).sync(
+        OWNER,
+        [Desired(kinds.CONFIG_MAP, cm("changed", "new")), Desired(kinds.CONFIG_MAP, cm("fresh"))],
+        owned=[kinds.CONFIG_MAP],
+    )
+    assert recorder.events == [("Normal", "Changed")]
+
+
+@pytest.mark.parametrize(
+    ("existing", "expected"),
+    [
+        pytest.param(False, [], id="only-creations-no-event"),
+        pytest.param(True, [("Normal", "Updated")], id="creations-left-out-updates-told"),
+    ],
+)
+async def test_an_owner_that_does_not_announce_creations_gets_no_created_event(
+    existing: bool, expected: list[tuple[str, str]]
+) -> None:
+    """`announce_created` False for the owner: its sync's creations are left out of the summary
+    Event, what else the sync did is still told."""
+    cache = FakeCache()
+    if existing:
+        cache.objects[(kinds.CONFIG_MAP, "ns/changed")] = prepare(
+            OWNER, cm("changed", "old", owner_uid="u1"), STAMP
+        )
+    client, recorder = FakeClient(cache), FakeRecorder()
+    desired = [Desired(kinds.CONFIG_MAP, cm("fresh"))]
+    if existing:
+        desired.append(Desired(kinds.CONFIG_MAP, cm("changed", "new")))
+    report = await syncer(client, cache, recorder, announce_created=lambda owner: False).sync(
+        OWNER, desired, owned=[kinds.CONFIG_MAP]
+    )
+    assert report.created == ["ConfigMap/fresh"]
+    assert recorder.events == expected
