@@ -9,7 +9,7 @@ bool, None) as deepcopy does, and hands anything else to deepcopy, so its result
 from __future__ import annotations
 
 import copy
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -18,12 +18,7 @@ _LEAVES = (str, int, float, bool, type(None))
 
 def copy_tree(value: T) -> T:
     """A deep copy of `value`: new dicts and lists all the way down, leaves shared."""
-    kind = type(value)
-    if kind is dict:
-        return {key: _copy(item) for key, item in value.items()}  # type: ignore[attr-defined,return-value]
-    if kind is list:
-        return [_copy(item) for item in value]  # type: ignore[attr-defined,return-value]
-    return _copy(value)  # type: ignore[no-any-return]
+    return cast(T, _copy(value))
 
 
 def _copy(value: Any) -> Any:

@@ -24,12 +24,12 @@ def configure_tracing(
 ) -> TracerProvider:
     """Install the global tracer provider; returns it so the caller can `shutdown()` at exit."""
     env = os.environ if environ is None else environ
-    if not exporting(env):
-        provider = TracerProvider(
-            resource=Resource.create({"service.name": service_name}), sampler=ALWAYS_OFF
-        )
-    else:
-        provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
+    export = exporting(env)
+    # sampler None: the SDK's default (or OTEL_TRACES_SAMPLER's choice).
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": service_name}), sampler=None if export else ALWAYS_OFF
+    )
+    if export:
         # Imported lazily: the exporter pulls in protobuf and requests, which most runs never need.
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 

@@ -379,7 +379,9 @@ async def run_floor(
     started, cpu_started = time.monotonic(), time.process_time()
     async with asyncio.timeout(timeout):
         async with asyncio.TaskGroup() as group:
-            watching = group.create_task(track_available(api, namespace, ready, changed))
+            watching = group.create_task(
+                track(api, kinds.DEPLOYMENT, namespace, _available, found=ready, changed=changed)
+            )
             group.create_task(report_ready())
             await pool.run()
             watching.cancel()
@@ -387,11 +389,6 @@ async def run_floor(
     fig.client_cpu_s = time.process_time() - cpu_started
     fig.write_phase_s = last_write - started
     return fig
-
-
-async def track_available(api: Client, namespace: str, ready: set[str], changed: asyncio.Event) -> None:
-    """Keep `ready` = names of available Deployments in `namespace` (see `track`)."""
-    await track(api, kinds.DEPLOYMENT, namespace, _available, found=ready, changed=changed)
 
 
 async def track(

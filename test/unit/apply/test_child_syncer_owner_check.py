@@ -69,6 +69,11 @@ def live_owner(uid: str = "u1", **meta: Any) -> Obj:
     return {**OWNER, "metadata": {**OWNER["metadata"], "uid": uid, **meta}}
 
 
+# What may stand under the owner's name instead of it: nothing, a successor, the owner being deleted.
+NOT_THE_OWNER = [None, live_owner("u2"), live_owner(deletionTimestamp="2026-01-01T00:00:00Z")]
+NOT_THE_OWNER_IDS = ["deleted", "replaced", "being-deleted"]
+
+
 async def test_creates_are_preceded_by_one_read_of_the_owner() -> None:
     """Three new children, one GET of the owner, then the three applies."""
     client = Client(live_owner())
@@ -77,11 +82,7 @@ async def test_creates_are_preceded_by_one_read_of_the_owner() -> None:
     assert sorted(client.calls[1:]) == [("apply", f"ConfigMap/{n}") for n in "abc"]
 
 
-@pytest.mark.parametrize(
-    "found",
-    [None, live_owner("u2"), live_owner(deletionTimestamp="2026-01-01T00:00:00Z")],
-    ids=["deleted", "replaced", "being-deleted"],
-)
+@pytest.mark.parametrize("found", NOT_THE_OWNER, ids=NOT_THE_OWNER_IDS)
 async def test_nothing_is_created_for_an_owner_that_is_not_there(found: Obj | None) -> None:
     """The cache still shows the owner, the API server does not: OwnerGone, no write at all."""
     client = Client(found)
@@ -158,11 +159,7 @@ async def test_an_owner_in_a_cache_that_is_not_current_is_read_live() -> None:
     assert client.calls == [("get", "DynamoComponentDeployment/c")]
 
 
-@pytest.mark.parametrize(
-    "cached",
-    [None, live_owner("u2"), live_owner(deletionTimestamp="2026-01-01T00:00:00Z")],
-    ids=["gone-from-cache", "replaced-in-cache", "being-deleted-in-cache"],
-)
+@pytest.mark.parametrize("cached", NOT_THE_OWNER, ids=NOT_THE_OWNER_IDS)
 async def test_an_owner_the_cache_has_moved_on_from_is_read_live(cached: Obj | None) -> None:
     """The reconcile read the owner, the current cache has since seen it go: the live read decides."""
     client = Client(None)

@@ -14,6 +14,7 @@ from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.controller import Controller, Result
 from dynamo_operator.internal.events import EventBroadcaster
 from dynamo_operator.internal.workqueue import RateLimitingQueue
+from unit.controller.events_testlib import drain
 
 
 class PriorityRecordingClient:
@@ -50,12 +51,7 @@ async def test_events_never_wait_in_the_gate() -> None:
     sink = PriorityRecordingClient()
     broadcaster = EventBroadcaster(sink, host="h", clock=FakeClock(), retry_delay=0)  # type: ignore[arg-type]
     broadcaster.recorder("x").event(graph(), type="Normal", reason="Created", message="m")
-    task = asyncio.create_task(broadcaster.run())
-    try:
-        assert await broadcaster.flush(5)
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+    await drain(broadcaster)
     assert sink.seen == [Priority.EXEMPT]
 
 

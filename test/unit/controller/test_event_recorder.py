@@ -9,6 +9,7 @@ import pytest
 from dynamo_operator.internal.client.errors import Forbidden, NotFound, ServerError
 from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.events import EventBroadcaster
+from unit.controller.events_testlib import drain
 
 
 class FakeSink:
@@ -42,15 +43,6 @@ def dgd(name: str = "graph", ns: str = "team") -> dict[str, Any]:
         "kind": "DynamoGraphDeployment",
         "metadata": {"name": name, "namespace": ns, "uid": f"uid-{name}", "resourceVersion": "7"},
     }
-
-
-async def drain(broadcaster: EventBroadcaster) -> None:
-    task = asyncio.create_task(broadcaster.run())
-    try:
-        assert await broadcaster.flush(5)
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 def make(sink: FakeSink, clock: FakeClock, **kw: Any) -> EventBroadcaster:
