@@ -39,6 +39,7 @@ def manager_options(options: OperatorOptions) -> ManagerOptions:
         health_probe_bind_address=options.health_probe_bind_address,
         leader_election=election,
         max_concurrent_reconciles=options.max_concurrent_reconciles,
+        group_kind_concurrency=options.group_kind_concurrency,
         creates_first=options.creates_first,
         graceful_shutdown_timeout=options.graceful_shutdown_timeout,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -70,6 +71,7 @@ class OperatorOptions:
     graceful_shutdown_timeout: float = 30.0
     namespace: str | None = None
     max_concurrent_reconciles: int = DEFAULT_WORKERS
+    group_kind_concurrency: Mapping[str, int] = field(default_factory=dict)
     max_requests_in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT
     creates_first: bool = DEFAULT_CREATES_FIRST
     log_level: str = "info"
@@ -107,6 +109,14 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
+
+
+def _kind_workers(text: str) -> tuple[str, int]:
+    """`Kind.group=N` (`Kind=N` for the core API) → ("Kind.group", N)."""
+    kind, sep, count = text.partition("=")
+    if not sep or not kind.strip() or not kind.strip()[:1].isupper():
+        raise argparse.ArgumentTypeError(f"expected KIND.GROUP=N (e.g. Deployment.apps=4), got {text!r}")
+    return kind.strip(), _positive_int(count.strip())
 
 
 def _non_negative_int(text: str) -> int:
@@ -222,6 +232,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=DEFAULT_WORKERS,
         help="workers per controller (default %(default)s)",
+    )
+    run.add_argument(
+        "--group-kind-concurrency",
+        type=_kind_workers,
+        action="append",
+        default=[],
+        metavar="KIND.GROUP=N",
+        help="workers of the controller for one kind, over --max-concurrent-reconciles "
+        "(repeatable), e.g. DynamoComponentDeployment.nvidia.com=24",
     )
     run.add_argument(
         "--max-requests-in-flight",
@@ -407,6 +426,7 @@ def options_from_args(args: argparse.Namespace, environ: dict[str, str] | None =
         graceful_shutdown_timeout=args.graceful_shutdown_timeout,
         namespace=args.namespace or None,
         max_concurrent_reconciles=args.max_concurrent_reconciles,
+        group_kind_concurrency=dict(args.group_kind_concurrency),
         max_requests_in_flight=args.max_requests_in_flight,
         creates_first=args.creates_first,
         log_level=args.log_level,

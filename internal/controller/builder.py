@@ -64,6 +64,12 @@ class InformerOptions:
 PLAIN = InformerOptions()
 
 
+def group_kind_key(resource: Resource) -> str:
+    """How a kind is named in per-kind settings: "Kind.group", or "Kind" for the core API (the
+    spelling of `kubectl api-resources` and controller-runtime's `GroupKindConcurrency`)."""
+    return f"{resource.kind}.{resource.group}" if resource.group else resource.kind
+
+
 class InformerSource(Protocol):
     """The part of the cache the builder needs: one shared informer per resource and scope."""
 
@@ -108,6 +114,7 @@ class Builder:
         register: Callable[[Controller], None],
         namespace: str | None = None,
         max_concurrent_reconciles: int = 1,
+        group_kind_concurrency: Mapping[str, int] | None = None,
         creates_first: bool = False,
         clock: Clock | None = None,
         new_queue: NewQueue | None = None,
@@ -117,6 +124,8 @@ class Builder:
         self._register = register
         self._namespace = namespace
         self._max_concurrent = max_concurrent_reconciles
+        self._group_kind_concurrency = dict(group_kind_concurrency or {})
+        self._max_concurrent_set = False  # with_options wins over the per-kind setting
         self._creates_first = creates_first
         self._clock = clock
         self._new_queue = new_queue
@@ -210,11 +219,19 @@ class Builder:
             self._request_priority = request_priority
         if max_concurrent_reconciles is not None:
             self._max_concurrent = max_concurrent_reconciles
+            self._max_concurrent_set = True
         if rate_limiter is not None:
             self._rate_limiter = rate_limiter
         if new_queue is not None:
             self._new_queue = new_queue
         return self
+
+    def _workers(self, for_resource: Resource) -> int:
+        """Workers of this controller: `with_options`, else the manager's setting for the For kind
+        (`group_kind_key`), else the manager's default; controller-runtime's order."""
+        if self._max_concurrent_set:
+            return self._max_concurrent
+        return self._group_kind_concurrency.get(group_kind_key(for_resource), self._max_concurrent)
 
     def complete(self, reconciler: Reconciler) -> Controller:
         """Create the controller, attach its handlers to shared informers and register it."""
@@ -232,7 +249,7 @@ class Builder:
             name=self._name,
             reconciler=reconciler,
             queue=queue,
-            max_concurrent_reconciles=self._max_concurrent,
+            max_concurrent_reconciles=self._workers(for_resource),
             request_priority=self._request_priority,
         )
         # Only the For kind's own creations jump the queue; a child's creation is a re-sync of its owner.

@@ -145,6 +145,7 @@ class Manager:
             register=self._add_controller,
             namespace=self.options.namespace,
             max_concurrent_reconciles=self.options.max_concurrent_reconciles,
+            group_kind_concurrency=self.options.group_kind_concurrency,
             creates_first=self.options.creates_first,
         )
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from dynamo_operator.internal.leaderelection.config import LeaderElectionConfig
 
@@ -26,6 +27,9 @@ class ManagerOptions:
     leader_election: LeaderElectionConfig | None = None
     # Default worker count for controllers built by this manager (a builder may override it).
     max_concurrent_reconciles: int = 1
+    # Per For kind ("Kind.group", "Kind" for the core API): workers of that kind's controller,
+    # over `max_concurrent_reconciles` (controller-runtime's `GroupKindConcurrency`).
+    group_kind_concurrency: Mapping[str, int] = field(default_factory=dict)
     # Controllers hand out newly seen objects of their kind before re-syncs (Builder.creates_first).
     creates_first: bool = False
     # Bound on the whole graceful stop: in-flight reconciles, Lease release, event flush.

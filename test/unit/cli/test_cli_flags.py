@@ -95,6 +95,24 @@ def test_flag_parsing(argv: list[str], field: str, value: object) -> None:
     assert getattr(parse(*argv), field) == value
 
 
+def test_group_kind_concurrency_collects_one_count_per_kind() -> None:
+    """Repeated --group-kind-concurrency flags build one mapping; the last count of a kind wins."""
+    opts = parse(
+        "--group-kind-concurrency",
+        "DynamoComponentDeployment.nvidia.com=24",
+        "--group-kind-concurrency=Pod=2",
+        "--group-kind-concurrency",
+        "Pod=3",
+    )
+    assert opts.group_kind_concurrency == {"DynamoComponentDeployment.nvidia.com": 24, "Pod": 3}
+    assert manager_options(opts).group_kind_concurrency == opts.group_kind_concurrency
+
+
+def test_group_kind_concurrency_is_empty_by_default() -> None:
+    """Without the flag every controller runs --max-concurrent-reconciles workers."""
+    assert manager_options(parse()).group_kind_concurrency == {}
+
+
 def test_operator_version_defaults_to_the_package_version() -> None:
     """Without --operator-version, new graphs are stamped with the version `version` prints."""
     assert parse().operator_version == package_version()
@@ -106,6 +124,11 @@ def test_operator_version_defaults_to_the_package_version() -> None:
         pytest.param(["--max-concurrent-reconciles", "0"], id="zero-workers"),
         pytest.param(["--log-format", "xml"], id="unknown-format"),
         pytest.param(["--log-level", "loud"], id="unknown-level"),
+        pytest.param(["--group-kind-concurrency", "Deployment.apps"], id="kind-workers-without-count"),
+        pytest.param(["--group-kind-concurrency", "Deployment.apps=0"], id="kind-workers-zero"),
+        pytest.param(["--group-kind-concurrency", "Deployment.apps=many"], id="kind-workers-not-a-number"),
+        pytest.param(["--group-kind-concurrency", "=4"], id="kind-workers-without-kind"),
+        pytest.param(["--group-kind-concurrency", "deployments.apps=4"], id="kind-workers-plural-not-kind"),
     ],
 )
 def test_bad_flags_exit_2(argv: list[str]) -> None:

@@ -11,6 +11,7 @@ import structlog
 from dynamo_operator.internal.client.resource import CONFIG_MAP, DEPLOYMENT
 from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.controller import Builder, Controller, Result, TerminalError
+from dynamo_operator.internal.controller.builder import group_kind_key
 from dynamo_operator.internal.observability.metrics import REGISTRY
 from dynamo_operator.internal.workqueue import RateLimitingQueue
 
@@ -357,6 +358,37 @@ class FakeCache:
     def informer(self, resource: Any, *, namespace: str | None = None, **scope: Any) -> FakeInformer:
         assert not any(scope.values()), "plain watches ask for the plain informer"
         return self.informers.setdefault((resource.plural, namespace), FakeInformer())
+
+
+@pytest.mark.parametrize(
+    ("per_kind", "explicit", "workers"),
+    [
+        pytest.param({}, None, 5, id="default"),
+        pytest.param({"Deployment.apps": 9}, None, 9, id="per-kind"),
+        pytest.param({"Deployment.apps": 9}, 2, 2, id="with-options-wins"),
+        pytest.param({"ConfigMap": 9, "Deployment": 7}, None, 5, id="other-kinds-or-wrong-group-ignored"),
+    ],
+)
+def test_builder_worker_count_follows_controller_runtime_precedence(
+    per_kind: dict[str, int], explicit: int | None, workers: int
+) -> None:
+    """with_options, then the manager's count for the For kind ("Kind.group"), then its default."""
+    b = Builder(
+        "deployment",
+        cache=FakeCache(),
+        register=lambda _: None,
+        max_concurrent_reconciles=5,
+        group_kind_concurrency=per_kind,
+        new_queue=new_queue,
+    ).for_(DEPLOYMENT)
+    if explicit is not None:
+        b.with_options(max_concurrent_reconciles=explicit)
+    assert b.complete(ScriptedReconciler()).max_concurrent_reconciles == workers
+
+
+def test_group_kind_key_names_core_kinds_without_a_group() -> None:
+    """The core API's kinds are bare ("ConfigMap"), the others "Kind.group"."""
+    assert (group_kind_key(CONFIG_MAP), group_kind_key(DEPLOYMENT)) == ("ConfigMap", "Deployment.apps")
 
 
 def test_builder_wires_for_owns_and_watches_and_registers() -> None:

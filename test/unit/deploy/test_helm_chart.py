@@ -291,6 +291,10 @@ def test_crds_are_kept_on_uninstall_and_can_be_left_out() -> None:
         ),
         pytest.param("controllerManager.logFormat=console", "--log-format=console"),
         pytest.param("controllerManager.maxConcurrentReconciles=16", "--max-concurrent-reconciles=16"),
+        pytest.param(
+            r"controllerManager.groupKindConcurrency.DynamoComponentDeployment\.nvidia\.com=24",
+            "--group-kind-concurrency=DynamoComponentDeployment.nvidia.com=24",
+        ),
     ],
 )
 def test_each_setting_becomes_its_flag_and_the_operator_accepts_it(value: str, flag: str) -> None:
