@@ -1,7 +1,8 @@
 """DynamoModel reconciler: finds the pods serving a model and, for LoRA models, loads the adapter.
 
 Endpoints come from the EndpointSlices of the base model's headless Service (`dynamo-model-<hash>`,
-created by the graph/component that declares `modelRef`), read from the cache. A LoRA adapter is
+created by the graph/component that declares `modelRef`): a label-scoped informer holds only slices
+carrying a base-model hash (upstream's selection), indexed by it. A LoRA adapter is
 POSTed to every serving endpoint on each reconcile (the call is idempotent) and the model is looked
 at again every 30 s until every endpoint has it. Base models are never contacted.
 
@@ -101,12 +102,15 @@ class DynamoModelReconciler:
         cache: ModelReader,
         recorder: Recorder,
         lora: LoraApi,
+        slices: StoreReader,
         pods: StoreReader | None = None,
         clock: Clock = utc_now,
         unload_grace: float = UNLOAD_GRACE,
     ) -> None:
         self._client, self._cache, self._recorder, self._lora = client, cache, recorder, lora
         self._unload_grace = unload_grace
+        # EndpointSlices carrying a base-model-hash label (`MODEL_SLICES`), indexed by it.
+        self._slices = slices
         # Pods carrying a base-model-hash label (see the module docstring); None: slices only.
         self._pods = pods
         self._clock = clock
@@ -116,25 +120,25 @@ class DynamoModelReconciler:
         """For models (spec changes, deletion); Watches EndpointSlices of model Services, mapped by the
         Service's base-model hash to the models in that namespace."""
         b.for_(kinds.DYNAMO_MODEL, predicates=(spec_or_deletion_changed,))
-        b.watches(ENDPOINT_SLICE, self.models_of_slice)
+        b.watches(ENDPOINT_SLICE, self.models_of_slice, informer=MODEL_SLICES)
         b.watches(POD, self.models_of_pod, informer=MODEL_PODS)
 
     def models_of_slice(self, eps: Obj) -> list[str]:
-        labels = _meta(eps, "labels") or {}
-        service = str(labels.get(ep.SERVICE_NAME_LABEL, ""))
-        namespace = _meta(eps, "namespace")
-        if not namespace or not service.startswith("dynamo-model-"):
+        """Models whose base model the slice's model Service serves (by the base-model-hash label
+        the EndpointSlice controller copies from the Service; component Services carry it too, but
+        only the model Service's slices are read)."""
+        service = str((_meta(eps, "labels") or {}).get(ep.SERVICE_NAME_LABEL, ""))
+        if not service.startswith(consts.MODEL_SERVICE_PREFIX):
             return []
-        return [
-            object_key(m)
-            for m in self._cache.by_index(kinds.DYNAMO_MODEL, "namespace", str(namespace))
-            if ep.service_name(str((m.get("spec") or {}).get("baseModelName", ""))) == service
-        ]
+        return self._models_with_hash(eps)
 
     def models_of_pod(self, pod: Obj) -> list[str]:
         """Models whose base model the pod serves (by its base-model-hash label)."""
-        model_hash = (_meta(pod, "labels") or {}).get(consts.LABEL_BASE_MODEL_HASH)
-        namespace = _meta(pod, "namespace")
+        return self._models_with_hash(pod)
+
+    def _models_with_hash(self, obj: Obj) -> list[str]:
+        model_hash = (_meta(obj, "labels") or {}).get(consts.LABEL_BASE_MODEL_HASH)
+        namespace = _meta(obj, "namespace")
         if not model_hash or not namespace:
             return []
         return [
@@ -145,13 +149,15 @@ class DynamoModelReconciler:
 
     def _endpoints(self, model: ModelView) -> list[ep.Endpoint]:
         service = ep.service_name(model.base_model)
-        slices = self._cache.list(
-            ENDPOINT_SLICE, namespace=model.namespace, labels={ep.SERVICE_NAME_LABEL: service}
-        )
+        model_hash = ep.base_model_hash(model.base_model)
+        slices = [
+            eps
+            for eps in self._slices.by_index(MODEL_INDEX, f"{model.namespace}/{model_hash}")
+            if (_meta(eps, "labels") or {}).get(ep.SERVICE_NAME_LABEL) == service
+        ]
         found = ep.endpoints_from_slices(slices)
         if found or self._pods is None:
             return found
-        model_hash = ep.base_model_hash(model.base_model)
         pods = [
             p
             for p in self._pods.by_index("namespace", model.namespace)
@@ -234,6 +240,24 @@ CONTROLLER_NAME = "dynamomodel"
 # Pods carrying a base-model hash, status only: the endpoints' readiness beside their slices.
 MODEL_PODS = InformerOptions(label_selector=consts.LABEL_BASE_MODEL_HASH, transform=keep_fields("status"))
 
+MODEL_INDEX = "base-model"
+"""Index of the slice informer: `namespace/<base-model hash>`."""
+
+
+def slice_model_keys(eps: Obj) -> list[str]:
+    """`namespace/<base-model hash>` of a slice ([] without the label)."""
+    model_hash = (_meta(eps, "labels") or {}).get(consts.LABEL_BASE_MODEL_HASH)
+    namespace = _meta(eps, "namespace")
+    return [f"{namespace}/{model_hash}"] if model_hash and namespace else []
+
+
+MODEL_SLICES = InformerOptions(
+    label_selector=consts.LABEL_BASE_MODEL_HASH, indexers={MODEL_INDEX: slice_model_keys}
+)
+"""Only the EndpointSlices of model Services: the EndpointSlice controller copies a Service's labels
+onto its slices, and a model Service carries the base-model hash, which upstream selects slices by.
+Every other slice of the cluster (one or more per Service) is neither watched nor cached."""
+
 
 def build(mgr: Manager, settings: Settings) -> Built[DynamoModelReconciler]:
     """The reconciler (with the process's one LoRA client, closed when the manager stops) and its
@@ -245,6 +269,7 @@ def build(mgr: Manager, settings: Settings) -> Built[DynamoModelReconciler]:
         cache=mgr.cache,
         recorder=mgr.event_recorder(CONTROLLER_NAME),
         lora=lora_client,
+        slices=b.informer(ENDPOINT_SLICE, MODEL_SLICES).store,
         pods=b.informer(POD, MODEL_PODS).store,
         unload_grace=settings.lora_unload_grace,
     )
