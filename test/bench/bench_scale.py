@@ -53,6 +53,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(REPO / "hack"), str(REPO / "hack" / "faults")]
 
+import apiserver_metrics as am  # noqa: E402
 import bench_graph as bg  # noqa: E402
 import cache_memory  # noqa: E402
 import harness as h  # noqa: E402
@@ -313,6 +314,7 @@ async def operator_phase(
     try:
         t0, t0_wall = time.monotonic(), time.time()
         cpu_before, op_cpu_before = cluster_cpu.sample(), op.cpu_seconds()
+        served_before = await am.apiserver_writes(api)
         await h.bounded_gather(
             (api.create(h.DGD, three_service_graph(g, namespace)) for g in graphs), limit=CREATE_CONCURRENCY
         )
@@ -327,6 +329,7 @@ async def operator_phase(
         with contextlib.suppress(asyncio.CancelledError):
             await watching
     fig["control_plane_cpu"] = bg.ClusterCPU.spent(cluster_cpu.sample(), cpu_before)
+    fig["served"] = am.per_graph(await am.apiserver_writes(api) - served_before, n)
     h.say(f"N={n} [{variant.name}]: all Ready in {fig['operator_s']} s")
     probe_heap(op)
     at_ready = writes(op.metrics())
@@ -423,8 +426,10 @@ async def one_size(
                         f"N={n}: write floor #{r + 1}, {writers} writers: the operator's writes, no operator"
                     )
                     floor, floor_cpu = await bg.write_floor(
-                        api, n, left(), cpu, make_graph=three_service_graph, concurrency=writers
-                    )
+                        api, n, left(), cpu, make_graph=three_service_graph, concurrency=writers,
+                        writes_served=lambda: am.apiserver_writes(api),
+                    )  # fmt: skip
+                    served = am.per_graph(floor.served, n)
                     floors.append(floor.seconds)
                     runs.append({
                         "run": f"floor/{writers}", "round": r + 1, "seconds": round(floor.seconds, 1),
@@ -433,6 +438,7 @@ async def one_size(
                         "writes_per_dgd": floor.total_writes / n,
                         "cpu_s": round(floor.client_cpu_s, 1),
                         **control_plane_cpu(floor_cpu),
+                        "served": served,
                     })  # fmt: skip
                     fig.setdefault("floor_writes_by", dict(sorted(floor.writes.items())))
                     h.say(f"N={n}: floor {floor.seconds:.1f} s ({floor.writes_per_second:.0f} writes/s)")
@@ -453,6 +459,7 @@ async def one_size(
                         "writes_per_dgd": op_fig["writes_per_dgd"],
                         "cpu_s": op_fig["run_cpu_s"], "rss_peak_mb": op_fig["rss_peak_mb"],
                         **control_plane_cpu(op_fig["control_plane_cpu"]),
+                        "served": op_fig["served"],
                     })  # fmt: skip
                     if last:
                         fig.update(op_fig)
@@ -559,6 +566,9 @@ def print_runs(runs: list[dict[str, Any]]) -> None:
     print("    " + " ".join(f"{title:>10}" for _, title in RUN_COLUMNS), flush=True)
     for run in runs:
         print("    " + " ".join(f"{run.get(key, '-')!s:>10}" for key, _ in RUN_COLUMNS), flush=True)
+    print("  writes the API server served per graph in each run (every client's; apiserver_request_total):")
+    for run in runs:
+        print(f"    round {run.get('round')} {run.get('run')}: {run.get('served', {})}", flush=True)
 
 
 GROWTH_COLUMNS = (

@@ -1,0 +1,33 @@
+"""Reading the API server's request counter: writes only, keyed by verb and resource/subresource."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from bench import apiserver_metrics as am
+
+METRICS = """\
+# HELP apiserver_request_total [STABLE] Counter of apiserver requests
+# TYPE apiserver_request_total counter
+apiserver_request_total{code="201",resource="deployments",subresource="",verb="APPLY"} 300
+apiserver_request_total{code="200",resource="deployments",subresource="status",verb="PUT"} 1200
+apiserver_request_total{code="409",resource="deployments",subresource="status",verb="PUT"} 12
+apiserver_request_total{code="200",resource="deployments",subresource="",verb="LIST"} 40
+apiserver_request_total{code="200",resource="pods",subresource="binding",verb="POST"} 300
+# HELP apiserver_request_duration_seconds Response latency
+# TYPE apiserver_request_duration_seconds histogram
+apiserver_request_duration_seconds_count{resource="deployments",subresource="",verb="APPLY"} 300
+"""
+
+
+def test_writes_are_summed_over_codes_and_reads_left_out() -> None:
+    """Every response code counts (a refused write was still served); LIST/GET/WATCH do not."""
+    assert am.served_writes(METRICS) == Counter(
+        {"APPLY deployments": 300, "PUT deployments/status": 1212, "POST pods/binding": 300}
+    )
+
+
+def test_per_graph_divides_and_drops_the_rare_ones() -> None:
+    """Per graph, rounded; writes rarer than one per ten graphs are noise of other controllers."""
+    served = Counter({"PUT deployments/status": 1212, "POST pods/binding": 300, "PUT leases": 5})
+    assert am.per_graph(served, 100) == {"POST pods/binding": 3.0, "PUT deployments/status": 12.1}
