@@ -1,6 +1,7 @@
 """What the API server itself counted: its `apiserver_request_total` for write requests.
 
-The metric has no client label, so it counts every client's writes — the operator's (or the write
+The watch side comes from `apiserver_watch_events_total` and `apiserver_watch_events_sizes`.
+The metrics have no client label, so it counts every client's writes — the operator's (or the write
 floor's) and the controller-manager's, scheduler's and kwok's. Sampled around two runs of the same
 graphs, the difference shows what each run's pace cost the cluster (e.g. Deployment and ReplicaSet
 status updates per graph). `served_writes` and `per_graph` are pure (unit-tested).
@@ -15,6 +16,10 @@ from dynamo_operator.internal.client.client import Client
 from prometheus_client.parser import text_string_to_metric_families
 
 SERVED_VERBS = frozenset({"POST", "PUT", "PATCH", "APPLY", "DELETE"})
+WATCH_SAMPLES = {
+    "apiserver_watch_events_total": "WATCH-EVENTS",
+    "apiserver_watch_events_sizes_sum": "WATCH-KB",
+}
 
 
 async def apiserver_writes(api: Client) -> Counter[str]:
@@ -32,11 +37,19 @@ async def apiserver_writes(api: Client) -> Counter[str]:
 
 
 def served_writes(metrics_text: str) -> Counter[str]:
-    """Write requests in an API server's /metrics text, by "VERB resource[/subresource]"."""
+    """Write requests in an API server's /metrics text, by "VERB resource[/subresource]", and the
+    watch events it sent, all watchers together, by "WATCH-EVENTS resource" and "WATCH-KB resource"."""
     served: Counter[str] = Counter()
     for family in text_string_to_metric_families(metrics_text):
         for sample in family.samples:
             labels = sample.labels
+            if sample.name in WATCH_SAMPLES:
+                # Events sent to every watcher of the kind (and their bytes): what watches cost.
+                what = labels.get("resource") or labels.get("kind", "")
+                served[f"{WATCH_SAMPLES[sample.name]} {what}"] += int(
+                    sample.value / 1024 if sample.name.endswith("_sum") else sample.value
+                )
+                continue
             if sample.name != "apiserver_request_total" or labels.get("verb") not in SERVED_VERBS:
                 continue
             what = labels.get("resource", "") + (

@@ -14,16 +14,29 @@ apiserver_request_total{code="200",resource="deployments",subresource="status",v
 apiserver_request_total{code="409",resource="deployments",subresource="status",verb="PUT"} 12
 apiserver_request_total{code="200",resource="deployments",subresource="",verb="LIST"} 40
 apiserver_request_total{code="200",resource="pods",subresource="binding",verb="POST"} 300
+# TYPE apiserver_watch_events_total counter
+apiserver_watch_events_total{group="apps",resource="deployments",version="v1"} 900
+# TYPE apiserver_watch_events_sizes histogram
+apiserver_watch_events_sizes_bucket{group="apps",resource="deployments",version="v1",le="+Inf"} 900
+apiserver_watch_events_sizes_sum{group="apps",resource="deployments",version="v1"} 4.608e+06
+apiserver_watch_events_sizes_count{group="apps",resource="deployments",version="v1"} 900
 # HELP apiserver_request_duration_seconds Response latency
 # TYPE apiserver_request_duration_seconds histogram
 apiserver_request_duration_seconds_count{resource="deployments",subresource="",verb="APPLY"} 300
 """
 
 
-def test_writes_are_summed_over_codes_and_reads_left_out() -> None:
-    """Every response code counts (a refused write was still served); LIST/GET/WATCH do not."""
+def test_writes_and_watch_events_are_summed_and_reads_left_out() -> None:
+    """Every response code counts (a refused write was still served); LIST/GET requests do not; the
+    watch events sent, and their size in KiB, are counted by resource."""
     assert am.served_writes(METRICS) == Counter(
-        {"APPLY deployments": 300, "PUT deployments/status": 1212, "POST pods/binding": 300}
+        {
+            "APPLY deployments": 300,
+            "PUT deployments/status": 1212,
+            "POST pods/binding": 300,
+            "WATCH-EVENTS deployments": 900,
+            "WATCH-KB deployments": 4500,
+        }
     )
 
 
