@@ -137,13 +137,13 @@ class DynamoModelReconciler:
         return self._models_with_hash(pod)
 
     def _models_with_hash(self, obj: Obj) -> list[str]:
-        model_hash = (_meta(obj, "labels") or {}).get(consts.LABEL_BASE_MODEL_HASH)
-        namespace = _meta(obj, "namespace")
-        if not model_hash or not namespace:
+        labelled = base_model_of(obj)
+        if labelled is None:
             return []
+        namespace, model_hash = labelled
         return [
             object_key(m)
-            for m in self._cache.by_index(kinds.DYNAMO_MODEL, "namespace", str(namespace))
+            for m in self._cache.by_index(kinds.DYNAMO_MODEL, "namespace", namespace)
             if ep.base_model_hash(str((m.get("spec") or {}).get("baseModelName", ""))) == model_hash
         ]
 
@@ -244,11 +244,17 @@ MODEL_INDEX = "base-model"
 """Index of the slice informer: `namespace/<base-model hash>`."""
 
 
+def base_model_of(obj: Obj) -> tuple[str, str] | None:
+    """(namespace, base-model hash) of a labelled pod or slice; None without the label."""
+    model_hash = (_meta(obj, "labels") or {}).get(consts.LABEL_BASE_MODEL_HASH)
+    namespace = _meta(obj, "namespace")
+    return (str(namespace), str(model_hash)) if model_hash and namespace else None
+
+
 def slice_model_keys(eps: Obj) -> list[str]:
     """`namespace/<base-model hash>` of a slice ([] without the label)."""
-    model_hash = (_meta(eps, "labels") or {}).get(consts.LABEL_BASE_MODEL_HASH)
-    namespace = _meta(eps, "namespace")
-    return [f"{namespace}/{model_hash}"] if model_hash and namespace else []
+    labelled = base_model_of(eps)
+    return ["/".join(labelled)] if labelled else []
 
 
 MODEL_SLICES = InformerOptions(

@@ -125,7 +125,7 @@ class Builder:
         self._namespace = namespace
         self._max_concurrent = max_concurrent_reconciles
         self._group_kind_concurrency = dict(group_kind_concurrency or {})
-        self._max_concurrent_set = False  # with_options wins over the per-kind setting
+        self._workers_set: int | None = None  # with_options wins over the per-kind setting
         self._creates_first = creates_first
         self._clock = clock
         self._new_queue = new_queue
@@ -218,8 +218,7 @@ class Builder:
         if request_priority is not None:
             self._request_priority = request_priority
         if max_concurrent_reconciles is not None:
-            self._max_concurrent = max_concurrent_reconciles
-            self._max_concurrent_set = True
+            self._workers_set = max_concurrent_reconciles
         if rate_limiter is not None:
             self._rate_limiter = rate_limiter
         if new_queue is not None:
@@ -229,8 +228,8 @@ class Builder:
     def _workers(self, for_resource: Resource) -> int:
         """Workers of this controller: `with_options`, else the manager's setting for the For kind
         (`group_kind_key`), else the manager's default; controller-runtime's order."""
-        if self._max_concurrent_set:
-            return self._max_concurrent
+        if self._workers_set is not None:
+            return self._workers_set
         return self._group_kind_concurrency.get(group_kind_key(for_resource), self._max_concurrent)
 
     def complete(self, reconciler: Reconciler) -> Controller:

@@ -1,10 +1,11 @@
-"""What the API server itself counted: its `apiserver_request_total` for write requests.
+"""What the API server itself counted: its `apiserver_request_total` for write requests, and the watch
+events it sent (`apiserver_watch_events_total`, `apiserver_watch_events_sizes`).
 
-The watch side comes from `apiserver_watch_events_total` and `apiserver_watch_events_sizes`.
-The metrics have no client label, so it counts every client's writes — the operator's (or the write
-floor's) and the controller-manager's, scheduler's and kwok's. Sampled around two runs of the same
-graphs, the difference shows what each run's pace cost the cluster (e.g. Deployment and ReplicaSet
-status updates per graph). `served_writes` and `per_graph` are pure (unit-tested).
+The metrics have no client label, so they count every client's writes and every watcher's events:
+the operator's (or the write floor's), the controller-manager's, scheduler's and kwok's. Sampled
+around two runs of the same graphs, the difference shows what each run's pace and watches cost the
+cluster (e.g. Deployment and ReplicaSet status updates per graph). `served_counts` and `per_graph`
+are pure (unit-tested).
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ WATCH_SAMPLES = {
 }
 
 
-async def apiserver_writes(api: Client) -> Counter[str]:
-    """The API server's own `apiserver_request_total` for writes, as "VERB resource[/subresource]"."""
+async def apiserver_served(api: Client) -> Counter[str]:
+    """The API server's counts so far (`served_counts` of its /metrics)."""
     auth = await api.config.credentials.authorization()
     async with (
         aiohttp.ClientSession() as session,
@@ -33,10 +34,10 @@ async def apiserver_writes(api: Client) -> Counter[str]:
             headers={"Authorization": auth} if auth else {},
         ) as resp,
     ):
-        return served_writes(await resp.text())
+        return served_counts(await resp.text())
 
 
-def served_writes(metrics_text: str) -> Counter[str]:
+def served_counts(metrics_text: str) -> Counter[str]:
     """Write requests in an API server's /metrics text, by "VERB resource[/subresource]", and the
     watch events it sent, all watchers together, by "WATCH-EVENTS resource" and "WATCH-KB resource"."""
     served: Counter[str] = Counter()
@@ -60,5 +61,5 @@ def served_writes(metrics_text: str) -> Counter[str]:
 
 
 def per_graph(served: Counter[str], n: int) -> dict[str, float]:
-    """Writes per graph by kind of write, the ones that happened at least once per ten graphs."""
+    """Counts per graph by key, the ones that happened at least once per ten graphs."""
     return {k: round(v / n, 1) for k, v in sorted(served.items()) if v >= n / 10}

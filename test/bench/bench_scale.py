@@ -314,7 +314,7 @@ async def operator_phase(
     try:
         t0, t0_wall = time.monotonic(), time.time()
         cpu_before, op_cpu_before = cluster_cpu.sample(), op.cpu_seconds()
-        served_before = await am.apiserver_writes(api)
+        served_before = await am.apiserver_served(api)
         await h.bounded_gather(
             (api.create(h.DGD, three_service_graph(g, namespace)) for g in graphs), limit=CREATE_CONCURRENCY
         )
@@ -329,7 +329,7 @@ async def operator_phase(
         with contextlib.suppress(asyncio.CancelledError):
             await watching
     fig["control_plane_cpu"] = bg.ClusterCPU.spent(cluster_cpu.sample(), cpu_before)
-    fig["served"] = am.per_graph(await am.apiserver_writes(api) - served_before, n)
+    fig["served"] = am.per_graph(await am.apiserver_served(api) - served_before, n)
     h.say(f"N={n} [{variant.name}]: all Ready in {fig['operator_s']} s")
     probe_heap(op)
     at_ready = writes(op.metrics())
@@ -427,7 +427,7 @@ async def one_size(
                     )
                     floor, floor_cpu = await bg.write_floor(
                         api, n, left(), cpu, make_graph=three_service_graph, concurrency=writers,
-                        writes_served=lambda: am.apiserver_writes(api),
+                        count_served=lambda: am.apiserver_served(api),
                     )  # fmt: skip
                     served = am.per_graph(floor.served, n)
                     floors.append(floor.seconds)
@@ -566,7 +566,10 @@ def print_runs(runs: list[dict[str, Any]]) -> None:
     print("    " + " ".join(f"{title:>10}" for _, title in RUN_COLUMNS), flush=True)
     for run in runs:
         print("    " + " ".join(f"{run.get(key, '-')!s:>10}" for key, _ in RUN_COLUMNS), flush=True)
-    print("  writes the API server served per graph in each run (every client's; apiserver_request_total):")
+    print(
+        "  served per graph in each run (the API server's own counts, every client's writes and every"
+        " watcher's events: apiserver_request_total, apiserver_watch_events_*):"
+    )
     for run in runs:
         print(f"    round {run.get('round')} {run.get('run')}: {run.get('served', {})}", flush=True)
 

@@ -234,8 +234,8 @@ class FloorFigures:
     # CPU seconds of this (bench) process meanwhile: near the wall time means the client, not the
     # API server, set the pace, and the floor is too high.
     client_cpu_s: float = 0.0
-    # Writes the API server served meanwhile, every client's ("VERB resource[/subresource]"), when
-    # the caller sampled them (bench_graph.write_floor's `writes_served`).
+    # What the API server served meanwhile (apiserver_metrics.served_counts: every client's writes,
+    # every watcher's events), when the caller sampled it (bench_graph.write_floor's `count_served`).
     served: Counter[str] = field(default_factory=Counter)
 
     @property

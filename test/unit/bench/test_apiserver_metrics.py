@@ -29,7 +29,7 @@ apiserver_request_duration_seconds_count{resource="deployments",subresource="",v
 def test_writes_and_watch_events_are_summed_and_reads_left_out() -> None:
     """Every response code counts (a refused write was still served); LIST/GET requests do not; the
     watch events sent, and their size in KiB, are counted by resource."""
-    assert am.served_writes(METRICS) == Counter(
+    assert am.served_counts(METRICS) == Counter(
         {
             "APPLY deployments": 300,
             "PUT deployments/status": 1212,

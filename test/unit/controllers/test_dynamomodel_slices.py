@@ -110,12 +110,6 @@ def test_a_slice_is_indexed_by_namespace_and_base_model_hash(
     )
 
 
-def test_the_slice_informer_selects_slices_carrying_a_base_model_hash() -> None:
-    """Server-side label selection: no other slice of the cluster is listed, watched or cached."""
-    assert dm.MODEL_SLICES.label_selector == consts.LABEL_BASE_MODEL_HASH
-    assert dm.MODEL_INDEX in dm.MODEL_SLICES.indexers
-
-
 def test_the_controller_watches_slices_only_through_the_scoped_informer() -> None:
     """setup() asks the cache for exactly one EndpointSlice informer, the label-scoped one."""
     asked: list[tuple[Resource, str | None]] = []
