@@ -7,7 +7,7 @@ with a count, the most severe group comes first, and the result is bounded in le
 status write stays small. Text that flips on every back-off cycle (ErrImagePull ↔ ImagePullBackOff,
 probe times) is normalised away: each change of this text costs a status write.
 
-`slim_pod` is the informer transform that keeps only what the diagnosis and the event filter read.
+The DCD controller lists a component's pods when it reports the component not ready (no Pod watch).
 """
 
 from __future__ import annotations
@@ -17,11 +17,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-Obj = dict[str, Any]
-
 MAX_MESSAGE = 300  # the whole diagnosis
 MAX_DETAIL = 200  # one group's detail (a scheduler message can run to kilobytes)
-MAX_POD_MESSAGE = 512  # what the transform keeps of any one message in the cache
 ELLIPSIS = "…"
 
 _IMAGE_PULL = frozenset({"ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull"})
@@ -169,73 +166,3 @@ def _render(groups: Sequence[tuple[Finding, int]]) -> str:
             return clip(message, MAX_MESSAGE - len(more)) + more
         message = candidate
     return clip(message, MAX_MESSAGE)
-
-
-# --- informer transform and event filter ------------------------------------------------------------
-
-
-def _slim_container(cs: Mapping[str, Any]) -> Obj:
-    out: Obj = {k: cs[k] for k in ("name", "ready", "restartCount", "image") if k in cs}
-    for field in ("state", "lastState"):
-        state = cs.get(field) or {}
-        slim: Obj = {}
-        for kind, detail in state.items():
-            if not isinstance(detail, Mapping):
-                continue
-            kept = {k: detail[k] for k in ("reason", "exitCode") if k in detail}
-            if detail.get("message"):
-                kept["message"] = clip(str(detail["message"]), MAX_POD_MESSAGE)
-            slim[kind] = kept
-        if slim:
-            out[field] = slim
-    return out
-
-
-def slim_pod(pod: Obj) -> Obj:
-    """A pod cut to what the diagnosis reads: identity, labels, owners, phase, conditions and
-    container states, with messages bounded (cached pods cost little at thousands of replicas)."""
-    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
-    slim_meta = {
-        k: meta[k]
-        for k in (
-            "name",
-            "namespace",
-            "uid",
-            "resourceVersion",
-            "labels",
-            "ownerReferences",
-            "deletionTimestamp",
-        )
-        if k in meta
-    }
-    conds = [
-        {
-            **{k: c[k] for k in ("type", "status", "reason") if k in c},
-            **({"message": clip(str(c["message"]), MAX_POD_MESSAGE)} if c.get("message") else {}),
-        }
-        for c in status.get("conditions") or ()
-    ]
-    slim_status: Obj = {"phase": status.get("phase"), "conditions": conds}
-    for field in ("initContainerStatuses", "containerStatuses"):
-        if status.get(field):
-            slim_status[field] = [_slim_container(cs) for cs in status[field]]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": slim_meta, "status": slim_status}
-
-
-def _hidden_problem(pod: Mapping[str, Any]) -> Finding | None:
-    """The pod's problem when its workload's status cannot show it: None for a pod that is ready or
-    merely not ready yet, whose changes the Deployment's or LeaderWorkerSet's own counts report."""
-    found = finding(pod)
-    return None if found is None or found.problem == Problem.NOT_READY else found
-
-
-def problem_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    """Whether a pod update changes what only the pods can tell (unschedulable, image pulls, create
-    errors, crash loops): a pod turning Ready, or a new resourceVersion, is news the workload's
-    status brings anyway, so reacting to it too would only cost a reconcile."""
-    return _hidden_problem(old) != _hidden_problem(new)
-
-
-def has_problem(pod: Mapping[str, Any]) -> bool:
-    """Whether a pod that appears or goes away carries a problem only the pods can tell."""
-    return _hidden_problem(pod) is not None

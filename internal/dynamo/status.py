@@ -18,7 +18,7 @@ from typing import Any
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo import conditions
 from dynamo_operator.internal.dynamo.conditions import Condition
-from dynamo_operator.internal.dynamo.pod_diagnosis import Diagnosis, Problem
+from dynamo_operator.internal.dynamo.pod_diagnosis import Diagnosis
 
 AVAILABLE = "Available"
 COMPONENT_READY = "DynamoComponentReady"
@@ -145,17 +145,15 @@ def lws_readiness(sets: Sequence[Mapping[str, Any]]) -> WorkloadReadiness:
     return WorkloadReadiness(True, f"{desired_total}/{desired_total} groups ready", service)
 
 
-def first_status_delay(
-    verdict: WorkloadReadiness, why: Diagnosis | None, *, created: str | None, now: float
-) -> float:
+def first_status_delay(verdict: WorkloadReadiness, *, created: str | None, now: float) -> float:
     """Seconds to hold back a brand-new component's first, not-ready status (0: write it now).
 
     Pods that are merely starting usually turn Ready within a few seconds; writing "0/1 ready" first
     and "1/1 ready" a moment later costs two status writes (and a graph status write each) where one
-    says the same. A diagnosed problem (unschedulable, image pull, crash loop) is never held back,
-    and neither is anything once `FIRST_STATUS_GRACE_SECONDS` have passed since the DCD's creation.
+    says the same. Nothing is held once `FIRST_STATUS_GRACE_SECONDS` have passed since the DCD's
+    creation; a problem the pods show (unschedulable, image pull, crash loop) is then told with it.
     """
-    if verdict.ready or (why is not None and why.problem != Problem.NOT_READY) or not created:
+    if verdict.ready or not created:
         return 0.0
     try:
         born = datetime.datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
@@ -163,6 +161,28 @@ def first_status_delay(
         return 0.0
     # A skewed clock can make the age negative: never wait longer than the grace itself.
     return min(max(FIRST_STATUS_GRACE_SECONDS - (now - born), 0.0), FIRST_STATUS_GRACE_SECONDS)
+
+
+NOT_READY_RECHECK_MIN_SECONDS = 10.0
+NOT_READY_RECHECK_MAX_SECONDS = 120.0
+
+
+def not_ready_recheck(since: str | None, now: float) -> float:
+    """Seconds until a component that is not ready has its pods looked at again.
+
+    Pods can go wrong without their workload's status moving (an image pull failing, a container
+    crash-looping before it was ever ready), and the operator does not watch pods: it lists a
+    component's pods when it reports it not ready. Half the time the component has been not ready
+    (`since`: its Available condition's lastTransitionTime), between 10 s and 2 min: a fresh rollout
+    is looked at again soon, a lasting problem costs one small LIST every 2 min.
+    """
+    age = 0.0
+    if since:
+        try:
+            age = now - datetime.datetime.fromisoformat(since.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            age = 0.0
+    return min(max(age / 2, NOT_READY_RECHECK_MIN_SECONDS), NOT_READY_RECHECK_MAX_SECONDS)
 
 
 def ready_conditions(verdict: WorkloadReadiness, why: Diagnosis | None = None) -> list[Condition]:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 import prometheus_client
 from aiohttp import web
 from aiohttp.typedefs import Middleware
+from dynamo_operator.internal.observability.gc_pauses import GcPauses
 from dynamo_operator.internal.observability.metrics import REGISTRY
 from prometheus_client import CollectorRegistry
 
@@ -22,13 +23,15 @@ _process_collectors_registered = False
 
 
 def register_process_collectors(registry: CollectorRegistry = REGISTRY) -> None:
-    """Add the process/platform/GC collectors to `registry` once (dashboards expect them)."""
+    """Add the process/platform/GC collectors to `registry` once (dashboards expect them), and the
+    collector's pause time (`python_gc_pause_seconds_total`)."""
     global _process_collectors_registered  # noqa: PLW0603 - a registry accepts each collector once
     if _process_collectors_registered:
         return
     prometheus_client.ProcessCollector(registry=registry)
     prometheus_client.PlatformCollector(registry=registry)
     prometheus_client.GCCollector(registry=registry)
+    GcPauses(registry).install()
     _process_collectors_registered = True
 
 

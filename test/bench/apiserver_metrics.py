@@ -17,6 +17,10 @@ from dynamo_operator.internal.client.client import Client
 from prometheus_client.parser import text_string_to_metric_families
 
 SERVED_VERBS = frozenset({"POST", "PUT", "PATCH", "APPLY", "DELETE"})
+COUNTED_VERBS = SERVED_VERBS | {"LIST", "WATCH"}
+RESTART_VERBS = frozenset({"LIST", "WATCH"})
+"""Counted too, and shown however few: a watcher the API server dropped comes back as a LIST and WATCH."""
+TERMINATED = "apiserver_terminated_watchers_total"
 WATCH_SAMPLES = {
     "apiserver_watch_events_total": "WATCH-EVENTS",
     "apiserver_watch_events_sizes_sum": "WATCH-KB",
@@ -38,8 +42,9 @@ async def apiserver_served(api: Client) -> Counter[str]:
 
 
 def served_counts(metrics_text: str) -> Counter[str]:
-    """Write requests in an API server's /metrics text, by "VERB resource[/subresource]", and the
-    watch events it sent, all watchers together, by "WATCH-EVENTS resource" and "WATCH-KB resource"."""
+    """Write requests in an API server's /metrics text, by "VERB resource[/subresource]" (LIST and WATCH
+    too), the watch events it sent, all watchers together, by "WATCH-EVENTS resource" and "WATCH-KB
+    resource", and the watchers it closed for falling behind, by "TERMINATED-WATCHERS resource"."""
     served: Counter[str] = Counter()
     for family in text_string_to_metric_families(metrics_text):
         for sample in family.samples:
@@ -51,7 +56,14 @@ def served_counts(metrics_text: str) -> Counter[str]:
                     sample.value / 1024 if sample.name.endswith("_sum") else sample.value
                 )
                 continue
-            if sample.name != "apiserver_request_total" or labels.get("verb") not in SERVED_VERBS:
+            if sample.name == TERMINATED:
+                # Watchers the API server closed because they could not keep up with their events.
+                served[f"TERMINATED-WATCHERS {labels.get('resource', '')}"] += int(sample.value)
+                continue
+            if (
+                sample.name != "apiserver_request_total"
+                or labels.get("verb") not in SERVED_VERBS | RESTART_VERBS
+            ):
                 continue
             what = labels.get("resource", "") + (
                 f"/{labels['subresource']}" if labels.get("subresource") else ""
@@ -61,5 +73,14 @@ def served_counts(metrics_text: str) -> Counter[str]:
 
 
 def per_graph(served: Counter[str], n: int) -> dict[str, float]:
-    """Counts per graph by key, the ones that happened at least once per ten graphs."""
-    return {k: round(v / n, 1) for k, v in sorted(served.items()) if v >= n / 10}
+    """Counts per graph by key, the ones that happened at least once per ten graphs; reads (LIST, WATCH)
+    and terminated watchers as plain counts, whenever there was one."""
+
+    def rare(key: str) -> bool:
+        return key.startswith("TERMINATED") or key.split(" ", 1)[0] in RESTART_VERBS
+
+    return {
+        k: (v if rare(k) else round(v / n, 1))
+        for k, v in sorted(served.items())
+        if v >= n / 10 or (rare(k) and v)
+    }

@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import datetime
 import os
 import signal
 import statistics
@@ -60,7 +61,7 @@ import harness as h  # noqa: E402
 import write_floor as wf  # noqa: E402
 from dynamo_operator.internal import kinds  # noqa: E402
 from dynamo_operator.internal.client.client import Client  # noqa: E402
-from dynamo_operator.internal.client.resource import DEPLOYMENT, NAMESPACE  # noqa: E402
+from dynamo_operator.internal.client.resource import DEPLOYMENT, LEASE, NAMESPACE  # noqa: E402
 
 NS = "bench"
 BASELINE_NS = "baseline"
@@ -168,6 +169,13 @@ def latencies(samples: list[tuple[str, dict[str, str], float]]) -> dict[str, str
         entry = sums.setdefault(key, [0.0, 0.0])
         entry[0 if part == "count" else 1] += value
     return {k: f"n={c:.0f} mean={1000 * t / c:.1f}ms" for k, (c, t) in sorted(sums.items()) if c}
+
+
+def gc_pauses(samples: list[tuple[str, dict[str, str], float]]) -> dict[str, float]:
+    """Seconds the operator's garbage collector has run so far, by generation."""
+    return {
+        labels.get("generation", ""): v for n, labels, v in samples if n == "python_gc_pause_seconds_total"
+    }
 
 
 def by_verb_without_leases(samples: list[tuple[str, dict[str, str], float]]) -> dict[str, int]:
@@ -314,6 +322,7 @@ async def operator_phase(
     try:
         t0, t0_wall = time.monotonic(), time.time()
         cpu_before, op_cpu_before = cluster_cpu.sample(), op.cpu_seconds()
+        gc_before = gc_pauses(op.metrics())
         served_before = await am.apiserver_served(api)
         await h.bounded_gather(
             (api.create(h.DGD, three_service_graph(g, namespace)) for g in graphs), limit=CREATE_CONCURRENCY
@@ -324,6 +333,9 @@ async def operator_phase(
         # What the operator spent on the graphs alone (start-up and the quiet window aside): the
         # figure to hold against the floor client's CPU.
         fig["run_cpu_s"] = round(op.cpu_seconds() - op_cpu_before, 1)
+        gc_run = {g: s - gc_before.get(g, 0.0) for g, s in gc_pauses(op.metrics()).items()}
+        fig["run_gc_s"] = round(sum(gc_run.values()), 2)
+        fig["run_gc_s_by_generation"] = {g: round(s, 2) for g, s in sorted(gc_run.items())}
     finally:
         watching.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -385,6 +397,43 @@ async def operator_phase(
     return fig
 
 
+STANDBY_LEASE = "bench-standby"
+"""The Lease a standby operator waits on: the bench holds it for an hour, so the operator never leads."""
+
+
+async def start_standby(
+    api: Client,
+    cluster: Any,
+    workdir: Path,
+    ops: list[h.OperatorProcess],
+    variant: Variant,
+    *,
+    timeout: float,  # noqa: ASYNC109
+) -> h.OperatorProcess:
+    """An operator whose caches sync and whose informers run while another identity holds its Lease."""
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": STANDBY_LEASE, "namespace": h.OPERATOR_NAMESPACE},
+        "spec": {
+            "holderIdentity": "bench-scale",
+            "leaseDurationSeconds": 3600,
+            "acquireTime": now,
+            "renewTime": now,
+        },
+    }
+    with contextlib.suppress(Exception):
+        await api.delete(LEASE, STANDBY_LEASE, namespace=h.OPERATOR_NAMESPACE)
+    await api.create(LEASE, lease)
+    op_kubeconfig = h.operator_kubeconfig(cluster, workdir / "operator.kubeconfig")
+    args = ("--log-level=warning", f"--leader-election-id={STANDBY_LEASE}", *variant.args)
+    op = h.OperatorProcess(op_kubeconfig, workdir / f"operator-{len(ops)}.log", extra_args=args).start()
+    ops.append(op)
+    op.wait_ready(timeout=min(timeout, 120))
+    return op
+
+
 async def one_size(
     n: int,
     *,
@@ -395,6 +444,7 @@ async def one_size(
     repeat: int,
     skip: set[str],
     floor_concurrency: list[int],
+    standbys: list[Variant] | None = None,
 ) -> dict[str, Any]:
     """One cluster for size `n`: baseline, then `repeat` rounds of (floor, each variant)."""
     deadline = time.monotonic() + timeout
@@ -421,18 +471,44 @@ async def one_size(
             cpu = bg.ClusterCPU(cluster)
             for r in range(repeat):
                 floors = []
-                for writers in [] if "floor" in skip else floor_concurrency:
+                kinds_of_floor: list[tuple[int, Variant | None]] = [(w, None) for w in floor_concurrency]
+                kinds_of_floor += [(w, sb) for sb in standbys or () for w in floor_concurrency]
+                for writers, with_standby in [] if "floor" in skip else kinds_of_floor:
                     h.say(
                         f"N={n}: write floor #{r + 1}, {writers} writers: the operator's writes, no operator"
+                        + (
+                            f" reconciling (standby operator {with_standby.name} attached)"
+                            if with_standby
+                            else ""
+                        )
                     )
-                    floor, floor_cpu = await bg.write_floor(
-                        api, n, left(), cpu, make_graph=three_service_graph, concurrency=writers,
-                        count_served=lambda: am.apiserver_served(api),
-                    )  # fmt: skip
+                    standby = (
+                        await start_standby(api, cluster, workdir, ops, with_standby, timeout=left())
+                        if with_standby
+                        else None
+                    )
+                    standby_cpu = standby.cpu_seconds() if standby is not None else 0.0
+                    try:
+                        floor, floor_cpu = await bg.write_floor(
+                            api, n, left(), cpu, make_graph=three_service_graph, concurrency=writers,
+                            count_served=lambda: am.apiserver_served(api),
+                        )  # fmt: skip
+                        if standby is not None:
+                            standby_cpu = standby.cpu_seconds() - standby_cpu
+                            h.say(
+                                f"N={n}: the standby operator spent {standby_cpu:.1f} CPU s meanwhile;"
+                                f" its requests since it started: {by_verb_without_leases(standby.metrics())}"
+                            )
+                    finally:
+                        if standby is not None:
+                            standby.stop(timeout=60)
                     served = am.per_graph(floor.served, n)
-                    floors.append(floor.seconds)
+                    if with_standby is None:
+                        floors.append(floor.seconds)
                     runs.append({
-                        "run": f"floor/{writers}", "round": r + 1, "seconds": round(floor.seconds, 1),
+                        "run": f"floor{'+' + with_standby.name if with_standby else ''}/{writers}",
+                        "round": r + 1,
+                        "seconds": round(floor.seconds, 1),
                         "write_phase_s": round(floor.write_phase_s, 1),
                         "writes_per_s": round(floor.writes_per_second),
                         "writes_per_dgd": floor.total_writes / n,
@@ -457,7 +533,8 @@ async def one_size(
                         "run": variant.name, "round": r + 1, "seconds": op_fig["operator_s"],
                         "to_floor": round(op_fig["operator_s"] / floor_s, 2),
                         "writes_per_dgd": op_fig["writes_per_dgd"],
-                        "cpu_s": op_fig["run_cpu_s"], "rss_peak_mb": op_fig["rss_peak_mb"],
+                        "cpu_s": op_fig["run_cpu_s"], "gc_s": op_fig["run_gc_s"],
+                        "rss_peak_mb": op_fig["rss_peak_mb"],
                         **control_plane_cpu(op_fig["control_plane_cpu"]),
                         "served": op_fig["served"],
                     })  # fmt: skip
@@ -537,6 +614,7 @@ RUN_COLUMNS = (
     ("writes_per_s", "writes/s"),
     ("writes_per_dgd", "writes/DGD"),
     ("cpu_s", "CPU s"),
+    ("gc_s", "GC s"),
     ("rss_peak_mb", "RSS MB"),
     ("apiserver_cpu_s", "apisrv CPU"),
     ("cluster_cpu_s", "clust. CPU"),
@@ -558,7 +636,8 @@ def print_runs(runs: list[dict[str, Any]]) -> None:
         return
     print(
         "  runs (floor/W: W writers; CPU s: of the bench client, or of the operator from the first"
-        " create to all Ready; operator /floor: against the round's fastest floor; apisrv/clust. CPU:"
+        " create to all Ready; GC s: of it, the operator's garbage-collector pauses; operator /floor:"
+        " against the round's fastest floor; apisrv/clust. CPU:"
         " CPU s of the API server / of every control-plane process during the run, which host noise"
         " moves far less than seconds):",
         flush=True,
@@ -660,6 +739,14 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated writer counts of the floor, each run every round (the fastest is the floor)",
     )
     parser.add_argument(
+        "--standby",
+        action="append",
+        type=Variant.parse,
+        help="NAME=operator flags (repeatable): run every floor once more (floor+NAME) with such an"
+        " operator attached as a standby: its informers watch and cache everything, it reconciles"
+        " nothing (the bench holds its Lease); what the operator's watches alone cost",
+    )
+    parser.add_argument(
         "--heap",
         metavar="DIR",
         help="run each operator under test/bench/heap_probe.py: a heap dump in DIR when all graphs are"
@@ -688,6 +775,7 @@ def main(argv: list[str] | None = None) -> int:
                     repeat=max(1, args.repeat),
                     skip=skip,
                     floor_concurrency=[int(x) for x in args.floor_writers.split(",") if x],
+                    standbys=args.standby,
                 )
             )
         except Exception as err:

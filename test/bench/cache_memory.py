@@ -18,8 +18,7 @@ from dynamo_operator.cache_shapes import CHILD_SHAPES
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.cache.transform import intern_strings, strip_managed_fields
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.client.resource import CONFIG_MAP, POD, Resource
-from dynamo_operator.internal.dynamo.pod_diagnosis import slim_pod
+from dynamo_operator.internal.client.resource import CONFIG_MAP, Resource
 
 Obj = dict[str, Any]
 
@@ -32,7 +31,6 @@ CACHED: tuple[tuple[Resource, Callable[[Obj], Obj] | None], ...] = (
         for r, t in CHILD_SHAPES.items()
         if r not in (kinds.LWS, kinds.POD_GROUP, kinds.VIRTUAL_SERVICE)
     ),
-    (POD, slim_pod),
     (CONFIG_MAP, None),
 )
 

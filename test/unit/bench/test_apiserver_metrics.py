@@ -14,6 +14,9 @@ apiserver_request_total{code="200",resource="deployments",subresource="status",v
 apiserver_request_total{code="409",resource="deployments",subresource="status",verb="PUT"} 12
 apiserver_request_total{code="200",resource="deployments",subresource="",verb="LIST"} 40
 apiserver_request_total{code="200",resource="pods",subresource="binding",verb="POST"} 300
+apiserver_request_total{code="200",resource="pods",subresource="",verb="GET"} 7
+# TYPE apiserver_terminated_watchers_total counter
+apiserver_terminated_watchers_total{group="",resource="pods",version="v1"} 2
 # TYPE apiserver_watch_events_total counter
 apiserver_watch_events_total{group="apps",resource="deployments",version="v1"} 900
 # TYPE apiserver_watch_events_sizes histogram
@@ -26,12 +29,15 @@ apiserver_request_duration_seconds_count{resource="deployments",subresource="",v
 """
 
 
-def test_writes_and_watch_events_are_summed_and_reads_left_out() -> None:
-    """Every response code counts (a refused write was still served); LIST/GET requests do not; the
-    watch events sent, and their size in KiB, are counted by resource."""
+def test_writes_lists_and_watch_events_are_summed_and_gets_left_out() -> None:
+    """Every response code counts (a refused write was still served); LISTs count (a dropped watcher
+    lists again), GETs do not; the watch events sent, and their size in KiB, are counted by resource,
+    and so are the watchers the API server terminated."""
     assert am.served_counts(METRICS) == Counter(
         {
             "APPLY deployments": 300,
+            "LIST deployments": 40,
+            "TERMINATED-WATCHERS pods": 2,
             "PUT deployments/status": 1212,
             "POST pods/binding": 300,
             "WATCH-EVENTS deployments": 900,
@@ -44,3 +50,9 @@ def test_per_graph_divides_and_drops_the_rare_ones() -> None:
     """Per graph, rounded; writes rarer than one per ten graphs are noise of other controllers."""
     served = Counter({"PUT deployments/status": 1212, "POST pods/binding": 300, "PUT leases": 5})
     assert am.per_graph(served, 100) == {"POST pods/binding": 3.0, "PUT deployments/status": 12.1}
+
+
+def test_per_graph_shows_every_read_and_terminated_watcher_as_a_count() -> None:
+    """A re-list or a dropped watcher is rare and matters: shown however few, not divided."""
+    served = Counter({"LIST pods": 3, "WATCH pods": 25, "TERMINATED-WATCHERS pods": 1, "PUT leases": 5})
+    assert am.per_graph(served, 100) == {"LIST pods": 3, "TERMINATED-WATCHERS pods": 1, "WATCH pods": 25}

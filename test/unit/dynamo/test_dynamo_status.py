@@ -1,16 +1,19 @@
-"""A new component's or graph's first status is held back while it would only say "starting"."""
+"""A new component's or graph's first status is held back while it would only say "starting"; a
+component that is not ready is looked at again on a schedule that slows while it stays so."""
 
 from __future__ import annotations
 
 import datetime
 
 import pytest
-from dynamo_operator.internal.dynamo.pod_diagnosis import Diagnosis, Problem
 from dynamo_operator.internal.dynamo.status import (
     FIRST_STATUS_GRACE_SECONDS,
+    NOT_READY_RECHECK_MAX_SECONDS,
+    NOT_READY_RECHECK_MIN_SECONDS,
     GraphStatus,
     WorkloadReadiness,
     first_status_delay,
+    not_ready_recheck,
     nothing_to_report_yet,
 )
 
@@ -21,37 +24,50 @@ READY = WorkloadReadiness(True, "1/1 ready", {})
 
 
 def test_starting_pods_of_a_new_component_wait_out_the_rest_of_the_grace() -> None:
-    assert first_status_delay(STARTING, None, created=CREATED, now=BORN + 2) == pytest.approx(
+    assert first_status_delay(STARTING, created=CREATED, now=BORN + 2) == pytest.approx(
         FIRST_STATUS_GRACE_SECONDS - 2
     )
 
 
-def test_pods_diagnosed_only_as_not_ready_yet_still_wait() -> None:
-    why = Diagnosis(Problem.NOT_READY, "1 pod not ready yet")
-    assert first_status_delay(STARTING, why, created=CREATED, now=BORN + 1) > 0
-
-
-@pytest.mark.parametrize("problem", [Problem.UNSCHEDULABLE, Problem.IMAGE_PULL, Problem.CRASH_LOOP])
-def test_a_diagnosed_problem_is_reported_at_once(problem: Problem) -> None:
-    why = Diagnosis(problem, "something is wrong")
-    assert first_status_delay(STARTING, why, created=CREATED, now=BORN + 1) == 0
-
-
 def test_a_ready_component_is_reported_at_once() -> None:
-    assert first_status_delay(READY, None, created=CREATED, now=BORN) == 0
+    assert first_status_delay(READY, created=CREATED, now=BORN) == 0
 
 
 def test_after_the_grace_a_starting_component_is_reported() -> None:
-    assert first_status_delay(STARTING, None, created=CREATED, now=BORN + FIRST_STATUS_GRACE_SECONDS) == 0
+    assert first_status_delay(STARTING, created=CREATED, now=BORN + FIRST_STATUS_GRACE_SECONDS) == 0
 
 
 def test_a_clock_behind_the_api_server_never_waits_longer_than_the_grace() -> None:
-    assert first_status_delay(STARTING, None, created=CREATED, now=BORN - 60) == FIRST_STATUS_GRACE_SECONDS
+    assert first_status_delay(STARTING, created=CREATED, now=BORN - 60) == FIRST_STATUS_GRACE_SECONDS
 
 
 @pytest.mark.parametrize("created", [None, "", "not-a-time"])
 def test_an_unknown_creation_time_is_reported_at_once(created: str | None) -> None:
-    assert first_status_delay(STARTING, None, created=created, now=BORN) == 0
+    assert first_status_delay(STARTING, created=created, now=BORN) == 0
+
+
+# --- when a not-ready component's pods are looked at again ----------------------------------------
+
+
+def test_a_component_just_gone_not_ready_is_looked_at_again_soon() -> None:
+    assert not_ready_recheck(CREATED, BORN + 1) == NOT_READY_RECHECK_MIN_SECONDS
+
+
+def test_the_recheck_grows_with_how_long_the_component_has_been_not_ready() -> None:
+    assert not_ready_recheck(CREATED, BORN + 60) == pytest.approx(30.0)
+
+
+def test_a_lasting_problem_is_looked_at_every_two_minutes_at_most() -> None:
+    assert not_ready_recheck(CREATED, BORN + 86_400) == NOT_READY_RECHECK_MAX_SECONDS
+
+
+@pytest.mark.parametrize("since", [None, "", "not-a-time"])
+def test_an_unknown_transition_time_is_looked_at_again_soon(since: str | None) -> None:
+    assert not_ready_recheck(since, BORN) == NOT_READY_RECHECK_MIN_SECONDS
+
+
+def test_a_transition_time_ahead_of_the_clock_is_looked_at_again_soon() -> None:
+    assert not_ready_recheck(CREATED, BORN - 600) == NOT_READY_RECHECK_MIN_SECONDS
 
 
 PENDING = GraphStatus(ready=False, message="Frontend: 0/1 ready")

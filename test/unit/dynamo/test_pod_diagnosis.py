@@ -8,12 +8,8 @@ from typing import Any
 import pytest
 from dynamo_operator.internal.dynamo.pod_diagnosis import (
     MAX_MESSAGE,
-    MAX_POD_MESSAGE,
     Problem,
     diagnose,
-    has_problem,
-    problem_changed,
-    slim_pod,
 )
 
 SCHED_PVC = "0/4 nodes are available: pod has unbound immediate PersistentVolumeClaims."
@@ -206,55 +202,3 @@ def test_left_out_groups_are_counted() -> None:
     got = diagnose(pods)
     assert got is not None
     assert got.message.endswith("; 8 more")
-
-
-def test_slim_pod_keeps_what_the_diagnosis_reads_and_bounds_messages() -> None:
-    raw = pod(unschedulable="z" * 10_000)
-    raw["metadata"] |= {"annotations": {"a": "b" * 1000}, "resourceVersion": "7", "managedFields": [{}]}
-    raw["spec"] = {"containers": [{"name": "main", "image": "reg/img:1", "env": [{"name": "X"}] * 50}]}
-    slim = slim_pod(raw)
-    assert "spec" not in slim
-    assert set(slim["metadata"]) == {"name", "namespace", "labels", "resourceVersion"}
-    assert len(slim["status"]["conditions"][0]["message"]) <= MAX_POD_MESSAGE
-    assert diagnose([slim]) == diagnose([raw])
-
-
-def test_slim_pod_keeps_container_states() -> None:
-    raw = pod(waiting="CrashLoopBackOff", last_exit="Error", restarts=4)
-    assert diagnose([slim_pod(raw)]) == diagnose([raw])
-
-
-@pytest.mark.parametrize(
-    ("old", "new", "relevant"),
-    [
-        pytest.param(pod(), pod(ready=True), False, id="turning-ready-is-workload-news"),
-        pytest.param(pod(ready=True), pod(), False, id="turning-not-ready-is-workload-news"),
-        pytest.param(pod(unschedulable=SCHED_PVC), pod(), True, id="scheduled-at-last"),
-        pytest.param(pod(), pod(waiting="ImagePullBackOff"), True, id="image-pull-starts-failing"),
-        pytest.param(
-            pod(waiting="ErrImagePull"), pod(waiting="ImagePullBackOff"), False, id="pull-back-off-cycle"
-        ),
-        pytest.param(
-            pod(waiting="CrashLoopBackOff", last_exit="Error", restarts=1),
-            pod(waiting="CrashLoopBackOff", last_exit="Error", restarts=2),
-            True,
-            id="crash-loop-counts-restarts",
-        ),
-        pytest.param(
-            pod(unschedulable=SCHED_PVC),
-            pod(unschedulable=SCHED_PVC, deleting=True),
-            True,
-            id="deleted-problem",
-        ),
-    ],
-)
-def test_only_updates_that_change_a_pod_only_problem_pass(
-    old: dict[str, Any], new: dict[str, Any], relevant: bool
-) -> None:
-    assert problem_changed(slim_pod(old), slim_pod(new)) is relevant
-
-
-def test_a_pod_appearing_or_going_matters_only_with_a_problem() -> None:
-    assert not has_problem(slim_pod(pod()))
-    assert not has_problem(slim_pod(pod(ready=True)))
-    assert has_problem(slim_pod(pod(unschedulable=SCHED_MISSING)))
