@@ -54,7 +54,7 @@ async def test_probes_report_each_check() -> None:
 
 
 async def test_metrics_endpoint_serves_registry_text() -> None:
-    """/metrics is Prometheus text including process metrics."""
+    """/metrics is Prometheus text including process metrics and the collector's pauses."""
     http.register_process_collectors()
     http.register_process_collectors()  # idempotent
     server = http.Server(http.metrics_app(), host="127.0.0.1", port=0)
@@ -67,5 +67,6 @@ async def test_metrics_endpoint_serves_registry_text() -> None:
             assert resp.status == 200
             body = await resp.text()
         assert "process_resident_memory_bytes" in body or "python_info" in body
+        assert "python_gc_pause_seconds_total" in body
     finally:
         await server.stop()
