@@ -10,7 +10,9 @@ are pure (unit-tested).
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
+from pathlib import Path
 
 import aiohttp
 from dynamo_operator.internal.client.client import Client
@@ -39,6 +41,23 @@ async def apiserver_served(api: Client) -> Counter[str]:
         ) as resp,
     ):
         return served_counts(await resp.text())
+
+
+async def cpu_profile(api: Client, seconds: int, out: Path) -> None:
+    """A CPU profile of the API server over the next `seconds` (its /debug/pprof), written to `out`
+    for `go tool pprof` (e.g. `-top -diff_base floor.pprof operator.pprof`)."""
+    auth = await api.config.credentials.authorization()
+    async with (
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=seconds + 60)) as session,
+        session.get(
+            f"{api.config.server}/debug/pprof/profile",
+            params={"seconds": str(seconds)},
+            ssl=api.config.ssl_context,
+            headers={"Authorization": auth} if auth else {},
+        ) as resp,
+    ):
+        body = await resp.read()
+    await asyncio.to_thread(out.write_bytes, body)
 
 
 def served_counts(metrics_text: str) -> Counter[str]:

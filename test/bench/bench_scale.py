@@ -41,12 +41,14 @@ import argparse
 import asyncio
 import contextlib
 import datetime
+import functools
 import os
 import signal
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -294,6 +296,7 @@ async def operator_phase(
     quiet_window: float,
     ops: list[h.OperatorProcess],
     cluster_cpu: bg.ClusterCPU,
+    profile: Callable[[], asyncio.Task[None] | None] = lambda: None,
 ) -> dict[str, Any]:
     """N graphs under one operator process; with `last`, also memory, quiet and restart figures."""
     deadline = time.monotonic() + timeout
@@ -324,6 +327,7 @@ async def operator_phase(
         cpu_before, op_cpu_before = cluster_cpu.sample(), op.cpu_seconds()
         gc_before = gc_pauses(op.metrics())
         served_before = await am.apiserver_served(api)
+        profiling = profile()
         await h.bounded_gather(
             (api.create(h.DGD, three_service_graph(g, namespace)) for g in graphs), limit=CREATE_CONCURRENCY
         )
@@ -340,6 +344,7 @@ async def operator_phase(
         watching.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await watching
+        await finish(profiling)
     fig["control_plane_cpu"] = bg.ClusterCPU.spent(cluster_cpu.sample(), cpu_before)
     fig["served"] = am.per_graph(await am.apiserver_served(api) - served_before, n)
     h.say(f"N={n} [{variant.name}]: all Ready in {fig['operator_s']} s")
@@ -397,6 +402,25 @@ async def operator_phase(
     return fig
 
 
+def profile_apiserver(api: Client, where: Path | None, name: str, n: int) -> asyncio.Task[None] | None:
+    """With `where`, a task that profiles the API server's CPU over the run about to start (0.1 s per
+    graph, 10 s at least: the first creates through the busiest part) into `where/apiserver-<name>.pprof`."""
+    if where is None:
+        return None
+    where.mkdir(parents=True, exist_ok=True)
+    return asyncio.create_task(am.cpu_profile(api, max(10, n // 10), where / f"apiserver-{name}.pprof"))
+
+
+async def finish(task: asyncio.Task[None] | None) -> None:
+    """Wait for a profile still being taken; a failed one is reported, never fails the run."""
+    if task is None:
+        return
+    try:
+        await task
+    except Exception as err:  # an instrument must not end the benchmark
+        h.say(f"API server profile failed: {type(err).__name__}: {err}")
+
+
 STANDBY_LEASE = "bench-standby"
 """The Lease a standby operator waits on: the bench holds it for an hour, so the operator never leads."""
 
@@ -445,6 +469,7 @@ async def one_size(
     skip: set[str],
     floor_concurrency: list[int],
     standbys: list[Variant] | None = None,
+    profile_dir: Path | None = None,
 ) -> dict[str, Any]:
     """One cluster for size `n`: baseline, then `repeat` rounds of (floor, each variant)."""
     deadline = time.monotonic() + timeout
@@ -488,6 +513,8 @@ async def one_size(
                         else None
                     )
                     standby_cpu = standby.cpu_seconds() if standby is not None else 0.0
+                    name = f"floor{'+' + with_standby.name if with_standby else ''}-{writers}-r{r + 1}"
+                    profiling = profile_apiserver(api, profile_dir, name, n)
                     try:
                         floor, floor_cpu = await bg.write_floor(
                             api, n, left(), cpu, make_graph=three_service_graph, concurrency=writers,
@@ -502,6 +529,7 @@ async def one_size(
                     finally:
                         if standby is not None:
                             standby.stop(timeout=60)
+                        await finish(profiling)
                     served = am.per_graph(floor.served, n)
                     if with_standby is None:
                         floors.append(floor.seconds)
@@ -528,6 +556,9 @@ async def one_size(
                         api, cluster, workdir, n, variant=variant, namespace=f"{NS}-{r}-{i}",
                         timeout=left(), last=last, skip=skip, settle=settle,
                         quiet_window=quiet_window, ops=ops, cluster_cpu=cpu,
+                        profile=functools.partial(
+                            profile_apiserver, api, profile_dir, f"{variant.name}-r{r + 1}", n
+                        ),
                     )  # fmt: skip
                     runs.append({
                         "run": variant.name, "round": r + 1, "seconds": op_fig["operator_s"],
@@ -747,6 +778,12 @@ def main(argv: list[str] | None = None) -> int:
         " nothing (the bench holds its Lease); what the operator's watches alone cost",
     )
     parser.add_argument(
+        "--apiserver-profile",
+        metavar="DIR",
+        help="profile the API server's CPU over the first 0.1 s per graph of every floor and operator"
+        " run: DIR/apiserver-<run>-r<round>.pprof, for `go tool pprof -top -diff_base A B`",
+    )
+    parser.add_argument(
         "--heap",
         metavar="DIR",
         help="run each operator under test/bench/heap_probe.py: a heap dump in DIR when all graphs are"
@@ -776,6 +813,7 @@ def main(argv: list[str] | None = None) -> int:
                     skip=skip,
                     floor_concurrency=[int(x) for x in args.floor_writers.split(",") if x],
                     standbys=args.standby,
+                    profile_dir=Path(args.apiserver_profile) if args.apiserver_profile else None,
                 )
             )
         except Exception as err:
