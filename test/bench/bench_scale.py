@@ -567,13 +567,14 @@ async def one_size(
                     runs.append({
                         "run": variant.name, "round": r + 1, "seconds": op_fig["operator_s"],
                         "to_floor": round(op_fig["operator_s"] / floor_s, 2),
-                        "to_watched_floor": round(op_fig["operator_s"] / watched_floor_s, 2),
                         "writes_per_dgd": op_fig["writes_per_dgd"],
                         "cpu_s": op_fig["run_cpu_s"], "gc_s": op_fig["run_gc_s"],
                         "rss_peak_mb": op_fig["rss_peak_mb"],
                         **control_plane_cpu(op_fig["control_plane_cpu"]),
                         "served": op_fig["served"],
                     })  # fmt: skip
+                    if watched_floors:
+                        runs[-1]["to_watched_floor"] = round(op_fig["operator_s"] / watched_floor_s, 2)
                     if last:
                         fig.update(op_fig)
             floor_runs = [x for x in runs if x["run"].startswith("floor/")]
