@@ -17,6 +17,7 @@ from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import EVENT
+from dynamo_operator.internal.dynamo.status import NOT_READY_RECHECK_MIN_SECONDS
 from dynamo_operator.internal.observability.metrics import REGISTRY
 from testsupport.api import eventually, only_this_test_namespace_left
 from testsupport.graphs import IMAGE
@@ -211,7 +212,8 @@ async def test_hostile_inputs_settle_into_silence(api: Client, operator: Running
     """Every odd input at once: conflicting graphs, the longest names, a missing user PVC, adapters
     and models pointing at nothing, a name created and deleted ten times in a row. Once settled, 30 s
     pass with no write for this namespace, at most one reconcile per conflicted object (their
-    periodic re-check), no key reported as a hot loop, and the operator still running."""
+    periodic re-check) and the pod re-checks of the one component that cannot become ready, no key
+    reported as a hot loop, and the operator still running."""
     hot_before = metric_total("controller_hot_loop_keys")
     await apply(api, graph("p", ns, "q-r"))
     await apply(api, graph("s", ns, "t.u"))
@@ -259,12 +261,16 @@ async def test_hostile_inputs_settle_into_silence(api: Client, operator: Running
         await asyncio.sleep(QUIET_SECONDS)
     mine = [w for w in writes if f"/namespaces/{ns}/" in w[1]]
     assert mine == []
-    # p-q and s-t's DCD re-check their conflict once a minute: at most one reconcile each here.
+    # p-q and s-t's DCD re-check their conflict once a minute: at most one reconcile each here. m's
+    # worker, whose pods cannot schedule (their claim does not exist), looks at its pods again on its
+    # not-ready schedule (there is no Pod watch): at most one reconcile per the shortest interval, and
+    # one at the window's edge. Reads only: no write, asserted above.
+    rechecks = int(QUIET_SECONDS // NOT_READY_RECHECK_MIN_SECONDS) + 1
     after = by_controller("controller_runtime_reconcile")
     moved = {c: after[c] - before.get(c, 0.0) for c in after if after[c] != before.get(c, 0.0)}
     # The orphan collector still judges children of other tests' deleted graphs as their grace ends:
     # cache lookups, no write (asserted above). The Dynamo reconcilers are what must be still.
     moved.pop("orphans", None)
-    assert sum(moved.values()) <= 2, moved
+    assert sum(moved.values()) <= 2 + rechecks, moved
     assert metric_total("controller_hot_loop_keys") == hot_before
     assert operator.manager.ready
