@@ -153,11 +153,8 @@ def first_status_delay(verdict: WorkloadReadiness, *, created: str | None, now: 
     says the same. Nothing is held once `FIRST_STATUS_GRACE_SECONDS` have passed since the DCD's
     creation; a problem the pods show (unschedulable, image pull, crash loop) is then told with it.
     """
-    if verdict.ready or not created:
-        return 0.0
-    try:
-        born = datetime.datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
-    except ValueError:
+    born = _epoch_seconds(created)
+    if verdict.ready or born is None:
         return 0.0
     # A skewed clock can make the age negative: never wait longer than the grace itself.
     return min(max(FIRST_STATUS_GRACE_SECONDS - (now - born), 0.0), FIRST_STATUS_GRACE_SECONDS)
@@ -176,13 +173,19 @@ def not_ready_recheck(since: str | None, now: float) -> float:
     (`since`: its Available condition's lastTransitionTime), between 10 s and 2 min: a fresh rollout
     is looked at again soon, a lasting problem costs one small LIST every 2 min.
     """
-    age = 0.0
-    if since:
-        try:
-            age = now - datetime.datetime.fromisoformat(since.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            age = 0.0
+    changed = _epoch_seconds(since)
+    age = 0.0 if changed is None else now - changed
     return min(max(age / 2, NOT_READY_RECHECK_MIN_SECONDS), NOT_READY_RECHECK_MAX_SECONDS)
+
+
+def _epoch_seconds(timestamp: str | None) -> float | None:
+    """An API timestamp (RFC 3339, `Z` for UTC) in seconds since the epoch; None when absent or unreadable."""
+    if not timestamp:
+        return None
+    try:
+        return datetime.datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 def ready_conditions(verdict: WorkloadReadiness, why: Diagnosis | None = None) -> list[Condition]:

@@ -1,5 +1,6 @@
-"""What the API server itself counted: its `apiserver_request_total` for write requests, and the watch
-events it sent (`apiserver_watch_events_total`, `apiserver_watch_events_sizes`).
+"""What the API server itself counted: its `apiserver_request_total` for writes and LIST/WATCH
+requests, the watch events it sent (`apiserver_watch_events_total`, `apiserver_watch_events_sizes`)
+and the watchers it terminated (`apiserver_terminated_watchers_total`); and a CPU profile of it.
 
 The metrics have no client label, so they count every client's writes and every watcher's events:
 the operator's (or the write floor's), the controller-manager's, scheduler's and kwok's. Sampled
@@ -19,9 +20,9 @@ from dynamo_operator.internal.client.client import Client
 from prometheus_client.parser import text_string_to_metric_families
 
 SERVED_VERBS = frozenset({"POST", "PUT", "PATCH", "APPLY", "DELETE"})
-COUNTED_VERBS = SERVED_VERBS | {"LIST", "WATCH"}
 RESTART_VERBS = frozenset({"LIST", "WATCH"})
 """Counted too, and shown however few: a watcher the API server dropped comes back as a LIST and WATCH."""
+COUNTED_VERBS = SERVED_VERBS | RESTART_VERBS
 TERMINATED = "apiserver_terminated_watchers_total"
 WATCH_SAMPLES = {
     "apiserver_watch_events_total": "WATCH-EVENTS",
@@ -31,33 +32,31 @@ WATCH_SAMPLES = {
 
 async def apiserver_served(api: Client) -> Counter[str]:
     """The API server's counts so far (`served_counts` of its /metrics)."""
-    auth = await api.config.credentials.authorization()
-    async with (
-        aiohttp.ClientSession() as session,
-        session.get(
-            api.config.server + "/metrics",
-            ssl=api.config.ssl_context,
-            headers={"Authorization": auth} if auth else {},
-        ) as resp,
-    ):
-        return served_counts(await resp.text())
+    return served_counts((await _get(api, "/metrics")).decode())
 
 
 async def cpu_profile(api: Client, seconds: int, out: Path) -> None:
     """A CPU profile of the API server over the next `seconds` (its /debug/pprof), written to `out`
     for `go tool pprof` (e.g. `-top -diff_base floor.pprof operator.pprof`)."""
+    body = await _get(api, "/debug/pprof/profile", params={"seconds": str(seconds)}, wait=seconds)
+    await asyncio.to_thread(out.write_bytes, body)
+
+
+async def _get(api: Client, path: str, *, params: dict[str, str] | None = None, wait: float = 0) -> bytes:
+    """The body of a GET of one of the API server's own endpoints, with `api`'s credentials (a
+    session of its own: the client's request path decodes JSON). `wait`: seconds the server takes
+    on purpose before it answers."""
     auth = await api.config.credentials.authorization()
     async with (
-        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=seconds + 60)) as session,
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=wait + 60)) as session,
         session.get(
-            f"{api.config.server}/debug/pprof/profile",
-            params={"seconds": str(seconds)},
+            api.config.server + path,
+            params=params,
             ssl=api.config.ssl_context,
             headers={"Authorization": auth} if auth else {},
         ) as resp,
     ):
-        body = await resp.read()
-    await asyncio.to_thread(out.write_bytes, body)
+        return await resp.read()
 
 
 def served_counts(metrics_text: str) -> Counter[str]:
@@ -79,10 +78,7 @@ def served_counts(metrics_text: str) -> Counter[str]:
                 # Watchers the API server closed because they could not keep up with their events.
                 served[f"TERMINATED-WATCHERS {labels.get('resource', '')}"] += int(sample.value)
                 continue
-            if (
-                sample.name != "apiserver_request_total"
-                or labels.get("verb") not in SERVED_VERBS | RESTART_VERBS
-            ):
+            if sample.name != "apiserver_request_total" or labels.get("verb") not in COUNTED_VERBS:
                 continue
             what = labels.get("resource", "") + (
                 f"/{labels['subresource']}" if labels.get("subresource") else ""

@@ -514,8 +514,8 @@ async def one_size(
                         else None
                     )
                     standby_cpu = standby.cpu_seconds() if standby is not None else 0.0
-                    name = f"floor{'+' + with_standby.name if with_standby else ''}-{writers}-r{r + 1}"
-                    profiling = profile_apiserver(api, profile_dir, name, n)
+                    label = f"floor+{with_standby.name}" if with_standby else "floor"
+                    profiling = profile_apiserver(api, profile_dir, f"{label}-{writers}-r{r + 1}", n)
                     try:
                         floor, floor_cpu = await bg.write_floor(
                             api, n, left(), cpu, make_graph=three_service_graph, concurrency=writers,
@@ -537,7 +537,7 @@ async def one_size(
                     elif standbys and with_standby == standbys[0]:
                         watched_floors.append(floor.seconds)
                     runs.append({
-                        "run": f"floor{'+' + with_standby.name if with_standby else ''}/{writers}",
+                        "run": f"{label}/{writers}",
                         "round": r + 1,
                         "seconds": round(floor.seconds, 1),
                         "write_phase_s": round(floor.write_phase_s, 1),

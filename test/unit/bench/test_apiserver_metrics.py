@@ -1,4 +1,5 @@
-"""Reading the API server's request counter: writes only, keyed by verb and resource/subresource."""
+"""Reading the API server's own counts: writes and LISTs by verb and resource/subresource, watch events
+and their size by resource, terminated watchers; and what a run shows per graph."""
 
 from __future__ import annotations
 

@@ -20,7 +20,6 @@ from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.model import ListPage
 from dynamo_operator.internal.client.resource import Resource, object_key
-from dynamo_operator.internal.controller.builder import Builder
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.status import (
@@ -28,6 +27,7 @@ from dynamo_operator.internal.dynamo.status import (
     NOT_READY_RECHECK_MIN_SECONDS,
 )
 from unit.apply.fakes import FakeCache, FakeClient, FakeRecorder
+from unit.controllers.builder_testlib import informers_asked
 
 Obj = dict[str, Any]
 
@@ -213,21 +213,6 @@ def test_the_component_controller_watches_no_pods() -> None:
     """setup() asks the cache for informers of the DCD and its children, never of Pods: the API server
     encodes every pod event for a watcher, and the operator needs pods only for a component that is
     not ready."""
-    asked: list[Resource] = []
-
-    class RecordingInformer:
-        def add_event_handler(self, handler: Any) -> None: ...
-        def add_indexers(self, indexers: Any) -> None: ...
-
-        @property
-        def store(self) -> Any:
-            return None
-
-    class RecordingCache:
-        def informer(self, resource: Resource, **_: Any) -> Any:
-            asked.append(resource)
-            return RecordingInformer()
-
     reconciler = DynamoComponentDeploymentReconciler(
         client=FakeClient(FakeCache()),
         cache=FakeCache(),
@@ -237,8 +222,6 @@ def test_the_component_controller_watches_no_pods() -> None:
         istio=True,
         pods=Pods(),
     )
-    b = Builder("dynamocomponentdeployment", cache=RecordingCache(), register=lambda _: None)
-    reconciler.setup(b)
-    b.complete(reconciler)
+    asked = [resource for resource, _ in informers_asked("dynamocomponentdeployment", reconciler)]
     assert kinds.DCD in asked and kinds.DEPLOYMENT in asked
     assert kinds.POD not in asked

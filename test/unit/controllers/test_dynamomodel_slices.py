@@ -10,9 +10,9 @@ import pytest
 from dynamo_operator.controllers import dynamomodel as dm
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client.resource import ENDPOINT_SLICE, Resource
-from dynamo_operator.internal.controller.builder import Builder
 from dynamo_operator.internal.dynamo import naming
 from dynamo_operator.internal.dynamo.dynamomodel.view import read_model
+from unit.controllers.builder_testlib import informers_asked
 
 Obj = dict[str, Any]
 BASE = "org/base-model"
@@ -112,24 +112,7 @@ def test_a_slice_is_indexed_by_namespace_and_base_model_hash(
 
 def test_the_controller_watches_slices_only_through_the_scoped_informer() -> None:
     """setup() asks the cache for exactly one EndpointSlice informer, the label-scoped one."""
-    asked: list[tuple[Resource, str | None]] = []
-
-    class RecordingInformer:
-        def add_event_handler(self, handler: Any) -> None: ...
-        def add_indexers(self, indexers: Any) -> None: ...
-
-        @property
-        def store(self) -> Any:
-            return None
-
-    class RecordingCache:
-        def informer(self, resource: Resource, *, label_selector: str | None = None, **_: Any) -> Any:
-            asked.append((resource, label_selector))
-            return RecordingInformer()
-
-    b = Builder("dynamomodel", cache=RecordingCache(), register=lambda _: None)
-    reconciler([]).setup(b)
-    b.complete(reconciler([]))
+    asked = informers_asked("dynamomodel", reconciler([]))
     assert [selector for resource, selector in asked if resource == ENDPOINT_SLICE] == [
         consts.LABEL_BASE_MODEL_HASH
     ]
