@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 
@@ -66,6 +67,7 @@ def install_signal_handlers(mgr: Manager) -> None:
 async def run_operator(options: OperatorOptions) -> int:
     """Returns the process exit code."""
     configure_logging(level=options.log_level, fmt=options.log_format)
+    gc.set_threshold(*options.gc_threshold)
     tracer_provider = configure_tracing()
     if options.metrics_cert_path and not options.metrics_secure:
         log.warning("--metrics-cert-path has no effect without --metrics-secure")
