@@ -551,11 +551,10 @@ async def one_size(
                     h.say(f"N={n}: floor {floor.seconds:.1f} s ({floor.writes_per_second:.0f} writes/s)")
                 floor_s = min(floors, default=float("nan"))
                 watched_floor_s = min(watched_floors, default=float("nan"))
-                # Every other round runs the variants in reverse: the cluster's history (etcd size,
-                # warm caches) then favours no variant by its place in the list.
-                order = list(enumerate(variants))
-                for place, (i, variant) in enumerate(order if r % 2 == 0 else order[::-1]):
-                    last = r == repeat - 1 and place == len(variants) - 1
+                order = run_order(len(variants), r, repeat)
+                for place, i in enumerate(order):
+                    variant = variants[i]
+                    last = r == repeat - 1 and place == len(order) - 1
                     op_fig = await operator_phase(
                         api, cluster, workdir, n, variant=variant, namespace=f"{NS}-{r}-{i}",
                         timeout=left(), last=last, skip=skip, settle=settle,
@@ -599,6 +598,21 @@ async def one_size(
                 op.stop(timeout=30)
         cluster.down()
     return fig
+
+
+def run_order(variants: int, round_: int, rounds: int) -> list[int]:
+    """The order the variants run in, by index, in round `round_` (from 0) of `rounds`.
+
+    Every other round runs them in reverse: the cluster's history (etcd size, warm caches) then
+    favours no variant by its place in the list. The very last run of a size also takes its memory,
+    quiet and restart figures, which the growth row shows beside the first variant's time: so the
+    last round always ends with the first variant."""
+    order = list(range(variants))
+    if round_ % 2:
+        order.reverse()
+    if round_ == rounds - 1:
+        order = [i for i in order if i != 0] + [0]
+    return order
 
 
 async def baseline(api: Client, n: int, *, timeout: float) -> float:  # noqa: ASYNC109

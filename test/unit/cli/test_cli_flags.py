@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import gc
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from dynamo_operator.__main__ import main, package_version
-from dynamo_operator.app import manager_options
+from dynamo_operator.app import manager_options, run_operator
 from dynamo_operator.flags import (
+    DEFAULT_GC_THRESHOLD,
     DEFAULT_LEADER_ELECTION_ID,
     OperatorOptions,
     build_parser,
@@ -216,3 +220,58 @@ def test_run_without_a_cluster_exits_1_with_a_message(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "Cannot configure the Kubernetes client" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "thresholds"),
+    [
+        pytest.param("50000,20,10", (50000, 20, 10), id="all-three"),
+        pytest.param("50000", (50000, 10, 10), id="young-only"),
+        pytest.param("2000,5", (2000, 5, 10), id="two"),
+        pytest.param(" 900 , 0 , 0 ", (900, 0, 0), id="spaces-and-zero-older"),
+    ],
+)
+def test_gc_threshold_takes_one_to_three_generations(text: str, thresholds: tuple[int, int, int]) -> None:
+    """--gc-threshold G0[,G1[,G2]]: generations left out keep Python's 10."""
+    assert parse(f"--gc-threshold={text}").gc_threshold == thresholds
+
+
+def test_gc_threshold_defaults_to_the_documented_value() -> None:
+    assert parse().gc_threshold == DEFAULT_GC_THRESHOLD
+    assert DEFAULT_GC_THRESHOLD[0] >= 1  # the collector stays on
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("0", id="young-zero-disables-the-collector"),
+        pytest.param("0,10,10", id="young-zero-of-three"),
+        pytest.param("-5", id="negative"),
+        pytest.param("700,-1", id="negative-older"),
+        pytest.param("many", id="word"),
+        pytest.param("", id="empty"),
+        pytest.param("700,,10", id="hole"),
+        pytest.param("1,2,3,4", id="four"),
+        pytest.param("1.5", id="fraction"),
+    ],
+)
+def test_gc_threshold_refuses_what_gc_cannot_take_or_would_switch_it_off(
+    text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bad threshold is a usage error naming the flag, never a collector silently switched off."""
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args([f"--gc-threshold={text}"])
+    assert exit_info.value.code == 2
+    assert "--gc-threshold" in capsys.readouterr().err
+
+
+def test_the_run_path_sets_the_gc_thresholds_before_it_connects(tmp_path: Path) -> None:
+    """The thresholds apply to the whole run: set before anything else, even a run that then fails
+    to find its cluster."""
+    before = gc.get_threshold()
+    opts = dataclasses.replace(parse(), gc_threshold=(4321, 11, 12), kubeconfig=str(tmp_path / "absent"))
+    try:
+        assert asyncio.run(run_operator(opts)) == 1
+        assert gc.get_threshold() == (4321, 11, 12)
+    finally:
+        gc.set_threshold(*before)
