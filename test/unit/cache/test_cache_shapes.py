@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 from typing import Any
 
+import orjson
 import pytest
 from dynamo_operator.internal.cache.cache import Cache
 from dynamo_operator.internal.cache.informer import SharedInformer
@@ -45,8 +47,9 @@ def deployment(name: str) -> Obj:
 
 
 def decoded(obj: Obj) -> Obj:
-    """As a watch delivers it: freshly decoded, sharing no string with any other object."""
-    out: Obj = json.loads(json.dumps(obj))
+    """As a watch delivers it: freshly decoded by the client's decoder, sharing no string value with
+    any other object."""
+    out: Obj = orjson.loads(json.dumps(obj))
     return out
 
 
@@ -69,12 +72,29 @@ def test_intern_strings_keeps_long_values_and_non_strings_as_they_are() -> None:
     assert out["message"] is long  # not copied, not interned
 
 
-def test_intern_strings_rebuilds_containers_and_leaves_the_input_alone() -> None:
+def test_intern_strings_works_in_place_and_changes_no_value() -> None:
+    """The cache's objects are freshly decoded and its own: interning mutates them (rebuilding every
+    container cost more than the decoding) and every value stays equal."""
     obj = decoded(deployment("a"))
     before = copy.deepcopy(obj)
+    metadata = obj["metadata"]
     out = intern_strings(obj)
-    assert out == obj == before
-    assert out is not obj and out["metadata"] is not obj["metadata"]
+    assert out is obj and out["metadata"] is metadata
+    assert out == before
+
+
+class Label(str):
+    """A str subclass, which sys.intern refuses (no JSON decoder makes one)."""
+
+
+def test_intern_strings_interns_a_lone_string_subclass_and_leaves_nested_ones_alone() -> None:
+    assert intern_strings(Label("q")) is sys.intern("q")
+    nested = Label("v")
+    obj = {"a": nested, "b": [["w" * 2, {"c": "z" * 3}]], "d": (1, 2)}
+    out = intern_strings(obj)
+    assert out == {"a": "v", "b": [["ww", {"c": "zzz"}]], "d": (1, 2)}
+    assert out["a"] is nested
+    assert out["b"][0][0] is sys.intern("ww") and out["b"][0][1]["c"] is sys.intern("zzz")
 
 
 @pytest.mark.parametrize(
