@@ -29,12 +29,16 @@ DEFAULT_MAX_REQUESTS_IN_FLIGHT = 0
 # New objects before re-syncs (workqueue first lane). Measured at 300 graphs (16 workers): 71 and 77 s
 # without, 63 and 64 s with; at 100 graphs no difference beyond the host's noise (issue #13).
 DEFAULT_CREATES_FIRST = True
-# The cyclic garbage collector's thresholds (gc.set_threshold). Python's 700 allocations per young
-# collection made it run hundreds of times a second while watch events were decoded, and each
-# collection of the oldest generation walked every cached object: at 1,000 graphs 6.9 of the
-# operator's 32.6 CPU s were collections (issue #13). The cache's objects are trees without cycles,
-# so collecting less often frees the same memory later by little.
-DEFAULT_GC_THRESHOLD: tuple[int, int, int] = (700, 10, 10)
+# The cyclic garbage collector's thresholds (gc.set_threshold). With Python's (700, 10, 10) it ran
+# hundreds of times a second while watch events were decoded, and each collection of the oldest
+# generation walked every cached object: at 1,000 graphs 6.9-8.5 of the operator's 33-39 CPU s were
+# collections. Measured with test/bench/bench_scale.py (issue #13), same cluster, this against
+# Python's: at 1,000 graphs operator CPU 31.8 vs 33.9 s and 32.8 vs 39.0 s (GC 2.2 vs 7.2 s and 2.5 vs
+# 8.5 s), peak RSS +4-6 MB; at 100 graphs (3 rounds) the same CPU (3.0-3.5 s) and +4-5 MB. The cache
+# holds trees without cycles (reference counting frees them), so collecting less often costs only
+# the few MB of cyclic garbage the young generation then holds. `--gc-threshold=700,10,10` restores
+# Python's.
+DEFAULT_GC_THRESHOLD: tuple[int, int, int] = (50_000, 20, 10)
 DISCOVERY_BACKENDS = ("kubernetes", "etcd")
 DEFAULT_DISCOVERY_BACKEND = "kubernetes"
 """Workers per controller. controller-runtime defaults to 1, but here a worker is a coroutine and a

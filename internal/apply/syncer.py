@@ -361,6 +361,8 @@ class ChildSyncer:
     def _failed(self, owner: Obj, resource: Resource, name: str, verb: str, err: errors.ApiError) -> None:
         if isinstance(err, errors.Conflict):
             return  # a stale view: the retry will succeed, no need to alarm anyone
+        if errors.namespace_terminating(err):
+            return  # the namespace is going with the owner; its Event would be refused as well
         self._recorder.event(
             owner,
             type="Warning",

@@ -96,6 +96,23 @@ def admission_denied(err: BaseException) -> bool:
     return any(phrase in err.message for phrase in _ADMISSION_DENIALS)
 
 
+# The cause the API server names when it refuses to create anything in a namespace being deleted
+# (metav1.NamespaceTerminatingCause); older servers said so only in the message.
+NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
+_NAMESPACE_TERMINATING_TEXT = "because it is being terminated"
+
+
+def namespace_terminating(err: BaseException) -> bool:
+    """True when the API server refused a create because the namespace is being deleted: it never
+    leaves that state, so no retry can succeed, and the namespace's deletion takes its objects
+    with it. Updates and deletions of existing objects are still served there."""
+    if not isinstance(err, Forbidden):
+        return False
+    if any(cause.get("reason") == NAMESPACE_TERMINATING_CAUSE for cause in err.causes):
+        return True
+    return _NAMESPACE_TERMINATING_TEXT in err.message
+
+
 class NotFound(ApiError):
     """404: the object (or the resource type) does not exist."""
 

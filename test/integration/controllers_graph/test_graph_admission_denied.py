@@ -5,15 +5,15 @@ with one Warning, and the operator does not send the same write again and again.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.client.errors import ApiError, NotFound
-from dynamo_operator.internal.client.resource import EVENT, Resource
+from dynamo_operator.internal.client.errors import ApiError
+from dynamo_operator.internal.client.resource import EVENT
+from testsupport.admission import refusing
 from testsupport.api import eventually
 from testsupport.graphs import two_service_graph
 from testsupport.objects import condition, get_or_none
@@ -21,20 +21,6 @@ from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator, record_wri
 
 pytestmark = pytest.mark.cluster
 
-POLICY = Resource(
-    "admissionregistration.k8s.io",
-    "v1",
-    "validatingadmissionpolicies",
-    "ValidatingAdmissionPolicy",
-    namespaced=False,
-)
-BINDING = Resource(
-    "admissionregistration.k8s.io",
-    "v1",
-    "validatingadmissionpolicybindings",
-    "ValidatingAdmissionPolicyBinding",
-    namespaced=False,
-)
 DENIAL = "this namespace takes no Services"
 WATCH_SECONDS = 8.0
 SETTLE_SECONDS = 3.0
@@ -62,44 +48,11 @@ async def service_refused(api: Client, ns: str) -> bool:
 async def no_services_policy(api: Client, ns: str) -> AsyncIterator[str]:
     """A policy that refuses every Service created in `ns` (and only there), in force once yielded."""
     name = f"no-services-{ns}"
-    policy = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": name},
-        "spec": {
-            "failurePolicy": "Fail",
-            "matchConstraints": {
-                "resourceRules": [
-                    {
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE"],
-                        "resources": ["services"],
-                    }
-                ]
-            },
-            "validations": [{"expression": "false", "message": DENIAL}],
-        },
-    }
-    binding = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": name},
-        "spec": {
-            "policyName": name,
-            "validationActions": ["Deny"],
-            "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}},
-        },
-    }
-    await api.apply(POLICY, policy, field_manager=TEST_FIELD_MANAGER)
-    await api.apply(BINDING, binding, field_manager=TEST_FIELD_MANAGER)
-    try:
-        await eventually(lambda: service_refused(api, ns), until=bool, timeout=30)
+    rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["services"]}]
+    async with refusing(
+        api, name, namespace=ns, rules=rules, message=DENIAL, in_force=lambda: service_refused(api, ns)
+    ):
         yield name
-    finally:
-        for resource in (BINDING, POLICY):
-            with contextlib.suppress(NotFound):
-                await api.delete(resource, name)
 
 
 async def test_a_child_refused_by_admission_is_reported_once_and_not_retried(

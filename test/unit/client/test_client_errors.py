@@ -146,3 +146,57 @@ def test_admission_denial_is_told_apart_from_rbac_and_terminating_namespaces(
 
 def test_only_api_errors_are_admission_denials() -> None:
     assert not errors.admission_denied(RuntimeError('admission webhook "w" denied the request'))
+
+
+TERMINATING = (
+    'configmaps "c" is forbidden: unable to create new content in namespace n because it is being terminated'
+)
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "causes", "terminating"),
+    [
+        pytest.param(
+            403,
+            TERMINATING,
+            [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": "namespace n is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ],
+            True,
+            id="cause-and-message",
+        ),
+        pytest.param(403, "forbidden", [{"reason": "NamespaceTerminating"}], True, id="cause-only"),
+        pytest.param(403, TERMINATING, None, True, id="message-only-older-servers"),
+        pytest.param(
+            403,
+            'configmaps is forbidden: User "system:serviceaccount:ns:op" cannot create resource "configmaps"',
+            None,
+            False,
+            id="rbac",
+        ),
+        pytest.param(
+            403,
+            'admission webhook "w" denied the request: no',
+            [{"reason": "FieldValueForbidden"}],
+            False,
+            id="admission",
+        ),
+        pytest.param(422, TERMINATING, [{"reason": "NamespaceTerminating"}], False, id="not-a-403"),
+        pytest.param(404, 'namespaces "n" not found', None, False, id="namespace-gone"),
+    ],
+)
+def test_namespace_terminating_is_told_apart_from_other_refusals(
+    code: int, message: str, causes: list[dict[str, str]] | None, terminating: bool
+) -> None:
+    """Only the API server's refusal to create in a namespace being deleted, by its cause or (older
+    servers) its words; RBAC and admission refusals share its 403 and are not it."""
+    body = status(code, "Forbidden" if code == 403 else "", message, **({"causes": causes} if causes else {}))
+    assert errors.namespace_terminating(error_from_status(code, body)) is terminating
+
+
+def test_only_api_errors_are_namespace_terminating() -> None:
+    assert not errors.namespace_terminating(RuntimeError("because it is being terminated"))

@@ -9,6 +9,7 @@ import pytest
 from dynamo_operator.internal.client.errors import Forbidden, NotFound, ServerError
 from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.events import EventBroadcaster
+from structlog.testing import capture_logs
 from unit.controller.events_testlib import drain
 
 
@@ -175,3 +176,37 @@ async def test_repeats_sent_by_concurrent_senders_still_fold_into_one_event() ->
     assert (sink.creates, sink.patches) == (1, 2)
     [event] = sink.events.values()
     assert event["count"] == 3
+
+
+@pytest.mark.parametrize(
+    ("refusal", "level"),
+    [
+        pytest.param(
+            Forbidden(
+                403,
+                "Forbidden",
+                'events "graph.1" is forbidden: unable to create new content in namespace team because it is'
+                " being terminated",
+                {"causes": [{"reason": "NamespaceTerminating"}]},
+            ),
+            "debug",
+            id="namespace-terminating",
+        ),
+        pytest.param(Forbidden(403, "Forbidden", "no RBAC", {}), "warning", id="rbac"),
+    ],
+)
+async def test_an_event_refused_with_its_dying_namespace_is_no_warning(
+    refusal: Exception, level: str
+) -> None:
+    """As client-go: an Event refused because its namespace is being deleted is expected (debug);
+    any other refusal is a warning. Neither is sent again."""
+    sink, clock = FakeSink(), FakeClock()
+    b = make(sink, clock)
+    sink.fail_next = [refusal]
+    with capture_logs() as logs:
+        b.recorder("c").event(dgd(), type="Warning", reason="ApplyFailed", message="m")
+        await drain(b)
+    assert [(e["log_level"], e["event"]) for e in logs if e["event"] == "Event rejected"] == [
+        (level, "Event rejected")
+    ]
+    assert sink.creates == 0 and sink.fail_next == []
