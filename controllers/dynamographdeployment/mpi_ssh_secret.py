@@ -127,6 +127,10 @@ class MpiSshSecretReconciler:
             try:
                 origin = await self._ensure(namespace)
             except errors.ApiError as err:
+                if errors.namespace_terminating(err):
+                    # The namespace goes with its graphs: nothing to provide, nothing to retry.
+                    log.info("Namespace is being deleted; no MPI SSH Secret for it", namespace=namespace)
+                    return Result()
                 # No Secret value is in `err`: the API server does not echo the body of a create.
                 message = f"cannot provide Secret {self._name}: {err.code} {err.reason}: {err.message}"
                 self._recorder.event(graph, type="Warning", reason=REASON_FAILED, message=message)
