@@ -34,7 +34,8 @@ DEFAULT_CREATES_FIRST = True
 # generation walked every cached object: at 1,000 graphs 6.9-8.5 of the operator's 33-39 CPU s were
 # collections. Measured with test/bench/bench_scale.py (issue #13), same cluster, this against
 # Python's: at 1,000 graphs operator CPU 31.8 vs 33.9 s and 32.8 vs 39.0 s (GC 2.2 vs 7.2 s and 2.5 vs
-# 8.5 s), peak RSS +4-6 MB; at 100 graphs (3 rounds) the same CPU (3.0-3.5 s) and +4-5 MB. The cache
+# 8.5 s), peak RSS +4-6 MB; at 100 graphs (7 paired rounds) CPU within the noise (3.0-3.7 s either
+# way) and +4-9 MB (106.9-116.2 MB in all). The cache
 # holds trees without cycles (reference counting frees them), so collecting less often costs only
 # the few MB of cyclic garbage the young generation then holds. `--gc-threshold=700,10,10` restores
 # Python's.

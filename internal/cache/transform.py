@@ -58,10 +58,12 @@ def intern_strings(value: Any) -> Any:
     A watch decodes each event on its own, so the same label value or name is a new string object in
     every cached object. Interning makes them one, about halving a cached Deployment. This runs on
     every watch event, on an object freshly decoded for the cache alone, so it mutates rather than
-    rebuilds: rebuilding every container cost twice the JSON decoding itself (issue #13). Replacing a
-    string by an equal one changes nothing anyone holding the object can observe. Keys are left to
-    the decoder: orjson (internal/client) hands out one object per distinct key already. Only exact
-    dicts, lists and strings below the top are visited (what a JSON decoder makes).
+    rebuilds: rebuilding every container cost several times the JSON decoding itself, mutating
+    about half of that (issue #13). Replacing a string by an equal one changes nothing anyone holding
+    the object can observe. The price: orjson allocates dicts of ten keys or more larger than a
+    rebuild would, ~10 % more bytes per cached object (37.0 against 34.0 MiB at 1,000 graphs). Keys
+    are left to the decoder: orjson (internal/client) hands out one object per distinct key already.
+    Only exact dicts, lists and strings below the top are visited (what a JSON decoder makes).
     """
     if isinstance(value, str):
         return _intern(str(value)) if len(value) <= INTERN_MAX_LEN else value
