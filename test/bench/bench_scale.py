@@ -48,7 +48,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -549,8 +549,6 @@ async def one_size(
                     })  # fmt: skip
                     fig.setdefault("floor_writes_by", dict(sorted(floor.writes.items())))
                     h.say(f"N={n}: floor {floor.seconds:.1f} s ({floor.writes_per_second:.0f} writes/s)")
-                floor_s = min(floors, default=float("nan"))
-                watched_floor_s = min(watched_floors, default=float("nan"))
                 order = run_order(len(variants), r, repeat)
                 for place, i in enumerate(order):
                     variant = variants[i]
@@ -565,15 +563,13 @@ async def one_size(
                     )  # fmt: skip
                     runs.append({
                         "run": variant.name, "round": r + 1, "seconds": op_fig["operator_s"],
-                        "to_floor": round(op_fig["operator_s"] / floor_s, 2),
+                        **floor_ratios(op_fig["operator_s"], floors, watched_floors),
                         "writes_per_dgd": op_fig["writes_per_dgd"],
                         "cpu_s": op_fig["run_cpu_s"], "gc_s": op_fig["run_gc_s"],
                         "rss_peak_mb": op_fig["rss_peak_mb"],
                         **control_plane_cpu(op_fig["control_plane_cpu"]),
                         "served": op_fig["served"],
                     })  # fmt: skip
-                    if watched_floors:
-                        runs[-1]["to_watched_floor"] = round(op_fig["operator_s"] / watched_floor_s, 2)
                     if last:
                         fig.update(op_fig)
             floor_runs = [x for x in runs if x["run"].startswith("floor/")]
@@ -598,6 +594,17 @@ async def one_size(
                 op.stop(timeout=30)
         cluster.down()
     return fig
+
+
+def floor_ratios(seconds: float, floors: Sequence[float], watched: Sequence[float]) -> dict[str, float]:
+    """An operator run against its round's fastest floor and fastest floor with a standby attached;
+    a ratio whose floor did not run (`--skip floor`) is left out, so the runs table shows "-"."""
+    ratios: dict[str, float] = {}
+    if floors:
+        ratios["to_floor"] = round(seconds / min(floors), 2)
+    if watched:
+        ratios["to_watched_floor"] = round(seconds / min(watched), 2)
+    return ratios
 
 
 def run_order(variants: int, round_: int, rounds: int) -> list[int]:
