@@ -8,7 +8,6 @@ need every checkout's strict editable install refreshed (`make reinstall`).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import shlex
 import subprocess
@@ -17,6 +16,7 @@ from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
+from dynamo_operator import eventloop
 from dynamo_operator.flags import build_parser, options_from_args
 
 COMMIT_ENV = "DYNAMO_OPERATOR_COMMIT"
@@ -167,7 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         case _:
             from dynamo_operator.app import run_operator
 
-            return asyncio.run(run_operator(options_from_args(args)))
+            options = options_from_args(args)
+            return eventloop.run(run_operator(options), event_loop=options.event_loop)
 
 
 if __name__ == "__main__":

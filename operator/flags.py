@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from dynamo_operator.eventloop import EVENT_LOOPS, UVLOOP
 from dynamo_operator.internal.dynamo.render import RENDER_APIS
 
 DEFAULT_LEADER_ELECTION_ID = "dynamo-operator-leader"
@@ -40,6 +41,9 @@ DEFAULT_CREATES_FIRST = True
 # the few MB of cyclic garbage the young generation then holds. `--gc-threshold=700,10,10` restores
 # Python's.
 DEFAULT_GC_THRESHOLD: tuple[int, int, int] = (50_000, 20, 10)
+# The event loop (eventloop.py). Measured with test/bench/bench_scale.py at 100 graphs, uvloop
+# against the standard loop on the same cluster (4 paired rounds): see the README's flag table.
+DEFAULT_EVENT_LOOP = UVLOOP
 DISCOVERY_BACKENDS = ("kubernetes", "etcd")
 DEFAULT_DISCOVERY_BACKEND = "kubernetes"
 """Workers per controller. controller-runtime defaults to 1, but here a worker is a coroutine and a
@@ -90,6 +94,7 @@ class OperatorOptions:
     max_requests_in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT
     creates_first: bool = DEFAULT_CREATES_FIRST
     gc_threshold: tuple[int, int, int] = DEFAULT_GC_THRESHOLD
+    event_loop: str = DEFAULT_EVENT_LOOP
     log_level: str = "info"
     log_format: str = "json"
     kubeconfig: str | None = None
@@ -295,6 +300,12 @@ def build_parser() -> argparse.ArgumentParser:
         f"(default {','.join(map(str, DEFAULT_GC_THRESHOLD))})",
     )
     run.add_argument(
+        "--event-loop",
+        choices=EVENT_LOOPS,
+        default=DEFAULT_EVENT_LOOP,
+        help="the asyncio event loop implementation (default %(default)s)",
+    )
+    run.add_argument(
         "--log-level",
         default="info",
         choices=["debug", "info", "warning", "error", "critical"],
@@ -468,6 +479,7 @@ def options_from_args(args: argparse.Namespace, environ: dict[str, str] | None =
         max_requests_in_flight=args.max_requests_in_flight,
         creates_first=args.creates_first,
         gc_threshold=args.gc_threshold,
+        event_loop=args.event_loop,
         log_level=args.log_level,
         log_format=args.log_format,
         kubeconfig=args.kubeconfig,

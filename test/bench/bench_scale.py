@@ -61,6 +61,7 @@ import bench_graph as bg  # noqa: E402
 import cache_memory  # noqa: E402
 import harness as h  # noqa: E402
 import write_floor as wf  # noqa: E402
+from dynamo_operator import eventloop  # noqa: E402
 from dynamo_operator.internal import kinds  # noqa: E402
 from dynamo_operator.internal.client.client import Client  # noqa: E402
 from dynamo_operator.internal.client.resource import DEPLOYMENT, LEASE, NAMESPACE  # noqa: E402
@@ -813,6 +814,13 @@ def main(argv: list[str] | None = None) -> int:
         " run: DIR/apiserver-<run>-r<round>.pprof, for `go tool pprof -top -diff_base A B`",
     )
     parser.add_argument(
+        "--bench-loop",
+        choices=eventloop.EVENT_LOOPS,
+        default=eventloop.UVLOOP,
+        help="the event loop of this process (the floor's writers, the bench's watches): the"
+        " operator's default, so the floor's client is as cheap as the operator's (default %(default)s)",
+    )
+    parser.add_argument(
         "--heap",
         metavar="DIR",
         help="run each operator under test/bench/heap_probe.py: a heap dump in DIR when all graphs are"
@@ -831,7 +839,7 @@ def main(argv: list[str] | None = None) -> int:
     done: list[dict[str, Any]] = []
     for n in [int(x) for x in args.graphs.split(",") if x]:
         try:
-            fig = asyncio.run(
+            fig = eventloop.run(
                 one_size(
                     n,
                     timeout=args.timeout,
@@ -843,7 +851,8 @@ def main(argv: list[str] | None = None) -> int:
                     floor_concurrency=[int(x) for x in args.floor_writers.split(",") if x],
                     standbys=args.standby,
                     profile_dir=Path(args.apiserver_profile) if args.apiserver_profile else None,
-                )
+                ),
+                event_loop=args.bench_loop,
             )
         except Exception as err:
             print(
