@@ -1,5 +1,6 @@
-"""The real `dynamo-operator` console script against the real API server: it becomes ready, leads,
-serves metrics, and on SIGTERM releases its Lease and exits 0 (loopback only, bounded)."""
+"""The real `dynamo-operator` console script against the real API server, on each event loop it
+offers: it becomes ready, leads, serves metrics, reconciles a graph to Ready, and on SIGTERM releases
+its Lease and exits 0 (loopback only, bounded)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,13 @@ from typing import Any
 
 import aiohttp
 import pytest
+from dynamo_operator.eventloop import EVENT_LOOPS
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import LEASE
 from testsupport.api import eventually
+from testsupport.graphs import two_service_graph
+from testsupport.objects import condition
 from testsupport.operator import install_crds
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(180)]
@@ -45,10 +50,12 @@ def start_operator(*args: str, log: Path) -> subprocess.Popen[bytes]:
         return subprocess.Popen([str(DYNAMO_OPERATOR), *args], stdout=out, stderr=subprocess.STDOUT, env=env)
 
 
-async def test_cli_runs_leads_and_stops_cleanly_on_sigterm(
-    cluster: Any, api: Client, ns: str, tmp_path: Path
+@pytest.mark.parametrize("event_loop", EVENT_LOOPS)
+async def test_cli_runs_leads_reconciles_and_stops_cleanly_on_sigterm(
+    cluster: Any, api: Client, ns: str, tmp_path: Path, event_loop: str
 ) -> None:
-    """Ready after sync, leader gauge 1, SIGTERM → Lease released and exit code 0."""
+    """Ready after sync, leader gauge 1, a graph reconciled to Ready, SIGTERM → Lease released and
+    exit code 0; the same on uvloop (the default) and on the standard library's loop."""
     await install_crds(api)
     metrics, probes = free_port(), free_port()
     log = tmp_path / "operator.log"
@@ -57,7 +64,7 @@ async def test_cli_runs_leads_and_stops_cleanly_on_sigterm(
         "--metrics-bind-address", f"127.0.0.1:{metrics}",
         "--health-probe-bind-address", f"127.0.0.1:{probes}",
         "--leader-elect", "--leader-election-namespace", ns, "--leader-election-id", "cli-test",
-        "--log-format", "json",
+        "--log-format", "json", "--event-loop", event_loop,
         log=log,
     )  # fmt: skip
     try:
@@ -78,6 +85,13 @@ async def test_cli_runs_leads_and_stops_cleanly_on_sigterm(
             assert "controller_runtime_max_concurrent_reconciles" in body
             lease = await api.get(LEASE, "cli-test", namespace=ns)
             assert lease["spec"]["holderIdentity"].count("_") >= 1
+            await api.create(kinds.DGD, two_service_graph("g", ns))
+            await eventually(
+                lambda: api.get(kinds.DGD, "g", namespace=ns),
+                until=lambda d: condition(d, "Ready").get("status") == "True" or proc.poll() is not None,
+                timeout=90,
+            )
+            assert proc.poll() is None, log.read_text()[-3000:]
 
         proc.send_signal(signal.SIGTERM)
         code = await asyncio.to_thread(proc.wait, 45)
