@@ -43,10 +43,11 @@ DEFAULT_CREATES_FIRST = True
 DEFAULT_GC_THRESHOLD: tuple[int, int, int] = (50_000, 20, 10)
 # The event loop (eventloop.py). Measured with test/bench/bench_scale.py (issue #13), uvloop against
 # the standard loop on the same clusters: peak RSS at 100 graphs 88.6-90.3 MB against 110.3-120.6 MB
-# (10 paired rounds), at 1,000 152.6 against 179.6 MB; time and CPU within the noise (100 graphs:
-# 17.5 s either way, operator CPU 3.2 against 3.4 s). The memory is the standard loop's TLS reader:
-# a 256 KiB buffer for every connection, and the operator keeps ~100 open (a watch each, plus its
-# requests in flight).
+# (10 paired rounds), at 1,000 152.6-153.6 against 179.6-182.4 MB (2 clusters); time within the noise
+# (100 graphs: median 17.3 s either way; 1,000: whichever ran second on a cluster was 4-6 % slower),
+# operator CPU a little lower (100 graphs: median 3.2 against 3.4 s). The memory is the standard
+# loop's TLS transport: a 256 KiB read buffer, zero-filled, for every connection, and the operator
+# holds ~110 during a rollout (a watch each, plus its requests in flight).
 DEFAULT_EVENT_LOOP = UVLOOP
 DISCOVERY_BACKENDS = ("kubernetes", "etcd")
 DEFAULT_DISCOVERY_BACKEND = "kubernetes"
