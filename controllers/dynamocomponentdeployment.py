@@ -31,6 +31,7 @@ from dynamo_operator.internal.apply import (
     ChildSyncer,
     Desired,
     Recorder,
+    RefusalReporter,
     StatusWriter,
     report_sync_failure,
 )
@@ -47,7 +48,7 @@ from dynamo_operator.internal.controller.predicates import (
     Predicate,
     generation_changed,
 )
-from dynamo_operator.internal.controller.rejection import Rejected, reject, warn
+from dynamo_operator.internal.controller.rejection import Rejected
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.controller.source import Channel
 from dynamo_operator.internal.dynamo.component import desired_component_objects
@@ -125,6 +126,7 @@ class DynamoComponentDeploymentReconciler:
             announce_created=lambda dcd: not part_of_a_graph(dcd),
         )
         self._status = StatusWriter(client, kinds.DCD)
+        self._refusals = RefusalReporter(self._status, rejected_status, recorder)
         owned = [kinds.DEPLOYMENT, kinds.SERVICE, kinds.INGRESS]
         if lws:
             owned.append(kinds.LWS)
@@ -157,9 +159,7 @@ class DynamoComponentDeploymentReconciler:
         try:
             return await self._reconcile(key, raw)
         except Rejected as rejected:
-            await reject(
-                raw, rejected, write=functools.partial(self._write_rejection, raw), recorder=self._recorder
-            )
+            await self._refusals.reject(raw, rejected)
 
     async def _reconcile(self, key: str, raw: Obj) -> Result:
         """Generate → sync → status."""
@@ -170,7 +170,7 @@ class DynamoComponentDeploymentReconciler:
                 raw, [Desired(kinds.resource_of(o), o) for o in desired], owned=self.owned
             )
         except SYNC_ERRORS as err:
-            return await report_sync_failure(err, lambda reason, message: self._fail(raw, reason, message))
+            return await report_sync_failure(err, functools.partial(self._refusals.fail, raw))
         verdict = self._readiness(desired, report.current)
         old = self._status.current(raw)
         if verdict.unobserved and not old:
@@ -217,20 +217,6 @@ class DynamoComponentDeploymentReconciler:
         if deployments:
             return deployment_readiness(deployments[0])
         return lws_readiness([w for w in workloads if w.get("kind") == LWS_KIND])
-
-    async def _write_rejection(self, raw: Obj, reason: str, message: str) -> bool:
-        """Say on the DCD why it is refused; True when that changed its status."""
-        old = self._status.current(raw)
-        status = rejected_status(
-            old, reason=reason, message=message, generation=raw["metadata"].get("generation")
-        )
-        return await self._status.write(raw, status)
-
-    async def _fail(self, raw: Obj, reason: str, message: str) -> None:
-        """A failed sync, as `report_sync_failure` reports it: the condition and one Warning Event."""
-        await warn(
-            raw, reason, message, write=functools.partial(self._write_rejection, raw), recorder=self._recorder
-        )
 
 
 def part_of_a_graph(dcd: Obj) -> bool:

@@ -37,6 +37,7 @@ from dynamo_operator.internal.apply import (
     ChildSyncer,
     RecentWrites,
     Recorder,
+    RefusalReporter,
     StatusWriter,
     SyncReport,
     report_sync_failure,
@@ -52,7 +53,7 @@ from dynamo_operator.internal.controller.predicates import (
     any_of,
     generation_changed,
 )
-from dynamo_operator.internal.controller.rejection import Rejected, reject, warn
+from dynamo_operator.internal.controller.rejection import Rejected
 from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.dgd_status import explain, rejected_status, synced_status
@@ -131,6 +132,7 @@ class DynamoGraphDeploymentReconciler:
             confirm_owner=kinds.DGD,
         )
         self._status = StatusWriter(client, kinds.DGD)
+        self._refusals = RefusalReporter(self._status, rejected_status, recorder)
         self._annotated = RecentWrites()  # our annotation patches the cache may not show yet
         self._grove = GrovePathway(client=client, cache=cache, syncer=self._syncer)
         self._roller = WorkerRoller(client=client, cache=cache, recorder=recorder, clock=clock)
@@ -175,8 +177,7 @@ class DynamoGraphDeploymentReconciler:
                     return await self._reconcile_grove(view, ctx, children)
                 return await self._reconcile(view, ctx, children)
             except Rejected as rejected:
-                write = functools.partial(self._write_rejection, view.raw)
-                await reject(view.raw, rejected, write=write, recorder=self._recorder)
+                await self._refusals.reject(view.raw, rejected)
         except TerminalError:
             # A refused graph is stamped too.
             await self._annotate(view.raw, origin=view.origin, serving_hash=None)
@@ -207,7 +208,7 @@ class DynamoGraphDeploymentReconciler:
         except SYNC_ERRORS as err:
             if isinstance(err, ChildrenOwnedByOthers):
                 await self._annotate(view.raw, origin=view.origin, serving_hash=None)
-            return await report_sync_failure(err, functools.partial(self._fail, view.raw))
+            return await report_sync_failure(err, functools.partial(self._refusals.fail, view.raw))
         # Before the status: a graph reported Ready already names the workers that serve. The status
         # is then written against the patched object, so its in-flight record matches what the cache
         # shows next (the annotation event) and the same status is not sent twice.
@@ -278,7 +279,7 @@ class DynamoGraphDeploymentReconciler:
             dcds=children,
             owned=self.owned,
             previous_restart=self._status.current(view.raw).get("restart"),
-            fail=self._fail,
+            fail=self._refusals.fail,
             annotate=annotate,
             write_status=self._write_status,  # no rollout: Grove rolls its own pods
         )
@@ -319,20 +320,6 @@ class DynamoGraphDeploymentReconciler:
             if svc is not None:
                 out[svc] = report.get(kinds.DCD, dcd["metadata"]["name"])
         return out
-
-    async def _write_rejection(self, raw: Obj, reason: str, message: str) -> bool:
-        """Say on the graph why it is refused (state failed, Ready=False); True when the status changed."""
-        old = self._status.current(raw)
-        status = rejected_status(
-            old, reason=reason, message=message, generation=raw["metadata"].get("generation")
-        )
-        return await self._status.write(raw, status)
-
-    async def _fail(self, raw: Obj, reason: str, message: str) -> None:
-        """A failed sync, as `report_sync_failure` reports it: the condition and one Warning Event."""
-        await warn(
-            raw, reason, message, write=functools.partial(self._write_rejection, raw), recorder=self._recorder
-        )
 
     async def _write_status(
         self,

@@ -8,7 +8,8 @@ each child was written from, and the per-kind shapes of the cache the write memo
 - `waves`: the order in which one sync's writes go out;
 - `mutation_cache`: `RecentWrites`, what this process wrote that the cache may not show yet;
 - `status`: `StatusWriter`, the one status subresource writer of every kind;
-- `failures`: what a failed sync raises and how the owner's reconcile reports it.
+- `failures`: what a failed sync raises and how the owner's reconcile reports it;
+- `refusal`: `RefusalReporter`, the failure status and Warning Event of a refused or failed owner.
 """
 
 from dynamo_operator.internal.apply.failures import (
@@ -28,6 +29,7 @@ from dynamo_operator.internal.apply.interface import (
     StatusClient,
 )
 from dynamo_operator.internal.apply.mutation_cache import RecentWrites
+from dynamo_operator.internal.apply.refusal import FailedStatus, RefusalReporter
 from dynamo_operator.internal.apply.status import StatusWriter
 from dynamo_operator.internal.apply.syncer import ChildSyncer, Desired, SyncReport, prepare
 
@@ -41,9 +43,11 @@ __all__ = [
     "ChildrenOwnedByOthers",
     "Desired",
     "DuplicateChildren",
+    "FailedStatus",
     "HashStamp",
     "RecentWrites",
     "Recorder",
+    "RefusalReporter",
     "StatusClient",
     "StatusWriter",
     "SyncReport",
