@@ -5,8 +5,8 @@ watch plus one per request in flight (~110 during a rollout), and the standard l
 gives every connection a zero-filled 256 KiB read buffer: ~28 MB resident for buffers that are
 mostly empty. uvloop's takes a sixth of that (100 local TLS connections, both ends in one process:
 +9.8 against +56.9 MiB), which made the operator's peak memory 20-29 MB smaller at 100 and 1,000
-graphs for the same time (the figures are in flags.py). `--event-loop=asyncio` is the standard library's loop, for
-comparison or a platform uvloop does not support.
+graphs for the same time (the figures are in flags.py). `--event-loop=asyncio` is the standard
+library's loop, for comparison or a platform uvloop does not support.
 """
 
 from __future__ import annotations
