@@ -33,13 +33,21 @@ _VOLATILE_METADATA = frozenset(
 _HASH_ANNOTATIONS = frozenset({consts.ANNOTATION_LAST_APPLIED_HASH})
 
 
-# A negative exponent, the one place orjson's floats can differ from the stdlib's ("1e-7" / "1e-07").
-# Searched for as "e-<digit>" (a literal prefix the regex engine skips to fast), then the digit before.
+# Where orjson's floats can differ from the stdlib's, both below 1e-4: a negative exponent ("1e-7" /
+# "1e-07"), and [1e-5, 1e-4), which orjson writes in full and the stdlib with an exponent
+# ("0.00001" / "1e-05"). Searched for as "e-<digit>" and "0.0000" (literal prefixes the regex engine
+# skips to fast), then the character before: a digit for an exponent; for a full small number,
+# anything but a digit or a point (so "10.00001", the same in both, does not count). A match inside a
+# string only costs the slower path.
 _NEGATIVE_EXPONENT = re.compile(rb"e-[0-9]")
+_SMALL_IN_FULL = re.compile(rb"0\.0000")
 
 
-def _has_float_exponent(out: bytes) -> bool:
-    return any(m.start() and out[m.start() - 1] in b"0123456789" for m in _NEGATIVE_EXPONENT.finditer(out))
+def _may_differ_from_stdlib(out: bytes) -> bool:
+    digits = b"0123456789"
+    if any(m.start() and out[m.start() - 1] in digits for m in _NEGATIVE_EXPONENT.finditer(out)):
+        return True
+    return any(not m.start() or out[m.start() - 1] not in digits + b"." for m in _SMALL_IN_FULL.finditer(out))
 
 
 def canonical_json(value: Any) -> str:
@@ -52,7 +60,7 @@ def _canonical_bytes(value: Any) -> bytes:
 
     Every stamped hash on a live object was computed over the stdlib's form, so the form must never
     change. orjson writes the same bytes for str/int/bool/None/list/dict, ~10x faster; where it could
-    differ (non-string keys, ints past 64 bits, a negative float exponent) the stdlib writes it. One
+    differ (non-string keys, ints past 64 bits, floats below 1e-4) the stdlib writes it. One
     difference is kept: NaN and infinities, which the stdlib refuses, hash as null (never in an object
     the API server returned).
     """
@@ -60,7 +68,7 @@ def _canonical_bytes(value: Any) -> bytes:
         out = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError:
         out = None
-    if out is None or _has_float_exponent(out):
+    if out is None or _may_differ_from_stdlib(out):
         return json.dumps(
             value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
         ).encode()

@@ -60,8 +60,21 @@ def test_canonical_json_is_the_stdlib_form_for_any_json_value(value: Any) -> Non
         {"huge": 2**64 + 1, "negative": -(2**70)},
         {1: "int key", 2: "another"},
         {"text": "e-5 in a string: v1e-2", "unicode": '\u00e9\u2028\x00\x1f"\\/'},
+        {"lowest": 1e-05, "inside": 2.5e-05, "highest": 9.999e-05, "negative": -3e-05},
+        [1e-05, [0.00007], {"k": 5e-05}],
+        1e-05,
+        {"at-1e-4": 0.0001, "above": 0.00012, "big-with-small-fraction": 10.00001, "text": "0.00001"},
     ],
-    ids=["float-exponents", "big-ints", "non-string-keys", "escapes"],
+    ids=[
+        "float-exponents",
+        "big-ints",
+        "non-string-keys",
+        "escapes",
+        "floats-from-1e-5-to-1e-4",
+        "small-floats-nested",
+        "small-float-alone",
+        "near-small-floats-alike",
+    ],
 )
 def test_canonical_json_is_the_stdlib_form_where_orjson_differs(value: Any) -> None:
     assert canonical_json(value) == _stdlib_form(value)
