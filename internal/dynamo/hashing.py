@@ -43,11 +43,16 @@ _NEGATIVE_EXPONENT = re.compile(rb"e-[0-9]")
 _SMALL_IN_FULL = re.compile(rb"0\.0000")
 
 
+_DIGITS = b"0123456789"
+_DIGITS_OR_POINT = _DIGITS + b"."
+
+
 def _may_differ_from_stdlib(out: bytes) -> bool:
-    digits = b"0123456789"
-    if any(m.start() and out[m.start() - 1] in digits for m in _NEGATIVE_EXPONENT.finditer(out)):
+    if any(m.start() and out[m.start() - 1] in _DIGITS for m in _NEGATIVE_EXPONENT.finditer(out)):
         return True
-    return any(not m.start() or out[m.start() - 1] not in digits + b"." for m in _SMALL_IN_FULL.finditer(out))
+    return any(
+        not m.start() or out[m.start() - 1] not in _DIGITS_OR_POINT for m in _SMALL_IN_FULL.finditer(out)
+    )
 
 
 def canonical_json(value: Any) -> str:

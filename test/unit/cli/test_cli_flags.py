@@ -92,6 +92,9 @@ def test_secure_metrics_reach_the_manager_with_their_certificate_directory() -> 
         pytest.param(["--operator-version", "1.0.0"], "operator_version", "1.0.0", id="operator-version"),
         pytest.param(["--lora-unload-grace", "2m"], "lora_unload_grace", 120.0, id="lora-unload-grace"),
         pytest.param([], "lora_unload_grace", 60.0, id="lora-unload-grace-default"),
+        pytest.param([], "event_loop", "uvloop", id="event-loop-default"),
+        pytest.param(["--event-loop", "uvloop"], "event_loop", "uvloop", id="event-loop-uvloop"),
+        pytest.param(["--event-loop=asyncio"], "event_loop", "asyncio", id="event-loop-asyncio"),
     ],
 )
 def test_flag_parsing(argv: list[str], field: str, value: object) -> None:
@@ -133,13 +136,18 @@ def test_operator_version_defaults_to_the_package_version() -> None:
         pytest.param(["--group-kind-concurrency", "Deployment.apps=many"], id="kind-workers-not-a-number"),
         pytest.param(["--group-kind-concurrency", "=4"], id="kind-workers-without-kind"),
         pytest.param(["--group-kind-concurrency", "deployments.apps=4"], id="kind-workers-plural-not-kind"),
+        pytest.param(["--event-loop", "trio"], id="unknown-event-loop"),
+        pytest.param(["--event-loop", "UVLOOP"], id="event-loop-is-case-sensitive"),
+        pytest.param(["--event-loop="], id="empty-event-loop"),
+        pytest.param(["--event-loop", "uvloop,asyncio"], id="two-event-loops"),
     ],
 )
-def test_bad_flags_exit_2(argv: list[str]) -> None:
-    """argparse rejects bad values with exit code 2."""
+def test_bad_flags_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """argparse rejects bad values with exit code 2 and names the flag."""
     with pytest.raises(SystemExit) as exc:
         build_parser().parse_args(argv)
     assert exc.value.code == 2
+    assert argv[0].partition("=")[0] in capsys.readouterr().err
 
 
 def test_leader_election_namespace_fallbacks(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""`--event-loop`: which loop runs the operator, uvloop unless told otherwise."""
+"""operator/eventloop.py and the run command's use of it: the operator runs on the loop
+`--event-loop` names (the flag's parsing is in test_cli_flags.py)."""
 
 from __future__ import annotations
 
@@ -9,35 +10,11 @@ import pytest
 import uvloop
 from dynamo_operator import app, eventloop
 from dynamo_operator.__main__ import main
-from dynamo_operator.flags import DEFAULT_EVENT_LOOP, OperatorOptions, build_parser, options_from_args
-
-
-def parse(*argv: str) -> OperatorOptions:
-    return options_from_args(build_parser().parse_args(list(argv)), environ={})
+from dynamo_operator.flags import OperatorOptions
 
 
 async def running_loop() -> asyncio.AbstractEventLoop:
     return asyncio.get_running_loop()
-
-
-def test_the_default_loop_is_uvloop() -> None:
-    assert DEFAULT_EVENT_LOOP == "uvloop"
-    assert parse().event_loop == "uvloop"
-
-
-@pytest.mark.parametrize("name", eventloop.EVENT_LOOPS)
-def test_each_offered_loop_is_accepted(name: str) -> None:
-    assert parse(f"--event-loop={name}").event_loop == name
-
-
-@pytest.mark.parametrize("name", ["trio", "UVLOOP", "", "uvloop,asyncio"])
-def test_an_unknown_loop_is_a_usage_error_naming_the_flag(
-    name: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        build_parser().parse_args([f"--event-loop={name}"])
-    assert exit_info.value.code == 2
-    assert "--event-loop" in capsys.readouterr().err
 
 
 def test_uvloop_runs_the_coroutine_on_a_uvloop_loop() -> None:
