@@ -197,9 +197,11 @@ async def write_floor(
     make_graph: Callable[[str, str], dict[str, Any]] = graph,
     concurrency: int = wf.DEFAULT_CONCURRENCY,
     count_served: Callable[[], Awaitable[Counter[str]]] | None = None,
+    writer: Client | None = None,
 ) -> tuple[wf.FloorFigures, dict[str, float]]:
     """The cost of the writes alone (test/bench/write_floor.py): every object the operator writes for
-    `n` graphs, sent through a pool of `concurrency` writers with no controller in between. Returns
+    `n` graphs, sent through a pool of `concurrency` writers with no controller in between, by
+    `writer` (default `api`: whose identity the API server authenticates and authorizes). Returns
     the floor's figures and the control plane's CPU seconds meanwhile; with `count_served`, the
     figures carry what it counted over the run (the namespace's deletion after it left out)."""
     ns = "bench-floor"
@@ -207,7 +209,7 @@ async def write_floor(
     served_before = await count_served() if count_served else Counter[str]()
     cpu_before = cluster_cpu.sample()
     manifests = [make_graph(f"g{i:05d}", ns) for i in range(n)]
-    fig = await wf.run_floor(api, manifests, namespace=ns, timeout=timeout, concurrency=concurrency)
+    fig = await wf.run_floor(writer or api, manifests, namespace=ns, timeout=timeout, concurrency=concurrency)
     spent = ClusterCPU.spent(cluster_cpu.sample(), cpu_before)
     if count_served:
         fig.served = await count_served() - served_before

@@ -9,7 +9,9 @@ For each N of --graphs (default 100,300,1000; each on its own cluster) it prints
   the operator writes for N graphs (DGDs, RBAC, DCDs, Deployments, Services, Events, statuses)
   through a pool of concurrent writers, with no controller in between, each graph's statuses as soon
   as its Deployments are available (test/bench/write_floor.py); its writes/s is what the API server
-  accepted;
+  accepted. The writer is the operator's own ServiceAccount (--floor-as), so the API server
+  authorizes the same writes the same way (RBAC, and its escalation checks on Roles and
+  RoleBindings, which the cluster admin skips); `--floor-as operator,admin` adds an admin floor;
 - operator: seconds from the first DGD create until every DGD is Ready, and its ratio to the floor
   (the goal: <= 1.1 at 100, <= 1.2 at 1,000) and to the baseline;
 - writes per DGD by verb, resource and code, next to the floor's by kind;
@@ -27,7 +29,8 @@ memory, quiet and restart figures come from the last run (--skip leaves phases o
 
 At the end, one growth table: a row per size (time, ratios, memory, CPU, writes per graph). Its
 op/floor is the best operator run over the fastest floor; `med. pair` the median over rounds of each
-operator run against its own round's floor (the steadier figure once --repeat is 3 or more).
+operator run against its own round's floor (the steadier figure once --repeat is 3 or more);
+`med. adm` the same against the admin's floor, when one ran.
 
 Usage: .venv/bin/python test/bench/bench_scale.py [--graphs 100,300,1000] [--timeout 1800]
          [--variant w16=--max-concurrent-reconciles=16 ...] [--repeat 2] [--skip baseline,restart]
@@ -71,6 +74,11 @@ BASELINE_NS = "baseline"
 SERVICES = 3
 CREATE_CONCURRENCY = 24
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
+
+
+# Who writes the floor (--floor-as).
+OPERATOR_SA, ADMIN = "operator", "admin"
+IDENTITY_NAMES = {OPERATOR_SA: "the operator's ServiceAccount", ADMIN: "the cluster admin"}
 
 
 def bare_deployment(name: str, namespace: str) -> dict[str, Any]:
@@ -471,6 +479,7 @@ async def one_size(
     floor_concurrency: list[int],
     standbys: list[Variant] | None = None,
     profile_dir: Path | None = None,
+    floor_identities: Sequence[str] = (OPERATOR_SA,),
 ) -> dict[str, Any]:
     """One cluster for size `n`: baseline, then `repeat` rounds of (floor, each variant)."""
     deadline = time.monotonic() + timeout
@@ -488,6 +497,7 @@ async def one_size(
     fig["runs"] = runs
     try:
         api = await Client.from_kubeconfig(cluster.kubeconfig)
+        writers_as: dict[str, Client] = {ADMIN: api}  # the floor's writer per identity
         try:
             if "baseline" not in skip:
                 fig["baseline_s"] = await baseline(api, n, timeout=left())
@@ -495,14 +505,19 @@ async def one_size(
             # CRDs installed, the in-cluster operator scaled to 0: nothing reconciles the floor's objects.
             h.deploy_default(cluster.kubeconfig)
             cpu = bg.ClusterCPU(cluster)
+            if OPERATOR_SA in floor_identities:
+                writers_as[OPERATOR_SA] = await Client.from_kubeconfig(
+                    h.operator_kubeconfig(cluster, workdir / "floor.kubeconfig")
+                )
             for r in range(repeat):
                 floors: list[float] = []
                 watched_floors: list[float] = []  # with the first standby attached
-                kinds_of_floor: list[tuple[int, Variant | None]] = [(w, None) for w in floor_concurrency]
-                kinds_of_floor += [(w, sb) for sb in standbys or () for w in floor_concurrency]
-                for writers, with_standby in [] if "floor" in skip else kinds_of_floor:
+                admin_floors: list[float] = []  # written as the cluster admin, when not the floor itself
+                plan = floor_plan(floor_concurrency, floor_identities, standbys or [], r)
+                for writers, with_standby, identity in [] if "floor" in skip else plan:
                     h.say(
-                        f"N={n}: write floor #{r + 1}, {writers} writers: the operator's writes, no operator"
+                        f"N={n}: write floor #{r + 1}, {writers} writers as {IDENTITY_NAMES[identity]}:"
+                        " the operator's writes, no operator"
                         + (
                             f" reconciling (standby operator {with_standby.name} attached)"
                             if with_standby
@@ -515,12 +530,12 @@ async def one_size(
                         else None
                     )
                     standby_cpu = standby.cpu_seconds() if standby is not None else 0.0
-                    label = f"floor+{with_standby.name}" if with_standby else "floor"
+                    label = floor_label(identity, floor_identities[0], with_standby)
                     profiling = profile_apiserver(api, profile_dir, f"{label}-{writers}-r{r + 1}", n)
                     try:
                         floor, floor_cpu = await bg.write_floor(
                             api, n, left(), cpu, make_graph=three_service_graph, concurrency=writers,
-                            count_served=lambda: am.apiserver_served(api),
+                            count_served=lambda: am.apiserver_served(api), writer=writers_as[identity],
                         )  # fmt: skip
                         if standby is not None:
                             standby_cpu = standby.cpu_seconds() - standby_cpu
@@ -533,7 +548,9 @@ async def one_size(
                             standby.stop(timeout=60)
                         await finish(profiling)
                     served = am.per_graph(floor.served, n)
-                    if with_standby is None:
+                    if identity != floor_identities[0]:
+                        admin_floors.append(floor.seconds)
+                    elif with_standby is None:
                         floors.append(floor.seconds)
                     elif standbys and with_standby == standbys[0]:
                         watched_floors.append(floor.seconds)
@@ -564,7 +581,7 @@ async def one_size(
                     )  # fmt: skip
                     runs.append({
                         "run": variant.name, "round": r + 1, "seconds": op_fig["operator_s"],
-                        **floor_ratios(op_fig["operator_s"], floors, watched_floors),
+                        **floor_ratios(op_fig["operator_s"], floors, watched_floors, admin=admin_floors),
                         "writes_per_dgd": op_fig["writes_per_dgd"],
                         "cpu_s": op_fig["run_cpu_s"], "gc_s": op_fig["run_gc_s"],
                         "rss_peak_mb": op_fig["rss_peak_mb"],
@@ -585,10 +602,15 @@ async def one_size(
                 # rounds cancels, so the median of these pairs is the figure least moved by noise.
                 paired = [x["to_floor"] for x in runs if x["run"] == variants[0].name]
                 fig["paired_ratio_median"] = round(statistics.median(paired), 2)
+            if admin_runs := [x for x in runs if x["run"].startswith(f"floor-{ADMIN}/")]:
+                fig["admin_floor_s"] = min(x["seconds"] for x in admin_runs)
+                paired = [x["to_admin_floor"] for x in runs if x["run"] == variants[0].name]
+                fig["paired_admin_ratio_median"] = round(statistics.median(paired), 2)
             if "baseline_s" in fig:
                 fig["ratio"] = round(fig["operator_s"] / fig["baseline_s"], 2)
         finally:
-            await api.close()
+            for writer in writers_as.values():
+                await writer.close()  # the admin's is `api`
     finally:
         for op in ops:
             with contextlib.suppress(Exception):
@@ -597,15 +619,47 @@ async def one_size(
     return fig
 
 
-def floor_ratios(seconds: float, floors: Sequence[float], watched: Sequence[float]) -> dict[str, float]:
-    """An operator run against its round's fastest floor and fastest floor with a standby attached;
-    a ratio whose floor did not run (`--skip floor`) is left out, so the runs table shows "-"."""
+def floor_ratios(
+    seconds: float, floors: Sequence[float], watched: Sequence[float], *, admin: Sequence[float] = ()
+) -> dict[str, float]:
+    """An operator run against its round's fastest floor, fastest floor with a standby attached and
+    fastest floor written as the cluster admin (when that is not the floor's own identity); a ratio
+    whose floor did not run (`--skip floor`) is left out, so the runs table shows "-"."""
     ratios: dict[str, float] = {}
-    if floors:
-        ratios["to_floor"] = round(seconds / min(floors), 2)
-    if watched:
-        ratios["to_watched_floor"] = round(seconds / min(watched), 2)
+    for key, runs in (("to_floor", floors), ("to_watched_floor", watched), ("to_admin_floor", admin)):
+        if runs:
+            ratios[key] = round(seconds / min(runs), 2)
     return ratios
+
+
+def floor_plan(
+    writers: Sequence[int], identities: Sequence[str], standbys: Sequence[Variant], round_: int
+) -> list[tuple[int, Variant | None, str]]:
+    """The floors of round `round_` (from 0): (writers, standby attached, identity). Every writer
+    count as every identity, the identities in reverse every other round (as variants, `run_order`);
+    standby floors as the first identity, the one whose floors the operator is held against."""
+    order = list(identities) if round_ % 2 == 0 else list(reversed(identities))
+    plain = [(w, None, identity) for identity in order for w in writers]
+    return plain + [(w, sb, identities[0]) for sb in standbys for w in writers]
+
+
+def floor_label(identity: str, primary: str, standby: Variant | None) -> str:
+    """`floor` for the floor the operator is held against, `floor+NAME` with a standby attached,
+    `floor-IDENTITY` for a floor written as another identity."""
+    if identity != primary:
+        return f"floor-{identity}"
+    return f"floor+{standby.name}" if standby else "floor"
+
+
+def parse_floor_identities(text: str) -> list[str]:
+    """`--floor-as`: comma-separated identities, the first the floor's own; no repeats."""
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    unknown = [x for x in names if x not in IDENTITY_NAMES]
+    if not names or unknown or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(
+            f"expected one or both of {', '.join(IDENTITY_NAMES)}, comma-separated, got {text!r}"
+        )
+    return names
 
 
 def run_order(variants: int, round_: int, rounds: int) -> list[int]:
@@ -670,6 +724,7 @@ RUN_COLUMNS = (
     ("seconds", "seconds"),
     ("to_floor", "/floor"),
     ("to_watched_floor", "/floor+sb"),
+    ("to_admin_floor", "/floor-adm"),
     ("write_phase_s", "writing s"),
     ("writes_per_s", "writes/s"),
     ("writes_per_dgd", "writes/DGD"),
@@ -698,7 +753,8 @@ def print_runs(runs: list[dict[str, Any]]) -> None:
         "  runs (floor/W: W writers; CPU s: of the bench client, or of the operator from the first"
         " create to all Ready; GC s: of it, the operator's garbage-collector pauses; operator /floor:"
         " against the round's fastest floor; /floor+sb: against the round's floor with the first --standby"
-        " attached, i.e. the writes plus the watches the operator needs; apisrv/clust. CPU:"
+        " attached, i.e. the writes plus the watches the operator needs; /floor-adm: against the round's"
+        " floor written as the cluster admin (--floor-as operator,admin); apisrv/clust. CPU:"
         " CPU s of the API server / of every control-plane process during the run, which host noise"
         " moves far less than seconds):",
         flush=True,
@@ -721,6 +777,7 @@ GROWTH_COLUMNS = (
     ("operator_s", "op s"),
     ("ratio_to_floor", "op/floor"),
     ("paired_ratio_median", "med. pair"),
+    ("paired_admin_ratio_median", "med. adm"),
     ("floor_writes_per_s", "floor w/s"),
     ("ratio", "op/base"),
     ("rss_peak_mb", "RSS MB"),
@@ -808,6 +865,15 @@ def main(argv: list[str] | None = None) -> int:
         " nothing (the bench holds its Lease); what the operator's watches alone cost",
     )
     parser.add_argument(
+        "--floor-as",
+        type=parse_floor_identities,
+        default=[OPERATOR_SA],
+        help="who writes the floor, comma-separated, the first the floor the operator is held against:"
+        " operator (its ServiceAccount, RBAC and its escalation checks applying as they do to the"
+        " operator) or admin (the cluster admin, which RBAC waves through); each runs every round"
+        " (default operator)",
+    )
+    parser.add_argument(
         "--apiserver-profile",
         metavar="DIR",
         help="profile the API server's CPU over the first 0.1 s per graph of every floor and operator"
@@ -850,6 +916,7 @@ def main(argv: list[str] | None = None) -> int:
                     skip=skip,
                     floor_concurrency=[int(x) for x in args.floor_writers.split(",") if x],
                     standbys=args.standby,
+                    floor_identities=args.floor_as,
                     profile_dir=Path(args.apiserver_profile) if args.apiserver_profile else None,
                 ),
                 event_loop=args.bench_loop,

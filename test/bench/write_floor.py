@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynamo_operator.internal import consts, kinds
+from dynamo_operator.internal.apply.waves import waves
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.dynamo.component import desired_component_objects
 from dynamo_operator.internal.dynamo.context import GenContext
@@ -89,6 +90,13 @@ def plan_graph_children(dgd: Obj, ctx: GenContext) -> list[Obj]:
 def plan_component_children(dcd: Obj, ctx: GenContext) -> list[Obj]:
     """What the component reconciler writes for a created DCD (it must carry its uid)."""
     return desired_component_objects(dcd, ctx)
+
+
+def graph_waves(children: list[Obj]) -> list[list[Obj]]:
+    """A graph's children in the operator's waves (internal/apply/waves.py): a RoleBinding after
+    the rest, since the API server checks it against its Role (and, for a client without RBAC's
+    `bind` verb, such as the operator's ServiceAccount, answers 404 while the Role is missing)."""
+    return waves(children, lambda obj: str(obj["kind"]))
 
 
 def is_component(obj: Obj) -> bool:
@@ -297,11 +305,19 @@ async def run_floor(
             # as: a pod created before it is refused and its ReplicaSet backs off).
             enablers = [c for c in children if c["kind"] in ENABLERS]
             g.enablers = _Countdown(len(enablers), lambda: start_components(g))
-            for child in children:
-                pool.submit(priority_of(child), graph_child(g, child, children))
+            submit_waves(g, graph_waves(children), children)
             pool.submit(Priority.OTHER, annotate_job(g.dgd))
 
         return job
+
+    def submit_waves(g: _Graph, planned: list[list[Obj]], siblings: list[Obj]) -> None:
+        """The first wave now, each later one once the wave before it is written."""
+        if not planned:
+            return
+        wave, later = planned[0], planned[1:]
+        written = _Countdown(len(wave), lambda: submit_waves(g, later, siblings))
+        for child in wave:
+            pool.submit(priority_of(child), graph_child(g, child, siblings, written))
 
     def annotate_job(dgd: Obj) -> Job:
         """The graph's own two annotations (origin version, serving worker hash) in one patch, as
@@ -315,9 +331,10 @@ async def run_floor(
 
         return job
 
-    def graph_child(g: _Graph, child: Obj, siblings: list[Obj]) -> Job:
+    def graph_child(g: _Graph, child: Obj, siblings: list[Obj], wave: _Countdown) -> Job:
         async def job() -> None:
             live = await apply(child)
+            wave.tick()
             if is_component(live):
                 g.dcds.append(live)
             if child["kind"] in ENABLERS:

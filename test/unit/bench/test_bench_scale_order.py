@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
-from bench.bench_scale import floor_ratios, run_order
+from bench.bench_scale import (
+    ADMIN,
+    OPERATOR_SA,
+    Variant,
+    floor_label,
+    floor_plan,
+    floor_ratios,
+    parse_floor_identities,
+    run_order,
+)
 
 
 @pytest.mark.parametrize("rounds", [1, 2, 3, 4, 5])
@@ -33,3 +44,71 @@ def test_a_skipped_floor_leaves_its_ratio_out_instead_of_nan() -> None:
     """`--skip floor` (how the 5,000-graph run is made): the runs table must say "-", not "nan"."""
     assert floor_ratios(1805.5, [], []) == {}
     assert floor_ratios(22.0, [20.0], []) == {"to_floor": 1.1}
+
+
+def test_an_operator_run_is_also_held_against_its_rounds_fastest_admin_floor() -> None:
+    assert floor_ratios(22.0, [21.0], [], admin=[20.0, 22.0]) == {"to_floor": 1.05, "to_admin_floor": 1.1}
+
+
+STANDBY = Variant("sb", ())
+
+
+@pytest.mark.parametrize("round_", [0, 1, 2, 3])
+def test_every_round_writes_a_floor_per_writer_count_and_identity(round_: int) -> None:
+    plan = floor_plan([16, 32], [OPERATOR_SA, ADMIN], [], round_)
+    assert sorted((w, i) for w, _, i in plan) == [
+        (16, ADMIN),
+        (16, OPERATOR_SA),
+        (32, ADMIN),
+        (32, OPERATOR_SA),
+    ]
+
+
+def test_floor_identities_alternate_by_round_so_neither_always_runs_first() -> None:
+    firsts = [floor_plan([32], [OPERATOR_SA, ADMIN], [], r)[0][2] for r in range(4)]
+    assert firsts == [OPERATOR_SA, ADMIN, OPERATOR_SA, ADMIN]
+
+
+@pytest.mark.parametrize("round_", [0, 1])
+def test_standby_floors_are_written_as_the_floors_own_identity(round_: int) -> None:
+    plan = floor_plan([32], [OPERATOR_SA, ADMIN], [STANDBY], round_)
+    assert [(sb, i) for _, sb, i in plan if sb is not None] == [(STANDBY, OPERATOR_SA)]
+
+
+@pytest.mark.parametrize(
+    ("identity", "standby", "label"),
+    [
+        pytest.param(OPERATOR_SA, None, "floor", id="the-floor"),
+        pytest.param(OPERATOR_SA, STANDBY, "floor+sb", id="with-a-standby"),
+        pytest.param(ADMIN, None, "floor-admin", id="another-identity"),
+    ],
+)
+def test_floor_runs_are_labelled_by_what_they_are_held_as(
+    identity: str, standby: Variant | None, label: str
+) -> None:
+    assert floor_label(identity, OPERATOR_SA, standby) == label
+
+
+def test_only_the_floors_own_identity_is_labelled_plain_floor() -> None:
+    """The growth table's floor is the fastest `floor/W` run: an admin-first list makes the admin's it."""
+    assert floor_label(ADMIN, ADMIN, None) == "floor"
+    assert floor_label(OPERATOR_SA, ADMIN, None) == "floor-operator"
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        pytest.param("operator", [OPERATOR_SA], id="default"),
+        pytest.param("admin", [ADMIN], id="admin-only"),
+        pytest.param("operator,admin", [OPERATOR_SA, ADMIN], id="both"),
+        pytest.param(" admin , operator ", [ADMIN, OPERATOR_SA], id="spaces"),
+    ],
+)
+def test_floor_as_parses_identities_in_order(text: str, parsed: list[str]) -> None:
+    assert parse_floor_identities(text) == parsed
+
+
+@pytest.mark.parametrize("text", ["", ",", "root", "operator,operator", "operator,kubelet"])
+def test_floor_as_refuses_unknown_empty_or_repeated_identities(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="operator, admin"):
+        parse_floor_identities(text)

@@ -140,6 +140,39 @@ def test_every_deployment_has_an_enabler_to_wait_for(services: int, frontend: bo
             assert ("DynamoComponentDeployment", owner["name"]) in enablers
 
 
+@pytest.mark.parametrize(("services", "frontend"), SIZES)
+def test_a_role_binding_is_written_only_after_every_other_child(services: int, frontend: bool) -> None:
+    """The operator's ServiceAccount may not `bind`: the API server checks its RoleBinding against
+    the Role it names and answers 404 until that Role exists, so the floor keeps the operator's
+    waves and its RoleBindings come last."""
+    dgd = graph(services, frontend=frontend)
+    dgd["metadata"]["uid"] = "u-1"
+    children = wf.plan_graph_children(dgd, CTX)
+    first, last = wf.graph_waves(children)
+    assert {c["kind"] for c in last} == {"RoleBinding"}
+    assert "RoleBinding" not in {c["kind"] for c in first}
+    assert {r["roleRef"]["name"] for r in last} <= {
+        c["metadata"]["name"] for c in first if c["kind"] == "Role"
+    }
+
+
+@pytest.mark.parametrize(("services", "frontend"), SIZES)
+def test_the_waves_hold_every_child_once_in_order(services: int, frontend: bool) -> None:
+    dgd = graph(services, frontend=frontend)
+    dgd["metadata"]["uid"] = "u-1"
+    children = wf.plan_graph_children(dgd, CTX)
+    waved = [c for wave in wf.graph_waves(children) for c in wave]
+    assert sorted(map(id, waved)) == sorted(map(id, children))
+    assert [c for c in waved if c["kind"] != "RoleBinding"] == [
+        c for c in children if c["kind"] != "RoleBinding"
+    ]
+
+
+def test_children_without_a_role_binding_are_one_wave() -> None:
+    children = [{"kind": "ServiceAccount"}, {"kind": "DynamoComponentDeployment"}]
+    assert wf.graph_waves(children) == [children]
+
+
 # -- the pool -----------------------------------------------------------------------------------------
 
 
