@@ -94,6 +94,15 @@ def phases(versions: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def is_gone(version: dict[str, Any]) -> bool:
+    """A recorded version that says its object was deleted or is being deleted."""
+    return bool(version.get("_deleted") or version["metadata"].get("deletionTimestamp"))
+
+
+def old_names(old: dict[str, list[str]]) -> list[str]:
+    return [name for names in old.values() for name in names]
+
+
 def first(versions: list[dict[str, Any]], name: str, test: Any) -> int:
     return next(i for i, v in enumerate(versions) if v["metadata"]["name"] == name and test(v))
 
@@ -132,6 +141,15 @@ async def test_worker_edit_rolls_prefill_and_decode_keeping_workers_serving(
             await asyncio.sleep(POLL_SECONDS)
         else:
             raise AssertionError(f"rollout did not complete; phases {phases(graph_versions)}")
+        # The GET above can be ahead of the watches (seen once in a loaded `make test`: the recording
+        # ended at InProgress): let them catch up before judging what they saw.
+        await eventually(lambda: phases(graph_versions), until=lambda p: p[-1:] == ["Completed"], timeout=30)
+        await eventually(
+            lambda: all(
+                any(v["metadata"]["name"] == n and is_gone(v) for v in dcd_versions) for n in old_names(old)
+            ),
+            timeout=60,
+        )
 
     assert phases(graph_versions) == ["Pending", "InProgress", "Completed"]
     final = graph_versions[-1]["status"]["rollingUpdate"]
@@ -150,9 +168,7 @@ async def test_worker_edit_rolls_prefill_and_decode_keeping_workers_serving(
             lambda v: int(((v.get("status") or {}).get("service") or {}).get("readyReplicas") or 0) >= 1,
         )
         old_drained = first(dcd_versions, old_name, lambda v: (v.get("spec") or {}).get("replicas") == 0)
-        old_deleted = first(
-            dcd_versions, old_name, lambda v: v.get("_deleted") or v["metadata"].get("deletionTimestamp")
-        )
+        old_deleted = first(dcd_versions, old_name, is_gone)
         assert new_ready < old_drained < old_deleted, svc
 
     current_hash = final and graph_versions[-1]["metadata"]["annotations"]["nvidia.com/current-worker-hash"]
