@@ -23,8 +23,9 @@ For each N of --graphs (default 100,300,1000; each on its own cluster) it prints
 
 Levers are compared on one cluster: each --variant NAME=FLAGS is an operator run with those flags
 (its graphs in a namespace of their own, deleted before the next run), and --repeat R runs R rounds
-of (floor, every variant), since the host is shared and one run's figure is noisy (even rounds run
-the variants in reverse order, so none always runs right after the floor). Every run is printed;
+of (floor, every variant), since the host is shared and one run's figure is noisy (every other round
+runs the variants in reverse order, and its variants before its floor, so that neither the floor nor
+any variant always runs on the cluster as another run left it). Every run is printed;
 memory, quiet and restart figures come from the last run (--skip leaves phases out).
 
 At the end, one growth table: a row per size (time, ratios, memory, CPU, writes per graph). Its
@@ -52,7 +53,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -331,12 +332,19 @@ async def operator_phase(
     watching = asyncio.create_task(
         wf.track(api, h.DGD, namespace, h.is_converged, found=converged, changed=changed)
     )
+    profiling = None
     try:
-        t0, t0_wall = time.monotonic(), time.time()
-        cpu_before, op_cpu_before = cluster_cpu.sample(), op.cpu_seconds()
-        gc_before = gc_pauses(op.metrics())
+        # Every "before" sample is taken before the clock starts, as the floor's are: parsing the API
+        # server's /metrics (megabytes of text) kept the bench's event loop busy for 1-2 s, and inside
+        # the clock that was time in which no graph had been created yet (up to a tenth of a
+        # 100-graph run, charged to the operator alone).
+        sampling = time.monotonic()
         served_before = await am.apiserver_served(api)
+        gc_before = gc_pauses(op.metrics())
+        fig["sampling_s"] = round(time.monotonic() - sampling, 1)
+        cpu_before, op_cpu_before = cluster_cpu.sample(), op.cpu_seconds()
         profiling = profile()
+        t0, t0_wall = time.monotonic(), time.time()
         await h.bounded_gather(
             (api.create(h.DGD, three_service_graph(g, namespace)) for g in graphs), limit=CREATE_CONCURRENCY
         )
@@ -481,7 +489,8 @@ async def one_size(
     profile_dir: Path | None = None,
     floor_identities: Sequence[str] = (OPERATOR_SA,),
 ) -> dict[str, Any]:
-    """One cluster for size `n`: baseline, then `repeat` rounds of (floor, each variant)."""
+    """One cluster for size `n`: baseline, then `repeat` rounds of (floor, each variant), every other
+    round (counted back from the last) the variants first."""
     deadline = time.monotonic() + timeout
 
     def left() -> float:
@@ -509,10 +518,10 @@ async def one_size(
                 writers_as[OPERATOR_SA] = await Client.from_kubeconfig(
                     h.operator_kubeconfig(cluster, workdir / "floor.kubeconfig")
                 )
-            for r in range(repeat):
-                floors: list[float] = []
-                watched_floors: list[float] = []  # with the first standby attached
-                admin_floors: list[float] = []  # beside the operator's (--floor-as operator,admin)
+
+            async def write_floors(r: int) -> RoundFloors:
+                """Round `r`'s floors (every writer count as every identity, then with standbys)."""
+                floors = RoundFloors()
                 plan = floor_plan(floor_concurrency, floor_identities, standbys or [], r)
                 for writers, with_standby, identity in [] if "floor" in skip else plan:
                     h.say(
@@ -549,11 +558,11 @@ async def one_size(
                         await finish(profiling)
                     served = am.per_graph(floor.served, n)
                     if identity != floor_identities[0]:  # the admin's, beside the operator's
-                        admin_floors.append(floor.seconds)
+                        floors.admin.append(floor.seconds)
                     elif with_standby is None:
-                        floors.append(floor.seconds)
+                        floors.plain.append(floor.seconds)
                     elif standbys and with_standby == standbys[0]:
-                        watched_floors.append(floor.seconds)
+                        floors.watched.append(floor.seconds)
                     runs.append({
                         "run": f"{label}/{writers}",
                         "round": r + 1,
@@ -567,6 +576,11 @@ async def one_size(
                     })  # fmt: skip
                     fig.setdefault("floor_writes_by", dict(sorted(floor.writes.items())))
                     h.say(f"N={n}: floor {floor.seconds:.1f} s ({floor.writes_per_second:.0f} writes/s)")
+                return floors
+
+            async def run_variants(r: int) -> list[dict[str, Any]]:
+                """Round `r`'s operator runs, one per variant; their rows, ratios to come."""
+                rows: list[dict[str, Any]] = []
                 order = run_order(len(variants), r, repeat)
                 for place, i in enumerate(order):
                     variant = variants[i]
@@ -579,17 +593,28 @@ async def one_size(
                             profile_apiserver, api, profile_dir, f"{variant.name}-r{r + 1}", n
                         ),
                     )  # fmt: skip
-                    runs.append({
+                    rows.append({
                         "run": variant.name, "round": r + 1, "seconds": op_fig["operator_s"],
-                        **floor_ratios(op_fig["operator_s"], floors, watched_floors, admin=admin_floors),
                         "writes_per_dgd": op_fig["writes_per_dgd"],
                         "cpu_s": op_fig["run_cpu_s"], "gc_s": op_fig["run_gc_s"],
                         "rss_peak_mb": op_fig["rss_peak_mb"],
                         **control_plane_cpu(op_fig["control_plane_cpu"]),
                         "served": op_fig["served"],
                     })  # fmt: skip
+                    runs.append(rows[-1])
                     if last:
                         fig.update(op_fig)
+                return rows
+
+            for r in range(repeat):
+                if floors_first(r, repeat):
+                    floors = await write_floors(r)
+                    rows = await run_variants(r)
+                else:
+                    rows = await run_variants(r)
+                    floors = await write_floors(r)
+                for row in rows:
+                    row.update(floor_ratios(row["seconds"], floors.plain, floors.watched, admin=floors.admin))
             floor_runs = [x for x in runs if x["run"].startswith("floor/")]
             # The floor is a lower bound: its fastest run; the operator's is its first variant's best.
             first = [x["seconds"] for x in runs if x["run"] == variants[0].name]
@@ -617,6 +642,26 @@ async def one_size(
                 op.stop(timeout=30)
         cluster.down()
     return fig
+
+
+@dataclass
+class RoundFloors:
+    """The seconds of one round's floors, by what an operator run is held against."""
+
+    plain: list[float] = field(default_factory=list)
+    watched: list[float] = field(default_factory=list)  # with the first standby attached
+    admin: list[float] = field(default_factory=list)  # beside the operator's (--floor-as operator,admin)
+
+
+def floors_first(round_: int, rounds: int) -> bool:
+    """Whether round `round_` (from 0) of `rounds` writes its floors before its operator runs.
+
+    The rounds alternate, so neither the floor nor the operator always runs on the cluster as the
+    other left it (etcd's growing history, the last run's namespace still being emptied, a warmer
+    watch cache). Counted back from the last round, which writes its floors first: its last
+    operator run keeps running for the memory, quiet and restart figures, and a floor written while
+    an operator runs would be reconciled by it."""
+    return (rounds - 1 - round_) % 2 == 0
 
 
 def floor_ratios(

@@ -57,3 +57,27 @@ def test_per_graph_shows_every_read_and_terminated_watcher_as_a_count() -> None:
     """A re-list or a dropped watcher is rare and matters: shown however few, not divided."""
     served = Counter({"LIST pods": 3, "WATCH pods": 25, "TERMINATED-WATCHERS pods": 1, "PUT leases": 5})
     assert am.per_graph(served, 100) == {"LIST pods": 3, "TERMINATED-WATCHERS pods": 1, "WATCH pods": 25}
+
+
+def test_only_the_counted_families_are_parsed() -> None:
+    """The lines read are those of the four counted families (the histogram's sum alone); every other
+    family, and the histogram's buckets and count, are dropped before parsing."""
+    kept = am.counted_lines(METRICS).splitlines()
+    assert not [line for line in kept if "request_duration" in line or "_bucket" in line or "_count" in line]
+    assert len(kept) == 14
+
+
+def test_families_named_like_the_counted_ones_are_left_out() -> None:
+    """A family whose name only begins like a counted one is neither kept nor counted."""
+    noise = """\
+# HELP apiserver_watch_events_sizes_total_x other family sharing a prefix
+# TYPE apiserver_watch_events_sizes_total_x counter
+apiserver_watch_events_sizes_total_x{resource="deployments"} 7
+# TYPE apiserver_request_total_extra counter
+apiserver_request_total_extra{resource="deployments",verb="APPLY"} 5
+# TYPE etcd_request_duration_seconds histogram
+etcd_request_duration_seconds_bucket{operation="get",type="x",le="0.005"} 1
+etcd_request_duration_seconds_sum{operation="get",type="x"} 0.5
+"""
+    assert am.served_counts(noise + METRICS) == am.served_counts(METRICS)
+    assert am.counted_lines(noise) == ""

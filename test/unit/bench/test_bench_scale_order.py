@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 
 import pytest
 from bench.bench_scale import (
@@ -12,6 +13,7 @@ from bench.bench_scale import (
     floor_label,
     floor_plan,
     floor_ratios,
+    floors_first,
     parse_floor_identities,
     run_order,
 )
@@ -123,3 +125,21 @@ def test_floor_as_parses_identities_in_order(text: str, parsed: list[str]) -> No
 def test_floor_as_refuses_anything_but_its_three_forms(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError, match="operator, admin, operator,admin"):
         parse_floor_identities(text)
+
+
+@pytest.mark.parametrize("rounds", [1, 2, 3, 4, 5, 6])
+def test_the_last_round_writes_its_floors_first(rounds: int) -> None:
+    """Its last operator run stays up for the memory, quiet and restart figures; a floor written after
+    it would be reconciled by that operator."""
+    assert floors_first(rounds - 1, rounds)
+
+
+@pytest.mark.parametrize("rounds", [2, 3, 4, 5, 6])
+def test_rounds_alternate_whether_the_floor_or_the_operator_runs_first(rounds: int) -> None:
+    order = [floors_first(r, rounds) for r in range(rounds)]
+    assert all(a != b for a, b in itertools.pairwise(order))
+
+
+@pytest.mark.parametrize("rounds", [2, 4, 6])
+def test_an_even_number_of_rounds_puts_each_side_first_equally_often(rounds: int) -> None:
+    assert sum(floors_first(r, rounds) for r in range(rounds)) == rounds // 2
