@@ -10,6 +10,8 @@ from bench.bench_scale import (
     ADMIN,
     OPERATOR_SA,
     Variant,
+    balanced_groups,
+    balanced_median,
     floor_label,
     floor_plan,
     floor_ratios,
@@ -143,3 +145,41 @@ def test_rounds_alternate_whether_the_floor_or_the_operator_runs_first(rounds: i
 @pytest.mark.parametrize("rounds", [2, 4, 6])
 def test_an_even_number_of_rounds_puts_each_side_first_equally_often(rounds: int) -> None:
     assert sum(floors_first(r, rounds) for r in range(rounds)) == rounds // 2
+
+
+@pytest.mark.parametrize("rounds", [1, 2, 3, 4, 5, 6, 7])
+def test_every_round_counts_once_in_the_balanced_median(rounds: int) -> None:
+    groups = balanced_groups(rounds)
+    assert sorted(i for group in groups for i in group) == list(range(rounds))
+
+
+@pytest.mark.parametrize("rounds", [2, 3, 4, 5, 6, 7])
+def test_rounds_taken_together_ran_in_opposite_order(rounds: int) -> None:
+    for group in balanced_groups(rounds):
+        if len(group) == 2:
+            assert floors_first(group[0], rounds) != floors_first(group[1], rounds)
+
+
+@pytest.mark.parametrize("rounds", [2, 4, 6])
+def test_an_even_number_of_rounds_is_all_pairs(rounds: int) -> None:
+    assert all(len(group) == 2 for group in balanced_groups(rounds))
+
+
+def test_one_round_is_its_own_ratio() -> None:
+    assert balanced_median([1.23]) == 1.23
+
+
+def test_two_rounds_of_opposite_order_give_their_geometric_mean() -> None:
+    assert balanced_median([1.21, 1.0]) == 1.1
+
+
+def test_an_order_effect_that_alternates_by_round_cancels() -> None:
+    """Each round 10 % against whichever side ran first: the pairs all give the ratio without it, where
+    a plain median of the rounds would give one side's."""
+    true = 1.05
+    ratios = [true * 1.1, true / 1.1] * 3
+    assert balanced_median(ratios) == true
+
+
+def test_with_an_odd_number_of_rounds_the_first_stands_alone() -> None:
+    assert balanced_median([1.0, 1.21, 1.0]) == 1.05  # median of 1.0 and the pair's 1.1
