@@ -69,8 +69,9 @@ COUNTED_NAMES = frozenset({
 
 def counted_lines(metrics_text: str) -> str:
     """The lines of `metrics_text` that `served_counts` reads (their samples, HELP and TYPE), the rest
-    dropped before parsing: the API server's /metrics is megabytes of histograms, and parsing all of it
-    took the bench 1-2 s of CPU per sample."""
+    dropped before parsing: the API server's /metrics is megabytes of histograms (1.7 MB on a fresh
+    local cluster, more after a run), and parsing all of it took 0.7 s of CPU there, these lines
+    alone 0.02 s."""
 
     def name(line: str) -> str:
         if line.startswith("#"):  # "# HELP name text" or "# TYPE name type"
