@@ -921,7 +921,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DIR",
         help="run each operator under cProfile, one DIR/operator-<pid>.prof per process (CPU only)",
     )
-    parser.add_argument("--repeat", type=int, default=1, help="rounds of (floor, every variant) per size")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="rounds of (floor, every variant) per size, every other round the variants first"
+        " (an even number puts each side first equally often)",
+    )
     parser.add_argument("--skip", default="", help="comma-separated: baseline, floor, memory, quiet, restart")
     parser.add_argument(
         "--floor-writers",
