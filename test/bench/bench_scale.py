@@ -659,8 +659,8 @@ def floors_first(round_: int, rounds: int) -> bool:
     """Whether round `round_` (from 0) of `rounds` writes its floors before its operator runs.
 
     The rounds alternate, so neither the floor nor the operator always runs on the cluster as the
-    other left it (etcd's growing history, the last run's namespace still being emptied, a warmer
-    watch cache). Counted back from the last round, which writes its floors first: its last
+    other left it (the second run of a round measured faster whichever side it was; the cause is not
+    known). Counted back from the last round, which writes its floors first: its last
     operator run keeps running for the memory, quiet and restart figures, and a floor written while
     an operator runs would be reconciled by it."""
     return (rounds - 1 - round_) % 2 == 0
@@ -679,9 +679,9 @@ def balanced_median(ratios: Sequence[float]) -> float:
 
     Whichever side runs second in a round has measured faster: at 100 graphs, 12 rounds in
     alternating order gave 1.14-1.29 with the operator first and 0.83-1.13 with the floor first. A
-    plain median of such rounds falls at the edge of one of the two groups; a pair of rounds of
-    opposite order cancels the order's effect, as a round's pair cancels the host's drift. With an
-    odd number of rounds the first stands alone."""
+    plain median of such rounds is set by the two rounds nearest the gap between the groups; a pair
+    of rounds of opposite order cancels the order's effect, as a round's pair cancels the host's
+    drift. With an odd number of rounds the first stands alone."""
     balanced = [
         math.prod(ratios[i] for i in group) ** (1 / len(group)) for group in balanced_groups(len(ratios))
     ]

@@ -142,11 +142,6 @@ def test_rounds_alternate_whether_the_floor_or_the_operator_runs_first(rounds: i
     assert all(a != b for a, b in itertools.pairwise(order))
 
 
-@pytest.mark.parametrize("rounds", [2, 4, 6])
-def test_an_even_number_of_rounds_puts_each_side_first_equally_often(rounds: int) -> None:
-    assert sum(floors_first(r, rounds) for r in range(rounds)) == rounds // 2
-
-
 @pytest.mark.parametrize("rounds", [1, 2, 3, 4, 5, 6, 7])
 def test_every_round_counts_once_in_the_balanced_median(rounds: int) -> None:
     groups = balanced_groups(rounds)
@@ -174,8 +169,7 @@ def test_two_rounds_of_opposite_order_give_their_geometric_mean() -> None:
 
 
 def test_an_order_effect_that_alternates_by_round_cancels() -> None:
-    """Each round 10 % against whichever side ran first: the pairs all give the ratio without it, where
-    a plain median of the rounds would give one side's."""
+    """Each round 10 % against whichever side ran first: every pair gives the ratio without it."""
     true = 1.05
     ratios = [true * 1.1, true / 1.1] * 3
     assert balanced_median(ratios) == true
