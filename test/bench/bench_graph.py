@@ -137,6 +137,13 @@ async def drop_namespace(api: Client, name: str, *, timeout: float) -> None:  # 
         await wait_until(gone, timeout=timeout, what=f"namespace {name} deleted")
 
 
+# A local control plane with nothing to do spends 0.01-0.04 of a core (one kwok node, measured over
+# 2 s windows: node heartbeats, leases, the controllers' resyncs); a run's writes, 1.3-2.
+IDLE_CORES = 0.1
+IDLE_WINDOW_S = 1.0
+IDLE_BOUND_S = 90.0
+
+
 class ClusterCPU:
     """CPU seconds of each control-plane process: a measure of the work a phase cost the cluster that,
     unlike wall time, barely moves when other programs share the host."""
@@ -155,6 +162,32 @@ class ClusterCPU:
     @staticmethod
     def spent(after: dict[str, float], before: dict[str, float]) -> dict[str, float]:
         return {name: after[name] - before.get(name, 0.0) for name in after}
+
+    async def wait_idle(
+        self,
+        *,
+        idle_cores: float = IDLE_CORES,
+        window: float = IDLE_WINDOW_S,
+        bound: float = IDLE_BOUND_S,
+    ) -> float:
+        """Wait until the control plane spends under `idle_cores` over a `window` (at most `bound`
+        seconds); the seconds waited. A run started right after another's namespace was deleted
+        shares the host with what the cluster still does about that deletion."""
+        started = time.monotonic()
+        before = self.sample()
+        while True:
+            await asyncio.sleep(window)
+            after = self.sample()
+            waited = time.monotonic() - started
+            if is_idle(self.spent(after, before), window, idle_cores) or waited >= bound:
+                return round(waited, 1)
+            before = after
+
+
+def is_idle(spent: dict[str, float], window: float, idle_cores: float) -> bool:
+    """Whether CPU seconds `spent` by the control plane's processes over `window` seconds come to
+    under `idle_cores` cores."""
+    return sum(spent.values()) < idle_cores * window
 
 
 async def baseline(
@@ -198,14 +231,25 @@ async def write_floor(
     concurrency: int = wf.DEFAULT_CONCURRENCY,
     count_served: Callable[[], Awaitable[Counter[str]]] | None = None,
     writer: Client | None = None,
+    namespace: str = "bench-floor",
+    wait_idle: bool = False,
 ) -> tuple[wf.FloorFigures, dict[str, float]]:
     """The cost of the writes alone (test/bench/write_floor.py): every object the operator writes for
     `n` graphs, sent through a pool of `concurrency` writers with no controller in between, by
-    `writer` (default `api`: whose identity the API server authenticates and authorizes). Returns
-    the floor's figures and the control plane's CPU seconds meanwhile; with `count_served`, the
-    figures carry what it counted over the run (the namespace's deletion after it left out)."""
-    ns = "bench-floor"
+    `writer` (default `api`: whose identity the API server authenticates and authorizes), into
+    `namespace` (created here, deleted after). Returns the floor's figures and the control plane's
+    CPU seconds meanwhile; with `count_served`, the figures carry what it counted over the run (the
+    namespace's deletion after it left out). With `wait_idle`, the clock starts once the control plane
+    is idle (`ClusterCPU.wait_idle`; `idle_wait_s` in the figures says how long that took).
+
+    A caller running several floors gives each a namespace name never used before in the cluster:
+    for 30 s after a namespace's DELETE the API server's NamespaceLifecycle admission looks the
+    namespace up live (a GET through its own loopback client, to etcd) on every request into a
+    namespace of that name but deletes, so a floor written into a name just deleted pays thousands
+    of extra reads the operator's runs (fresh names) never do."""
+    ns = namespace
     await make_namespace(api, ns)
+    idle_wait = await cluster_cpu.wait_idle() if wait_idle else None
     served_before = await count_served() if count_served else Counter[str]()
     cpu_before = cluster_cpu.sample()
     manifests = [make_graph(f"g{i:05d}", ns) for i in range(n)]
@@ -213,6 +257,7 @@ async def write_floor(
     spent = ClusterCPU.spent(cluster_cpu.sample(), cpu_before)
     if count_served:
         fig.served = await count_served() - served_before
+    fig.idle_wait_s = idle_wait
     await drop_namespace(api, ns, timeout=timeout)
     return fig, spent
 

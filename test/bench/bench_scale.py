@@ -340,6 +340,7 @@ async def operator_phase(
         # server's /metrics (megabytes of text) kept the bench's event loop busy for 1-2 s, and inside
         # the clock that was time in which no graph had been created yet (up to a tenth of a
         # 100-graph run, charged to the operator alone).
+        fig["idle_wait_s"] = await cluster_cpu.wait_idle()
         sampling = time.monotonic()
         served_before = await am.apiserver_served(api)
         gc_before = gc_pauses(op.metrics())
@@ -525,7 +526,7 @@ async def one_size(
                 """Round `r`'s floors (every writer count as every identity, then with standbys)."""
                 floors = RoundFloors()
                 plan = floor_plan(floor_concurrency, floor_identities, standbys or [], r)
-                for writers, with_standby, identity in [] if "floor" in skip else plan:
+                for k, (writers, with_standby, identity) in enumerate([] if "floor" in skip else plan):
                     h.say(
                         f"N={n}: write floor #{r + 1}, {writers} writers as {IDENTITY_NAMES[identity]}:"
                         " the operator's writes, no operator"
@@ -547,6 +548,7 @@ async def one_size(
                         floor, floor_cpu = await bg.write_floor(
                             api, n, left(), cpu, make_graph=three_service_graph, concurrency=writers,
                             count_served=lambda: am.apiserver_served(api), writer=writers_as[identity],
+                            namespace=floor_namespace(r, k), wait_idle=True,
                         )  # fmt: skip
                         if standby is not None:
                             standby_cpu = standby.cpu_seconds() - standby_cpu
@@ -574,6 +576,7 @@ async def one_size(
                         "writes_per_dgd": floor.total_writes / n,
                         "cpu_s": round(floor.client_cpu_s, 1),
                         **control_plane_cpu(floor_cpu),
+                        "idle_wait_s": floor.idle_wait_s,
                         "served": served,
                     })  # fmt: skip
                     fig.setdefault("floor_writes_by", dict(sorted(floor.writes.items())))
@@ -588,7 +591,7 @@ async def one_size(
                     variant = variants[i]
                     last = r == repeat - 1 and place == len(order) - 1
                     op_fig = await operator_phase(
-                        api, cluster, workdir, n, variant=variant, namespace=f"{NS}-{r}-{i}",
+                        api, cluster, workdir, n, variant=variant, namespace=operator_namespace(r, i),
                         timeout=left(), last=last, skip=skip, settle=settle,
                         quiet_window=quiet_window, ops=ops, cluster_cpu=cpu,
                         profile=functools.partial(
@@ -601,6 +604,7 @@ async def one_size(
                         "cpu_s": op_fig["run_cpu_s"], "gc_s": op_fig["run_gc_s"],
                         "rss_peak_mb": op_fig["rss_peak_mb"],
                         **control_plane_cpu(op_fig["control_plane_cpu"]),
+                        "idle_wait_s": op_fig["idle_wait_s"],
                         "served": op_fig["served"],
                     })  # fmt: skip
                     runs.append(rows[-1])
@@ -659,10 +663,10 @@ def floors_first(round_: int, rounds: int) -> bool:
     """Whether round `round_` (from 0) of `rounds` writes its floors before its operator runs.
 
     The rounds alternate, so neither the floor nor the operator always runs on the cluster as the
-    other left it (the second run of a round measured faster whichever side it was; the cause is not
-    known). Counted back from the last round, which writes its floors first: its last
-    operator run keeps running for the memory, quiet and restart figures, and a floor written while
-    an operator runs would be reconciled by it."""
+    other left it (the second run of a round has measured faster whichever side it was, in some sets
+    of rounds and not in others; the cause is not known). Counted back from the last round, which
+    writes its floors first: its last operator run keeps running for the memory, quiet and restart
+    figures, and a floor written while an operator runs would be reconciled by it."""
     return (rounds - 1 - round_) % 2 == 0
 
 
@@ -710,6 +714,20 @@ def floor_plan(
     order = list(identities) if round_ % 2 == 0 else list(reversed(identities))
     plain = [(w, None, identity) for identity in order for w in writers]
     return plain + [(w, sb, identities[0]) for sb in standbys for w in writers]
+
+
+def operator_namespace(round_: int, variant: int) -> str:
+    """The namespace of round `round_`'s run of variant `variant` (by index): used once per cluster."""
+    return f"{NS}-{round_}-{variant}"
+
+
+def floor_namespace(round_: int, index: int) -> str:
+    """The namespace of round `round_`'s `index`-th floor (its place in `floor_plan`): a name no
+    other run of the cluster uses, as each operator run's (`operator_namespace`). Into a name deleted
+    under 30 s before, every write costs the API server a live lookup of the namespace
+    (`bench_graph.write_floor`), which the operator's runs, each in a new name, never paid; with one
+    name for every floor, the second of two back-to-back floors paid it."""
+    return f"{NS}-floor-{round_}-{index}"
 
 
 def floor_label(identity: str, primary: str, standby: Variant | None) -> str:
@@ -805,6 +823,7 @@ RUN_COLUMNS = (
     ("rss_peak_mb", "RSS MB"),
     ("apiserver_cpu_s", "apisrv CPU"),
     ("cluster_cpu_s", "clust. CPU"),
+    ("idle_wait_s", "idle wait"),
 )
 
 
@@ -828,7 +847,8 @@ def print_runs(runs: list[dict[str, Any]]) -> None:
         " attached, i.e. the writes plus the watches the operator needs; /floor-adm: against the round's"
         " floor written as the cluster admin (--floor-as operator,admin); apisrv/clust. CPU:"
         " CPU s of the API server / of every control-plane process during the run, which host noise"
-        " moves far less than seconds):",
+        " moves far less than seconds; idle wait: seconds waited before the clock started for the"
+        " control plane to go idle):",
         flush=True,
     )
     print("    " + " ".join(f"{title:>10}" for _, title in RUN_COLUMNS), flush=True)

@@ -245,6 +245,8 @@ class FloorFigures:
     # What the API server served meanwhile (apiserver_metrics.served_counts: every client's writes,
     # every watcher's events), when the caller sampled it (bench_graph.write_floor's `count_served`).
     served: Counter[str] = field(default_factory=Counter)
+    # Seconds the caller waited for an idle control plane before the clock started (None: it did not).
+    idle_wait_s: float | None = None
 
     @property
     def total_writes(self) -> int:

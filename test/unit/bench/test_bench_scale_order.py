@@ -13,9 +13,11 @@ from bench.bench_scale import (
     balanced_groups,
     balanced_median,
     floor_label,
+    floor_namespace,
     floor_plan,
     floor_ratios,
     floors_first,
+    operator_namespace,
     parse_floor_identities,
     run_order,
 )
@@ -96,6 +98,25 @@ def test_floor_runs_are_labelled_by_what_they_are_held_as(
 def test_an_admin_only_floor_is_labelled_plain_floor() -> None:
     """The growth table's floor is the fastest `floor/W` run, whoever wrote it."""
     assert floor_label(ADMIN, ADMIN, None) == "floor"
+
+
+@pytest.mark.parametrize("identities", [[OPERATOR_SA], [ADMIN], [OPERATOR_SA, ADMIN]])
+@pytest.mark.parametrize("standbys", [0, 2])
+def test_no_two_runs_of_a_cluster_write_into_the_same_namespace_name(
+    identities: list[str], standbys: int
+) -> None:
+    """A name deleted under 30 s before makes the API server look the namespace up live on every
+    write into it (NamespaceLifecycle admission): a run reusing one would pay reads no other run
+    pays."""
+    rounds, writer_counts, variants = 6, [16, 32], 3
+    sbs = [Variant(f"sb{i}") for i in range(standbys)]
+    names = [
+        floor_namespace(r, k)
+        for r in range(rounds)
+        for k, _ in enumerate(floor_plan(writer_counts, identities, sbs, r))
+    ]
+    names += [operator_namespace(r, i) for r in range(rounds) for i in range(variants)]
+    assert len(names) == len(set(names))
 
 
 @pytest.mark.parametrize(
