@@ -171,8 +171,9 @@ class ClusterCPU:
         bound: float = IDLE_BOUND_S,
     ) -> float:
         """Wait until the control plane spends under `idle_cores` over a `window` (at most `bound`
-        seconds); the seconds waited. A run started right after another's namespace was deleted
-        shares the host with what the cluster still does about that deletion."""
+        seconds); the seconds waited. A guard, so that no run's clock starts while the cluster still
+        works on the run before (e.g. the namespace it just deleted): in every run measured so far
+        the control plane was already idle after the first window."""
         started = time.monotonic()
         before = self.sample()
         while True:

@@ -336,11 +336,12 @@ async def operator_phase(
     )
     profiling = None
     try:
+        # As the floor's: the clock starts on an idle control plane (`ClusterCPU.wait_idle`).
+        fig["idle_wait_s"] = await cluster_cpu.wait_idle()
         # Every "before" sample is taken before the clock starts, as the floor's are: parsing the API
         # server's /metrics (megabytes of text) kept the bench's event loop busy for 1-2 s, and inside
         # the clock that was time in which no graph had been created yet (up to a tenth of a
         # 100-graph run, charged to the operator alone).
-        fig["idle_wait_s"] = await cluster_cpu.wait_idle()
         sampling = time.monotonic()
         served_before = await am.apiserver_served(api)
         gc_before = gc_pauses(op.metrics())
