@@ -682,8 +682,10 @@ def balanced_median(ratios: Sequence[float]) -> float:
     """The median of a variant's per-round ratios to the floor (in round order), each two rounds of
     opposite order (`floors_first`) taken together as the geometric mean of their two ratios.
 
-    Whichever side runs second in a round has measured faster: at 100 graphs, 12 rounds in
-    alternating order gave 1.14-1.29 with the operator first and 0.83-1.13 with the floor first. A
+    Whichever side ran second in a round has measured faster in some sets: at 100 graphs, 12 rounds
+    in alternating order gave 1.14-1.29 with the operator first and 0.83-1.13 with the floor first
+    (every floor then in one namespace name, so a floor-first round's floor, written right after the
+    round before's, paid the live lookups `floor_namespace` describes). A
     plain median of such rounds is set by the two rounds nearest the gap between the groups; a pair
     of rounds of opposite order cancels the order's effect, as a round's pair cancels the host's
     drift. With an odd number of rounds the first stands alone."""
@@ -849,7 +851,7 @@ def print_runs(runs: list[dict[str, Any]]) -> None:
         " floor written as the cluster admin (--floor-as operator,admin); apisrv/clust. CPU:"
         " CPU s of the API server / of every control-plane process during the run, which host noise"
         " moves far less than seconds; idle wait: seconds waited before the clock started for the"
-        " control plane to go idle):",
+        " control plane to go idle, at least one 1-s window, so 1.0 means it already was):",
         flush=True,
     )
     print("    " + " ".join(f"{title:>10}" for _, title in RUN_COLUMNS), flush=True)
