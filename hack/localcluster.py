@@ -377,9 +377,12 @@ class LocalCluster:
         nodes: int = DEFAULT_NODES,
         owner_pid: int | None = None,
         addons: Sequence[str] = (),
+        crds: Sequence[Path | str] = (),
     ) -> None:
         self.name = name
         self.addons = cluster_addons.parse(addons)
+        # CRD manifests (files or directories) installed before the controller-manager starts (`up`).
+        self.crds = tuple(Path(c) for c in crds)
         self.state_dir = Path(state_dir) if state_dir else default_state_dir(name)
         self._bin_dir = Path(bin_dir) if bin_dir else None
         self.nodes = nodes
@@ -517,6 +520,14 @@ class LocalCluster:
             self.start_component(ETCD, deadline=deadline)
             self.start_component(APISERVER, deadline=deadline)
             self._create_nodes()
+            # Every CRD before the controller-manager: its garbage collector maps kinds from the
+            # discovery it read at start and re-reads that only every 30 s, so the dependents of an
+            # object whose kind was installed after it starts wait up to 30 s to be collected.
+            if self.crds:
+                self._install_crds(self.crds, what="the CRDs asked for", deadline=deadline)
+            for addon in self.addons:
+                crd_dir = Path(self._state()["addon_dirs"][addon]) / "crds"
+                self._install_crds([crd_dir], what=f"add-on {addon}'s CRDs", deadline=deadline)
             for name in (CONTROLLER_MANAGER, SCHEDULER, KWOK):
                 self.start_component(name, wait=False)
             self.wait_usable(deadline=deadline)
@@ -585,27 +596,32 @@ class LocalCluster:
     def _addon_work_dir(self, addon: str) -> Path:
         return self.state_dir / "addons" / addon
 
-    def _start_addon(self, name: str, *, deadline: float) -> None:
-        """CRDs (Established), serving certificate, config, process (healthy), then its webhooks: in
-        that order, so no request is sent to a webhook whose server is not up yet."""
-        addon = ADDONS[name]
-        state = self._state()
-        crd_dir = Path(state["addon_dirs"][name]) / "crds"
+    def _install_crds(self, paths: Sequence[Path], *, what: str, deadline: float) -> None:
+        """Server-side apply the CRD manifests in `paths` (files or directories) and wait until each
+        is Established."""
         # kubectl parses the YAML (this module stays stdlib-only); server-side, as the LWS CRD is too
         # big for the last-applied annotation of a client-side apply.
+        files = [arg for path in paths for arg in ("-f", str(path))]
         done = subprocess.run(
             ["kubectl", f"--kubeconfig={self.kubeconfig}", "apply", "--server-side", "--force-conflicts",
-             "--field-manager=dynamo-localcluster", "-o", "name", "-f", str(crd_dir)],
+             "--field-manager=dynamo-localcluster", "-o", "name", *files],
             capture_output=True, text=True, timeout=90, check=False,
         )  # fmt: skip
         if done.returncode != 0:
-            raise ClusterError(f"installing {name}'s CRDs failed: {done.stderr.strip()}")
+            raise ClusterError(f"installing {what} failed: {done.stderr.strip()}")
         for crd in done.stdout.split():
             path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd.rsplit('/', 1)[1]}"
             while not self._established(path):
                 if time.monotonic() > deadline:
-                    raise ClusterError(f"{crd} of add-on {name} not Established in time")
+                    raise ClusterError(f"{crd} ({what}) not Established in time")
                 time.sleep(POLL_SECONDS)
+
+    def _start_addon(self, name: str, *, deadline: float) -> None:
+        """Serving certificate, config, process (healthy), then its webhooks (its CRDs are in since
+        before the controller-manager started, see `up`): in that order, so no request is sent to a
+        webhook whose server is not up yet."""
+        addon = ADDONS[name]
+        state = self._state()
         work = self._addon_work_dir(name)
         make_serving_cert(self._pki, work / "certs")
         cluster_addons.write_config(addon, work, self._addon_ports(name, state), work / "certs")
@@ -942,12 +958,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=DEFAULT_NODES)
     parser.add_argument("--timeout", type=float, default=240.0)
     parser.add_argument("--addons", default="", help=f"comma-separated, of: {', '.join(ADDONS)}")
+    parser.add_argument(
+        "--crds",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="up: CRD manifests (a file or directory; repeatable) to install before the "
+        "controller-manager starts, so its garbage collector knows their kinds from the start",
+    )
     args = parser.parse_args(argv)
     try:
         addons = cluster_addons.parse(args.addons)
     except ValueError as e:
         parser.error(str(e))
-    cluster = LocalCluster(args.name, state_dir=args.state_dir, nodes=args.nodes, addons=addons)
+    cluster = LocalCluster(
+        args.name, state_dir=args.state_dir, nodes=args.nodes, addons=addons, crds=args.crds
+    )
     try:
         match args.command:
             case "up":

@@ -26,7 +26,9 @@ else
   make --no-print-directory cluster-bins >&2
   py=python3
   [ -x .venv/bin/python ] && py=.venv/bin/python
-  KUBECONFIG=$("$py" hack/localcluster.py up | tail -n 1)
+  # The CRDs go in before its controller-manager starts, so deleting a graph collects its children
+  # from the first moment (the garbage collector learns kinds installed later only within 30 s).
+  KUBECONFIG=$("$py" hack/localcluster.py up --crds config/crd/bases | tail -n 1)
   export KUBECONFIG
   say "using the local control plane (stop it with 'make cluster-down'); in another shell:"
   say "  export KUBECONFIG=$KUBECONFIG      (or: eval \$(make kubeconfig))"

@@ -37,6 +37,10 @@ KUBECTL_TIMEOUT = 60.0  # seconds, per kubectl call
 TEST_NAMESPACE_LABEL = "dynamo-operator.test/namespace"
 ADDONS_ENV = "DYNAMO_TEST_CLUSTER_ADDONS"
 ADDONS_MARK = "addons"
+# Installed before a local cluster's controller-manager starts (LocalCluster's `crds`): its garbage
+# collector then knows the project's kinds from the first moment, instead of within 30 s of their
+# installation (until then, deleting a graph leaves its components and their workloads in place).
+PROJECT_CRDS = Path(__file__).resolve().parents[2] / "config" / "crd" / "bases"
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +157,7 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
         return
     reap_orphans()  # clusters of earlier sessions that were killed before their teardown
     addons, missing = _buildable_addons(wanted)
-    local = LocalCluster(f"pytest-{os.getpid()}", owner_pid=os.getpid(), addons=addons)
+    local = LocalCluster(f"pytest-{os.getpid()}", owner_pid=os.getpid(), addons=addons, crds=[PROJECT_CRDS])
     atexit.register(local.down)  # backstop if the session dies between up() and teardown
     # `timeout`, CI runners and IDEs stop pytest with SIGTERM, which would skip every teardown and
     # leave the cluster running: treat it like Ctrl-C, which pytest unwinds through the fixtures.
@@ -247,7 +251,7 @@ def private_cluster(name: str, *, nodes: int = 2) -> Iterator[Cluster]:
     cluster, where there is no second one to start."""
     if os.environ.get(USE_EXISTING_ENV) == "1":
         pytest.skip(f"needs a private local control plane; {USE_EXISTING_ENV}=1 runs on one cluster only")
-    local = LocalCluster(f"{name}-{os.getpid()}", nodes=nodes, owner_pid=os.getpid())
+    local = LocalCluster(f"{name}-{os.getpid()}", nodes=nodes, owner_pid=os.getpid(), crds=[PROJECT_CRDS])
     atexit.register(local.down)
     try:
         local.up()
