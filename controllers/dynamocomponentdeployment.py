@@ -33,6 +33,7 @@ from dynamo_operator.internal.apply import (
     Recorder,
     RefusalReporter,
     StatusWriter,
+    TerminatingNamespaces,
     report_sync_failure,
 )
 from dynamo_operator.internal.client.errors import ApiError, TransportError
@@ -111,9 +112,11 @@ class DynamoComponentDeploymentReconciler:
         volcano: bool = False,
         pods: PodLister | None = None,
         clock: Callable[[], float] = time.time,
+        terminating: TerminatingNamespaces | None = None,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
         self._clock = clock
+        self._terminating = terminating if terminating is not None else TerminatingNamespaces(clock=clock)
         self._pods = pods  # None: conditions carry the workload's counts only
         self._gen_context = gen_context
         self._syncer = ChildSyncer(
@@ -124,6 +127,7 @@ class DynamoComponentDeploymentReconciler:
             stamp=LAST_APPLIED_HASH,
             confirm_owner=kinds.DCD,
             announce_created=lambda dcd: not part_of_a_graph(dcd),
+            terminating=self._terminating,
         )
         self._status = StatusWriter(client, kinds.DCD)
         self._refusals = RefusalReporter(self._status, rejected_status, recorder)
@@ -156,6 +160,8 @@ class DynamoComponentDeploymentReconciler:
         raw = self._cache.get(kinds.DCD, key)
         if raw is None or raw["metadata"].get("deletionTimestamp"):
             return Result()  # gone, or going: children are garbage-collected, create nothing
+        if (left_alone := self._terminating.leave_alone(raw)) is not None:
+            return left_alone  # its namespace is being deleted (internal/apply/terminating.py)
         try:
             return await self._reconcile(key, raw)
         except Rejected as rejected:

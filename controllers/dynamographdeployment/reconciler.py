@@ -40,6 +40,7 @@ from dynamo_operator.internal.apply import (
     RefusalReporter,
     StatusWriter,
     SyncReport,
+    TerminatingNamespaces,
     report_sync_failure,
 )
 from dynamo_operator.internal.client.resource import Resource, object_key, split_key
@@ -107,8 +108,10 @@ class DynamoGraphDeploymentReconciler:
         gen_context: GenContextFor,
         inference_pools: bool = False,
         clock: Callable[[], float] = time.time,
+        terminating: TerminatingNamespaces | None = None,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
+        self._terminating = terminating if terminating is not None else TerminatingNamespaces(clock=clock)
         self._gen_context = gen_context
         owned = [
             kinds.DCD,
@@ -130,6 +133,7 @@ class DynamoGraphDeploymentReconciler:
             field_manager=consts.FIELD_MANAGER,
             stamp=LAST_APPLIED_HASH,
             confirm_owner=kinds.DGD,
+            terminating=self._terminating,
         )
         self._status = StatusWriter(client, kinds.DGD)
         self._refusals = RefusalReporter(self._status, rejected_status, recorder)
@@ -168,6 +172,8 @@ class DynamoGraphDeploymentReconciler:
         raw = self._cache.get(kinds.DGD, key)
         if raw is None or raw["metadata"].get("deletionTimestamp"):
             return Result()  # gone, or going (foreground deletion): create nothing, GC does the rest
+        if (left_alone := self._terminating.leave_alone(raw)) is not None:
+            return left_alone  # its namespace is being deleted (internal/apply/terminating.py)
         ctx = self._gen_context(split_key(key)[0] or "")
         children = self._cache.by_index(kinds.DCD, "controller", raw["metadata"]["uid"])
         view = read_graph(raw, children=children, operator_version=ctx.operator_version)

@@ -9,7 +9,8 @@ each child was written from, and the per-kind shapes of the cache the write memo
 - `mutation_cache`: `RecentWrites`, what this process wrote that the cache may not show yet;
 - `status`: `StatusWriter`, the one status subresource writer of every kind;
 - `failures`: what a failed sync raises and how the owner's reconcile reports it;
-- `refusal`: `RefusalReporter`, the failure status and Warning Event of a refused or failed owner.
+- `refusal`: `RefusalReporter`, the failure status and Warning Event of a refused or failed owner;
+- `terminating`: `TerminatingNamespaces`, namespaces a refused create showed are being deleted.
 """
 
 from dynamo_operator.internal.apply.failures import (
@@ -32,6 +33,7 @@ from dynamo_operator.internal.apply.mutation_cache import RecentWrites
 from dynamo_operator.internal.apply.refusal import FailedStatus, RefusalReporter
 from dynamo_operator.internal.apply.status import StatusWriter
 from dynamo_operator.internal.apply.syncer import ChildSyncer, Desired, SyncReport, prepare
+from dynamo_operator.internal.apply.terminating import TerminatingNamespaces
 
 __all__ = [
     "CONFLICT_RECHECK_SECONDS",
@@ -51,6 +53,7 @@ __all__ = [
     "StatusClient",
     "StatusWriter",
     "SyncReport",
+    "TerminatingNamespaces",
     "conflict_message",
     "prepare",
     "report_sync_failure",

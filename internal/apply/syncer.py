@@ -25,6 +25,7 @@ from typing import Any
 from dynamo_operator.internal.apply.failures import ChildrenOwnedByOthers, ChildWriteError, DuplicateChildren
 from dynamo_operator.internal.apply.interface import ChildClient, ChildReader, HashStamp, Obj, Recorder
 from dynamo_operator.internal.apply.mutation_cache import RecentWrites, write_key
+from dynamo_operator.internal.apply.terminating import TerminatingNamespaces
 from dynamo_operator.internal.apply.waves import waves
 from dynamo_operator.internal.cache.store import CONTROLLER_INDEX
 from dynamo_operator.internal.cache.transform import strip_managed_fields
@@ -108,7 +109,8 @@ class ChildSyncer:
     `field_manager` owns the applied fields; `stamp` records on each child what it was written
     from; `confirm_owner`, the owners' kind, makes a sync confirm its owner before its first create
     (see `_owner_still_there`); `announce_created(owner)` False leaves an owner's creations out of
-    its summary Event (updates and deletions are always told).
+    its summary Event (updates and deletions are always told); `terminating` learns of each create
+    refused because the owner's namespace is being deleted.
     """
 
     def __init__(
@@ -122,12 +124,14 @@ class ChildSyncer:
         recent: RecentWrites | None = None,
         confirm_owner: Resource | None = None,
         announce_created: Callable[[Obj], bool] | None = None,
+        terminating: TerminatingNamespaces | None = None,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
         self._announce_created = announce_created
         self._field_manager, self._stamp = field_manager, stamp
         self._recent = recent if recent is not None else RecentWrites()
         self._owner_resource = confirm_owner
+        self._terminating = terminating
 
     def _shape_for_memory(self, resource: Resource, written: Obj) -> Obj:
         """What to remember of a write: the cache's shape of it, not the whole response, since the
@@ -362,6 +366,8 @@ class ChildSyncer:
         if isinstance(err, errors.Conflict):
             return  # a stale view: the retry will succeed, no need to alarm anyone
         if errors.namespace_terminating(err):
+            if self._terminating is not None:
+                self._terminating.refused(str(owner["metadata"].get("namespace") or ""))
             return  # the namespace is going with the owner; its Event would be refused as well
         self._recorder.event(
             owner,

@@ -138,3 +138,26 @@ def syncer(client: Any, cache: Any, recorder: FakeRecorder | None = None, **opti
         stamp=STAMP,
         **options,
     )
+
+
+class RefusingClient(FakeClient):
+    """Every apply is refused with `error`."""
+
+    def __init__(self, cache: FakeCache, error: errors.ApiError) -> None:
+        super().__init__(cache)
+        self.error = error
+
+    async def apply(self, resource: Any, obj: Any, *, field_manager: str = "", force: bool = False) -> Any:
+        self.calls.append(("apply", obj["metadata"]["name"]))
+        raise self.error
+
+
+def terminating_namespace() -> errors.Forbidden:
+    """The API server's refusal of a create in a namespace being deleted."""
+    return errors.Forbidden(
+        403,
+        "Forbidden",
+        'configmaps "c" is forbidden: unable to create new content in namespace ns because it is being'
+        " terminated",
+        {"causes": [{"reason": "NamespaceTerminating", "field": "metadata.namespace"}]},
+    )

@@ -16,7 +16,7 @@ from dynamo_operator.internal.apply import (
 )
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.controller.result import TerminalError
-from unit.apply.fakes import OWNER, FakeCache, FakeClient, FakeRecorder, cm, syncer
+from unit.apply.fakes import OWNER, FakeCache, FakeRecorder, RefusingClient, cm, syncer, terminating_namespace
 
 
 @pytest.mark.parametrize(
@@ -75,16 +75,6 @@ async def test_a_transient_write_error_is_left_to_the_queue_backoff() -> None:
     assert reported == []
 
 
-def terminating_namespace() -> errors.Forbidden:
-    return errors.Forbidden(
-        403,
-        "Forbidden",
-        'configmaps "c" is forbidden: unable to create new content in namespace ns because it is being'
-        " terminated",
-        {"causes": [{"reason": "NamespaceTerminating", "field": "metadata.namespace"}]},
-    )
-
-
 async def test_a_create_refused_by_a_dying_namespace_ends_the_reconcile_quietly() -> None:
     """The namespace never comes back and takes the owner with it: no retry (it cannot succeed), no
     condition, no Warning (it would be refused too), no error."""
@@ -114,15 +104,3 @@ async def test_the_syncer_still_warns_of_other_refused_writes() -> None:
     with pytest.raises(ChildWriteError):
         await syncer(client, cache, recorder).sync(OWNER, [Desired(kinds.CONFIG_MAP, cm("c", "1"))], owned=[])
     assert recorder.events == [("Warning", "ApplyConfigMapFailed")]
-
-
-class RefusingClient(FakeClient):
-    """Every apply is refused with `error`."""
-
-    def __init__(self, cache: FakeCache, error: errors.ApiError) -> None:
-        super().__init__(cache)
-        self.error = error
-
-    async def apply(self, resource: Any, obj: Any, *, field_manager: str = "", force: bool = False) -> Any:
-        self.calls.append(("apply", obj["metadata"]["name"]))
-        raise self.error
