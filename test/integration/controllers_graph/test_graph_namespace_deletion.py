@@ -33,6 +33,16 @@ HOLD = "the test keeps this object while its namespace goes"
 READY_TIMEOUT = 120.0
 SETTLE_SECONDS = 3.0
 WATCH_SECONDS = 8.0
+# What the policy refuses to delete: the graph, and the probe ConfigMap that shows it is in force.
+HOLD_RULES = [
+    {
+        "apiGroups": [kinds.DGD.group],
+        "apiVersions": ["*"],
+        "operations": ["DELETE"],
+        "resources": [kinds.DGD.plural],
+    },
+    {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["configmaps"]},
+]
 
 
 def ready(dgd: dict[str, Any]) -> bool:
@@ -70,17 +80,13 @@ async def test_a_namespace_being_deleted_gets_no_more_writes_events_or_errors(
 ) -> None:
     await api.apply(kinds.DGD, two_service_graph("g", ns), field_manager=TEST_FIELD_MANAGER)
     await eventually(lambda: api.get(kinds.DGD, "g", namespace=ns), until=ready, timeout=READY_TIMEOUT)
-    rules = [
-        {
-            "apiGroups": [kinds.DGD.group],
-            "apiVersions": ["*"],
-            "operations": ["DELETE"],
-            "resources": [kinds.DGD.plural],
-        },
-        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["configmaps"]},
-    ]
     async with refusing(
-        api, f"hold-{ns}", namespace=ns, rules=rules, message=HOLD, in_force=lambda: deletion_refused(api, ns)
+        api,
+        f"hold-{ns}",
+        namespace=ns,
+        rules=HOLD_RULES,
+        message=HOLD,
+        in_force=lambda: deletion_refused(api, ns),
     ):
         errors_before = reconcile_errors(ns)
         with record_writes() as while_going:
@@ -127,17 +133,13 @@ async def test_a_graph_left_in_a_namespace_being_deleted_does_not_recreate_its_c
     such event cost 30 refused requests per graph while a namespace of 100 went."""
     await api.apply(kinds.DGD, two_service_graph("g", ns), field_manager=TEST_FIELD_MANAGER)
     await eventually(lambda: api.get(kinds.DGD, "g", namespace=ns), until=ready, timeout=READY_TIMEOUT)
-    rules = [
-        {
-            "apiGroups": [kinds.DGD.group],
-            "apiVersions": ["*"],
-            "operations": ["DELETE"],
-            "resources": [kinds.DGD.plural],
-        },
-        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["configmaps"]},
-    ]
     async with refusing(
-        api, f"hold-{ns}", namespace=ns, rules=rules, message=HOLD, in_force=lambda: deletion_refused(api, ns)
+        api,
+        f"hold-{ns}",
+        namespace=ns,
+        rules=HOLD_RULES,
+        message=HOLD,
+        in_force=lambda: deletion_refused(api, ns),
     ):
         with record_writes() as while_going:
             await api.delete(NAMESPACE, ns)
