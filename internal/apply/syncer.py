@@ -367,7 +367,8 @@ class ChildSyncer:
             return  # a stale view: the retry will succeed, no need to alarm anyone
         if errors.namespace_terminating(err):
             if self._terminating is not None:
-                self._terminating.refused(str(owner["metadata"].get("namespace") or ""))
+                namespace = str(owner["metadata"].get("namespace") or "")
+                self._terminating.refused(namespace, server_time=err.server_time)
             return  # the namespace is going with the owner; its Event would be refused as well
         self._recorder.event(
             owner,

@@ -11,8 +11,10 @@ request per owner event at most, not one per child per event.
 
 Only objects that were there before the refusal are left alone: nothing can be created in a
 namespace being deleted, so an object created after it lives in a new namespace of the same name,
-and the hold is dropped. One created in the refusal's own second (creation times have whole seconds)
-may be either; it is left alone and looked at again when the hold ends.
+and the hold is dropped. Both times are the API server's (the refusal's Date header, the object's
+creationTimestamp), so this host's clock does not enter into it; both have whole seconds, so an
+object created in the refusal's own second may be either: it is left alone and looked at again when
+the hold ends.
 """
 
 from __future__ import annotations
@@ -28,20 +30,22 @@ HOLD_SECONDS = 10.0
 
 
 class TerminatingNamespaces:
-    """namespace -> when the API server last refused a create in it because it is being deleted."""
+    """namespace -> when the API server last refused a create in it because it is being deleted:
+    by this host's clock (when the hold ends) and by the server's (which objects are older)."""
 
     def __init__(self, *, clock: Callable[[], float] = time.time, hold: float = HOLD_SECONDS) -> None:
         self._clock, self._hold = clock, hold
-        self._refused_at: dict[str, float] = {}
+        self._refused_at: dict[str, tuple[float, float]] = {}
 
-    def refused(self, namespace: str) -> None:
-        """The API server refused a create in `namespace`: it is being deleted."""
+    def refused(self, namespace: str, *, server_time: float | None = None) -> None:
+        """The API server refused a create in `namespace` (answering at `server_time` by its own
+        clock; this host's when unknown): the namespace is being deleted."""
         now = self._clock()
         # Holds that ended are dropped here too, not only when an object of theirs is looked at: a
         # namespace that is gone sends no more events.
-        for ended in [ns for ns, at in self._refused_at.items() if at + self._hold <= now]:
+        for ended in [ns for ns, (at, _) in self._refused_at.items() if at + self._hold <= now]:
             del self._refused_at[ended]
-        self._refused_at[namespace] = now
+        self._refused_at[namespace] = (now, now if server_time is None else server_time)
 
     def leave_alone(self, obj: Mapping[str, Any]) -> Result | None:
         """What to return instead of reconciling `obj`, or None to reconcile it: its namespace is
@@ -49,12 +53,13 @@ class TerminatingNamespaces:
         was created in the refusal's own second (requeued for when the hold ends)."""
         meta = obj.get("metadata") or {}
         namespace = str(meta.get("namespace") or "")
-        refused_at = self._refused_at.get(namespace)
-        if refused_at is None:
+        refusal = self._refused_at.get(namespace)
+        if refusal is None:
             return None
+        refused_at, server_refused_at = refusal
         left = refused_at + self._hold - self._clock()
         created = _timestamp(meta.get("creationTimestamp"))
-        refusal_second = int(refused_at)
+        refusal_second = int(server_refused_at)
         if left <= 0 or (created is not None and created >= refusal_second + 1):
             del self._refused_at[namespace]
             return None

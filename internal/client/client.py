@@ -221,6 +221,7 @@ class Client:
             resp.status,
             status,
             retry_after=resp.headers.get("Retry-After"),
+            date=resp.headers.get("Date"),
             fallback_message=raw[:512].decode(errors="replace") or resp.reason or "",
         )
 

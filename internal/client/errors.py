@@ -19,6 +19,7 @@ Callers decide by type (`except NotFound`, `match err: case Gone():`), never by 
 
 from __future__ import annotations
 
+import email.utils
 from collections.abc import Mapping
 from typing import Any
 
@@ -50,6 +51,7 @@ class ApiError(Exception):
         details: Mapping[str, Any] | None = None,
         *,
         retry_after: float | None = None,
+        server_time: float | None = None,
     ) -> None:
         super().__init__(code, reason, message)
         self.code = code
@@ -58,6 +60,9 @@ class ApiError(Exception):
         self.details: dict[str, Any] = dict(details or {})
         # Seconds the server asked us to wait (Retry-After); set on 429 and sometimes on 5xx.
         self.retry_after = retry_after
+        # When the server answered, by its own clock (the Date header, whole seconds; POSIX time):
+        # what to compare its timestamps (creationTimestamp) with, whatever this host's clock says.
+        self.server_time = server_time
 
     @property
     def causes(self) -> list[dict[str, Any]]:
@@ -163,11 +168,22 @@ def _parse_retry_after(value: str | None) -> float | None:
     return max(0.0, seconds)
 
 
+def _parse_http_date(value: str | None) -> float | None:
+    """An HTTP Date header as POSIX time; None when absent or unparsable."""
+    if not value:
+        return None
+    try:
+        return email.utils.parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError):
+        return None
+
+
 def error_from_status(
     code: int,
     status: Mapping[str, Any] | None,
     *,
     retry_after: str | None = None,
+    date: str | None = None,
     fallback_message: str = "",
 ) -> ApiError:
     """Build the most specific `ApiError` for an HTTP code and its (optional) `Status` body.
@@ -196,4 +212,4 @@ def error_from_status(
         cls = ServerError
     else:
         cls = _BY_CODE.get(code, ApiError)
-    return cls(code, reason, message, details, retry_after=wait)
+    return cls(code, reason, message, details, retry_after=wait, server_time=_parse_http_date(date))

@@ -90,6 +90,17 @@ def test_an_object_created_in_the_refusals_own_second_is_looked_at_when_the_hold
     assert terminating.leave_alone(obj(creation=created(REFUSED_AT))) == Result(requeue_after=HOLD - 3)
 
 
+@pytest.mark.parametrize("host_ahead", [-5.0, 5.0], ids=["host-clock-behind", "host-clock-ahead"])
+def test_ages_are_judged_by_the_servers_clock(host_ahead: float) -> None:
+    """The refusal's time is the API server's (its Date header), as creation times are: a host
+    clock off by seconds neither holds a new namespace's objects nor frees the old one's."""
+    clock = Clock(REFUSED_AT + host_ahead)
+    terminating = TerminatingNamespaces(clock=clock, hold=HOLD)
+    terminating.refused("ns", server_time=REFUSED_AT)
+    assert terminating.leave_alone(obj(creation=created(REFUSED_AT - 2))) == Result()
+    assert terminating.leave_alone(obj(creation=created(REFUSED_AT + 1))) is None
+
+
 def test_a_later_refusal_renews_the_hold() -> None:
     terminating, clock = refused_in()
     clock.now += HOLD - 1
@@ -128,3 +139,14 @@ async def test_the_syncer_reports_only_a_terminating_namespace_refusal(
     with pytest.raises(ChildWriteError):
         await child_syncer.sync(OWNER, [Desired(kinds.CONFIG_MAP, cm("c"))], owned=[kinds.CONFIG_MAP])
     assert (terminating.leave_alone(obj(namespace=OWNER["metadata"]["namespace"])) is not None) == held
+
+
+async def test_the_syncer_passes_on_the_servers_time_of_the_refusal() -> None:
+    cache = FakeCache()
+    refusal = terminating_namespace()
+    refusal.server_time = REFUSED_AT
+    terminating = TerminatingNamespaces(clock=Clock(REFUSED_AT + 30), hold=60)  # a host clock 30 s ahead
+    child_syncer = syncer(RefusingClient(cache, refusal), cache, FakeRecorder(), terminating=terminating)
+    with pytest.raises(ChildWriteError):
+        await child_syncer.sync(OWNER, [Desired(kinds.CONFIG_MAP, cm("c"))], owned=[kinds.CONFIG_MAP])
+    assert terminating.leave_alone(obj(creation=created(REFUSED_AT + 1))) is None

@@ -200,3 +200,19 @@ def test_namespace_terminating_is_told_apart_from_other_refusals(
 
 def test_only_api_errors_are_namespace_terminating() -> None:
     assert not errors.namespace_terminating(RuntimeError("because it is being terminated"))
+
+
+@pytest.mark.parametrize(
+    ("date", "server_time"),
+    [
+        ("Fri, 27 Nov 2026 07:45:18 GMT", 1795765518.0),
+        (None, None),
+        ("", None),
+        ("yesterday-ish", None),
+    ],
+    ids=["http-date", "absent", "empty", "unparsable"],
+)
+def test_an_error_carries_the_servers_time_of_answering(date: str | None, server_time: float | None) -> None:
+    """The Date header, as POSIX time: what the server's own timestamps compare with."""
+    err = error_from_status(403, status(403, "Forbidden", "no"), date=date)
+    assert err.server_time == server_time
