@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """A real Kubernetes control plane on loopback, for tests and `make run`; standard library only.
 
-etcd -> kube-apiserver -> kube-controller-manager + kube-scheduler -> kwok (fake kubelets for N fake
-Nodes), all bound to 127.0.0.1 on ports chosen at run time, each logging to a file in the state dir.
-Binaries come from hack/build-cluster-bins.sh. Simulated pod IPs come from each Node's spec.podCIDR,
-which lies in 127.0.0.0/8, so whatever the operator dials on a pod IP stays on loopback.
+etcd -> kube-apiserver -> (CRDs) -> kube-controller-manager + kube-scheduler -> kwok (fake kubelets
+for N fake Nodes), all bound to 127.0.0.1 on ports chosen at run time, each logging to a file in the
+state dir. Binaries come from hack/build-cluster-bins.sh. Simulated pod IPs come from each Node's
+spec.podCIDR, which lies in 127.0.0.0/8, so whatever the operator dials on a pod IP stays on loopback.
 
 Pods never finish on their own: annotate a Running pod `kwok.dynamo.test/phase: Succeeded` or
 `Failed` (with `kwok.dynamo.test/message`) to finish it (hack/kwok/pod-phase-by-annotation.yaml), or
@@ -14,7 +14,9 @@ Opt-in add-ons (hack/cluster_addons.py): `addons=("lws", "grove")` / `--addons l
 real LeaderWorkerSet controller and Grove's operator, with their CRDs and webhooks, on loopback.
 
 CLI: localcluster.py up|down|status|kubeconfig|reap [--name NAME] [--state-dir DIR] [--nodes N]
-[--addons lws,grove].
+[--addons lws,grove] [--crds PATH ...]. CRDs (`crds=` / `--crds`, and the add-ons') are installed
+before the controller-manager starts: its garbage collector learns kinds installed later only within
+30 s, and until then leaves the dependents of their objects in place.
 `up` prints the admin kubeconfig path on stdout (progress on stderr); `down` stops exactly the
 recorded pids and removes the state dir. Both are idempotent. `reap` stops the clusters of test
 sessions that died before their teardown. Only the stdlib is imported, so the

@@ -72,10 +72,10 @@ async def report_sync_failure(err: Exception, fail: Callable[[str, str], Awaitab
     if isinstance(err, OwnerGone):
         log.info("Owner gone behind the cache; created nothing", reason=str(err))
         return Result()  # its delete (or replacement) event is on the way
-    if isinstance(err, ChildWriteError) and errors.namespace_terminating(err.cause):
-        # The namespace is going and takes the owner with it: no retry can create the child, and
-        # neither a condition nor a Warning Event would tell anyone anything (the Event itself
-        # would be refused). Retrying here made thousands of errors while a namespace of a
+    if isinstance(err, ChildWriteError) and errors.namespace_going(err.cause):
+        # The namespace is going (or gone) and takes the owner with it: no retry can create the
+        # child, and neither a condition nor a Warning Event would tell anyone anything (the Event
+        # itself would be refused). Retrying here made thousands of errors while a namespace of a
         # thousand graphs was deleted (issue #13).
         log.info("Namespace is being deleted; creating nothing more in it", error=str(err))
         return Result()

@@ -365,11 +365,11 @@ class ChildSyncer:
     def _failed(self, owner: Obj, resource: Resource, name: str, verb: str, err: errors.ApiError) -> None:
         if isinstance(err, errors.Conflict):
             return  # a stale view: the retry will succeed, no need to alarm anyone
-        if errors.namespace_terminating(err):
+        if errors.namespace_going(err):
             if self._terminating is not None:
                 namespace = str(owner["metadata"].get("namespace") or "")
                 self._terminating.refused(namespace, server_time=err.server_time)
-            return  # the namespace is going with the owner; its Event would be refused as well
+            return  # the namespace is going (or gone) with the owner; its Event would be refused too
         self._recorder.event(
             owner,
             type="Warning",

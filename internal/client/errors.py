@@ -122,6 +122,17 @@ class NotFound(ApiError):
     """404: the object (or the resource type) does not exist."""
 
 
+def namespace_gone(err: BaseException) -> bool:
+    """True when a write failed because its namespace does not exist (404 naming the namespace):
+    for an owner still in a cache, the namespace it lived in was deleted and its objects go too."""
+    return isinstance(err, NotFound) and err.details.get("kind") == "namespaces"
+
+
+def namespace_going(err: BaseException) -> bool:
+    """No create in this namespace can succeed again: it is being deleted, or it is gone."""
+    return namespace_terminating(err) or namespace_gone(err)
+
+
 class AlreadyExists(ApiError):
     """409 AlreadyExists: create of a name that is taken."""
 

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import structlog
-from dynamo_operator.internal.client.errors import ApiError, NotFound, TransportError, namespace_terminating
+from dynamo_operator.internal.client.errors import ApiError, NotFound, TransportError, namespace_going
 from dynamo_operator.internal.client.gate import Priority, request_priority
 from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.events.sink import EventSink
@@ -264,7 +264,7 @@ class EventBroadcaster:
                 if isinstance(err, ApiError) and err.code < 500 and err.code != 429:
                     # As client-go: an Event of an object whose namespace is being deleted is
                     # refused with it, which is expected and worth no warning.
-                    quietly = log.debug if namespace_terminating(err) else log.warning
+                    quietly = log.debug if namespace_going(err) else log.warning
                     quietly("Event rejected", reason=pending.reason, error=str(err))
                     return
                 if attempt == SEND_ATTEMPTS:

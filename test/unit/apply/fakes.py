@@ -161,3 +161,8 @@ def terminating_namespace() -> errors.Forbidden:
         " terminated",
         {"causes": [{"reason": "NamespaceTerminating", "field": "metadata.namespace"}]},
     )
+
+
+def namespace_gone() -> errors.NotFound:
+    """The API server's answer to a create in a namespace that no longer exists."""
+    return errors.NotFound(404, "NotFound", 'namespaces "ns" not found', {"name": "ns", "kind": "namespaces"})

@@ -16,7 +16,16 @@ from dynamo_operator.internal.apply import (
 )
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.controller.result import TerminalError
-from unit.apply.fakes import OWNER, FakeCache, FakeRecorder, RefusingClient, cm, syncer, terminating_namespace
+from unit.apply.fakes import (
+    OWNER,
+    FakeCache,
+    FakeRecorder,
+    RefusingClient,
+    cm,
+    namespace_gone,
+    syncer,
+    terminating_namespace,
+)
 
 
 @pytest.mark.parametrize(
@@ -75,7 +84,10 @@ async def test_a_transient_write_error_is_left_to_the_queue_backoff() -> None:
     assert reported == []
 
 
-async def test_a_create_refused_by_a_dying_namespace_ends_the_reconcile_quietly() -> None:
+@pytest.mark.parametrize("refusal", [terminating_namespace(), namespace_gone()], ids=["terminating", "gone"])
+async def test_a_create_refused_by_a_dying_namespace_ends_the_reconcile_quietly(
+    refusal: errors.ApiError,
+) -> None:
     """The namespace never comes back and takes the owner with it: no retry (it cannot succeed), no
     condition, no Warning (it would be refused too), no error."""
     reported: list[str] = []
@@ -83,7 +95,7 @@ async def test_a_create_refused_by_a_dying_namespace_ends_the_reconcile_quietly(
     async def fail(r: str, message: str) -> None:
         reported.append(r)
 
-    err = ChildWriteError(kinds.CONFIG_MAP, "c", "apply", terminating_namespace())
+    err = ChildWriteError(kinds.CONFIG_MAP, "c", "apply", refusal)
     result = await report_sync_failure(err, fail)
     assert result.requeue_after is None
     assert reported == []

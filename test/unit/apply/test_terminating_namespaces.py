@@ -11,7 +11,16 @@ from dynamo_operator.internal import kinds
 from dynamo_operator.internal.apply import ChildWriteError, Desired, TerminatingNamespaces
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.controller.result import Result
-from unit.apply.fakes import OWNER, FakeCache, FakeRecorder, RefusingClient, cm, syncer, terminating_namespace
+from unit.apply.fakes import (
+    OWNER,
+    FakeCache,
+    FakeRecorder,
+    RefusingClient,
+    cm,
+    namespace_gone,
+    syncer,
+    terminating_namespace,
+)
 
 REFUSED_AT = 1_800_000_000.25  # a quarter past a whole second
 HOLD = 10.0
@@ -121,6 +130,10 @@ def test_a_refusal_drops_the_holds_that_ended_elsewhere() -> None:
     ("error", "held"),
     [
         pytest.param(terminating_namespace(), True, id="namespace-terminating"),
+        pytest.param(namespace_gone(), True, id="namespace-gone"),
+        pytest.param(
+            errors.NotFound(404, "NotFound", "not found", {"kind": "configmaps"}), False, id="not-found"
+        ),
         pytest.param(errors.Forbidden(403, "Forbidden", "no RBAC for you"), False, id="rbac"),
         pytest.param(
             errors.Forbidden(403, "Forbidden", 'admission webhook "w" denied the request: no'),
@@ -130,7 +143,7 @@ def test_a_refusal_drops_the_holds_that_ended_elsewhere() -> None:
         pytest.param(errors.Invalid(422, "Invalid", "bad"), False, id="invalid"),
     ],
 )
-async def test_the_syncer_reports_only_a_terminating_namespace_refusal(
+async def test_the_syncer_reports_only_refusals_of_a_namespace_going_or_gone(
     error: errors.ApiError, held: bool
 ) -> None:
     cache = FakeCache()

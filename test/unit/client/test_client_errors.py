@@ -216,3 +216,21 @@ def test_an_error_carries_the_servers_time_of_answering(date: str | None, server
     """The Date header, as POSIX time: what the server's own timestamps compare with."""
     err = error_from_status(403, status(403, "Forbidden", "no"), date=date)
     assert err.server_time == server_time
+
+
+@pytest.mark.parametrize(
+    ("details", "gone"),
+    [
+        ({"name": "ns", "kind": "namespaces"}, True),
+        ({"name": "c", "kind": "configmaps"}, False),
+        (None, False),
+    ],
+    ids=["the-namespace", "an-object", "no-details"],
+)
+def test_a_missing_namespace_is_told_apart_from_a_missing_object(details: Any, gone: bool) -> None:
+    body = status(404, "NotFound", "not found")
+    if details is not None:
+        body["details"] = details
+    err = error_from_status(404, body)
+    assert errors.namespace_gone(err) is gone
+    assert errors.namespace_going(err) is gone
