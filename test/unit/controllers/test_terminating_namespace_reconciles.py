@@ -57,6 +57,18 @@ def world(resource: Any, obj: Obj) -> tuple[FakeCache, RefusingClient]:
     return cache, RefusingClient(cache, terminating_namespace())
 
 
+def graph_reconciler(
+    cache: FakeCache, client: RefusingClient, terminating: TerminatingNamespaces
+) -> DynamoGraphDeploymentReconciler:
+    return DynamoGraphDeploymentReconciler(
+        client=client,
+        cache=cache,
+        recorder=FakeRecorder(),
+        gen_context=lambda ns: GenContext(namespace=ns),
+        terminating=terminating,
+    )
+
+
 async def test_a_component_in_a_namespace_being_deleted_is_left_alone_after_the_first_refusal() -> None:
     cache, client = world(kinds.DCD, component())
     terminating = TerminatingNamespaces(clock=lambda: NOW)
@@ -80,13 +92,7 @@ async def test_a_component_in_a_namespace_being_deleted_is_left_alone_after_the_
 
 async def test_a_graph_in_a_namespace_being_deleted_is_left_alone_after_the_first_refusal() -> None:
     cache, client = world(kinds.DGD, graph())
-    reconciler = DynamoGraphDeploymentReconciler(
-        client=client,
-        cache=cache,
-        recorder=FakeRecorder(),
-        gen_context=lambda ns: GenContext(namespace=ns),
-        terminating=TerminatingNamespaces(clock=lambda: NOW),
-    )
+    reconciler = graph_reconciler(cache, client, TerminatingNamespaces(clock=lambda: NOW))
     assert await reconciler.reconcile("ns/g") == Result()
     refused = len(client.calls)
     assert refused > 0
@@ -104,12 +110,6 @@ async def test_a_graph_created_after_the_refusal_is_reconciled() -> None:
     newer = graph()
     newer["metadata"]["creationTimestamp"] = "2027-01-15T08:00:01Z"  # NOW + 1 s
     cache.objects[(kinds.DGD, "ns/g")] = newer
-    reconciler = DynamoGraphDeploymentReconciler(
-        client=client,
-        cache=cache,
-        recorder=FakeRecorder(),
-        gen_context=lambda ns: GenContext(namespace=ns),
-        terminating=terminating,
-    )
+    reconciler = graph_reconciler(cache, client, terminating)
     await reconciler.reconcile("ns/g")
     assert client.calls != []
