@@ -52,7 +52,7 @@ from dynamo_operator.internal.controller.predicates import (
 from dynamo_operator.internal.controller.rejection import Rejected
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.controller.source import Channel
-from dynamo_operator.internal.dynamo.component import desired_component_objects
+from dynamo_operator.internal.dynamo.component import component_of, desired_component_objects
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.dcd_status import component_status, rejected_status
 from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError
@@ -90,6 +90,7 @@ PodLister = Callable[[str, str], Awaitable[Sequence[Obj]]]
 
 
 CONTROLLER_NAME = "dynamocomponentdeployment"
+WORKLOAD_KINDS = frozenset({DEPLOYMENT_KIND, LWS_KIND})
 # Upstream refreshes the registry index every 60 s on top of the Secret events.
 DOCKER_SECRET_REFRESH_SECONDS = 60.0
 
@@ -130,6 +131,7 @@ class DynamoComponentDeploymentReconciler:
             terminating=self._terminating,
         )
         self._status = StatusWriter(client, kinds.DCD)
+        self._last_context: GenContext | None = None
         self._refusals = RefusalReporter(self._status, rejected_status, recorder)
         owned = [kinds.DEPLOYMENT, kinds.SERVICE, kinds.INGRESS]
         if lws:
@@ -159,6 +161,7 @@ class DynamoComponentDeploymentReconciler:
     async def reconcile(self, key: str) -> Result:
         raw = self._cache.get(kinds.DCD, key)
         if raw is None or raw["metadata"].get("deletionTimestamp"):
+            self._syncer.forget(key)
             return Result()  # gone, or going: children are garbage-collected, create nothing
         if (left_alone := self._terminating.leave_alone(raw)) is not None:
             return left_alone  # its namespace is being deleted (internal/apply/terminating.py)
@@ -168,16 +171,28 @@ class DynamoComponentDeploymentReconciler:
             await self._refusals.reject(raw, rejected)
 
     async def _reconcile(self, key: str, raw: Obj) -> Result:
-        """Generate → sync → status."""
+        """Generate → sync → status; generation and sync are skipped while the DCD's inputs are those
+        of its last complete sync and its children are still as that sync left them."""
         namespace, _ = split_key(key)
-        desired = _generate(raw, self._gen_context(namespace or ""))
-        try:
-            report = await self._syncer.sync(
-                raw, [Desired(kinds.resource_of(o), o) for o in desired], owned=self.owned
-            )
-        except SYNC_ERRORS as err:
-            return await report_sync_failure(err, functools.partial(self._refusals.fail, raw))
-        verdict = self._readiness(desired, report.current)
+        ctx = self._context(namespace or "")
+        inputs = generation_inputs(raw, ctx)
+        report = self._syncer.unchanged(raw, inputs, owned=self.owned) if inputs is not None else None
+        if report is not None:
+            workloads = [o for (r, _), o in report.current.items() if r.kind in WORKLOAD_KINDS]
+        else:
+            desired = _generate(raw, ctx)
+            try:
+                report = await self._syncer.sync(
+                    raw, [Desired(kinds.resource_of(o), o) for o in desired], owned=self.owned, inputs=inputs
+                )
+            except SYNC_ERRORS as err:
+                return await report_sync_failure(err, functools.partial(self._refusals.fail, raw))
+            workloads = [
+                report.current.get((kinds.resource_of(o), o["metadata"]["name"]), o)
+                for o in desired
+                if o.get("kind") in WORKLOAD_KINDS
+            ]
+        verdict = _readiness(workloads)
         old = self._status.current(raw)
         if verdict.unobserved and not old:
             # A brand-new workload: its controller is about to report on it, and that event brings
@@ -211,18 +226,33 @@ class DynamoComponentDeploymentReconciler:
             return None
         return diagnose(pods)
 
-    def _readiness(
-        self, desired: Sequence[Obj], current: Mapping[tuple[Resource, str], Obj]
-    ) -> WorkloadReadiness:
-        workloads = [
-            current.get((kinds.resource_of(o), o["metadata"]["name"]), o)
-            for o in desired
-            if o.get("kind") in (DEPLOYMENT_KIND, LWS_KIND)
-        ]
-        deployments = [w for w in workloads if w.get("kind") == DEPLOYMENT_KIND]
-        if deployments:
-            return deployment_readiness(deployments[0])
-        return lws_readiness([w for w in workloads if w.get("kind") == LWS_KIND])
+    def _context(self, namespace: str) -> GenContext:
+        """Generation's context now; the previous one when equal, so the inputs remembered per DCD
+        share one context instead of holding one each."""
+        ctx = self._gen_context(namespace)
+        if ctx == self._last_context:
+            return self._last_context
+        self._last_context = ctx
+        return ctx
+
+
+def generation_inputs(dcd: Obj, ctx: GenContext) -> tuple[object, ...] | None:
+    """Everything `desired_component_objects` reads besides the DCD's identity (namespace, name and
+    UID, which its key and the remembered sync pin): its spec (by `metadata.generation`, which the
+    API server bumps on every spec change), its apiVersion, its parent graph and the context. None
+    without a generation: then every reconcile generates."""
+    generation = dcd["metadata"].get("generation")
+    if generation is None:
+        return None
+    return (generation, dcd.get("apiVersion"), component_of(dcd).parent_dgd, ctx)
+
+
+def _readiness(workloads: Sequence[Obj]) -> WorkloadReadiness:
+    """The component's readiness from its workloads as synced (the Deployment, else the LWSs)."""
+    deployments = [w for w in workloads if w.get("kind") == DEPLOYMENT_KIND]
+    if deployments:
+        return deployment_readiness(deployments[0])
+    return lws_readiness([w for w in workloads if w.get("kind") == LWS_KIND])
 
 
 def part_of_a_graph(dcd: Obj) -> bool:

@@ -24,6 +24,7 @@ from typing import Any
 
 from dynamo_operator.internal.apply.failures import ChildrenOwnedByOthers, ChildWriteError, DuplicateChildren
 from dynamo_operator.internal.apply.interface import ChildClient, ChildReader, HashStamp, Obj, Recorder
+from dynamo_operator.internal.apply.last_sync import LastSyncs
 from dynamo_operator.internal.apply.mutation_cache import RecentWrites, write_key
 from dynamo_operator.internal.apply.terminating import TerminatingNamespaces
 from dynamo_operator.internal.apply.waves import waves
@@ -99,6 +100,11 @@ def _drifted(desired: Mapping[str, Any], live: Mapping[str, Any]) -> bool:
     return want is not None and (live.get("spec") or {}).get("replicas") != want
 
 
+def _plain(d: Desired) -> bool:
+    """Owned by the owner alone and kept up to date: the children `unchanged` can vouch for."""
+    return d.owned and not d.create_only and not d.shared
+
+
 def _name(obj: Mapping[str, Any]) -> str:
     return str(obj["metadata"]["name"])
 
@@ -132,6 +138,7 @@ class ChildSyncer:
         self._recent = recent if recent is not None else RecentWrites()
         self._owner_resource = confirm_owner
         self._terminating = terminating
+        self._last = LastSyncs(cache, stamp)
 
     def _shape_for_memory(self, resource: Resource, written: Obj) -> Obj:
         """What to remember of a write: the cache's shape of it, not the whole response, since the
@@ -145,6 +152,7 @@ class ChildSyncer:
         *,
         owned: Iterable[Resource],
         keep: Callable[[Resource, Obj], bool] | None = None,
+        inputs: object | None = None,
     ) -> SyncReport:
         """Write every desired child whose content changed, then delete owned children not desired.
 
@@ -153,13 +161,36 @@ class ChildSyncer:
         only when every write succeeded, so a half-failed sync never removes the old objects. Before
         any write: DuplicateChildren when `desired` names an object twice, ChildrenOwnedByOthers when
         a desired child (not `shared`) is controlled by another owner.
+
+        With `inputs` (what generated `desired`, see `unchanged`), a sync that ends with every child
+        written or found as desired is remembered for `unchanged`; any other ending forgets the owner.
         """
         report = SyncReport()
+        key = object_key(owner)
         try:
-            await self._write_and_prune(owner, desired, owned, keep, report)
+            prepared = await self._write_and_prune(owner, desired, owned, keep, report)
+        except BaseException:
+            self._last.forget(key)
+            raise
         finally:
             self._summarise(owner, report)
+        if inputs is not None and keep is None and all(_plain(d) for d in desired):
+            self._last.record(owner, inputs, [obj for _, obj in prepared], [d.resource for d, _ in prepared])
+        else:
+            self._last.forget(key)
         return report
+
+    def unchanged(self, owner: Obj, inputs: object, *, owned: Iterable[Resource]) -> SyncReport | None:
+        """What `sync` would report without generating the children again: when `inputs` equal those
+        of the owner's last complete sync and the cache still shows every child it left (same hash
+        stamp, replicas, controller) and no owned child to prune, a report whose `current` holds the
+        live children in their desired order and which wrote nothing; else None (sync in full)."""
+        current = self._last.still_in_sync(owner, inputs, owned)
+        return None if current is None else SyncReport(current=current)
+
+    def forget(self, key: str) -> None:
+        """Drop what is remembered of the owner at `key` (it is gone)."""
+        self._last.forget(key)
 
     async def _write_and_prune(
         self,
@@ -168,7 +199,7 @@ class ChildSyncer:
         owned: Iterable[Resource],
         keep: Callable[[Resource, Obj], bool] | None,
         report: SyncReport,
-    ) -> None:
+    ) -> list[tuple[Desired, Obj]]:
         prepared = [
             (d, prepare(owner, d.obj, self._stamp) if d.owned else self._stamp.stamp(own_metadata(d.obj)))
             for d in desired
@@ -187,6 +218,7 @@ class ChildSyncer:
                 raise failures[0]
         wanted = {(d.resource, _name(obj)) for d, obj in prepared if d.owned}
         await self._prune(owner, wanted, owned, keep, report)
+        return prepared
 
     @staticmethod
     def _refuse_duplicates(prepared: Sequence[tuple[Desired, Obj]]) -> None:

@@ -234,6 +234,7 @@ async def write_floor(
     writer: Client | None = None,
     namespace: str = "bench-floor",
     wait_idle: bool = False,
+    stages: Callable[[str, float], Awaitable[dict[str, tuple[float, float, int]]]] | None = None,
 ) -> tuple[wf.FloorFigures, dict[str, float]]:
     """The cost of the writes alone (test/bench/write_floor.py): every object the operator writes for
     `n` graphs, sent through a pool of `concurrency` writers with no controller in between, by
@@ -241,7 +242,9 @@ async def write_floor(
     `namespace` (created here, deleted after). Returns the floor's figures and the control plane's
     CPU seconds meanwhile; with `count_served`, the figures carry what it counted over the run (the
     namespace's deletion after it left out). With `wait_idle`, the clock starts once the control plane
-    is idle (`ClusterCPU.wait_idle`; `idle_wait_s` in the figures says how long that took).
+    is idle (`ClusterCPU.wait_idle`; `idle_wait_s` in the figures says how long that took). With
+    `stages`, `stages(namespace, wall clock at the first write)` is read before the namespace goes
+    (the figures' `stages`: when each stage of the chain was reached).
 
     A caller running several floors gives each a namespace name never used before in the cluster:
     for 30 s after a namespace's DELETE the API server's NamespaceLifecycle admission looks the
@@ -254,11 +257,14 @@ async def write_floor(
     served_before = await count_served() if count_served else Counter[str]()
     cpu_before = cluster_cpu.sample()
     manifests = [make_graph(f"g{i:05d}", ns) for i in range(n)]
+    started_wall = time.time()
     fig = await wf.run_floor(writer or api, manifests, namespace=ns, timeout=timeout, concurrency=concurrency)
     spent = ClusterCPU.spent(cluster_cpu.sample(), cpu_before)
     if count_served:
         fig.served = await count_served() - served_before
     fig.idle_wait_s = idle_wait
+    if stages is not None:
+        fig.stages = await stages(ns, started_wall)
     await drop_namespace(api, ns, timeout=timeout)
     return fig, spent
 

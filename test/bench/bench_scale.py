@@ -252,7 +252,7 @@ MILESTONES = (
 )
 
 
-async def timeline(api: Client, namespace: str, started_wall: float) -> dict[str, str]:
+async def timeline(api: Client, namespace: str, started_wall: float) -> dict[str, tuple[float, float, int]]:
     """When (seconds after the first DGD create, 1 s resolution) half and all of the objects of each
     stage reached it: where the run's time went, stage by stage."""
     out = {}
@@ -269,7 +269,7 @@ async def timeline(api: Client, namespace: str, started_wall: float) -> dict[str
             is not None
         )
         if stamps:
-            out[label] = f"half {stamps[len(stamps) // 2]:6.0f} s   all {stamps[-1]:6.0f} s   ({len(stamps)})"
+            out[label] = (stamps[len(stamps) // 2], stamps[-1], len(stamps))
     return out
 
 
@@ -550,6 +550,7 @@ async def one_size(
                             api, n, left(), cpu, make_graph=three_service_graph, concurrency=writers,
                             count_served=lambda: am.apiserver_served(api), writer=writers_as[identity],
                             namespace=floor_namespace(r, k), wait_idle=True,
+                            stages=functools.partial(timeline, api),
                         )  # fmt: skip
                         if standby is not None:
                             standby_cpu = standby.cpu_seconds() - standby_cpu
@@ -579,6 +580,7 @@ async def one_size(
                         **control_plane_cpu(floor_cpu),
                         "idle_wait_s": floor.idle_wait_s,
                         "served": served,
+                        "stages": floor.stages,
                     })  # fmt: skip
                     fig.setdefault("floor_writes_by", dict(sorted(floor.writes.items())))
                     h.say(f"N={n}: floor {floor.seconds:.1f} s ({floor.writes_per_second:.0f} writes/s)")
@@ -607,6 +609,7 @@ async def one_size(
                         **control_plane_cpu(op_fig["control_plane_cpu"]),
                         "idle_wait_s": op_fig["idle_wait_s"],
                         "served": op_fig["served"],
+                        "stages": op_fig["timeline"],
                     })  # fmt: skip
                     runs.append(rows[-1])
                     if last:
@@ -798,8 +801,8 @@ def print_figures(fig: dict[str, Any]) -> None:
     for key, value in fig.items():
         if key == "timeline":
             print("  timeline (last run; seconds after the first DGD create):", flush=True)
-            for what, figure in value.items():
-                print(f"    {what:30} {figure}", flush=True)
+            for what, (half, all_, count) in value.items():
+                print(f"    {what:30} half {half:6.0f} s   all {all_:6.0f} s   ({count})", flush=True)
         elif key == "latency":
             print("  latency (last run):", flush=True)
             for what, figure in value.items():
@@ -863,6 +866,12 @@ def print_runs(runs: list[dict[str, Any]]) -> None:
     )
     for run in runs:
         print(f"    round {run.get('round')} {run.get('run')}: {run.get('served', {})}", flush=True)
+    print("  stages in each run (seconds after the first DGD create: half / all of the objects there):")
+    for run in runs:
+        stages = "; ".join(
+            f"{what} {half:.0f} / {all_:.0f}" for what, (half, all_, _) in (run.get("stages") or {}).items()
+        )
+        print(f"    round {run.get('round')} {run.get('run')}: {stages}", flush=True)
 
 
 GROWTH_COLUMNS = (

@@ -247,6 +247,8 @@ class FloorFigures:
     served: Counter[str] = field(default_factory=Counter)
     # Seconds the caller waited for an idle control plane before the clock started (None: it did not).
     idle_wait_s: float | None = None
+    # When half and all of the objects of each stage got there (bench_scale.timeline), when asked for.
+    stages: dict[str, tuple[float, float, int]] = field(default_factory=dict)
 
     @property
     def total_writes(self) -> int:
