@@ -28,6 +28,7 @@ import structlog
 from dynamo_operator.controllers.dynamographdeployment.desired import children_to_sync, generate_or_reject
 from dynamo_operator.controllers.dynamographdeployment.grove import GrovePathway
 from dynamo_operator.controllers.dynamographdeployment.rollout import Rollout, WorkerRoller
+from dynamo_operator.controllers.dynamographdeployment.worker_hashes import WorkerHashes
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply import (
     SYNC_ERRORS,
@@ -138,6 +139,7 @@ class DynamoGraphDeploymentReconciler:
         self._status = StatusWriter(client, kinds.DGD)
         self._refusals = RefusalReporter(self._status, rejected_status, recorder)
         self._annotated = RecentWrites()  # our annotation patches the cache may not show yet
+        self._worker_hashes = WorkerHashes(graph_worker_hash)
         self._grove = GrovePathway(client=client, cache=cache, syncer=self._syncer)
         self._roller = WorkerRoller(client=client, cache=cache, recorder=recorder, clock=clock)
 
@@ -171,6 +173,7 @@ class DynamoGraphDeploymentReconciler:
         """Read → generate → sync → status, on the Grove pathway or the DCD one."""
         raw = self._cache.get(kinds.DGD, key)
         if raw is None or raw["metadata"].get("deletionTimestamp"):
+            self._worker_hashes.forget(key)
             return Result()  # gone, or going (foreground deletion): create nothing, GC does the rest
         if (left_alone := self._terminating.leave_alone(raw)) is not None:
             return left_alone  # its namespace is being deleted (internal/apply/terminating.py)
@@ -191,7 +194,7 @@ class DynamoGraphDeploymentReconciler:
 
     async def _reconcile(self, view: GraphView, ctx: GenContext, children: Sequence[Obj]) -> Result:
         """The DCD pathway: a DCD per service (workers named by the worker hash, rolled by `WorkerRoller`)."""
-        new_hash, names = _dcd_names(view)
+        new_hash, names = self._dcd_names(view)
         restart = self._plan_restart(view, children, names)
         wanted = generate_or_reject(
             lambda: dcd_children(view, ctx, restart_at=restart.values, worker_hash=new_hash)
@@ -223,6 +226,15 @@ class DynamoGraphDeploymentReconciler:
         raw = await self._annotate(view.raw, origin=view.origin, serving_hash=rollout.plan.serving_hash)
         current = self._current_dcds([o for o in desired if o.get("kind") == kinds.DCD.kind], report)
         return await self._report(view, raw, current, restart=restart, rollout=rollout, new_hash=new_hash)
+
+    def _dcd_names(self, view: GraphView) -> tuple[str, dict[str, str]]:
+        """The graph's worker hash and its services' DCD names; a spec they cannot be made of is
+        `Rejected`."""
+        try:
+            new_hash = self._worker_hashes.hash_of(object_key(view.raw), view.graph)
+            return new_hash, dcd_names(view.graph, worker_hash=new_hash)
+        except GenerationError as err:
+            raise Rejected("InvalidSpec", str(err)) from err
 
     def _plan_restart(
         self, view: GraphView, children: Sequence[Obj], names: Mapping[str, str]
@@ -348,15 +360,6 @@ def _kept(view: GraphView, rolling: RollingPlan, resource: Resource, obj: Obj) -
     return (resource == kinds.PVC and view.names_pvc(name)) or (
         resource == kinds.DCD and name in rolling.keep
     )
-
-
-def _dcd_names(view: GraphView) -> tuple[str, dict[str, str]]:
-    """The graph's worker hash and its services' DCD names; a spec they cannot be made of is `Rejected`."""
-    try:
-        new_hash = graph_worker_hash(view.graph)
-        return new_hash, dcd_names(view.graph, worker_hash=new_hash)
-    except GenerationError as err:
-        raise Rejected("InvalidSpec", str(err)) from err
 
 
 def restart_value(dcd: Obj) -> str | None:
