@@ -53,7 +53,7 @@ from dynamo_operator.internal.controller.rejection import Rejected
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.controller.source import Channel
 from dynamo_operator.internal.dynamo.component import component_of, desired_component_objects
-from dynamo_operator.internal.dynamo.context import GenContext
+from dynamo_operator.internal.dynamo.context import GenContext, SharedContexts
 from dynamo_operator.internal.dynamo.dcd_status import component_status, rejected_status
 from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError
 from dynamo_operator.internal.dynamo.hashing import LAST_APPLIED_HASH
@@ -119,7 +119,7 @@ class DynamoComponentDeploymentReconciler:
         self._clock = clock
         self._terminating = terminating if terminating is not None else TerminatingNamespaces(clock=clock)
         self._pods = pods  # None: conditions carry the workload's counts only
-        self._gen_context = gen_context
+        self._gen_context = SharedContexts(gen_context)  # one context per namespace in `generation_inputs`
         self._syncer = ChildSyncer(
             client=client,
             cache=cache,
@@ -131,7 +131,6 @@ class DynamoComponentDeploymentReconciler:
             terminating=self._terminating,
         )
         self._status = StatusWriter(client, kinds.DCD)
-        self._last_context: GenContext | None = None
         self._refusals = RefusalReporter(self._status, rejected_status, recorder)
         owned = [kinds.DEPLOYMENT, kinds.SERVICE, kinds.INGRESS]
         if lws:
@@ -174,7 +173,7 @@ class DynamoComponentDeploymentReconciler:
         """Generate → sync → status; generation and sync are skipped while the DCD's inputs are those
         of its last complete sync and its children are still as that sync left them."""
         namespace, _ = split_key(key)
-        ctx = self._context(namespace or "")
+        ctx = self._gen_context(namespace or "")
         inputs = generation_inputs(raw, ctx)
         report = self._syncer.unchanged(raw, inputs, owned=self.owned) if inputs is not None else None
         if report is not None:
@@ -225,15 +224,6 @@ class DynamoComponentDeploymentReconciler:
             log.info("Cannot list the component's pods", dcd=meta["name"], error=str(err))
             return None
         return diagnose(pods)
-
-    def _context(self, namespace: str) -> GenContext:
-        """Generation's context now; the previous one when equal, so the inputs remembered per DCD
-        share one context instead of holding one each."""
-        ctx = self._gen_context(namespace)
-        if ctx == self._last_context:
-            return self._last_context
-        self._last_context = ctx
-        return ctx
 
 
 def generation_inputs(dcd: Obj, ctx: GenContext) -> tuple[object, ...] | None:

@@ -57,7 +57,7 @@ from dynamo_operator.internal.controller.predicates import (
 )
 from dynamo_operator.internal.controller.rejection import Rejected
 from dynamo_operator.internal.controller.result import Result, TerminalError
-from dynamo_operator.internal.dynamo.context import GenContext
+from dynamo_operator.internal.dynamo.context import GenContext, SharedContexts
 from dynamo_operator.internal.dynamo.dgd_status import explain, rejected_status, synced_status
 from dynamo_operator.internal.dynamo.errors import GenerationError
 from dynamo_operator.internal.dynamo.graph import dcd_names, graph_worker_hash
@@ -113,7 +113,7 @@ class DynamoGraphDeploymentReconciler:
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
         self._terminating = terminating if terminating is not None else TerminatingNamespaces(clock=clock)
-        self._gen_context = gen_context
+        self._gen_context = SharedContexts(gen_context)  # one context per namespace in `graph_inputs`
         owned = [
             kinds.DCD,
             kinds.PVC,
@@ -196,9 +196,6 @@ class DynamoGraphDeploymentReconciler:
         """The DCD pathway: a DCD per service (workers named by the worker hash, rolled by `WorkerRoller`)."""
         new_hash, names = self._dcd_names(view)
         restart = self._plan_restart(view, children, names)
-        wanted = generate_or_reject(
-            lambda: dcd_children(view, ctx, restart_at=restart.values, worker_hash=new_hash)
-        )
         rollout = self._roller.plan(
             view.graph,
             names=names,
@@ -206,25 +203,38 @@ class DynamoGraphDeploymentReconciler:
             children=children,
             previous=self._status.current(view.raw).get("rollingUpdate"),
         )
-        desired = with_new_replicas(wanted.owned, rollout.plan.new_replicas)
-        try:
-            report = await self._syncer.sync(
-                view.raw,
-                children_to_sync(desired, wanted.shared),
-                owned=self.owned,
-                keep=functools.partial(_kept, view, rollout.plan),
+        keep = functools.partial(_kept, view, rollout.plan)
+        inputs = graph_inputs(view, ctx, restart, rollout.plan)
+        report = self._syncer.unchanged(view.raw, inputs, owned=self.owned, keep=keep) if inputs else None
+        if report is not None:
+            # Nothing generation reads changed since the last complete sync, and every child is
+            # still as it left it (a component's progress brought us here): no generation, no sync.
+            dcds = [o for (r, _), o in report.current.items() if r == kinds.DCD]
+        else:
+            wanted = generate_or_reject(
+                lambda: dcd_children(view, ctx, restart_at=restart.values, worker_hash=new_hash)
             )
-        except SYNC_ERRORS as err:
-            if isinstance(err, ChildrenOwnedByOthers):
-                await self._annotate(view.raw, origin=view.origin, serving_hash=None)
-            return await report_sync_failure(err, functools.partial(self._refusals.fail, view.raw))
+            desired = with_new_replicas(wanted.owned, rollout.plan.new_replicas)
+            try:
+                report = await self._syncer.sync(
+                    view.raw,
+                    children_to_sync(desired, wanted.shared),
+                    owned=self.owned,
+                    keep=keep,
+                    inputs=inputs,
+                )
+            except SYNC_ERRORS as err:
+                if isinstance(err, ChildrenOwnedByOthers):
+                    await self._annotate(view.raw, origin=view.origin, serving_hash=None)
+                return await report_sync_failure(err, functools.partial(self._refusals.fail, view.raw))
+            dcds = [o for o in desired if o.get("kind") == kinds.DCD.kind]
         # Before the status: a graph reported Ready already names the workers that serve. The status
         # is then written against the patched object, so its in-flight record matches what the cache
         # shows next (the annotation event) and the same status is not sent twice.
         await self._roller.scale_old(view.namespace, rollout.plan.old_replicas)
         self._roller.not_supported(view.raw, rollout, report.created, new_hash)
         raw = await self._annotate(view.raw, origin=view.origin, serving_hash=rollout.plan.serving_hash)
-        current = self._current_dcds([o for o in desired if o.get("kind") == kinds.DCD.kind], report)
+        current = self._current_dcds(dcds, report)
         return await self._report(view, raw, current, restart=restart, rollout=rollout, new_hash=new_hash)
 
     def _dcd_names(self, view: GraphView) -> tuple[str, dict[str, str]]:
@@ -351,6 +361,30 @@ class DynamoGraphDeploymentReconciler:
         generation = raw["metadata"].get("generation")
         status = synced_status(old, verdict, generation=generation, restart=restart, rolling=rolling)
         return await self._status.write(raw, status)
+
+
+def graph_inputs(
+    view: GraphView, ctx: GenContext, restart: RestartPlan, rolling: RollingPlan
+) -> tuple[object, ...] | None:
+    """Everything the DCD pathway's children, and the prune rule `_kept`, are made of besides the
+    graph's identity (namespace, name, UID: its key and the remembered sync pin them): its spec (by
+    `metadata.generation`, which the API server bumps on every spec change), apiVersion, labels,
+    annotations and origin version, the context, this round's restart ids and the rollout's replica
+    counts and kept DCDs. None without a generation: then every reconcile generates."""
+    if view.generation is None:
+        return None
+    meta = view.raw["metadata"]
+    return (
+        view.generation,
+        view.raw.get("apiVersion"),
+        meta.get("labels"),
+        meta.get("annotations"),
+        view.origin,
+        ctx,
+        restart.values,
+        dict(rolling.new_replicas),
+        rolling.keep,
+    )
 
 
 def _kept(view: GraphView, rolling: RollingPlan, resource: Resource, obj: Obj) -> bool:

@@ -17,7 +17,7 @@ child to prune) answers None, and the caller runs the full sync, which decides a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,10 +78,15 @@ class LastSyncs:
         self._last.pop(key, None)
 
     def still_in_sync(
-        self, owner: Obj, inputs: object, owned: Iterable[Resource]
+        self,
+        owner: Obj,
+        inputs: object,
+        owned: Iterable[Resource],
+        keep: Callable[[Resource, Obj], bool] | None = None,
     ) -> dict[tuple[Resource, str], Obj] | None:
         """The live children (in the order they were desired) when `inputs` equal the last complete
-        sync's and the cache shows every child it left, as it left it, and nothing to prune; else None."""
+        sync's and the cache shows every child it left, as it left it, and nothing to prune (an owned
+        child not desired, not being deleted and not kept by `keep`); else None."""
         meta = owner["metadata"]
         last = self._last.get(object_key(owner))
         if last is None or last.uid != meta.get("uid") or last.inputs != inputs:
@@ -102,6 +107,8 @@ class LastSyncs:
             for live in self._cache.by_index(resource, CONTROLLER_INDEX, last.uid):
                 live_meta = live.get("metadata") or {}
                 if live_meta.get("deletionTimestamp") or (resource, live_meta.get("name")) in current:
+                    continue
+                if keep is not None and keep(resource, live):
                     continue
                 return None  # a child to prune: the full sync deletes it
         return current

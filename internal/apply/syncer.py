@@ -174,18 +174,26 @@ class ChildSyncer:
             raise
         finally:
             self._summarise(owner, report)
-        if inputs is not None and keep is None and all(_plain(d) for d in desired):
+        if inputs is not None and all(_plain(d) for d in desired):
             self._last.record(owner, inputs, [obj for _, obj in prepared], [d.resource for d, _ in prepared])
         else:
             self._last.forget(key)
         return report
 
-    def unchanged(self, owner: Obj, inputs: object, *, owned: Iterable[Resource]) -> SyncReport | None:
+    def unchanged(
+        self,
+        owner: Obj,
+        inputs: object,
+        *,
+        owned: Iterable[Resource],
+        keep: Callable[[Resource, Obj], bool] | None = None,
+    ) -> SyncReport | None:
         """What `sync` would report without generating the children again: when `inputs` equal those
         of the owner's last complete sync and the cache still shows every child it left (same hash
-        stamp, replicas, controller) and no owned child to prune, a report whose `current` holds the
-        live children in their desired order and which wrote nothing; else None (sync in full)."""
-        current = self._last.still_in_sync(owner, inputs, owned)
+        stamp, replicas, controller) and no owned child to prune (`keep` as `sync` takes it, so it
+        must depend on nothing `inputs` leave out), a report whose `current` holds the live children
+        in their desired order and which wrote nothing; else None (sync in full)."""
+        current = self._last.still_in_sync(owner, inputs, owned, keep)
         return None if current is None else SyncReport(current=current)
 
     def forget(self, key: str) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -69,3 +69,21 @@ class GenContext:
     infrastructure_env: Mapping[str, str] = field(default_factory=_empty_env)
     # Stamped on new graphs as their origin version (graphmeta.py); "" stamps nothing.
     operator_version: str = ""
+
+
+class SharedContexts:
+    """`build(namespace)` on every call, but the namespace's previous context returned while the new
+    one equals it: callers that keep a context per object (what it was generated from) then share
+    one per namespace instead of holding a copy each."""
+
+    def __init__(self, build: Callable[[str], GenContext]) -> None:
+        self._build = build
+        self._last: dict[str, GenContext] = {}
+
+    def __call__(self, namespace: str) -> GenContext:
+        ctx = self._build(namespace)
+        previous = self._last.get(namespace)
+        if previous is not None and ctx == previous:
+            return previous
+        self._last[namespace] = ctx
+        return ctx

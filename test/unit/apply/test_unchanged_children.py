@@ -161,10 +161,17 @@ async def test_children_it_cannot_vouch_for_are_never_remembered(extra: dict[str
     assert sync.unchanged(OWNER, INPUTS, owned=OWNED) is None
 
 
-async def test_a_sync_with_a_keep_rule_is_never_remembered() -> None:
+async def test_a_child_kept_by_the_keep_rule_is_not_one_to_prune() -> None:
+    """`keep` is applied as the full sync applies it: a kept child does not send it back to a sync."""
     cache = FakeCache()
     sync = syncer(FakeClient(cache), cache)
-    land(cache, await sync.sync(OWNER, children(), owned=OWNED, inputs=INPUTS, keep=lambda r, o: False))
+
+    def keep(resource: Any, obj: Obj) -> bool:
+        return bool(obj["metadata"]["name"] == "old")
+
+    land(cache, await sync.sync(OWNER, children(), owned=OWNED, inputs=INPUTS, keep=keep))
+    cache.objects[(kinds.SERVICE, "ns/old")] = {**cm("old", owner_uid="u1"), "kind": "Service"}
+    assert sync.unchanged(OWNER, INPUTS, owned=OWNED, keep=keep) is not None
     assert sync.unchanged(OWNER, INPUTS, owned=OWNED) is None
 
 
