@@ -4,7 +4,7 @@ since can be checked against the cache without generating its children again.
 Why: an owner is reconciled again on every status change of its children (a new workload's
 controller reports on it several times before it is available), and each time generation rebuilt
 the same children and hashed them twice, to find nothing to write. Measured at 100 three-service
-graphs (issue #13), generation and hashing were a quarter of the operator's CPU, and CPU on a
+graphs (issue #13), generation and hashing were a sixth of the operator's CPU, and CPU on a
 machine the API server shares is time.
 
 What is kept per owner is small (the children's names, hash stamps and desired replica counts, and

@@ -1,6 +1,6 @@
 """A component reconciled again with nothing of its own changed (its workload reported progress) is
 judged from its children in the cache, without generating them again: generation and hashing were a
-quarter of the operator's CPU at 100 graphs (issue #13). Anything generation reads changing, or a
+sixth of the operator's CPU at 100 graphs (issue #13). Anything generation reads changing, or a
 child not as the last sync left it, brings generation and the full sync back.
 
 Against in-memory fakes (pure decision logic); the children's drift, deletion and pruning on a real
