@@ -74,16 +74,23 @@ class GenContext:
 class SharedContexts:
     """`build(namespace)` on every call, but the namespace's previous context returned while the new
     one equals it: callers that keep a context per object (what it was generated from) then share
-    one per namespace instead of holding a copy each."""
+    one per namespace instead of holding a copy each. At most `limit` namespaces are held, the
+    oldest dropped first: a dropped one only costs a second, equal copy, never a wrong answer."""
 
-    def __init__(self, build: Callable[[str], GenContext]) -> None:
-        self._build = build
+    def __init__(self, build: Callable[[str], GenContext], *, limit: int = 4096) -> None:
+        self._build, self._limit = build, limit
         self._last: dict[str, GenContext] = {}
+
+    def __len__(self) -> int:
+        return len(self._last)
 
     def __call__(self, namespace: str) -> GenContext:
         ctx = self._build(namespace)
         previous = self._last.get(namespace)
         if previous is not None and ctx == previous:
             return previous
+        self._last.pop(namespace, None)
         self._last[namespace] = ctx
+        while len(self._last) > self._limit:
+            del self._last[next(iter(self._last))]
         return ctx
