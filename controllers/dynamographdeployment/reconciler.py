@@ -174,6 +174,7 @@ class DynamoGraphDeploymentReconciler:
         raw = self._cache.get(kinds.DGD, key)
         if raw is None or raw["metadata"].get("deletionTimestamp"):
             self._worker_hashes.forget(key)
+            self._syncer.forget(key)
             return Result()  # gone, or going (foreground deletion): create nothing, GC does the rest
         if (left_alone := self._terminating.leave_alone(raw)) is not None:
             return left_alone  # its namespace is being deleted (internal/apply/terminating.py)
