@@ -175,7 +175,7 @@ class DynamoComponentDeploymentReconciler:
         namespace, _ = split_key(key)
         ctx = self._gen_context(namespace or "")
         inputs = generation_inputs(raw, ctx)
-        report = self._syncer.unchanged(raw, inputs, owned=self.owned) if inputs is not None else None
+        report = self._syncer.unchanged(raw, inputs, owned=self.owned)
         if report is not None:
             workloads = [o for (r, _), o in report.current.items() if r.kind in WORKLOAD_KINDS]
         else:

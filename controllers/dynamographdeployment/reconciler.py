@@ -206,7 +206,7 @@ class DynamoGraphDeploymentReconciler:
         )
         keep = functools.partial(_kept, view, rollout.plan)
         inputs = graph_inputs(view, ctx, restart, rollout.plan)
-        report = self._syncer.unchanged(view.raw, inputs, owned=self.owned, keep=keep) if inputs else None
+        report = self._syncer.unchanged(view.raw, inputs, owned=self.owned, keep=keep)
         if report is not None:
             # Nothing generation reads changed since the last complete sync, and every child is
             # still as it left it (a component's progress brought us here): no generation, no sync.

@@ -50,6 +50,12 @@ def desired_replicas(obj: Mapping[str, Any]) -> Any:
     return (obj.get("spec") or {}).get("replicas")
 
 
+def replicas_drifted(want: Any, live: Mapping[str, Any]) -> bool:
+    """The live child's `spec.replicas` is not the desired `want` (None: the child sets none, so
+    whatever an autoscaler or a person set stands)."""
+    return want is not None and desired_replicas(live) != want
+
+
 class LastSyncs:
     """`LastSync` per owner key; `still_in_sync` says whether a sync of the same inputs would write
     or delete nothing, and gives the live children when it would not."""
@@ -61,12 +67,10 @@ class LastSyncs:
     def __len__(self) -> int:
         return len(self._last)
 
-    def record(
-        self, owner: Obj, inputs: object, prepared: Sequence[Obj], resources: Sequence[Resource]
-    ) -> None:
-        """After a sync wrote or found every one of `prepared` (stamped, with their `resources`)."""
+    def record(self, owner: Obj, inputs: object, prepared: Sequence[tuple[Resource, Obj]]) -> None:
+        """After a sync wrote or found every one of `prepared` (each child stamped, with its resource)."""
         children = []
-        for resource, obj in zip(resources, prepared, strict=True):
+        for resource, obj in prepared:
             stamp = self._stamp.recorded(obj)
             if stamp is None:
                 self.forget(object_key(owner))
@@ -99,7 +103,7 @@ class LastSyncs:
                 live is None
                 or controller_uid(live) != last.uid
                 or self._stamp.recorded(live) != child.stamp
-                or (child.replicas is not None and desired_replicas(live) != child.replicas)
+                or replicas_drifted(child.replicas, live)
             ):
                 return None
             current[(child.resource, child.name)] = live

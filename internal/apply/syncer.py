@@ -24,7 +24,7 @@ from typing import Any
 
 from dynamo_operator.internal.apply.failures import ChildrenOwnedByOthers, ChildWriteError, DuplicateChildren
 from dynamo_operator.internal.apply.interface import ChildClient, ChildReader, HashStamp, Obj, Recorder
-from dynamo_operator.internal.apply.last_sync import LastSyncs
+from dynamo_operator.internal.apply.last_sync import LastSyncs, desired_replicas, replicas_drifted
 from dynamo_operator.internal.apply.mutation_cache import RecentWrites, write_key
 from dynamo_operator.internal.apply.terminating import TerminatingNamespaces
 from dynamo_operator.internal.apply.waves import waves
@@ -96,8 +96,7 @@ def _drifted(desired: Mapping[str, Any], live: Mapping[str, Any]) -> bool:
     Only `spec.replicas` today: a hand-scaled child must be put back (user report #4420); template
     edits bump the child's generation and show up in its status instead.
     """
-    want = (desired.get("spec") or {}).get("replicas")
-    return want is not None and (live.get("spec") or {}).get("replicas") != want
+    return replicas_drifted(desired_replicas(desired), live)
 
 
 def _plain(d: Desired) -> bool:
@@ -175,7 +174,7 @@ class ChildSyncer:
         finally:
             self._summarise(owner, report)
         if inputs is not None and all(_plain(d) for d in desired):
-            self._last.record(owner, inputs, [obj for _, obj in prepared], [d.resource for d, _ in prepared])
+            self._last.record(owner, inputs, [(d.resource, obj) for d, obj in prepared])
         else:
             self._last.forget(key)
         return report
@@ -183,7 +182,7 @@ class ChildSyncer:
     def unchanged(
         self,
         owner: Obj,
-        inputs: object,
+        inputs: object | None,
         *,
         owned: Iterable[Resource],
         keep: Callable[[Resource, Obj], bool] | None = None,
@@ -192,7 +191,10 @@ class ChildSyncer:
         of the owner's last complete sync and the cache still shows every child it left (same hash
         stamp, replicas, controller) and no owned child to prune (`keep` as `sync` takes it, so it
         must depend on nothing `inputs` leave out), a report whose `current` holds the live children
-        in their desired order and which wrote nothing; else None (sync in full)."""
+        in their desired order and which wrote nothing; else, and always without `inputs`, None
+        (sync in full)."""
+        if inputs is None:
+            return None
         current = self._last.still_in_sync(owner, inputs, owned, keep)
         return None if current is None else SyncReport(current=current)
 

@@ -3,9 +3,11 @@ is not the operator's: the package must work with whatever stamp and field manag
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import itertools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from dynamo_operator.internal.apply import ChildSyncer
@@ -138,6 +140,47 @@ def syncer(client: Any, cache: Any, recorder: FakeRecorder | None = None, **opti
         stamp=STAMP,
         **options,
     )
+
+
+RESOURCE_VERSIONS = itertools.count(1)
+
+
+class LandingClient(FakeClient):
+    """Each write is in the cache at once (a watch that has caught up), as the API server keeps it:
+    an applied object with a UID and a new resourceVersion; a status patch sets the status, any other
+    patch merges the annotations it names."""
+
+    async def apply(
+        self, resource: Resource, obj: Obj, *, field_manager: str = "", force: bool = False
+    ) -> Obj:
+        await super().apply(resource, obj, field_manager=field_manager, force=force)
+        stored = copy.deepcopy(obj)
+        name = obj["metadata"]["name"]
+        stored["metadata"].update(
+            uid=f"uid-{resource.plural}-{name}", resourceVersion=str(next(RESOURCE_VERSIONS))
+        )
+        self.cache.objects[(resource, object_key(obj))] = stored
+        return stored
+
+    async def patch(self, resource: Resource, name: str, body: Any, **options: Any) -> Obj:
+        await super().patch(resource, name, body)
+        key = (resource, f"{options.get('namespace') or 'ns'}/{name}")
+        obj = copy.deepcopy(self.cache.objects[key])
+        if options.get("subresource") == "status":
+            obj["status"] = {**(obj.get("status") or {}), **body["status"]}
+        else:
+            obj["metadata"].setdefault("annotations", {}).update(body["metadata"]["annotations"])
+        obj["metadata"]["resourceVersion"] = str(next(RESOURCE_VERSIONS))
+        self.cache.objects[key] = obj
+        return obj
+
+
+def edited(cache: FakeCache, key: tuple[Resource, str], change: Callable[[Obj], object]) -> None:
+    """Someone else changed a cached object: a changed copy with a new resourceVersion."""
+    obj = copy.deepcopy(cache.objects[key])
+    change(obj)
+    obj["metadata"]["resourceVersion"] = str(next(RESOURCE_VERSIONS))
+    cache.objects[key] = obj
 
 
 class RefusingClient(FakeClient):

@@ -10,18 +10,17 @@ API server are test/integration's component tests, which pass through this path.
 from __future__ import annotations
 
 import copy
-import itertools
 from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
 
 import pytest
 from dynamo_operator.controllers import dynamocomponentdeployment as dcd_controller
-from dynamo_operator.controllers.dynamocomponentdeployment import DynamoComponentDeploymentReconciler
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.dynamo.context import GenContext
-from unit.apply.fakes import FakeCache, FakeClient, FakeRecorder
+from unit.apply.fakes import FakeCache, LandingClient, edited
+from unit.controllers.reconcilers_testlib import component_reconciler
 
 Obj = dict[str, Any]
 NOW = 1_800_000_000.0
@@ -51,29 +50,6 @@ def component(generation: int | None = 1, uid: str = "u-dcd") -> Obj:
     }
 
 
-class LandingClient(FakeClient):
-    """Each applied object is in the cache at once (a watch that has caught up), as the API server
-    keeps it: with a UID and a new resourceVersion."""
-
-    versions = itertools.count(1)
-
-    async def apply(
-        self, resource: Resource, obj: Obj, *, field_manager: str = "", force: bool = False
-    ) -> Obj:
-        await super().apply(resource, obj, field_manager=field_manager, force=force)
-        stored = copy.deepcopy(obj)
-        stored["metadata"].update(uid=f"uid-{resource.plural}", resourceVersion=str(next(self.versions)))
-        self.cache.objects[(resource, f"ns/{obj['metadata']['name']}")] = stored
-        return stored
-
-
-def edited(world: World, key: tuple[Resource, str], change: Callable[[Obj], object]) -> None:
-    """Someone else changed a child: a new resourceVersion."""
-    obj = world.cache.objects[key]
-    change(obj)
-    obj["metadata"]["resourceVersion"] = str(next(LandingClient.versions))
-
-
 class World:
     """A DCD in the cache, a client whose writes land in it, and generation counted."""
 
@@ -91,15 +67,12 @@ class World:
             return real(raw, ctx)
 
         monkeypatch.setattr(dcd_controller, "desired_component_objects", counted)
-        self.reconciler = DynamoComponentDeploymentReconciler(
-            client=self.client,
-            cache=self.cache,
-            recorder=FakeRecorder(),
+        self.reconciler = component_reconciler(
+            self.client,
+            self.cache,
             gen_context=lambda ns: GenContext(
                 namespace=ns, docker_secrets=MappingProxyType(dict(self.secrets))
             ),
-            lws=False,
-            istio=False,
             clock=lambda: NOW,
         )
 
@@ -197,7 +170,7 @@ async def test_a_child_edited_by_someone_else_is_put_back(
     monkeypatch: pytest.MonkeyPatch, child: tuple[Resource, str], change: Callable[[Obj], object]
 ) -> None:
     world = await created(monkeypatch)
-    edited(world, child, change)
+    edited(world.cache, child, change)
     assert ("apply", "g-worker") in await world.reconcile()
     assert world.generated == 2
 

@@ -28,6 +28,7 @@ from dynamo_operator.internal.dynamo.status import (
 )
 from unit.apply.fakes import FakeCache, FakeClient, FakeRecorder
 from unit.controllers.builder_testlib import informers_asked
+from unit.controllers.reconcilers_testlib import component_reconciler
 
 Obj = dict[str, Any]
 
@@ -126,16 +127,7 @@ async def component(workload_status: Obj, pods: Pods, *, now: float) -> tuple[Cl
     cache.objects[(kinds.DCD, KEY)] = dcd()
     client = Client(cache)
     client.server[(kinds.DCD, KEY)] = dcd()  # the owner is confirmed before its children are created
-    reconciler = DynamoComponentDeploymentReconciler(
-        client=client,
-        cache=cache,
-        recorder=FakeRecorder(),
-        gen_context=lambda ns: GenContext(namespace=ns),
-        lws=False,
-        istio=False,
-        pods=pods,
-        clock=lambda: now,
-    )
+    reconciler = component_reconciler(client, cache, pods=pods, clock=lambda: now)
     await reconciler.reconcile(KEY)  # creates the children; their controllers have not reported yet
     assert pods.calls == []
     for (resource, key), obj in client.applied.items():

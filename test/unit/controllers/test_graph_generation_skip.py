@@ -10,80 +10,34 @@ test/integration's graph tests, which pass through this path.
 from __future__ import annotations
 
 import copy
-import itertools
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers.dynamographdeployment import DynamoGraphDeploymentReconciler
 from dynamo_operator.controllers.dynamographdeployment import reconciler as dgd_reconciler
 from dynamo_operator.internal import kinds
-from dynamo_operator.internal.client.resource import Resource
-from dynamo_operator.internal.dynamo.context import GenContext
-from unit.apply.fakes import FakeCache, FakeClient, FakeRecorder
+from testsupport.graphs import two_service_graph
+from unit.apply.fakes import FakeCache, LandingClient, edited
+from unit.controllers.reconcilers_testlib import graph_reconciler
 
 Obj = dict[str, Any]
 KEY = "ns/g"
+GRAPH = (kinds.DGD, KEY)
 FRONTEND = (kinds.DCD, "ns/g-frontend")
-VERSIONS = itertools.count(1)
 
 
-def graph(generation: int = 1, image: str = "registry.example/f:1") -> Obj:
-    return {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {
-            "name": "g",
-            "namespace": "ns",
-            "uid": "u-g",
-            "generation": generation,
-            "resourceVersion": str(next(VERSIONS)),
-            "creationTimestamp": "2026-11-22T08:00:00Z",
-        },
-        "spec": {
-            "backendFramework": "vllm",
-            "services": {
-                "Frontend": {
-                    "componentType": "frontend",
-                    "replicas": 1,
-                    "extraPodSpec": {"mainContainer": {"image": image}},
-                }
-            },
-        },
-    }
-
-
-class LandingClient(FakeClient):
-    """Writes land in the cache at once, as the API server keeps them (UID, new resourceVersion)."""
-
-    async def apply(
-        self, resource: Resource, obj: Obj, *, field_manager: str = "", force: bool = False
-    ) -> Obj:
-        await super().apply(resource, obj, field_manager=field_manager, force=force)
-        stored = copy.deepcopy(obj)
-        stored["metadata"].update(uid=f"uid-{obj['metadata']['name']}", resourceVersion=str(next(VERSIONS)))
-        self.cache.objects[(resource, f"ns/{obj['metadata']['name']}")] = stored
-        return stored
-
-    async def patch(self, resource: Resource, name: str, body: Any, **options: Any) -> Obj:
-        await super().patch(resource, name, body)
-        key = (resource, f"ns/{name}")
-        obj = copy.deepcopy(self.cache.objects[key])
-        if options.get("subresource") == "status":
-            obj["status"] = {**(obj.get("status") or {}), **body["status"]}
-        else:
-            annotations = obj["metadata"].setdefault("annotations", {})
-            annotations.update(body["metadata"]["annotations"])
-        obj["metadata"]["resourceVersion"] = str(next(VERSIONS))
-        self.cache.objects[key] = obj
-        return obj
+def graph(generation: int = 1, frontend_replicas: int = 1) -> Obj:
+    """The shared frontend + worker graph, as the API server keeps it (UID, generation)."""
+    obj = two_service_graph("g", "ns")
+    obj["metadata"].update(uid="u-g", generation=generation, creationTimestamp="2026-11-22T08:00:00Z")
+    obj["spec"]["services"]["Frontend"]["replicas"] = frontend_replicas
+    return obj
 
 
 class World:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.cache = FakeCache()
         self.cache.current.update({kinds.DGD, kinds.DCD})
-        self.cache.objects[(kinds.DGD, KEY)] = graph()
+        self.cache.objects[GRAPH] = graph()
         self.client = LandingClient(self.cache)
         self.generated = 0
         real = dgd_reconciler.dcd_children
@@ -93,12 +47,7 @@ class World:
             return real(*args, **kwargs)
 
         monkeypatch.setattr(dgd_reconciler, "dcd_children", counted)
-        self.reconciler = DynamoGraphDeploymentReconciler(
-            client=self.client,
-            cache=self.cache,
-            recorder=FakeRecorder(),
-            gen_context=lambda ns: GenContext(namespace=ns),
-        )
+        self.reconciler = graph_reconciler(self.client, self.cache)
 
     async def reconcile(self) -> list[tuple[str, str]]:
         self.client.calls.clear()
@@ -106,14 +55,7 @@ class World:
         return self.client.calls
 
     def dgd(self) -> Obj:
-        return self.cache.objects[(kinds.DGD, KEY)]
-
-    def edit(self, key: tuple[Resource, str], change: Callable[[Obj], object]) -> None:
-        """Someone else changed an object: a new resourceVersion."""
-        obj = copy.deepcopy(self.cache.objects[key])
-        change(obj)
-        obj["metadata"]["resourceVersion"] = str(next(VERSIONS))
-        self.cache.objects[key] = obj
+        return self.cache.objects[GRAPH]
 
 
 def applies(calls: list[tuple[str, str]]) -> list[str]:
@@ -131,12 +73,16 @@ async def settled(monkeypatch: pytest.MonkeyPatch) -> World:
 
 async def test_component_progress_is_judged_without_generating_again(monkeypatch: pytest.MonkeyPatch) -> None:
     world = await settled(monkeypatch)
-    world.edit(
-        FRONTEND, lambda dcd: dcd.update(status={"conditions": [{"type": "Available", "status": "False"}]})
+    edited(
+        world.cache,
+        FRONTEND,
+        lambda dcd: dcd.update(status={"conditions": [{"type": "Available", "status": "False"}]}),
     )
     assert applies(await world.reconcile()) == []
-    world.edit(
-        FRONTEND, lambda dcd: dcd.update(status={"conditions": [{"type": "Available", "status": "True"}]})
+    edited(
+        world.cache,
+        FRONTEND,
+        lambda dcd: dcd.update(status={"conditions": [{"type": "Available", "status": "True"}]}),
     )
     assert applies(await world.reconcile()) == []
     assert world.generated == 0
@@ -144,14 +90,15 @@ async def test_component_progress_is_judged_without_generating_again(monkeypatch
 
 async def test_a_spec_change_generates_and_writes_the_new_component(monkeypatch: pytest.MonkeyPatch) -> None:
     world = await settled(monkeypatch)
-    world.cache.objects[(kinds.DGD, KEY)] = {
-        **graph(generation=2, image="registry.example/f:2"),
-        "metadata": {**world.dgd()["metadata"], "generation": 2},
-    }
+
+    def three_frontends(dgd: Obj) -> None:
+        dgd["spec"] = graph(frontend_replicas=3)["spec"]
+        dgd["metadata"]["generation"] = 2  # as the API server bumps it
+
+    edited(world.cache, GRAPH, three_frontends)
     assert "g-frontend" in applies(await world.reconcile())
     assert world.generated == 1
-    spec = world.cache.objects[FRONTEND]["spec"]
-    assert spec["extraPodSpec"]["mainContainer"]["image"] == "registry.example/f:2"
+    assert world.cache.objects[FRONTEND]["spec"]["replicas"] == 3
 
 
 @pytest.mark.parametrize(
@@ -165,7 +112,7 @@ async def test_a_spec_change_generates_and_writes_the_new_component(monkeypatch:
 )
 async def test_a_metadata_change_generates_again(monkeypatch: pytest.MonkeyPatch, change: Any) -> None:
     world = await settled(monkeypatch)
-    world.edit((kinds.DGD, KEY), change)
+    edited(world.cache, GRAPH, change)
     await world.reconcile()
     assert world.generated == 1
 
@@ -179,7 +126,7 @@ async def test_a_component_deleted_is_created_again(monkeypatch: pytest.MonkeyPa
 
 async def test_a_component_scaled_by_hand_is_put_back(monkeypatch: pytest.MonkeyPatch) -> None:
     world = await settled(monkeypatch)
-    world.edit(FRONTEND, lambda dcd: dcd["spec"].update(replicas=4))
+    edited(world.cache, FRONTEND, lambda dcd: dcd["spec"].update(replicas=4))
     assert "g-frontend" in applies(await world.reconcile())
     assert world.cache.objects[FRONTEND]["spec"]["replicas"] == 1
 
@@ -190,3 +137,14 @@ async def test_a_component_no_longer_desired_is_pruned(monkeypatch: pytest.Monke
     stale["metadata"].update(name="g-old", uid="uid-old")
     world.cache.objects[(kinds.DCD, "ns/g-old")] = stale
     assert ("delete", "g-old") in await world.reconcile()
+
+
+async def test_a_graph_deleted_is_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing is kept of a graph that is gone: the same graph back (as after a restore) generates."""
+    world = await settled(monkeypatch)
+    kept = world.dgd()
+    del world.cache.objects[GRAPH]
+    await world.reconcile()
+    world.cache.objects[GRAPH] = kept
+    await world.reconcile()
+    assert world.generated == 1

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynamo_operator.controllers.dynamocomponentdeployment import DynamoComponentDeploymentReconciler
-from dynamo_operator.controllers.dynamographdeployment import DynamoGraphDeploymentReconciler
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.apply import TerminatingNamespaces
 from dynamo_operator.internal.controller.result import Result
-from dynamo_operator.internal.dynamo.context import GenContext
-from unit.apply.fakes import FakeCache, FakeRecorder, RefusingClient, terminating_namespace
+from unit.apply.fakes import FakeCache, RefusingClient, terminating_namespace
+from unit.controllers.reconcilers_testlib import component_reconciler, graph_reconciler
 
 Obj = dict[str, Any]
 
@@ -57,31 +55,10 @@ def world(resource: Any, obj: Obj) -> tuple[FakeCache, RefusingClient]:
     return cache, RefusingClient(cache, terminating_namespace())
 
 
-def graph_reconciler(
-    cache: FakeCache, client: RefusingClient, terminating: TerminatingNamespaces
-) -> DynamoGraphDeploymentReconciler:
-    return DynamoGraphDeploymentReconciler(
-        client=client,
-        cache=cache,
-        recorder=FakeRecorder(),
-        gen_context=lambda ns: GenContext(namespace=ns),
-        terminating=terminating,
-    )
-
-
 async def test_a_component_in_a_namespace_being_deleted_is_left_alone_after_the_first_refusal() -> None:
     cache, client = world(kinds.DCD, component())
     terminating = TerminatingNamespaces(clock=lambda: NOW)
-    reconciler = DynamoComponentDeploymentReconciler(
-        client=client,
-        cache=cache,
-        recorder=FakeRecorder(),
-        gen_context=lambda ns: GenContext(namespace=ns),
-        lws=False,
-        istio=False,
-        clock=lambda: NOW,
-        terminating=terminating,
-    )
+    reconciler = component_reconciler(client, cache, clock=lambda: NOW, terminating=terminating)
     assert await reconciler.reconcile("ns/g-worker") == Result()
     refused = len(client.calls)
     assert refused > 0
@@ -92,7 +69,7 @@ async def test_a_component_in_a_namespace_being_deleted_is_left_alone_after_the_
 
 async def test_a_graph_in_a_namespace_being_deleted_is_left_alone_after_the_first_refusal() -> None:
     cache, client = world(kinds.DGD, graph())
-    reconciler = graph_reconciler(cache, client, TerminatingNamespaces(clock=lambda: NOW))
+    reconciler = graph_reconciler(client, cache, terminating=TerminatingNamespaces(clock=lambda: NOW))
     assert await reconciler.reconcile("ns/g") == Result()
     refused = len(client.calls)
     assert refused > 0
@@ -110,6 +87,6 @@ async def test_a_graph_created_after_the_refusal_is_reconciled() -> None:
     newer = graph()
     newer["metadata"]["creationTimestamp"] = "2027-01-15T08:00:01Z"  # NOW + 1 s
     cache.objects[(kinds.DGD, "ns/g")] = newer
-    reconciler = graph_reconciler(cache, client, terminating)
+    reconciler = graph_reconciler(client, cache, terminating=terminating)
     await reconciler.reconcile("ns/g")
     assert client.calls != []
