@@ -31,8 +31,9 @@ memory, quiet and restart figures come from the last run (--skip leaves phases o
 At the end, one growth table: a row per size (time, ratios, memory, CPU, writes per graph). Its
 op/floor is the best operator run over the fastest floor; `med. pair` the median over rounds of each
 operator run against its own round's floor, two rounds of opposite order taken together
-(`balanced_median`: the steadier figure once --repeat is 4 or more, and even); `med. adm` the same
-against the admin's floor, when one ran.
+(`balanced_median`: the steadier figure once --repeat is 4 or more, and even); `90% of med` the
+range that holds the median of such pairs with 90 % confidence (`median_interval`; from 5 pairs, i.e.
+--repeat 10, on); `med. adm` the same against the admin's floor, when one ran.
 
 Usage: .venv/bin/python test/bench/bench_scale.py [--graphs 100,300,1000] [--timeout 1800]
          [--variant w16=--max-concurrent-reconciles=16 ...] [--repeat 2] [--skip baseline,restart]
@@ -637,6 +638,9 @@ async def one_size(
                 # rounds cancels, and so, over two rounds of opposite order, does the order's.
                 paired = [x["to_floor"] for x in runs if x["run"] == variants[0].name]
                 fig["paired_ratio_median"] = balanced_median(paired)
+                fig["paired_ratios"] = [round(v, 2) for v in balanced_values(paired)]
+                if (interval := median_interval(balanced_values(paired))) is not None:
+                    fig["paired_ratio_interval"] = f"{interval[0]:.2f}-{interval[1]:.2f}"
             if admin_runs := [x for x in runs if x["run"].startswith(f"floor-{ADMIN}/")]:
                 fig["admin_floor_s"] = min(x["seconds"] for x in admin_runs)
                 paired = [x["to_admin_floor"] for x in runs if x["run"] == variants[0].name]
@@ -681,6 +685,37 @@ def balanced_groups(rounds: int) -> list[tuple[int, ...]]:
     return [(0,)] * alone + [(i, i + 1) for i in range(alone, rounds, 2)]
 
 
+def balanced_values(ratios: Sequence[float]) -> list[float]:
+    """A variant's per-round ratios (in round order) as `balanced_median` takes them: each group of
+    `balanced_groups` as the geometric mean of its ratios."""
+    return [math.prod(ratios[i] for i in group) ** (1 / len(group)) for group in balanced_groups(len(ratios))]
+
+
+MEDIAN_CONFIDENCE = 0.9
+
+
+def median_interval(
+    values: Sequence[float], confidence: float = MEDIAN_CONFIDENCE
+) -> tuple[float, float] | None:
+    """A distribution-free interval for the median of what `values` were drawn from: the k-th
+    smallest and k-th largest value, k as large as keeps the chance that the median lies between them
+    at `confidence` or more (the number of values below the median is Binomial(n, 1/2)). None when
+    there are too few values for that confidence (5 for 90 %: [min, max] then holds the median with
+    probability 1 - 2 / 2^5 = 94 %).
+
+    The host moves a run's seconds by more than the 10 % the 100-graph goal allows, so a median of a
+    few pairs can land either side of it; the interval says how far a set of rounds pins it down."""
+    n = len(values)
+    below = [math.comb(n, i) / 2**n for i in range(n + 1)]  # P(exactly i values below the median)
+    k = 0
+    while k < n // 2 and 1 - 2 * sum(below[: k + 1]) >= confidence:
+        k += 1
+    if k == 0:
+        return None
+    ordered = sorted(values)
+    return round(ordered[k - 1], 2), round(ordered[n - k], 2)
+
+
 def balanced_median(ratios: Sequence[float]) -> float:
     """The median of a variant's per-round ratios to the floor (in round order), each two rounds of
     opposite order (`floors_first`) taken together as the geometric mean of their two ratios.
@@ -692,10 +727,7 @@ def balanced_median(ratios: Sequence[float]) -> float:
     plain median of such rounds is set by the two rounds nearest the gap between the groups; a pair
     of rounds of opposite order cancels the order's effect, as a round's pair cancels the host's
     drift. With an odd number of rounds the first stands alone."""
-    balanced = [
-        math.prod(ratios[i] for i in group) ** (1 / len(group)) for group in balanced_groups(len(ratios))
-    ]
-    return round(statistics.median(balanced), 2)
+    return round(statistics.median(balanced_values(ratios)), 2)
 
 
 def floor_ratios(
@@ -881,6 +913,7 @@ GROWTH_COLUMNS = (
     ("operator_s", "op s"),
     ("ratio_to_floor", "op/floor"),
     ("paired_ratio_median", "med. pair"),
+    ("paired_ratio_interval", "90% of med"),
     ("paired_admin_ratio_median", "med. adm"),
     ("floor_writes_per_s", "floor w/s"),
     ("ratio", "op/base"),

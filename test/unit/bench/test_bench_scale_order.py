@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import math
 
 import pytest
 from bench.bench_scale import (
@@ -12,11 +13,13 @@ from bench.bench_scale import (
     Variant,
     balanced_groups,
     balanced_median,
+    balanced_values,
     floor_label,
     floor_namespace,
     floor_plan,
     floor_ratios,
     floors_first,
+    median_interval,
     operator_namespace,
     parse_floor_identities,
     run_order,
@@ -198,3 +201,38 @@ def test_an_order_effect_that_alternates_by_round_cancels() -> None:
 
 def test_with_an_odd_number_of_rounds_the_first_stands_alone() -> None:
     assert balanced_median([1.0, 1.21, 1.0]) == 1.05  # median of 1.0 and the pair's 1.1
+
+
+def test_pairs_are_the_geometric_means_of_rounds_of_opposite_order() -> None:
+    assert [round(v, 4) for v in balanced_values([1.21, 1.0, 1.0, 1.44])] == [1.1, 1.2]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_too_few_pairs_give_no_interval(n: int) -> None:
+    assert median_interval([1.0 + i / 100 for i in range(n)]) is None
+
+
+def test_five_pairs_give_their_extremes() -> None:
+    """[min, max] of 5 holds the median with probability 1 - 2/32 (94 %); the next pair in would
+    hold it with 62 %, below 90 %."""
+    assert median_interval([1.12, 0.97, 1.03, 1.30, 1.05]) == (0.97, 1.30)
+
+
+def test_more_pairs_narrow_the_interval() -> None:
+    """With 8 pairs the 2nd smallest and 2nd largest hold the median with 93 %."""
+    assert median_interval([0.90, 1.00, 1.02, 1.04, 1.06, 1.08, 1.10, 1.40]) == (1.00, 1.10)
+
+
+@pytest.mark.parametrize("n", range(5, 40))
+def test_the_interval_holds_the_median_at_the_confidence_asked(n: int) -> None:
+    """Checked against the binomial law the interval is built on: the chance that fewer than k of
+    n values fall below the median (or, symmetrically, above it) is at most (1 - 0.9) / 2."""
+    values = [float(i) for i in range(n)]
+    interval = median_interval(values)
+    assert interval is not None
+    k = int(interval[0]) + 1  # the k-th smallest
+    miss = sum(math.comb(n, i) for i in range(k)) / 2**n
+    assert 2 * miss <= 1 - 0.9
+    assert interval[1] == n - k  # symmetric: the k-th largest
+    wider_miss = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    assert 2 * wider_miss > 1 - 0.9 or k == n // 2  # and k is as large as the confidence allows
