@@ -638,8 +638,9 @@ async def one_size(
                 # rounds cancels, and so, over two rounds of opposite order, does the order's.
                 paired = [x["to_floor"] for x in runs if x["run"] == variants[0].name]
                 fig["paired_ratio_median"] = balanced_median(paired)
-                fig["paired_ratios"] = [round(v, 2) for v in balanced_values(paired)]
-                if (interval := median_interval(balanced_values(paired))) is not None:
+                pairs = balanced_values(paired)
+                fig["paired_ratios"] = [round(v, 2) for v in pairs]
+                if (interval := median_interval(pairs)) is not None:
                     fig["paired_ratio_interval"] = f"{interval[0]:.2f}-{interval[1]:.2f}"
             if admin_runs := [x for x in runs if x["run"].startswith(f"floor-{ADMIN}/")]:
                 fig["admin_floor_s"] = min(x["seconds"] for x in admin_runs)
