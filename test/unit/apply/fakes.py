@@ -183,6 +183,15 @@ def edited(cache: FakeCache, key: tuple[Resource, str], change: Callable[[Obj], 
     cache.objects[key] = obj
 
 
+def stale_copy(cache: FakeCache, key: tuple[Resource, str], name: str) -> None:
+    """A child the owner made earlier under another name: a copy of the one at `key` (same owner,
+    own UID), which a sync no longer desires."""
+    resource, namespaced = key
+    obj = copy.deepcopy(cache.objects[key])
+    obj["metadata"].update(name=name, uid=f"uid-{name}")
+    cache.objects[(resource, f"{namespaced.partition('/')[0]}/{name}")] = obj
+
+
 class RefusingClient(FakeClient):
     """Every apply is refused with `error`."""
 

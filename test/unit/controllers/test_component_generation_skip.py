@@ -9,7 +9,6 @@ API server are test/integration's component tests, which pass through this path.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
@@ -19,7 +18,7 @@ from dynamo_operator.controllers import dynamocomponentdeployment as dcd_control
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.dynamo.context import GenContext
-from unit.apply.fakes import FakeCache, LandingClient, edited
+from unit.apply.fakes import FakeCache, LandingClient, edited, stale_copy
 from unit.controllers.reconcilers_testlib import component_reconciler
 
 Obj = dict[str, Any]
@@ -187,9 +186,7 @@ async def test_a_child_deleted_is_created_again(
 
 async def test_an_owned_child_no_longer_desired_is_pruned(monkeypatch: pytest.MonkeyPatch) -> None:
     world = await created(monkeypatch)
-    stale = copy.deepcopy(world.cache.objects[DEPLOYMENT])
-    stale["metadata"].update(name="g-worker-old", uid="uid-old")
-    world.cache.objects[(kinds.DEPLOYMENT, "ns/g-worker-old")] = stale
+    stale_copy(world.cache, DEPLOYMENT, "g-worker-old")
     assert ("delete", "g-worker-old") in await world.reconcile()
 
 

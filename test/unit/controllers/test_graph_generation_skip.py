@@ -9,14 +9,13 @@ test/integration's graph tests, which pass through this path.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
 from dynamo_operator.controllers.dynamographdeployment import reconciler as dgd_reconciler
 from dynamo_operator.internal import kinds
 from testsupport.graphs import two_service_graph
-from unit.apply.fakes import FakeCache, LandingClient, edited
+from unit.apply.fakes import FakeCache, LandingClient, edited, stale_copy
 from unit.controllers.reconcilers_testlib import graph_reconciler
 
 Obj = dict[str, Any]
@@ -133,9 +132,7 @@ async def test_a_component_scaled_by_hand_is_put_back(monkeypatch: pytest.Monkey
 
 async def test_a_component_no_longer_desired_is_pruned(monkeypatch: pytest.MonkeyPatch) -> None:
     world = await settled(monkeypatch)
-    stale = copy.deepcopy(world.cache.objects[FRONTEND])
-    stale["metadata"].update(name="g-old", uid="uid-old")
-    world.cache.objects[(kinds.DCD, "ns/g-old")] = stale
+    stale_copy(world.cache, FRONTEND, "g-old")
     assert ("delete", "g-old") in await world.reconcile()
 
 
