@@ -46,12 +46,24 @@ def parse_bind_address(address: str) -> tuple[str, int] | None:
 
 
 class Server:
-    """One aiohttp site; `port` is the bound port after `start()` (useful with port 0)."""
+    """One aiohttp site; `port` is the bound port after `start()` (useful with port 0).
+
+    With `cancel_on_disconnect`, a handler whose client hangs up is cancelled (aiohttp's default is
+    to let it run on): the secure metrics server needs that, so that a review nobody waits for any
+    more stops (`review_cache.py`)."""
 
     def __init__(
-        self, app: web.Application, *, host: str, port: int, ssl_context: ssl.SSLContext | None = None
+        self,
+        app: web.Application,
+        *,
+        host: str,
+        port: int,
+        ssl_context: ssl.SSLContext | None = None,
+        cancel_on_disconnect: bool = False,
     ) -> None:
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, handler_cancellation=cancel_on_disconnect
+        )
         self._host = host
         self._port = port
         self._ssl_context = ssl_context

@@ -13,7 +13,8 @@ in-flight reconciles → leader-only runnables are cancelled → the Lease is re
 are cancelled → pending events are flushed → informers stop → HTTP servers stop.
 
 With `metrics_secure` the metrics server speaks TLS and asks the API server about every scraper
-(`metrics_auth.py`, `tls.py`); the probes stay plain HTTP for the kubelet.
+(`metrics_auth.py`, `tls.py`) through a client of its own, closed after the servers stop; the probes
+stay plain HTTP for the kubelet.
 
 A lost Lease is not a stop: the process exits non-zero at once, because a leader that cannot renew
 may already have a successor, and two leaders must never write.
@@ -132,6 +133,9 @@ class Manager:
         self._elector_task: asyncio.Task[Any] | None = None
         self._servers: list[http.Server] = []
         self._cert_watch_task: asyncio.Task[Any] | None = None
+        self._review_client: Client | None = None
+        # With metrics_secure, once started: the filter deciding every scrape (tests read its limiter).
+        self.metrics_authorizer: metrics_auth.RequestAuthorizer | None = None
         self.metrics_port: int | None = None
         self.health_probe_port: int | None = None
 
@@ -351,6 +355,8 @@ class Manager:
         await self.cache.stop()
         for server in self._servers:
             await server.stop()
+        if self._review_client is not None:
+            await self._review_client.close()
         if self._cert_watch_task is not None:
             await self._cancel([self._cert_watch_task])
         self._enter(Phase.STOPPED)
@@ -384,9 +390,18 @@ class Manager:
         if metrics is not None:
             http.register_process_collectors()
             if self.options.metrics_secure:
-                authorizer = metrics_auth.RequestAuthorizer(metrics_auth.ApiServerReviewer(self.client))
+                bound = self.options.metrics_max_reviews_in_flight
+                self._review_client = metrics_auth.review_client(self.client, max_connections=bound)
+                authorizer = metrics_auth.new_authorizer(self._review_client, max_in_flight=bound)
+                self.metrics_authorizer = authorizer
                 app = http.metrics_app(middlewares=[metrics_auth.auth_middleware(authorizer)])
-                server = http.Server(app, host=metrics[0], port=metrics[1], ssl_context=self._metrics_tls())
+                server = http.Server(
+                    app,
+                    host=metrics[0],
+                    port=metrics[1],
+                    ssl_context=self._metrics_tls(),
+                    cancel_on_disconnect=True,
+                )
             else:
                 server = http.Server(http.metrics_app(), host=metrics[0], port=metrics[1])
             await server.start()

@@ -10,10 +10,20 @@ Answers are cached so a Prometheus scraping every 15 s costs at most one review 
 lifetime below, however many scrapes and connections. Tokens are cached only under their SHA-256:
 the cache (and a heap dump of it) never holds a credential. A refusal says only 401 or 403; the
 reason goes to the debug log, never to the caller.
+
+Anyone who can reach the port can send made-up tokens, each of which misses the cache. So (issue #34):
+- at most `max_in_flight` reviews run at once; a request that needs one more gets 503 with
+  Retry-After at once (`review_limit.py`), nothing queues;
+- a review is cancelled when the last request waiting for it goes away (the metrics server cancels a
+  handler whose client hung up), and bounded in time (`REVIEW_TIMEOUT`);
+- reviews go through their own client (`review_client`): its own connection pool, one short retry,
+  and the LOW priority of the operator's request gate, so reconciles never wait behind them;
+- refusals are cached apart from grants, so a flood only evicts other refusals.
 """
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import hashlib
 from collections.abc import Mapping
@@ -25,9 +35,17 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import ApiError, TransportError
+from dynamo_operator.internal.client.gate import Priority, request_priority
 from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.client.retry import RetryPolicy
 from dynamo_operator.internal.clock import Clock
 from dynamo_operator.internal.manager.review_cache import ReviewCache
+from dynamo_operator.internal.manager.review_limit import (
+    PrometheusReviewEvents,
+    ReviewBusy,
+    ReviewEvents,
+    ReviewLimiter,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -46,6 +64,17 @@ DENY_TTL = 30.0
 # Entries per cache: far above the number of scrapers, small enough that a flood of made-up tokens
 # only evicts (each costs one TokenReview, as it would without a cache).
 MAX_ENTRIES = 1024
+# Reviews in flight at once. A scraper needs one at a time (two per minute); a few Prometheus replicas
+# and a person with curl fit far below this. Past it a request is answered 503 at once.
+MAX_REVIEWS_IN_FLIGHT = 8
+# One review's whole budget: a TokenReview is answered in milliseconds; a request that waits longer
+# (an overloaded API server, a full request gate) holds a slot of the bound above, so not for long.
+REVIEW_TIMEOUT = 10.0
+# One retry, soon, for a request the API server surely never processed (connection refused, 429):
+# never the minute of Retry-After the reconcilers' client honours.
+REVIEW_RETRY = RetryPolicy(attempts=2, base_delay=0.1, max_delay=0.25, max_retry_after=0.5)
+# Seconds a 503 asks the scraper to wait (Retry-After).
+BUSY_RETRY_AFTER = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,11 +113,22 @@ class Reviewer(Protocol):
         ...
 
 
-class ApiServerReviewer:
-    """`Reviewer` through TokenReview and SubjectAccessReview objects created with `client`."""
+def review_client(client: Client, *, max_connections: int = MAX_REVIEWS_IN_FLIGHT) -> Client:
+    """A client for the reviews: the operator's cluster and credentials, a pool of its own (a flood
+    never takes a connection a reconcile needs) and `REVIEW_RETRY`; it shares `client`'s request
+    gate, where `ApiServerReviewer` asks at LOW priority. The caller closes it."""
+    reviews = Client(client.config, retry=REVIEW_RETRY, max_connections=max_connections)
+    reviews.gate = client.gate  # one bound on requests in flight per process, handed out by priority
+    return reviews
 
-    def __init__(self, client: Client) -> None:
+
+class ApiServerReviewer:
+    """`Reviewer` through TokenReview and SubjectAccessReview objects created with `client` (best
+    built by `review_client`), each at LOW priority and within `timeout` seconds."""
+
+    def __init__(self, client: Client, *, timeout: float = REVIEW_TIMEOUT) -> None:
         self._client = client
+        self._timeout = timeout
 
     async def review_token(self, token: str) -> UserInfo | None:
         body = {"spec": {"token": token}}
@@ -113,7 +153,11 @@ class ApiServerReviewer:
     async def _create(self, resource: Resource, body: dict[str, Any], secret: str | None) -> dict[str, Any]:
         # The answer to a TokenReview echoes the token in `spec`: it is read here and never logged.
         try:
-            return await self._client.create(resource, body)
+            with request_priority(Priority.LOW):
+                async with asyncio.timeout(self._timeout):
+                    return await self._client.create(resource, body)
+        except TimeoutError:
+            raise ReviewUnavailable(f"{resource.plural}: no answer within {self._timeout:g}s") from None
         except (ApiError, TransportError) as err:
             message = str(err)
             if secret:
@@ -154,18 +198,31 @@ class RequestAuthorizer:
         allow_ttl: float = ALLOW_TTL,
         deny_ttl: float = DENY_TTL,
         max_entries: int = MAX_ENTRIES,
+        max_in_flight: int = MAX_REVIEWS_IN_FLIGHT,
+        events: ReviewEvents | None = None,
         clock: Clock | None = None,
     ) -> None:
         self._reviewer = reviewer
+        # One bound for both kinds: what a flood costs the API server is the sum.
+        self.limiter = ReviewLimiter(max_in_flight, events=events)
         self.users: ReviewCache[str, UserInfo | None] = ReviewCache(
-            lambda _: token_ttl, max_entries=max_entries, clock=clock
+            lambda _: token_ttl,
+            max_entries=max_entries,
+            clock=clock,
+            negative=lambda user: user is None,
+            limiter=self.limiter,
         )
         self.access: ReviewCache[tuple[UserInfo, str, str], bool] = ReviewCache(
-            lambda allowed: allow_ttl if allowed else deny_ttl, max_entries=max_entries, clock=clock
+            lambda allowed: allow_ttl if allowed else deny_ttl,
+            max_entries=max_entries,
+            clock=clock,
+            negative=lambda allowed: not allowed,
+            limiter=self.limiter,
         )
 
     async def decide(self, authorization: str | None, *, verb: str, path: str) -> Verdict:
-        """Raises ReviewUnavailable when a review that is not cached cannot be made."""
+        """Raises ReviewBusy when a review is needed and the bound is reached, ReviewUnavailable when
+        a review that is not cached cannot be made."""
         token = bearer_token(authorization)
         if token is None:
             return Verdict.UNAUTHENTICATED
@@ -185,6 +242,14 @@ def _plain(status: int, text: str, **headers: str) -> web.Response:
     return web.Response(status=status, text=text, headers=headers)
 
 
+def new_authorizer(client: Client, *, max_in_flight: int = MAX_REVIEWS_IN_FLIGHT) -> RequestAuthorizer:
+    """The production authorizer: reviews through `client` (a `review_client`), metrics on the
+    operator's registry."""
+    return RequestAuthorizer(
+        ApiServerReviewer(client), max_in_flight=max_in_flight, events=PrometheusReviewEvents()
+    )
+
+
 def auth_middleware(authorizer: RequestAuthorizer) -> Middleware:
     """An aiohttp middleware that lets only ALLOWED requests reach the handler."""
 
@@ -194,6 +259,9 @@ def auth_middleware(authorizer: RequestAuthorizer) -> Middleware:
             verdict = await authorizer.decide(
                 request.headers.get("Authorization"), verb=request.method.lower(), path=request.path
             )
+        except ReviewBusy:
+            # Counted by the limiter; a log line per refused request would let a flood fill the logs.
+            return _plain(503, "Service Unavailable", **{"Retry-After": str(BUSY_RETRY_AFTER)})
         except ReviewUnavailable as err:
             log.warning("Cannot review a metrics request", error=str(err))
             return _plain(503, "Service Unavailable")

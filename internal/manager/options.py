@@ -17,8 +17,12 @@ class ManagerOptions:
     # "host:port"; an empty host binds every interface; "0" (or "") turns the server off.
     metrics_bind_address: str = ":8080"
     # HTTPS, and every request authenticated (TokenReview) and authorized (SubjectAccessReview) by
-    # the API server. Off by default, as in controller-runtime; deployments turn it on.
+    # the API server. Off in this library default, as in controller-runtime; the dynamo-operator
+    # binary turns it on unless told otherwise (operator/flags.py).
     metrics_secure: bool = False
+    # With metrics_secure: reviews in flight at once (and connections of their client); a request
+    # needing one more is answered 503 at once (metrics_auth.py).
+    metrics_max_reviews_in_flight: int = 8
     # With metrics_secure: a directory holding tls.crt and tls.key (a mounted kubernetes.io/tls
     # Secret), reloaded when it rotates; None generates a self-signed pair in memory at start-up.
     metrics_cert_dir: str | None = None

@@ -7,12 +7,14 @@ import asyncio
 import os
 import ssl
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.gate import RequestGate
 from dynamo_operator.internal.manager import Manager, ManagerError, ManagerOptions, http, tls
 from testsupport.api import eventually
 
@@ -114,7 +116,7 @@ async def test_a_manager_with_a_certificate_directory_serves_that_pair(tmp_path:
     mounted = tls.self_signed_pair("mounted")
     write_pair(tmp_path, mounted)
     mgr = Manager(
-        cast(Client, object()),  # the handshake needs no API server
+        _NO_API_SERVER,  # the handshake needs no API server
         options=ManagerOptions(
             metrics_bind_address="127.0.0.1:0",
             health_probe_bind_address="0",
@@ -138,7 +140,7 @@ async def test_a_manager_told_to_use_a_missing_pair_does_not_start(tmp_path: Pat
     """--metrics-cert-path naming an empty directory is a start-up error, not a silent self-signed
     fallback."""
     mgr = Manager(
-        cast(Client, object()),
+        _NO_API_SERVER,
         options=ManagerOptions(
             metrics_bind_address="127.0.0.1:0",
             health_probe_bind_address="0",
@@ -149,6 +151,10 @@ async def test_a_manager_told_to_use_a_missing_pair_does_not_start(tmp_path: Pat
     )
     with pytest.raises(ManagerError, match="metrics certificate"):
         await mgr.run()
+
+
+# The review client is built from `config` and `gate` at start-up, and never used by these tests.
+_NO_API_SERVER = cast(Client, SimpleNamespace(config=None, gate=RequestGate(None)))
 
 
 class _IdleCache:
