@@ -140,6 +140,8 @@ def type_schema(annotation: Any) -> Json:
             return {"type": "string", "enum": [member.value for member in annotation]}
         if issubclass(annotation, bool):
             return {"type": "boolean"}
+        if issubclass(annotation, float):
+            return {"type": "number"}
         if issubclass(annotation, int):
             return {"type": "integer"}
         if issubclass(annotation, str):
