@@ -34,7 +34,7 @@ TOOLS_MODULE = REPO / "hack" / "tools" / "k8s"
 KUBERNETES_MODULE = "k8s.io/kubernetes"
 
 # The OpenAPI v3 documents (one per group/version) holding the roots below and their closure.
-DOCUMENTS = ("api/v1", "apis/autoscaling/v2")
+DOCUMENTS = ("api/v1", "apis/autoscaling/v2", "apis/batch/v1")
 ROOTS = (
     "io.k8s.api.core.v1.PodSpec",
     "io.k8s.api.core.v1.Container",
@@ -47,6 +47,8 @@ ROOTS = (
     "io.k8s.apimachinery.pkg.apis.meta.v1.Condition",
     "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerBehavior",
     "io.k8s.api.autoscaling.v2.MetricSpec",
+    # v1beta1 DGDR's overrides.profilingJob.
+    "io.k8s.api.batch.v1.JobSpec",
 )
 INT_OR_STRING = {
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
