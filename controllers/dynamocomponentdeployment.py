@@ -352,7 +352,8 @@ class PullSecretNotifier:
             self._on_change(namespace)
 
 
-# Registry Secrets only (field selector on type); the transform keeps metadata and the one data key.
+# Registry Secrets only (field selector on type); the transform keeps each one's identity and registry
+# hosts, never its data (internal/secrets/index.py).
 PULL_SECRETS = InformerOptions(field_selector=pull_secrets.FIELD_SELECTOR, transform=pull_secrets.transform)
 
 

@@ -10,12 +10,16 @@ import pytest
 from dynamo_operator.internal.cache.interface import EventHandler
 from dynamo_operator.internal.secrets.index import (
     FIELD_SELECTOR,
+    HOSTS_FIELD,
+    MAX_DOCKER_CONFIG_BYTES,
     DockerSecretIndex,
     InvalidDockerConfigError,
+    PullSecretTransform,
     parse_docker_config,
     secret_hosts,
     transform,
 )
+from structlog.testing import capture_logs
 
 Obj = dict[str, Any]
 
@@ -49,12 +53,125 @@ def test_field_selector() -> None:
     assert FIELD_SELECTOR == "type=kubernetes.io/dockerconfigjson"
 
 
-def test_transform_keeps_only_what_is_needed() -> None:
-    """The transform keeps name/namespace/uid/resourceVersion, the type and the one data key."""
-    out = transform(_secret("a", {"nvcr.io": {}}))
-    assert set(out["metadata"]) == {"name", "namespace", "uid"}
-    assert set(out["data"]) == {".dockerconfigjson"}
-    assert out["type"] == "kubernetes.io/dockerconfigjson"
+PASSWORD = "hunter2-distinctive"
+AUTH = base64.b64encode(f"robot:{PASSWORD}".encode()).decode()
+
+
+def _credentialed(name: str = "a", rv: str = "1") -> Obj:
+    secret = _secret(name, {"https://nvcr.io/v2/": {"username": "robot", "password": PASSWORD, "auth": AUTH}})
+    secret["metadata"]["resourceVersion"] = rv
+    secret["stringData"] = {"x": PASSWORD}
+    return secret
+
+
+def test_transform_keeps_identity_type_and_hosts_only() -> None:
+    """The shaped Secret is its name, namespace, uid, resourceVersion, type and registry hosts."""
+    out = PullSecretTransform()(_credentialed())
+    assert out == {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "a", "namespace": "ns1", "uid": "u-a", "resourceVersion": "1"},
+        "type": "kubernetes.io/dockerconfigjson",
+        HOSTS_FIELD: ["nvcr.io"],
+    }
+
+
+def test_transform_drops_data_from_the_decoded_object_too() -> None:
+    """The object handed in (the decoded watch event the reflector still holds) loses `data` and
+    `stringData`: no credential stays reachable from it either."""
+    secret = _credentialed()
+    PullSecretTransform()(secret)
+    assert "data" not in secret
+    assert "stringData" not in secret
+    assert PASSWORD not in repr(secret)
+
+
+def test_transform_output_holds_no_credential() -> None:
+    """Neither the password nor the base64 `auth` is anywhere in the shaped object."""
+    text = repr(PullSecretTransform()(_credentialed()))
+    assert PASSWORD not in text
+    assert AUTH not in text
+
+
+def test_transform_of_a_shaped_secret_keeps_its_hosts() -> None:
+    """Shaping twice (a relist re-admits what a test handed back) changes nothing."""
+    shape = PullSecretTransform()
+    once = shape(_credentialed())
+    assert shape(dict(once)) == once
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param({".dockerconfigjson": base64.b64encode(b"{{{").decode()}, id="bad-json"),
+        pytest.param({".dockerconfigjson": "%%%not-base64"}, id="not-base64"),
+        pytest.param({".dockerconfigjson": 7}, id="not-a-string"),
+        pytest.param({}, id="missing-key"),
+        pytest.param({".dockerconfigjson": base64.b64encode(b"[" * 100_000).decode()}, id="too-deep"),
+        pytest.param(
+            {".dockerconfigjson": base64.b64encode(b" " * (MAX_DOCKER_CONFIG_BYTES + 1)).decode()},
+            id="oversize",
+        ),
+    ],
+)
+def test_transform_of_an_unreadable_secret_has_no_hosts(data: Obj) -> None:
+    """An unreadable pull Secret is shaped with no hosts and no data; the transform never raises."""
+    secret = _secret("bad", {})
+    secret["data"] = data
+    out = PullSecretTransform()(secret)
+    assert out[HOSTS_FIELD] == []
+    assert "data" not in out
+
+
+def test_unreadable_secret_is_logged_once_per_version() -> None:
+    """A relist re-admits the same version: it is not logged again; a new version is."""
+    shape = PullSecretTransform()
+    with capture_logs() as logs:
+        for rv in ("1", "1", "1", "2"):
+            bad = _secret("bad", None, raw="{{{")
+            bad["metadata"]["resourceVersion"] = rv
+            shape(bad)
+    assert [entry["event"] for entry in logs] == ["skipping unreadable docker secret"] * 2
+
+
+def test_unusable_keys_are_logged_by_count_not_by_text() -> None:
+    """An `auths` key that names no registry may hold user info: the log says how many, not which."""
+    with capture_logs() as logs:
+        out = PullSecretTransform()(_secret("a", {"https://robot:hunter2@": {}, "nvcr.io": {}}))
+    assert out[HOSTS_FIELD] == ["nvcr.io"]
+    assert [(e["event"], e["unusable"]) for e in logs] == [("docker secret has unusable registry keys", 1)]
+    assert "hunter2" not in repr(logs)
+
+
+def test_transform_warning_memory_is_bounded() -> None:
+    """The versions remembered for logging once stay within the bound, whatever the churn."""
+    shape = PullSecretTransform(warned_memory=4)
+    with capture_logs():
+        for i in range(50):
+            shape(_secret(f"bad-{i}", None, raw="x"))
+    assert len(shape._warned) == 4
+
+
+def test_parse_refuses_oversize_documents() -> None:
+    """A document past the size limit is unreadable, named by its limit."""
+    payload = '{"auths": {"nvcr.io": {}}}' + " " * MAX_DOCKER_CONFIG_BYTES
+    with pytest.raises(InvalidDockerConfigError, match=str(MAX_DOCKER_CONFIG_BYTES)):
+        parse_docker_config(payload)
+
+
+def test_parse_refuses_deep_nesting() -> None:
+    """Nesting past the JSON parser's depth limit is unreadable, not a RecursionError."""
+    with pytest.raises(InvalidDockerConfigError):
+        parse_docker_config('{"auths": ' + "[" * 5000 + "]" * 5000 + "}")
+
+
+def test_parse_error_keeps_no_reference_to_the_document() -> None:
+    """The raised error chains nothing that holds the document (orjson's error keeps it as `.doc`)."""
+    with pytest.raises(InvalidDockerConfigError) as info:
+        parse_docker_config('{"auths": {"nvcr.io": {"password": "' + PASSWORD + '"}}')
+    assert info.value.__cause__ is None
+    assert info.value.__context__ is None
+    assert PASSWORD not in str(info.value)
 
 
 @pytest.mark.parametrize(
@@ -180,3 +297,25 @@ def test_works_on_transformed_objects() -> None:
     index = DockerSecretIndex()
     index.on_add(transform(_secret("a", {"https://index.docker.io/v1/": {}})))
     assert index.secrets_for("ns1", "docker.io") == ("a",)
+
+
+def test_shaped_unreadable_secret_is_not_indexed_nor_logged_again() -> None:
+    """A Secret the transform could not read carries no hosts: the index skips it quietly (the
+    transform logged it already)."""
+    index = DockerSecretIndex()
+    with capture_logs() as logs:
+        shaped = PullSecretTransform()(_secret("bad", None, raw="nope"))
+        index.on_add(shaped)
+        index.replace_all([shaped])
+    assert dict(index.snapshot("ns1")) == {}
+    assert len(logs) == 1
+
+
+def test_index_holds_no_credential() -> None:
+    """What the index keeps after a credentialed Secret: names and hosts only."""
+    index = DockerSecretIndex()
+    index.on_add(PullSecretTransform()(_credentialed()))
+    assert index.secrets_for("ns1", "nvcr.io") == ("a",)
+    text = repr((index._by_secret, index._index))
+    assert PASSWORD not in text
+    assert AUTH not in text
