@@ -4,8 +4,9 @@
 # plane (hack/localcluster.py, left running afterwards: `make cluster-down` stops it). Installs the
 # CRDs when config/crd exists, then execs the operator with console logs and loopback-only probe and
 # metrics ports, which it prints.
-# Metrics are plain HTTP here (--metrics-secure=false: loopback only, for `curl` while developing);
-# deployments serve them over HTTPS with authentication (config/default). They are never on :8080:
+# Metrics are plain HTTP here, without authentication (--metrics-secure=false, on loopback only, for
+# `curl` while developing). The binary's own default is secure (HTTPS on :8443, every scraper checked
+# by TokenReview and SubjectAccessReview), as are config/default and the chart. They are never on :8080:
 # that is kubectl's fallback server when no kubeconfig is found, and a shell without KUBECONFIG would
 # then talk to the operator's metrics server and print a baffling discovery error. The defaults are
 # 127.0.0.1:18080 (RUN_METRICS_PORT) and 127.0.0.1:8081 (RUN_HEALTH_PORT), or a free port when taken.
@@ -59,7 +60,7 @@ print(s.getsockname()[1])' "$1"
 }
 metrics_port=$(pick_port "${RUN_METRICS_PORT:-18080}")
 health_port=$(pick_port "${RUN_HEALTH_PORT:-8081}")
-say "metrics: http://127.0.0.1:$metrics_port/metrics   health: http://127.0.0.1:$health_port/readyz"
+say "metrics: http://127.0.0.1:$metrics_port/metrics (plain HTTP, loopback only)   health: http://127.0.0.1:$health_port/readyz"
 say "exec dynamo-operator $*"
 exec .venv/bin/dynamo-operator --log-format=console --health-probe-bind-address="127.0.0.1:$health_port" \
   --metrics-secure=false --metrics-bind-address="127.0.0.1:$metrics_port" "$@"

@@ -106,9 +106,11 @@ import socket
 s = [socket.socket() for _ in range(2)]
 [x.bind(("127.0.0.1", 0)) for x in s]
 print(*[x.getsockname()[1] for x in s])')
-# The Deployment's own arguments (config/manager), with loopback ports and the ServiceAccount token.
+# The Deployment's own arguments (config/manager), with loopback ports and the ServiceAccount token;
+# metrics in plain HTTP on loopback, which the e2e scrapes without a token.
 POD_NAMESPACE=$NS .venv/bin/dynamo-operator --kubeconfig="$work/operator.kubeconfig" --leader-elect \
-  --health-probe-bind-address="127.0.0.1:$health_port" --metrics-bind-address="127.0.0.1:$metrics_port" \
+  --health-probe-bind-address="127.0.0.1:$health_port" --metrics-secure=false \
+  --metrics-bind-address="127.0.0.1:$metrics_port" \
   --max-concurrent-reconciles=4 >"$work/operator.log" 2>&1 &
 op_pid=$!
 say "operator pid $op_pid (log $work/operator.log), health :$health_port, metrics :$metrics_port"

@@ -84,8 +84,10 @@ def default_operator_version() -> str:
 class OperatorOptions:
     """Everything the flags decide for the `run` path (the default command)."""
 
-    metrics_bind_address: str = ":8080"
-    metrics_secure: bool = False
+    # Secure by default (issue #34), as upstream's operator now is: HTTPS on :8443 for authorized
+    # scrapers only; `make run` asks for plain HTTP on loopback (hack/run-local.sh).
+    metrics_bind_address: str = ":8443"
+    metrics_secure: bool = True
     metrics_cert_path: str = ""
     health_probe_bind_address: str = ":8081"
     leader_elect: bool = False
@@ -196,18 +198,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--metrics-bind-address",
         default=None,
-        help='address of the /metrics endpoint; "0" disables it '
-        f"(default {DEFAULT_SECURE_METRICS_ADDRESS} with --metrics-secure, else {DEFAULT_METRICS_ADDRESS})",
+        help='address of the /metrics endpoint; "0" disables it (default '
+        f"{DEFAULT_SECURE_METRICS_ADDRESS}, or {DEFAULT_METRICS_ADDRESS} with --metrics-secure=false)",
     )
     run.add_argument(
         "--metrics-secure",
         nargs="?",
         const=True,
-        default=False,
+        default=True,
         type=_bool,
         help="serve /metrics over HTTPS, only to callers whose bearer token the API server accepts "
         "(TokenReview) and who may get the non-resource URL /metrics (SubjectAccessReview); "
-        "config/default turns it on (default %(default)s)",
+        "=false serves plain HTTP without authentication, as `make run` does on loopback "
+        "(default %(default)s)",
     )
     run.add_argument(
         "--metrics-cert-path",

@@ -190,6 +190,7 @@ class OperatorProcess:
             f"--kubeconfig={self.kubeconfig}",
             "--leader-elect",
             f"--health-probe-bind-address=127.0.0.1:{self.health_port}",
+            "--metrics-secure=false",  # plain HTTP on loopback: the harness scrapes without a token
             f"--metrics-bind-address=127.0.0.1:{self.metrics_port}",
             *self.extra_args,
         ]

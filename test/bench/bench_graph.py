@@ -409,6 +409,7 @@ async def operator_run(
     proc = await asyncio.create_subprocess_exec(
         *launcher,
         f"--kubeconfig={kubeconfig}",
+        "--metrics-secure=false",  # plain HTTP on loopback: scraped without a token
         f"--metrics-bind-address=127.0.0.1:{metrics_port}",
         f"--health-probe-bind-address=127.0.0.1:{probe_port}",
         f"--max-concurrent-reconciles={WORKERS}",

@@ -61,7 +61,7 @@ async def test_cli_runs_leads_reconciles_and_stops_cleanly_on_sigterm(
     log = tmp_path / "operator.log"
     proc = start_operator(
         "--kubeconfig", str(cluster.kubeconfig), "--namespace", ns,
-        "--metrics-bind-address", f"127.0.0.1:{metrics}",
+        "--metrics-secure=false", "--metrics-bind-address", f"127.0.0.1:{metrics}",
         "--health-probe-bind-address", f"127.0.0.1:{probes}",
         "--leader-elect", "--leader-election-namespace", ns, "--leader-election-id", "cli-test",
         "--log-format", "json", "--event-loop", event_loop,

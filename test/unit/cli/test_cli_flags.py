@@ -27,16 +27,17 @@ def parse(*argv: str) -> OperatorOptions:
 
 
 def test_defaults_match_controller_runtime_scaffold() -> None:
-    """No flags: :8080 metrics, :8081 probes, no election, JSON logs; sixteen workers per controller
-    (not controller-runtime's one: a worker here is a coroutine waiting on the API server)."""
+    """No flags: secure metrics on :8443 (issue #34), :8081 probes, no election, JSON logs; sixteen
+    workers per controller (not controller-runtime's one: a worker here is a coroutine waiting on the
+    API server)."""
     opts = parse()
-    assert (opts.metrics_bind_address, opts.health_probe_bind_address) == (":8080", ":8081")
+    assert (opts.metrics_bind_address, opts.health_probe_bind_address) == (":8443", ":8081")
     assert not opts.leader_elect
     assert opts.leader_election_id == DEFAULT_LEADER_ELECTION_ID
     assert (opts.max_concurrent_reconciles, opts.log_level, opts.log_format) == (16, "info", "json")
     assert opts.creates_first
     assert opts.namespace is None
-    assert (opts.metrics_secure, opts.metrics_cert_path) == (False, "")
+    assert (opts.metrics_secure, opts.metrics_cert_path) == (True, "")
 
 
 @pytest.mark.parametrize(
@@ -48,11 +49,21 @@ def test_defaults_match_controller_runtime_scaffold() -> None:
         pytest.param(
             ["--metrics-secure", "--metrics-bind-address=:9443"], ":9443", True, id="secure-own-port"
         ),
-        pytest.param(["--metrics-bind-address=127.0.0.1:8080"], "127.0.0.1:8080", False, id="plain-own-port"),
+        pytest.param(
+            ["--metrics-bind-address=127.0.0.1:8443"], "127.0.0.1:8443", True, id="secure-own-port-default"
+        ),
+        pytest.param(
+            ["--metrics-secure=false", "--metrics-bind-address=127.0.0.1:8080"],
+            "127.0.0.1:8080",
+            False,
+            id="plain-own-port",
+        ),
+        pytest.param([], ":8443", True, id="secure-by-default"),
     ],
 )
 def test_secure_metrics_default_to_kubebuilders_port(argv: list[str], address: str, secure: bool) -> None:
-    """--metrics-secure moves the default metrics address to :8443; an explicit address always wins."""
+    """Secure metrics are the default, on :8443; --metrics-secure=false moves the default address to
+    :8080; an explicit address always wins."""
     opts = parse(*argv)
     assert (opts.metrics_bind_address, opts.metrics_secure) == (address, secure)
 
