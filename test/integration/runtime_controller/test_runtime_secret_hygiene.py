@@ -1,5 +1,5 @@
-"""Secrets stay secret: the operator caches only image pull Secrets (and of those only the one data key
-it reads), and no Secret value, nor a scraper's token, reaches its log at any level.
+"""Secrets stay secret: the operator caches only image pull Secrets (and of those only their identity
+and registry hosts, no data at all), and no Secret value, nor a scraper's token, reaches its log at any level.
 
 The cache is read from an in-process operator (every controller registered, as `dynamo-operator`
 does); the log is the real process's, at `--log-level debug`, while it indexes, injects, updates and
@@ -31,6 +31,7 @@ from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import SECRET
 from dynamo_operator.internal.manager import Manager, ManagerOptions
+from dynamo_operator.internal.secrets.index import HOSTS_FIELD
 from dynamo_operator.wiring import register_controllers
 from testsupport.api import eventually
 from testsupport.graphs import two_service_graph
@@ -120,7 +121,7 @@ def other_secrets(ns: str, values: Values) -> list[dict[str, Any]]:
 async def test_only_pull_secrets_reach_the_cache_and_only_their_docker_config(api: Client, ns: str) -> None:
     """Every Secret informer the operator registers filters on the pull-secret type; once the pull
     Secret (created last) is cached, none of the others created before it is, and the cached one
-    keeps only `.dockerconfigjson` and its identity (no labels, annotations or other keys)."""
+    keeps only its identity and registry hosts (no data, labels, annotations or other keys)."""
     await install_crds(api)
     values = Values()
     for obj in other_secrets(ns, values):
@@ -152,7 +153,8 @@ async def test_only_pull_secrets_reach_the_cache_and_only_their_docker_config(ap
         [regcred] = await eventually(ours, timeout=30)
         assert {o["type"] for o in cached()} == {PULL}
         assert regcred["metadata"]["name"] == "regcred"
-        assert set(regcred["data"]) == {consts.DOCKER_CONFIG_JSON_KEY}
+        assert "data" not in regcred
+        assert regcred[HOSTS_FIELD] == [REGISTRY]
         assert set(regcred["metadata"]) <= {"name", "namespace", "uid", "resourceVersion"}
         mpi_cached = await eventually(
             lambda: [o for o in mpi.store.list() if o["metadata"].get("namespace") == ns], timeout=30
