@@ -8,7 +8,7 @@ import os
 import signal
 
 import structlog
-from dynamo_operator import wiring
+from dynamo_operator import webhook_setup, wiring
 from dynamo_operator.context import detect_capabilities, settings_from
 from dynamo_operator.flags import OperatorOptions
 from dynamo_operator.internal.client.client import Client
@@ -95,8 +95,10 @@ async def run_operator(options: OperatorOptions) -> int:
             mgr = Manager(client, options=manager_opts)
             wiring.register_controllers(mgr, settings)
             install_signal_handlers(mgr)
-            log.info("Starting manager", namespace=options.namespace, leader_elect=options.leader_elect)
-            await mgr.run()
+            # Conversions are served from start-up by every replica, and until the manager has stopped.
+            async with webhook_setup.serving(client, options, mgr):
+                log.info("Starting manager", namespace=options.namespace, leader_elect=options.leader_elect)
+                await mgr.run()
     except ManagerError as err:
         log.error("Manager failed", error=str(err))
         return 1

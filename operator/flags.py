@@ -52,6 +52,14 @@ DEFAULT_GC_THRESHOLD: tuple[int, int, int] = (50_000, 20, 10)
 # holds ~110 during a rollout (a watch each, plus its requests in flight).
 DEFAULT_EVENT_LOOP = UVLOOP
 DISCOVERY_BACKENDS = ("kubernetes", "etcd")
+# The conversion webhook (issue #36): controller-runtime's port and certificate directory; the Service
+# name the CRDs' conversion stanza points at (config/default prefixes it); the Secret of `self` mode.
+DEFAULT_WEBHOOK_ADDRESS = ":9443"
+DEFAULT_WEBHOOK_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
+DEFAULT_WEBHOOK_SERVICE = "webhook-service"
+DEFAULT_WEBHOOK_SECRET = "dynamo-operator-webhook-cert"
+DEFAULT_WEBHOOK_CERT_LIFETIME = 365 * 24 * 3600.0
+WEBHOOK_CERT_MODES = ("self", "external")
 DEFAULT_DISCOVERY_BACKEND = "kubernetes"
 """Workers per controller. controller-runtime defaults to 1, but here a worker is a coroutine and a
 reconcile mostly waits on the API server: one worker would serialise all that waiting (at 1,000
@@ -129,6 +137,13 @@ class OperatorOptions:
     enable_grove: str = "false"
     # How long a deleted LoRA model keeps its finalizer while unloads fail (controllers/dynamomodel.py).
     lora_unload_grace: float = 60.0
+    # Issue #36: the conversion webhook (operator/webhook_setup.py).
+    webhook_bind_address: str = DEFAULT_WEBHOOK_ADDRESS
+    webhook_cert_mode: str = "self"
+    webhook_cert_dir: str = DEFAULT_WEBHOOK_CERT_DIR
+    webhook_service_name: str = DEFAULT_WEBHOOK_SERVICE
+    webhook_secret_name: str = DEFAULT_WEBHOOK_SECRET
+    webhook_cert_lifetime: float = DEFAULT_WEBHOOK_CERT_LIFETIME
 
 
 GROVE_MODES = ("true", "auto", "false")
@@ -331,6 +346,46 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--kubeconfig", default=None, help="path to a kubeconfig (default: KUBECONFIG or in-cluster)"
     )
+    hook = parser.add_argument_group(
+        "conversion webhook", "served by every replica (README: Conversion webhook)"
+    )
+    hook.add_argument(
+        "--webhook-bind-address",
+        default=DEFAULT_WEBHOOK_ADDRESS,
+        help='address of the HTTPS conversion webhook (/convert); "0" disables it (default %(default)s)',
+    )
+    hook.add_argument(
+        "--webhook-cert-mode",
+        default="self",
+        choices=WEBHOOK_CERT_MODES,
+        help="self: the operator keeps its own CA and certificate in a Secret of its namespace and puts "
+        "the CA into its CRDs; external: serve tls.crt/tls.key of --webhook-cert-dir (cert-manager), "
+        "reloaded when they change (default %(default)s)",
+    )
+    hook.add_argument(
+        "--webhook-cert-dir",
+        default=DEFAULT_WEBHOOK_CERT_DIR,
+        help="with --webhook-cert-mode=external: directory with tls.crt and tls.key (default %(default)s)",
+    )
+    hook.add_argument(
+        "--webhook-service-name",
+        default=DEFAULT_WEBHOOK_SERVICE,
+        help="the Service the CRDs' conversion config names; the certificate is issued for "
+        "<name>.<namespace>.svc (default %(default)s)",
+    )
+    hook.add_argument(
+        "--webhook-secret-name",
+        default=DEFAULT_WEBHOOK_SECRET,
+        help="with --webhook-cert-mode=self: the Secret holding the CA bundle and serving pair "
+        "(default %(default)s)",
+    )
+    hook.add_argument(
+        "--webhook-cert-lifetime",
+        type=_seconds,
+        default=DEFAULT_WEBHOOK_CERT_LIFETIME,
+        help="with --webhook-cert-mode=self: validity of each CA and certificate in seconds; rotation "
+        "starts at two thirds of it (default one year)",
+    )
 
     dynamo = parser.add_argument_group("dynamo", "settings of upstream Dynamo's operator, same names")
     for flag, text in (
@@ -511,4 +566,10 @@ def options_from_args(args: argparse.Namespace, environ: dict[str, str] | None =
         etcd_address=args.etcd_address,
         enable_grove=args.enable_grove,
         discovery_backend=args.discovery_backend,
+        webhook_bind_address=args.webhook_bind_address,
+        webhook_cert_mode=args.webhook_cert_mode,
+        webhook_cert_dir=args.webhook_cert_dir,
+        webhook_service_name=args.webhook_service_name,
+        webhook_secret_name=args.webhook_secret_name,
+        webhook_cert_lifetime=args.webhook_cert_lifetime,
     )
