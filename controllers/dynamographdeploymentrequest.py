@@ -15,6 +15,17 @@ Safety against a stale cache, where acting on it would be irreversible:
 - a Job that completed but whose output ConfigMap is not visible yet is given
   `OUTPUT_GRACE_SECONDS` before it counts as a generation failure.
 
+Tenancy: a request writes only into its own namespace. `spec.deploymentOverrides.namespace`, the
+generated DGD's namespace and each extra ConfigMap's are checked at validation, when the output is
+read and again before the DGD is created (for requests stored before the admission policy existed,
+or on clusters without it); any other namespace fails the request (`NamespaceNotAllowed`, one Warning
+Event) and nothing is created.
+
+The profiler output is the requester's data: the output informer keeps metadata only, the data is
+read live when the Job completed, and parsed in a worker thread with hard limits
+(`output.OutputLimits`), so neither a large nor an alias-bomb document blocks the event loop (and
+the Lease renewals on it) or grows the operator's memory past them.
+
 Objects the spec names (the base-config ConfigMap and its key, the model-cache PVC) that do not exist
 yet are not a failure: the request stays in its initial state with a `Validation` condition saying
 what it waits for (reason `ReferenceNotFound`, one Warning Event), and the ConfigMap and PVC watches
@@ -23,6 +34,7 @@ map each such object back to the requests naming it, so creating it is enough to
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime
 from collections.abc import Mapping, Sequence
@@ -46,10 +58,12 @@ from dynamo_operator.internal.dynamo.dgdr.machine import (
     DeploymentCreated,
     DeploymentMissing,
     DeploymentObserved,
+    ForeignNamespace,
     GenerationFailed,
     JobCreated,
     JobCreationFailed,
     Observation,
+    OutputRefused,
     ProfilingFailed,
     ProfilingRunning,
     ReferencesMissing,
@@ -166,14 +180,13 @@ class DynamoGraphDeploymentRequestReconciler:
         cache: RequestReader,
         recorder: Recorder,
         pods: Informer,
-        outputs: Informer,
         namespace_restricted: bool = False,
         profiling_cluster_role: str | None = None,
         clock: Clock = utc_now,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
-        # Label-scoped informers (profiling pods, metadata+status; output ConfigMaps), read directly.
-        self._pods, self._outputs = pods, outputs
+        # The label-scoped informer of profiling pods (metadata and status), read directly.
+        self._pods = pods
         self._restricted = namespace_restricted
         self._cluster_role = profiling_cluster_role
         self._clock = clock
@@ -184,7 +197,7 @@ class DynamoGraphDeploymentRequestReconciler:
     def setup(self, b: Builder) -> None:
         """For DGDRs (every change: a spec edit must be seen to be rejected); Owns profiling Jobs;
         Watches the DGDs it created (tracking labels), the ConfigMaps and PVCs a request waits for,
-        and the profiler's output ConfigMaps (label-scoped informer, also read by the reconciler)."""
+        and the profiler's output ConfigMaps (label-scoped, metadata-only informer)."""
         b.for_(kinds.DGDR)
         b.owns(JOB)
         b.watches(kinds.DGD, request_of_deployment)
@@ -268,9 +281,12 @@ class DynamoGraphDeploymentRequestReconciler:
 
     # -- "" ----------------------------------------------------------------------------------------
 
-    async def _validate(self, dgdr: RequestView) -> Validated | ReferencesMissing:
+    async def _validate(self, dgdr: RequestView) -> Validated | ReferencesMissing | ForeignNamespace:
         """Spec errors fail the request (with every missing reference in the same message, as
-        upstream reports them); a valid spec naming objects that do not exist yet waits for them."""
+        upstream reports them); a valid spec naming objects that do not exist yet waits for them.
+        Another namespace in the overrides fails it first, before anything is looked up."""
+        if foreign := deployment.foreign_namespaces(dgdr.raw):
+            return ForeignNamespace("; ".join(foreign))
         problems = profiler_config.validate(dgdr.spec, namespace_restricted=self._restricted)
         missing = [m for ref in references(dgdr.spec) if (m := await self._missing(ref, dgdr.namespace))]
         if problems:
@@ -397,23 +413,30 @@ class DynamoGraphDeploymentRequestReconciler:
     async def _read_results(self, dgdr: RequestView, profiling_job: Obj) -> Step:
         namespace, name = dgdr.namespace, dgdr.name
         cm_name = names.output_config_map_name(name)
-        cm = self._outputs.store.get(f"{namespace}/{cm_name}")
-        if cm is None:
-            try:
-                cm = await self._client.get(CONFIG_MAP, cm_name, namespace=namespace)
-            except errors.NotFound:
-                finished = _parse_time((profiling_job.get("status") or {}).get("completionTime"))
-                waited = (self._clock() - finished).total_seconds() if finished else OUTPUT_GRACE_SECONDS
-                if waited < OUTPUT_GRACE_SECONDS:
-                    return Step(
-                        advance(State.PROFILING, ProfilingRunning()), requeue_after=OUTPUT_RECHECK_SECONDS
-                    )
-                error = f"ConfigMap {cm_name} not found: profiling may not have completed"
-                return Step(advance(State.PROFILING, GenerationFailed(error)))
         try:
-            result = output.read_output(cm, use_mocker=bool(dgdr.spec.get("useMocker")))
+            # Read live: the output informer keeps metadata only (the data is the requester's and
+            # may be large); this GET is the one time the operator holds it.
+            cm = await self._client.get(CONFIG_MAP, cm_name, namespace=namespace)
+        except errors.NotFound:
+            finished = _parse_time((profiling_job.get("status") or {}).get("completionTime"))
+            waited = (self._clock() - finished).total_seconds() if finished else OUTPUT_GRACE_SECONDS
+            if waited < OUTPUT_GRACE_SECONDS:
+                return Step(
+                    advance(State.PROFILING, ProfilingRunning()), requeue_after=OUTPUT_RECHECK_SECONDS
+                )
+            error = f"ConfigMap {cm_name} not found: profiling may not have completed"
+            return Step(advance(State.PROFILING, GenerationFailed(error)))
+        use_mocker = bool(dgdr.spec.get("useMocker"))
+        try:
+            # Off the event loop: a parse takes up to a few seconds within the limits.
+            result = await asyncio.to_thread(output.read_output, cm, use_mocker=use_mocker)
+        except output.OutputLimitExceeded as err:
+            return Step(advance(State.PROFILING, OutputRefused(err.limit, str(err))))
         except output.ProfileOutputError as err:
             return Step(advance(State.PROFILING, GenerationFailed(str(err))))
+        del cm["data"]  # parsed: keep nothing of it past this point
+        if foreign := deployment.foreign_namespaces(dgdr.raw, result.deployment, result.extra):
+            return Step(advance(State.PROFILING, ForeignNamespace("; ".join(foreign))))
         await self._adopt_output(dgdr, cm)
         await self._create_extra_resources(dgdr, result.extra)
         fields = {"generatedDeployment": result.deployment, "profilingResults": f"configmap/{cm_name}"}
@@ -437,11 +460,10 @@ class DynamoGraphDeploymentRequestReconciler:
             log.info("could not adopt the output ConfigMap", dgdr=object_key(dgdr.raw), error=str(err))
 
     async def _create_extra_resources(self, dgdr: RequestView, extra: Sequence[Obj]) -> None:
-        """ConfigMaps the profiler produced next to the DGD (e.g. planner data), in the target
+        """ConfigMaps the profiler produced next to the DGD (e.g. planner data), in the request's
         namespace, tracked by labels; a failure is reported, not fatal (the DGD may not need them)."""
-        target_namespace, _ = deployment.target(dgdr.raw)
         config_maps, skipped = output.extra_config_maps(
-            extra, dgdr_name=dgdr.name, dgdr_namespace=dgdr.namespace, target_namespace=target_namespace
+            extra, dgdr_name=dgdr.name, dgdr_namespace=dgdr.namespace
         )
         if skipped:
             log.info("skipping non-ConfigMap profiler output", dgdr=object_key(dgdr.raw), skipped=skipped)
@@ -474,6 +496,10 @@ class DynamoGraphDeploymentRequestReconciler:
         generated = dgdr.status.get("generatedDeployment")
         if not isinstance(generated, dict):
             raise TerminalError("status.generatedDeployment is missing; cannot deploy")
+        # Checked again here: a request validated by an operator without the check, or with a
+        # generatedDeployment stored by one, reaches this step with another namespace in it.
+        if foreign := deployment.foreign_namespaces(dgdr.raw, generated):
+            return Step(advance(State.DEPLOYING, ForeignNamespace("; ".join(foreign))))
         dgd = deployment.deployment_from_profile(dgdr.raw, generated)
         dgd_namespace, dgd_name = dgd["metadata"]["namespace"], dgd["metadata"]["name"]
         try:
@@ -508,9 +534,10 @@ class DynamoGraphDeploymentRequestReconciler:
 
 CONTROLLER_NAME = "dynamographdeploymentrequest"
 pod_status_only = keep_fields("status")
-# Profiling pods, metadata and status only; output ConfigMaps (the label the profiler's sidecar sets).
+# Profiling pods, metadata and status only; output ConfigMaps (the label the profiler's sidecar sets),
+# metadata only, sent so by the server: their data is the requester's, read live once when needed.
 PROFILING_PODS = InformerOptions(label_selector=names.PROFILING_POD_SELECTOR, transform=pod_status_only)
-OUTPUTS = InformerOptions(label_selector=OUTPUT_SELECTOR)
+OUTPUTS = InformerOptions(label_selector=OUTPUT_SELECTOR, metadata_only=True)
 
 
 def build(mgr: Manager, settings: Settings) -> Built[DynamoGraphDeploymentRequestReconciler]:
@@ -521,7 +548,6 @@ def build(mgr: Manager, settings: Settings) -> Built[DynamoGraphDeploymentReques
         cache=mgr.cache,
         recorder=mgr.event_recorder(CONTROLLER_NAME),
         pods=b.informer(POD, PROFILING_PODS),
-        outputs=b.informer(CONFIG_MAP, OUTPUTS),
         namespace_restricted=settings.namespace is not None,
         profiling_cluster_role=settings.profiling_cluster_role or None,
     )

@@ -71,7 +71,12 @@ class DeploymentOverridesSpec(ApiModel):
 
     name: str | None = Field(None, description="Name of the created graph (default: the request's name).")
     namespace: str | None = Field(
-        None, description="Namespace of the created graph (default: the request's namespace)."
+        None,
+        description=(
+            "Namespace of the created graph. Only empty or the request's own namespace is accepted: a "
+            "request never deploys into another namespace (the dynamo-operator-dgdr-own-namespace "
+            "admission policy refuses anything else, and the operator fails such a request)."
+        ),
     )
     labels: dict[str, str] | None = Field(None, description="Extra labels of the created graph.")
     annotations: dict[str, str] | None = Field(None, description="Extra annotations of the created graph.")

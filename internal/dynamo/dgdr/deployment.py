@@ -1,27 +1,73 @@
 """The DGD a DGDR creates with autoApply: the generated DGD plus the user's deploymentOverrides and
-the tracking labels. Never an ownerReference: the DGD must survive deletion of its request."""
+the tracking labels. Never an ownerReference: the DGD must survive deletion of its request.
+
+Everything a request creates lands in the request's own namespace. Whoever may create a request in
+one namespace must not get the operator to write into another: the generated DGD's images, pod spec
+and ServiceAccount come from the profiler output the requester controls, so a DGD elsewhere is pods
+as any ServiceAccount of any namespace. `foreign_namespaces` finds every other namespace a request or
+its profiler output names; the reconciler fails such a request and creates nothing.
+"""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from dynamo_operator.internal.dynamo.dgdr.output import tracking_labels
+from dynamo_operator.internal.dynamo.dgdr.output import is_config_map, tracking_labels
 
 # Component types that run the inference engine, i.e. what `workersImage` replaces.
 WORKER_COMPONENT_TYPES = frozenset({"worker", "prefill", "decode"})
 MAIN_CONTAINER = "main"
 
 
+OVERRIDE_NAMESPACE_FIELD = "spec.deploymentOverrides.namespace"
+
+
+def foreign_namespaces(
+    dgdr: Mapping[str, Any],
+    generated: Mapping[str, Any] | None = None,
+    extra: Iterable[Mapping[str, Any]] = (),
+) -> list[str]:
+    """What would place an object outside the request's own namespace, one sentence each: the
+    override, the generated DGD's `metadata.namespace`, each extra ConfigMap's. Empty or equal to
+    the request's namespace is fine; empty list when all are."""
+    own = str(dgdr["metadata"]["namespace"])
+    problems: list[str] = []
+    overrides = (dgdr.get("spec") or {}).get("deploymentOverrides") or {}
+    if (wanted := overrides.get("namespace")) and wanted != own:
+        problems.append(
+            f"{OVERRIDE_NAMESPACE_FIELD} is {wanted!r}: a request deploys only into its own namespace "
+            f"{own!r}; leave the field empty or set it to {own!r}"
+        )
+    if generated is not None and (wanted := _namespace_of(generated)) and wanted != own:
+        problems.append(
+            f"the profiler output's DynamoGraphDeployment names namespace {wanted!r} "
+            f"(metadata.namespace); only the request's own namespace {own!r} is allowed"
+        )
+    for obj in extra:
+        if is_config_map(obj) and (wanted := _namespace_of(obj)) and wanted != own:
+            problems.append(
+                f"the profiler output's ConfigMap {obj['metadata']['name']} names namespace {wanted!r} "
+                f"(metadata.namespace); only the request's own namespace {own!r} is allowed"
+            )
+    return problems
+
+
+def _namespace_of(obj: Mapping[str, Any]) -> str | None:
+    meta = obj.get("metadata")
+    return str(meta["namespace"]) if isinstance(meta, Mapping) and meta.get("namespace") else None
+
+
 def target(dgdr: Mapping[str, Any], generated: Mapping[str, Any] | None = None) -> tuple[str, str]:
-    """(namespace, name) of the DGD the request deploys: overrides first, then the generated name,
-    then the DGDR's own name; namespace defaults to the DGDR's."""
+    """(namespace, name) of the DGD the request deploys: always the request's own namespace (the
+    caller has refused any other, `foreign_namespaces`); the override's name first, then the
+    generated name, then the DGDR's own name."""
     meta = dgdr["metadata"]
     overrides = (dgdr.get("spec") or {}).get("deploymentOverrides") or {}
     generated_name = ((generated or {}).get("metadata") or {}).get("name")
     name = overrides.get("name") or generated_name or meta["name"]
-    return overrides.get("namespace") or meta["namespace"], name
+    return str(meta["namespace"]), name
 
 
 def deployment_from_profile(dgdr: Mapping[str, Any], generated: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,8 @@ to upsert and Events to record. Keeping the decision pure lets every arrow be a 
               (ProfilingFailed, GenerationFailed ──► Failed)
     Deploying ──DeploymentObserved─► Ready once the DGD is successful; Ready ──► Deploying if it degrades
     Deploying/Ready ──DeploymentMissing──► DeploymentDeleted (terminal: the DGD is never recreated)
+    "", Profiling, Deploying ──ForeignNamespace──► Failed   (nothing is created in another namespace)
+    Profiling ──OutputRefused──► Failed                      (the output passed a parser limit)
 """
 
 from __future__ import annotations
@@ -105,6 +107,22 @@ class GenerationFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class OutputRefused:
+    """The Job completed but its output passed a parser limit (`limit` names it): never parsed further."""
+
+    limit: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignNamespace:
+    """The spec (INITIAL), the profiler output (PROFILING) or the stored generated DGD (DEPLOYING)
+    names a namespace other than the request's own; `message` names the field."""
+
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class DeploymentCreated:
     """The reconciler created (or adopted) the DGD (DEPLOYING)."""
 
@@ -146,6 +164,8 @@ Observation = (
     | ProfilingFailed
     | SpecGenerated
     | GenerationFailed
+    | OutputRefused
+    | ForeignNamespace
     | DeploymentCreated
     | DeploymentCreationFailed
     | DeploymentObserved
@@ -261,6 +281,25 @@ def advance(state: State, obs: Observation) -> Transition:
                 events=(_warning(EventReason.GENERATION_FAILED, error),),
                 terminal=True,
             )
+        case State.PROFILING, OutputRefused(message=message):
+            return Transition(
+                State.FAILED,
+                conditions=(
+                    _completed(),
+                    _cond(ConditionType.SPEC_GENERATED, False, Reason.OUTPUT_LIMIT_EXCEEDED, message),
+                ),
+                events=(_warning(EventReason.OUTPUT_LIMIT_EXCEEDED, message),),
+                terminal=True,
+            )
+        case ((State.INITIAL | State.PROFILING | State.DEPLOYING), ForeignNamespace(message=message)):
+            kind = _NAMESPACE_CONDITION[state]
+            done = (_completed(),) if state is State.PROFILING else ()
+            return Transition(
+                State.FAILED,
+                conditions=(*done, _cond(kind, False, Reason.NAMESPACE_NOT_ALLOWED, message)),
+                events=(_warning(EventReason.NAMESPACE_NOT_ALLOWED, message),),
+                terminal=True,
+            )
         case State.PROFILING, SpecGenerated(auto_apply=auto_apply):
             message = (
                 "DynamoGraphDeployment spec generated successfully"
@@ -362,6 +401,14 @@ def advance(state: State, obs: Observation) -> Transition:
             )
         case _:
             raise InvalidObservation(f"{type(obs).__name__} cannot be observed in state {state.value!r}")
+
+
+# Where a refused namespace is reported: the step that found it.
+_NAMESPACE_CONDITION = {
+    State.INITIAL: ConditionType.VALIDATION,
+    State.PROFILING: ConditionType.SPEC_GENERATED,
+    State.DEPLOYING: ConditionType.DEPLOYMENT_READY,
+}
 
 
 def unknown_state(value: str) -> Transition:

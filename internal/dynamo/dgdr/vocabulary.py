@@ -26,6 +26,10 @@ class Reason(enum.StrEnum):
     PROFILING_COMPLETED = "ProfilingCompleted"
     PROFILING_FAILED = "ProfilingFailed"
     GENERATION_FAILED = "GenerationFailed"
+    # The profiler output passed a parser limit (the message names which).
+    OUTPUT_LIMIT_EXCEEDED = "OutputLimitExceeded"
+    # The request or its profiler output names a namespace other than the request's own.
+    NAMESPACE_NOT_ALLOWED = "NamespaceNotAllowed"
     SPEC_GENERATED = "SpecGenerated"
     DEPLOYMENT_CREATED = "DeploymentCreated"
     DEPLOYMENT_READY = "DeploymentReady"
@@ -46,6 +50,8 @@ class EventReason(enum.StrEnum):
     PROFILING_JOB_FAILED = "ProfilingJobFailed"
     PROFILING_CHECK_FAILED = "ProfilingCheckFailed"
     GENERATION_FAILED = "GenerationFailed"
+    OUTPUT_LIMIT_EXCEEDED = "OutputLimitExceeded"
+    NAMESPACE_NOT_ALLOWED = "NamespaceNotAllowed"
     CONFIG_MAP_CREATION_FAILED = "ConfigMapCreationFailed"
     DEPLOYMENT_CREATION_FAILED = "DeploymentCreationFailed"
     SPEC_CHANGE_REJECTED = "SpecChangeRejected"

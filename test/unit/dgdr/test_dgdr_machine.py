@@ -8,10 +8,12 @@ from dynamo_operator.internal.dynamo.dgdr.machine import (
     DeploymentCreationFailed,
     DeploymentMissing,
     DeploymentObserved,
+    ForeignNamespace,
     GenerationFailed,
     InvalidObservation,
     JobCreated,
     JobCreationFailed,
+    OutputRefused,
     ProfilingFailed,
     ProfilingRunning,
     ReferencesMissing,
@@ -113,6 +115,34 @@ def test_profiling_generation_failure_fails_with_spec_generated_false() -> None:
     cond = _condition(t, ConditionType.SPEC_GENERATED)
     assert (cond.status, cond.reason) == (False, Reason.GENERATION_FAILED)
     assert _event_reasons(t) == [EventReason.GENERATION_FAILED]
+
+
+def test_profiling_output_past_a_limit_fails_with_the_limit_as_reason() -> None:
+    message = "profiler output exceeds the expanded size limit (4194304)"
+    t = advance(State.PROFILING, OutputRefused("expanded size", message))
+    assert t.state is State.FAILED and t.terminal
+    cond = _condition(t, ConditionType.SPEC_GENERATED)
+    assert (cond.status, cond.reason, cond.message) == (False, Reason.OUTPUT_LIMIT_EXCEEDED, message)
+    assert [(e.type, e.reason, e.message) for e in t.events] == [
+        (EventType.WARNING, EventReason.OUTPUT_LIMIT_EXCEEDED, message)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("state", "kind"),
+    [
+        pytest.param(State.INITIAL, ConditionType.VALIDATION, id="at-validation"),
+        pytest.param(State.PROFILING, ConditionType.SPEC_GENERATED, id="in-the-output"),
+        pytest.param(State.DEPLOYING, ConditionType.DEPLOYMENT_READY, id="before-deploying"),
+    ],
+)
+def test_another_namespace_fails_the_request_where_it_is_found(state: State, kind: ConditionType) -> None:
+    message = "spec.deploymentOverrides.namespace is 'kube-system': ..."
+    t = advance(state, ForeignNamespace(message))
+    assert t.state is State.FAILED and t.terminal
+    cond = _condition(t, kind)
+    assert (cond.status, cond.reason, cond.message) == (False, Reason.NAMESPACE_NOT_ALLOWED, message)
+    assert [(e.type, e.reason) for e in t.events] == [(EventType.WARNING, EventReason.NAMESPACE_NOT_ALLOWED)]
 
 
 def test_profiling_generated_without_auto_apply_is_ready() -> None:

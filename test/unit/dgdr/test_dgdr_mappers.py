@@ -102,7 +102,6 @@ def test_a_config_map_maps_to_the_requests_still_waiting_for_it() -> None:
         cache=cache,
         recorder=None,  # type: ignore[arg-type]
         pods=None,  # type: ignore[arg-type]
-        outputs=None,  # type: ignore[arg-type]
     )
     mapper = reconciler.requests_waiting_for(CONFIG_MAP)
     assert mapper({"metadata": {"name": "base", "namespace": "ns"}}) == ["ns/waiting", "ns/waiting-too"]

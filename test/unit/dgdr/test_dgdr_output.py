@@ -6,7 +6,11 @@ from typing import Any
 
 import pytest
 from dynamo_operator.internal.dynamo.dgdr import names
-from dynamo_operator.internal.dynamo.dgdr.deployment import deployment_from_profile, target
+from dynamo_operator.internal.dynamo.dgdr.deployment import (
+    deployment_from_profile,
+    foreign_namespaces,
+    target,
+)
 from dynamo_operator.internal.dynamo.dgdr.output import (
     ProfileOutputError,
     extra_config_maps,
@@ -85,19 +89,15 @@ def test_read_output_picks_key(use_mocker: bool, key: str) -> None:
         read_output({"metadata": {"name": "x"}, "data": {other: DGD}}, use_mocker=use_mocker)
 
 
-def test_extra_config_maps_get_target_namespace_and_tracking_labels() -> None:
+def test_extra_config_maps_get_the_request_namespace_and_tracking_labels() -> None:
     extra = [
-        {
-            "kind": "ConfigMap",
-            "metadata": {"name": "a", "namespace": "elsewhere", "labels": {"k": "v"}},
-            "data": {},
-        },
+        {"kind": "ConfigMap", "metadata": {"name": "a", "labels": {"k": "v"}}, "data": {}},
         {"kind": "Secret", "metadata": {"name": "s"}},
     ]
-    cms, skipped = extra_config_maps(extra, dgdr_name="r", dgdr_namespace="ns1", target_namespace="tgt")
+    cms, skipped = extra_config_maps(extra, dgdr_name="r", dgdr_namespace="ns1")
     assert skipped == ["Secret/s"]
     [cm] = cms
-    assert cm["metadata"]["namespace"] == "tgt"
+    assert cm["metadata"]["namespace"] == "ns1"
     assert cm["metadata"]["labels"] == {
         "k": "v",
         "dgdr.nvidia.com/name": "r",
@@ -118,7 +118,7 @@ GENERATED: dict[str, Any] = {
     "kind": "DynamoGraphDeployment",
     "metadata": {
         "name": "gen",
-        "namespace": "ignored",
+        "namespace": "ns1",
         "labels": {"from": "profiler", "team": "a"},
         "annotations": {"g": "1"},
         "uid": "stale",
@@ -154,17 +154,17 @@ def test_generated_name_and_dgdr_namespace_by_default() -> None:
     assert dgd["spec"] == GENERATED["spec"]
 
 
-def test_overrides_win_for_name_namespace_labels_annotations_and_workers_image() -> None:
+def test_overrides_win_for_name_labels_annotations_and_workers_image() -> None:
     overrides = {
         "name": "mine",
-        "namespace": "prod",
+        "namespace": "ns1",
         "labels": {"team": "b", "nvidia.com/managed-by": "me"},
         "annotations": {"o": "2"},
         "workersImage": "w:3",
     }
     dgd = deployment_from_profile(_dgdr(overrides), GENERATED)
-    assert (dgd["metadata"]["namespace"], dgd["metadata"]["name"]) == ("prod", "mine")
-    assert target(_dgdr(overrides), GENERATED) == ("prod", "mine")
+    assert (dgd["metadata"]["namespace"], dgd["metadata"]["name"]) == ("ns1", "mine")
+    assert target(_dgdr(overrides), GENERATED) == ("ns1", "mine")
     labels = dgd["metadata"]["labels"]
     assert (labels["team"], labels["nvidia.com/managed-by"], labels["dgdr.nvidia.com/name"]) == (
         "b",
@@ -184,6 +184,76 @@ def test_overrides_win_for_name_namespace_labels_annotations_and_workers_image()
 
 def test_target_falls_back_to_dgdr_name_without_generated_name() -> None:
     assert target(_dgdr(), {"metadata": {}}) == ("ns1", "req")
+
+
+def _cm(name: str, namespace: str | None = None) -> dict[str, Any]:
+    meta = {"name": name} if namespace is None else {"name": name, "namespace": namespace}
+    return {"kind": "ConfigMap", "metadata": meta}
+
+
+def _generated(namespace: str | None) -> dict[str, Any]:
+    meta = {"name": "gen"} if namespace is None else {"name": "gen", "namespace": namespace}
+    return {"kind": "DynamoGraphDeployment", "metadata": meta, "spec": {}}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "generated", "extra"),
+    [
+        pytest.param(None, _generated(None), [_cm("a")], id="nothing-named"),
+        pytest.param({"namespace": ""}, _generated(None), [], id="empty-override"),
+        pytest.param({"namespace": "ns1"}, _generated("ns1"), [_cm("a", "ns1")], id="own-namespace-named"),
+        pytest.param(
+            None, None, [{"kind": "Secret", "metadata": {"name": "s", "namespace": "x"}}], id="skipped-kinds"
+        ),
+    ],
+)
+def test_the_request_namespace_or_none_is_allowed(
+    overrides: dict[str, Any] | None, generated: dict[str, Any] | None, extra: list[dict[str, Any]]
+) -> None:
+    assert foreign_namespaces(_dgdr(overrides), generated, extra) == []
+
+
+@pytest.mark.parametrize(
+    ("overrides", "generated", "extra", "named"),
+    [
+        pytest.param(
+            {"namespace": "kube-system"},
+            None,
+            [],
+            "spec.deploymentOverrides.namespace is 'kube-system'",
+            id="override",
+        ),
+        pytest.param(
+            None,
+            _generated("kube-system"),
+            [],
+            "DynamoGraphDeployment names namespace 'kube-system' (metadata.namespace)",
+            id="generated-dgd",
+        ),
+        pytest.param(
+            None,
+            None,
+            [_cm("a"), _cm("planner", "kube-system")],
+            "ConfigMap planner names namespace 'kube-system' (metadata.namespace)",
+            id="extra-config-map",
+        ),
+    ],
+)
+def test_another_namespace_is_named_with_its_field(
+    overrides: dict[str, Any] | None,
+    generated: dict[str, Any] | None,
+    extra: list[dict[str, Any]],
+    named: str,
+) -> None:
+    [problem] = foreign_namespaces(_dgdr(overrides), generated, extra)
+    assert named in problem
+    assert "'ns1'" in problem  # the namespace that is allowed
+
+
+def test_the_deployed_graph_lands_in_the_request_namespace_whatever_it_was_generated_with() -> None:
+    """The reconciler refuses another namespace first; generation never places one anywhere else."""
+    dgd = deployment_from_profile(_dgdr({"namespace": "ns1"}), _generated(None))
+    assert dgd["metadata"]["namespace"] == "ns1"
 
 
 @pytest.mark.parametrize(
