@@ -18,8 +18,9 @@ GIT_COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 PYTEST_ARGS ?=
 # Add-ons of the local control plane for `make cluster-up` (lws, grove: hack/cluster_addons.py).
 ADDONS ?=
-# Multinode tests run in a pytest session of their own: their cluster runs the real LWS controller
-# and Grove's operator, which would change what the rest of the suite sees.
+# Multinode tests run in a pytest session of their own: their cluster runs the real LWS controller and
+# Grove's CRDs with Grove played by a stand-in (and by Grove's real operator with GROVE_OPERATOR=/path),
+# which would change what the rest of the suite sees.
 MULTINODE_TESTS := test/integration/controllers_multinode
 # The repo root holds a folder named "operator": never let Python put the cwd on sys.path.
 export PYTHONSAFEPATH := 1
@@ -76,7 +77,7 @@ render: venv ## Render a DGD offline, YAML on stdout: make render F=config/sampl
 	@$(VENV)/bin/dynamo-operator render -f $(F)
 
 ##@ Local control plane (no Docker: real kube-apiserver, etcd, kcm, scheduler + kwok)
-cluster-bins: ## Build the control-plane binaries and add-ons (LWS; Grove with GROVE_GIT=...) into ~/.cache (only what is missing)
+cluster-bins: ## Build the control-plane binaries and add-ons (LWS; Grove's CRDs) into ~/.cache (only what is missing)
 	@hack/build-cluster-bins.sh
 	@hack/build-cluster-addons.sh >/dev/null
 
@@ -102,7 +103,7 @@ run: venv ## Run the operator (console logs) against KUBECONFIG's cluster, else 
 test: venv cluster-bins helm ## Unit tests beside the multinode session, then the integration tests (own local clusters)
 	@hack/run-tests.sh $(VENV) $(MULTINODE_TESTS) $(PYTEST_ARGS)
 
-multinode: venv cluster-bins ## Multinode graphs through the real LeaderWorkerSet controller and Grove's operator (own cluster)
+multinode: venv cluster-bins ## Multinode graphs through the real LWS controller and Grove (stand-in; GROVE_OPERATOR=/path adds the real one)
 	$(VENV)/bin/pytest $(MULTINODE_TESTS) $(PYTEST_ARGS)
 
 test-unit: venv helm ## Unit tests only (no cluster; helm renders the chart)

@@ -13,10 +13,10 @@ CLUSTER_KEY=k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}
 CLUSTER_BIN_DIR=$CLUSTER_CACHE_ROOT/$CLUSTER_KEY/bin
 TOOLS_CACHE_ROOT=${DYNAMO_TOOLS_CACHE:-$DYNAMO_CACHE_ROOT/tools}
 HELM_BIN_DIR=$TOOLS_CACHE_ROOT/helm-$HELM_VERSION/bin
-# Opt-in add-ons (hack/build-cluster-addons.sh builds them, localcluster.py --addons runs them). Each is
-# keyed by its own version only: a bump rebuilds that add-on and nothing of the control plane.
+# Opt-in add-ons (hack/build-cluster-addons.sh prepares them, localcluster.py --addons runs them). Each
+# is keyed by its own version only: a bump rebuilds that add-on and nothing of the control plane.
 LWS_VERSION=v0.6.1             # sigs.k8s.io/lws, pinned by hack/tools/lws (upstream Dynamo's pin too)
-GROVE_VERSION=v0.1.0-alpha.6   # Grove's operator; tag operator/$GROVE_VERSION (upstream Dynamo's API pin)
+GROVE_VERSION=v0.1.0-alpha.6   # Grove's API module (its CRDs), pinned by hack/tools/grove (upstream Dynamo's pin)
 ADDONS_CACHE_ROOT=$CLUSTER_CACHE_ROOT/addons
 LWS_ADDON_DIR=$ADDONS_CACHE_ROOT/lws-$LWS_VERSION
-GROVE_ADDON_DIR=$ADDONS_CACHE_ROOT/grove-$GROVE_VERSION
+GROVE_ADDON_DIR=$ADDONS_CACHE_ROOT/grove-crds-$GROVE_VERSION  # CRDs only: the operator is GROVE_OPERATOR

@@ -1,11 +1,15 @@
 """Opt-in add-ons of the local control plane: real controllers that run beside kcm and kwok.
 
     lws    the LeaderWorkerSet controller (sigs.k8s.io/lws)
-    grove  Grove's operator (PodCliqueSet -> PodCliques/PodGangs -> pods)
+    grove  Grove's CRDs (grove.io from Grove's API module; PodGang a labelled stand-in), and Grove's
+           operator (PodCliqueSet -> PodCliques/PodGangs -> pods) only when GROVE_OPERATOR names a
+           binary of it: no package registry serves that operator, so nothing here builds it
 
-Built by hack/build-cluster-addons.sh into version-keyed directories (bin/<controller>, crds/*.yaml);
-hack/localcluster.py installs their CRDs, starts them as processes of the cluster (admin kubeconfig,
-leader election off, every server on 127.0.0.1) and registers their webhooks by URL on loopback.
+Prepared by hack/build-cluster-addons.sh in version-keyed directories (bin/<controller>, crds/*.yaml);
+hack/localcluster.py installs their CRDs, starts their controllers as processes of the cluster (admin
+kubeconfig, leader election off, every server on 127.0.0.1) and registers their webhooks by URL on
+loopback. Without GROVE_OPERATOR the grove add-on is its CRDs alone; the tests then play Grove's
+operator with a simulation (test/testsupport/grove_standin.py).
 
 Webhooks, per add-on:
 - lws: only the Pod webhooks are registered. They label each group's pods (group index, worker index,
@@ -14,7 +18,7 @@ Webhooks, per add-on:
   left off on purpose: an operator must set every field LWS requires itself (upstream's goldens show
   an object the API refuses without LWS defaulting), and the tests prove ours does.
 - grove: its operator always serves its PodCliqueSet defaulting and validating webhooks; both are
-  registered, as Grove's own chart does.
+  registered while it runs, as Grove's own chart does.
 
 Standard library only (localcluster.py's rule).
 """
@@ -41,6 +45,9 @@ class Addon:
     version_var: str  # the variable of hack/cluster-versions.sh holding its version
     dir_var: str  # ... and its cache directory
     build_hint: str  # how to get it built, for the error when it is missing
+    # The controller's binary is the user's, named by this environment variable (optional: unset,
+    # the add-on is its CRDs alone), instead of bin/<component>.
+    binary_env: str | None = None
 
 
 LWS = Addon(
@@ -55,8 +62,8 @@ GROVE = Addon(
     "grove-operator",
     "GROVE_VERSION",
     "GROVE_ADDON_DIR",
-    "Grove's operator is not a published Go module; build it from a Grove git repository: "
-    "`GROVE_GIT=<its git dir> make cluster-bins` (see hack/build-cluster-addons.sh)",
+    "run `make cluster-bins` (fetches Grove's API module, whose CRDs it installs, with `go mod download`)",
+    binary_env="GROVE_OPERATOR",
 )
 ADDONS: dict[str, Addon] = {a.name: a for a in (LWS, GROVE)}
 # Every add-on listens on these, each on its own loopback port.
@@ -103,11 +110,24 @@ def version(addon: Addon) -> str:
     return _versions_var(addon.version_var)
 
 
-def built(addon: Addon, directory: Path) -> tuple[Path, list[Path]]:
-    """(binary, CRD files) of a built add-on; AddonMissingError with the build hint otherwise."""
-    exe = directory / "bin" / addon.component
+def user_binary(addon: Addon) -> Path | None:
+    """The controller binary the user names for an add-on whose operator is theirs (None: not named);
+    AddonMissingError when the name is not an executable file."""
+    if addon.binary_env is None or not (value := os.environ.get(addon.binary_env)):
+        return None
+    exe = Path(value).expanduser()
+    if not (exe.is_file() and os.access(exe, os.X_OK)):
+        raise AddonMissingError(f"{addon.binary_env}={value} is not an executable file")
+    return exe
+
+
+def built(addon: Addon, directory: Path) -> tuple[Path | None, list[Path]]:
+    """(binary, CRD files) of a prepared add-on, the binary None for one that is its CRDs alone (the
+    user named no binary); AddonMissingError with the build hint otherwise."""
     crds = sorted((directory / "crds").glob("*.yaml"))
-    if not os.access(exe, os.X_OK) or not crds:
+    exe = user_binary(addon) if addon.binary_env else directory / "bin" / addon.component
+    missing = exe is not None and addon.binary_env is None and not os.access(exe, os.X_OK)
+    if missing or not crds:
         raise AddonMissingError(f"add-on {addon.name} is not built in {directory}; {addon.build_hint}")
     return exe, crds
 

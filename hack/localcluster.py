@@ -11,7 +11,8 @@ Pods never finish on their own: annotate a Running pod `kwok.dynamo.test/phase: 
 `kwok.dynamo.test/ready: "false"` to make it not Ready for good (hack/kwok/pod-not-ready-by-annotation.yaml).
 
 Opt-in add-ons (hack/cluster_addons.py): `addons=("lws", "grove")` / `--addons lws,grove` also runs the
-real LeaderWorkerSet controller and Grove's operator, with their CRDs and webhooks, on loopback.
+real LeaderWorkerSet controller with its CRD and webhooks on loopback, and installs Grove's CRDs; Grove's
+operator runs too (with its webhooks) when GROVE_OPERATOR names a binary of it.
 
 CLI: localcluster.py up|down|status|kubeconfig|reap [--name NAME] [--state-dir DIR] [--nodes N]
 [--addons lws,grove] [--crds PATH ...]. CRDs (`crds=` / `--crds`, and the add-ons') are installed
@@ -502,8 +503,9 @@ class LocalCluster:
             names += [f"{a}-{role}" for a in self.addons for role in cluster_addons.PORT_ROLES]
             components = {c: {"exe": str(bin_dir / c), "pid": None} for c in COMPONENTS}
             for a, directory in addon_dirs.items():
-                exe = directory / "bin" / ADDONS[a].component
-                components[ADDONS[a].component] = {"exe": str(exe), "pid": None, "addon": a}
+                exe, _ = cluster_addons.built(ADDONS[a], directory)
+                if exe is not None:  # None: the add-on is its CRDs alone
+                    components[ADDONS[a].component] = {"exe": str(exe), "pid": None, "addon": a}
             self._save(
                 {
                     "name": self.name,
@@ -534,7 +536,8 @@ class LocalCluster:
                 self.start_component(name, wait=False)
             self.wait_usable(deadline=deadline)
             for addon in self.addons:
-                self._start_addon(addon, deadline=deadline)
+                if self.addon_has_process(addon):
+                    self._start_addon(addon, deadline=deadline)
         except BaseException as e:
             tails = self.log_tails()
             with contextlib.suppress(Exception):
@@ -640,6 +643,26 @@ class LocalCluster:
                 raise ClusterError(f"registering {name}'s webhooks failed: {status} {body[:300]!r}")
         port = state["ports"][f"{name}-webhook"]
         log(f"add-on {name} {cluster_addons.version(addon)} runs (webhooks on 127.0.0.1:{port})")
+
+    def addon_has_process(self, name: str) -> bool:
+        """The add-on has a controller process in this cluster (a grove add-on without GROVE_OPERATOR
+        has none: it is Grove's CRDs alone)."""
+        return ADDONS[name].component in self._state()["components"]
+
+    def stop_addon(self, name: str) -> None:
+        """Unregister the add-on's webhooks, then stop its process (start_addon brings both back):
+        for tests that play its controller with a simulation for a while."""
+        for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+            path = f"/apis/admissionregistration.k8s.io/v1/{kind}/dynamo-local-{name}"
+            status, body = self._api(path, method="DELETE")
+            if status not in (200, 202, 404):
+                raise ClusterError(f"unregistering {name}'s webhooks failed: {status} {body[:300]!r}")
+        self.stop_component(ADDONS[name].component)
+
+    def start_addon(self, name: str, *, timeout: float = 120.0) -> None:
+        """Start the add-on's process (healthy) and register its webhooks, unless it runs."""
+        if ADDONS[name].component not in self.pids():
+            self._start_addon(name, deadline=time.monotonic() + timeout)
 
     def _established(self, crd_path: str) -> bool:
         status, body = self._api(crd_path)

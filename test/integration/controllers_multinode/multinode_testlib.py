@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,6 +17,7 @@ from dynamo_operator.internal.client.resource import Resource
 from testsupport.api import eventually
 from testsupport.cluster import Cluster
 from testsupport.components import COMPONENT_LABEL, GRAPH_LABEL
+from testsupport.grove_standin import GroveStandIn
 from testsupport.objects import condition
 from testsupport.operator import TEST_FIELD_MANAGER
 from testsupport.volumes import bind_volume
@@ -160,6 +162,30 @@ def owner_kind(obj: dict[str, Any]) -> tuple[str, str]:
 
 
 PODGANG = Resource("scheduler.grove.io", "v1alpha1", "podgangs", "PodGang")  # Grove's, not ours to watch
+STANDIN, REAL = "standin", "real"
+
+
+@dataclass(frozen=True, slots=True)
+class GroveBackend:
+    """What plays Grove's operator for a test: the simulation (`standin`, always) or Grove's real
+    operator (`real`, a process of the local cluster, when GROVE_OPERATOR names its binary)."""
+
+    name: str
+    cluster: Cluster
+    standin: GroveStandIn | None = None
+
+    def diagnostics(self) -> tuple[str, list[str]]:
+        """(what, lines) for a timed-out wait: the stand-in's failed writes, or the real operator's log."""
+        if self.standin is not None:
+            return "the stand-in's last failed writes", list(self.standin.errors)
+        return "grove-operator.log", []
+
+    def log(self) -> Path | None:
+        if self.standin is None and self.cluster.local is not None:
+            return self.cluster.local.log_path("grove-operator")
+        return None
+
+
 GROVE_KINDS = {
     "PodClique": kinds.POD_CLIQUE,
     "PodCliqueScalingGroup": kinds.POD_CLIQUE_SCALING_GROUP,
@@ -174,7 +200,9 @@ def _log_lines_naming(log: Path, namespace: str, count: int) -> list[str]:
     return [line[:400] for line in named[-count:]]
 
 
-async def grove_state(api: Client, namespace: str, log: Path | None = None) -> str:
+async def grove_state(
+    api: Client, namespace: str, log: Path | None = None, notes: tuple[str, list[str]] | None = None
+) -> str:
     """What Grove and the cluster made in `namespace`, one line per object, for a timed-out wait's
     message: each PodClique's replicas and conditions, each pod's phase, gates and node, and the
     newest lines of Grove's log that name the namespace (CI keeps nothing else once the cluster is
@@ -199,6 +227,9 @@ async def grove_state(api: Client, namespace: str, log: Path | None = None) -> s
     if log is not None:
         lines.append(f"--- last lines of {log.name} naming {namespace}:")
         lines.extend(await asyncio.to_thread(_log_lines_naming, log, namespace, 15))
+    if notes is not None and notes[1]:
+        lines.append(f"--- {notes[0]}:")
+        lines.extend(notes[1])
     return "\n".join(lines)
 
 
@@ -217,13 +248,14 @@ async def eventually_on_grove(
     probe: Callable[[], Awaitable[T]],
     *,
     until: Callable[[T], bool] | None = None,
-    cluster: Cluster,
+    grove: GroveBackend,
     what: str = "",
 ) -> T:
     """`eventually` bounded by READY_TIMEOUT; on timeout the AssertionError also says what Grove and
-    the cluster made in `namespace` (`grove_state`, with Grove's log when the cluster is local)."""
+    the cluster made in `namespace` (`grove_state`, with Grove's log when the real operator runs on a
+    local cluster, the stand-in's failed writes when it plays Grove)."""
     try:
         return await testsupport.eventually(probe, until=until, timeout=READY_TIMEOUT, what=what)
     except AssertionError as e:
-        log = cluster.local.log_path("grove-operator") if cluster.local else None
-        raise AssertionError(f"{e}\n{await grove_state(api, namespace, log)}") from e
+        state = await grove_state(api, namespace, grove.log(), grove.diagnostics())
+        raise AssertionError(f"[grove: {grove.name}] {e}\n{state}") from e

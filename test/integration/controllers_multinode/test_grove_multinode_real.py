@@ -1,11 +1,12 @@
-"""Multinode graphs through our Grove pathway with Grove's real operator (the `grove` add-on).
+"""Multinode graphs through our Grove pathway, with Grove played by its stand-in and, when
+GROVE_OPERATOR is set, by its real operator (the `grove` fixture, see conftest.py).
 
 A vLLM, SGLang or TRT-LLM disaggregated multinode graph, applied as a user applies it (no Grove
 opt-out), becomes one PodCliqueSet (our operator). Grove makes a PodCliqueScalingGroup per multinode
 service (a one-pod leader clique `<svc>-ldr` and a worker clique `<svc>-wkr` per replica), a PodClique
 per single-node service, their pods and a PodGang, and lifts the pods' scheduling gate;
 kube-scheduler places them and kwok runs them. The graph's status is read back from what Grove
-reports: nothing here writes a status the operator reads.
+reports: nothing here writes a status the operator reads (the stand-in plays Grove's part only).
 
 Every wait is bounded (READY_TIMEOUT) and a timed-out one says what Grove had made (`grove_state`).
 """
@@ -24,6 +25,7 @@ from integration.controllers_multinode.multinode_testlib import (
     PODGANG,
     SAMPLES,
     UPSTREAM,
+    GroveBackend,
     apply,
     condition,
     deploy,
@@ -34,7 +36,6 @@ from integration.controllers_multinode.multinode_testlib import (
     multinode_services,
     running_ready,
 )
-from testsupport.cluster import Cluster
 from testsupport.graphs import two_service_graph
 from testsupport.operator import RunningOperator, wait_quiet
 from testsupport.volumes import delete_volumes
@@ -67,14 +68,14 @@ async def live(api: Client, resource: Resource, ns: str, selector: str | None = 
     )
 
 
-async def ready_graph(api: Client, cluster: Cluster, ns: str, name: str) -> Obj:
+async def ready_graph(api: Client, grove: GroveBackend, ns: str, name: str) -> Obj:
     """The graph once Ready (for its current generation)."""
     dgd: Obj = await eventually_on_grove(
         api,
         ns,
         lambda: api.get(kinds.DGD, name, namespace=ns),
         until=is_ready,
-        cluster=cluster,
+        grove=grove,
         what=f"{name} Ready",
     )
     return dgd
@@ -115,13 +116,15 @@ async def service_groups_run(api: Client, ns: str, graph: str, service: str, spe
     return True
 
 
-async def ready_sample(api: Client, cluster: Cluster, ns: str, *, replicas: int = 1) -> tuple[Obj, str, Obj]:
+async def ready_sample(
+    api: Client, grove: GroveBackend, ns: str, *, replicas: int = 1
+) -> tuple[Obj, str, Obj]:
     """The SGLang multinode sample on Grove, Ready: the graph, its multinode service and its spec."""
     [dgd] = grove_documents(SGLANG_SAMPLE, ns)
     [(service, spec)] = multinode_services(dgd).items()
     spec["replicas"] = replicas
     await apply(api, dgd)
-    await ready_graph(api, cluster, ns, dgd["metadata"]["name"])
+    await ready_graph(api, grove, ns, dgd["metadata"]["name"])
     return dgd, service, spec
 
 
@@ -138,7 +141,7 @@ async def warnings(api: Client, ns: str, name: str) -> list[Obj]:
 
 @pytest.mark.parametrize("backend", sorted(GRAPHS))
 async def test_multinode_graph_becomes_ready_through_grove(
-    api: Client, operator: RunningOperator, cluster: Cluster, short_ns: str, backend: str
+    api: Client, operator: RunningOperator, grove: GroveBackend, short_ns: str, backend: str
 ) -> None:
     """The graph is one PodCliqueSet (no DCD, no LeaderWorkerSet, no Deployment); every multinode
     service is a scaling group Grove reports available with whole leader + worker sets, every pod is
@@ -153,13 +156,13 @@ async def test_multinode_graph_becomes_ready_through_grove(
     assert services, "the example has multinode services"
     volumes = await deploy(api, docs)
     try:
-        ready = await ready_graph(api, cluster, ns, name)
+        ready = await ready_graph(api, grove, ns, name)
         for service, spec in services.items():
             await eventually_on_grove(
                 api,
                 ns,
                 lambda service=service, spec=spec: service_groups_run(api, ns, name, service, spec),
-                cluster=cluster,
+                grove=grove,
                 what=f"{service}'s scaling group runs",
             )
             status = ready["status"]["services"][service]
@@ -190,13 +193,13 @@ LEADER_FAILURES = {
 
 @pytest.mark.parametrize("failure", sorted(LEADER_FAILURES))
 async def test_a_failing_leader_marks_the_service_not_ready_with_the_reason(
-    api: Client, operator: RunningOperator, cluster: Cluster, short_ns: str, failure: str
+    api: Client, operator: RunningOperator, grove: GroveBackend, short_ns: str, failure: str
 ) -> None:
     """A leader pod that stops being ready or fails takes its leader + worker set out of available
     in Grove's own status: the graph is not Ready, its message names the scaling group, the leader
     clique and the counts; once the pod is deleted Grove makes a new one and the graph is Ready."""
     ns = short_ns
-    dgd, service, _ = await ready_sample(api, cluster, ns)
+    dgd, service, _ = await ready_sample(api, grove, ns)
     name = dgd["metadata"]["name"]
     group = f"{name}-0-{naming.normalised_service(service)}"
     leader_clique = f"{group}-0-{naming.normalised_service(service)}-ldr"
@@ -212,7 +215,7 @@ async def test_a_failing_leader_marks_the_service_not_ready_with_the_reason(
         ns,
         lambda: api.get(kinds.DGD, name, namespace=ns),
         until=lambda d: condition(d, "Ready").get("status") == "False",
-        cluster=cluster,
+        grove=grove,
         what=f"{name} not Ready",
     )
     ready_condition = condition(not_ready, "Ready")
@@ -225,21 +228,21 @@ async def test_a_failing_leader_marks_the_service_not_ready_with_the_reason(
     assert not_ready["status"]["services"][service]["availableReplicas"] == 0
     # Recovery is Grove's: the pod deleted, its clique makes a new one and the set is whole again.
     await api.delete(kinds.POD, leader["metadata"]["name"], namespace=ns)
-    await ready_graph(api, cluster, ns, name)
+    await ready_graph(api, grove, ns, name)
     [new_leader] = await live(api, kinds.POD, ns, f"{CLIQUE_LABEL}={leader_clique}")
     assert new_leader["metadata"]["uid"] != leader["metadata"]["uid"]
     assert pod_placed_and_ready(new_leader)
 
 
 async def test_scaling_a_multinode_service_adds_a_whole_leader_and_worker_set(
-    api: Client, operator: RunningOperator, cluster: Cluster, short_ns: str
+    api: Client, operator: RunningOperator, grove: GroveBackend, short_ns: str
 ) -> None:
     """replicas 1 -> 2 on a multinode service reaches its scaling group through the `scale`
     subresource (the operator's field manager owns `spec.replicas` there); Grove adds replica 1 of
     the group, a leader clique and a worker clique with their pods, all running; the graph is Ready
     again with 2 available replicas."""
     ns = short_ns
-    dgd, service, spec = await ready_sample(api, cluster, ns)
+    dgd, service, spec = await ready_sample(api, grove, ns)
     name = dgd["metadata"]["name"]
     group_name = f"{name}-0-{naming.normalised_service(service)}"
     spec["replicas"] = 2
@@ -248,10 +251,10 @@ async def test_scaling_a_multinode_service_adds_a_whole_leader_and_worker_set(
         api,
         ns,
         lambda: service_groups_run(api, ns, name, service, spec),
-        cluster=cluster,
+        grove=grove,
         what=f"{group_name} runs 2 whole sets",
     )
-    ready = await ready_graph(api, cluster, ns, name)
+    ready = await ready_graph(api, grove, ns, name)
     status = ready["status"]["services"][service]
     assert (status["replicas"], status["availableReplicas"]) == (2, 2)
     group = await api.get(PCSG, group_name, namespace=ns)
@@ -264,12 +267,12 @@ async def test_scaling_a_multinode_service_adds_a_whole_leader_and_worker_set(
 
 
 async def test_scaling_a_multinode_service_down_removes_its_last_leader_and_worker_set(
-    api: Client, operator: RunningOperator, cluster: Cluster, short_ns: str
+    api: Client, operator: RunningOperator, grove: GroveBackend, short_ns: str
 ) -> None:
     """replicas 2 -> 1: Grove removes replica 1 of the scaling group (its leader and worker cliques
     and their pods); replica 0 keeps running, and the graph is Ready with 1 available replica."""
     ns = short_ns
-    dgd, service, spec = await ready_sample(api, cluster, ns, replicas=2)
+    dgd, service, spec = await ready_sample(api, grove, ns, replicas=2)
     name = dgd["metadata"]["name"]
     group_name = f"{name}-0-{naming.normalised_service(service)}"
     before = {p["metadata"]["uid"] for p in await live(api, kinds.POD, ns, f"{GROUP_INDEX_LABEL}=0")}
@@ -280,17 +283,17 @@ async def test_scaling_a_multinode_service_down_removes_its_last_leader_and_work
         ns,
         lambda: live(api, kinds.POD, ns, f"{GROUP_LABEL}={group_name},{GROUP_INDEX_LABEL}=1"),
         until=lambda pods: pods == [],
-        cluster=cluster,
+        grove=grove,
         what=f"{group_name} replica 1 gone",
     )
     await eventually_on_grove(
         api,
         ns,
         lambda: service_groups_run(api, ns, name, service, spec),
-        cluster=cluster,
+        grove=grove,
         what=f"{group_name} runs 1 whole set",
     )
-    ready = await ready_graph(api, cluster, ns, name)
+    ready = await ready_graph(api, grove, ns, name)
     status = ready["status"]["services"][service]
     assert (status["replicas"], status["availableReplicas"]) == (1, 1)
     after = {p["metadata"]["uid"] for p in await live(api, kinds.POD, ns, f"{GROUP_INDEX_LABEL}=0")}
@@ -298,7 +301,7 @@ async def test_scaling_a_multinode_service_down_removes_its_last_leader_and_work
 
 
 async def test_trtllm_pods_mount_the_mpi_ssh_key_secret_made_in_their_namespace(
-    api: Client, operator: RunningOperator, cluster: Cluster, short_ns: str
+    api: Client, operator: RunningOperator, grove: GroveBackend, short_ns: str
 ) -> None:
     """The TRT-LLM multinode graph on Grove: the namespace has the MPI SSH key Secret (made by the
     operator) and every leader and worker pod mounts it into its main container."""
@@ -308,7 +311,7 @@ async def test_trtllm_pods_mount_the_mpi_ssh_key_secret_made_in_their_namespace(
     name = dgd["metadata"]["name"]
     volumes = await deploy(api, docs)
     try:
-        await ready_graph(api, cluster, ns, name)
+        await ready_graph(api, grove, ns, name)
         secret = await api.get(kinds.SECRET, consts.DEFAULT_MPI_SSH_SECRET_NAME, namespace=ns)
         assert secret["data"], "the key pair is in the Secret"
         for service in multinode_services(dgd):
@@ -345,7 +348,7 @@ OVER_BUDGET = {
 
 @pytest.mark.parametrize("service", sorted(OVER_BUDGET))
 async def test_a_graph_over_groves_name_budget_says_so_and_writes_nothing(
-    api: Client, operator: RunningOperator, cluster: Cluster, short_ns: str, service: str
+    api: Client, operator: RunningOperator, grove: GroveBackend, short_ns: str, service: str
 ) -> None:
     """Grove names pods from the set, scaling group and clique names and its webhook refuses a
     PodCliqueSet whose names add up to more than 45 characters. A graph over that budget, with a
@@ -364,7 +367,7 @@ async def test_a_graph_over_groves_name_budget_says_so_and_writes_nothing(
         ns,
         lambda: api.get(kinds.DGD, graph_name, namespace=ns),
         until=lambda d: condition(d, "Ready").get("reason") == "GroveNameTooLong",
-        cluster=cluster,
+        grove=grove,
         what=f"{graph_name} GroveNameTooLong",
     )
     message = condition(failed, "Ready")["message"]
@@ -384,7 +387,7 @@ async def test_a_graph_over_groves_name_budget_says_so_and_writes_nothing(
 
 
 async def test_a_dynamo_namespace_longer_than_a_label_runs_on_grove_with_the_label_shortened(
-    api: Client, operator: RunningOperator, cluster: Cluster, ns: str
+    api: Client, operator: RunningOperator, grove: GroveBackend, ns: str
 ) -> None:
     """`<namespace>-<graph>` (the Dynamo namespace) over 63 characters: the pods' env carries it
     whole, their `nvidia.com/dynamo-namespace` label carries it shortened by the repo's digest rule
@@ -393,7 +396,7 @@ async def test_a_dynamo_namespace_longer_than_a_label_runs_on_grove_with_the_lab
     dynamo_namespace = f"{ns}-{name}"
     assert len(dynamo_namespace) > naming.LABEL_VALUE_MAX
     await apply(api, two_service_graph(name, ns))
-    await ready_graph(api, cluster, ns, name)
+    await ready_graph(api, grove, ns, name)
     pods = await live(api, kinds.POD, ns)
     assert len(pods) == 2 and all(pod_placed_and_ready(p) for p in pods)
     for pod in pods:

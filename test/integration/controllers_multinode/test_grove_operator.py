@@ -1,9 +1,12 @@
-"""Grove's operator runs in the local cluster (the `grove` add-on): a PodCliqueSet shaped exactly as
+"""Grove (its stand-in, and its real operator when GROVE_OPERATOR is set: the `grove` fixture, see
+conftest.py) in the local cluster: a PodCliqueSet shaped exactly as
 upstream's operator writes it for a multinode graph (upstream-examples/golden-grove) becomes
 PodCliques, PodCliqueScalingGroups and a PodGang; Grove lifts its scheduling gate, kube-scheduler
 places the pods, kwok runs them, and Grove reports them ready. No status here is written by a test.
+The PodCliqueSets pass Grove's own CRD schema on the way in.
 
-This proves the controller, not our pathway (which generates the PodCliqueSet from a graph): that one
+Against the real operator this proves the controller, not our pathway; against the stand-in it pins
+the simulation to what the real operator does (which generates the PodCliqueSet from a graph): that one
 builds on this fixture.
 """
 
@@ -21,12 +24,12 @@ from dynamo_operator.internal.client.resource import POD, SERVICE_ACCOUNT
 from integration.controllers_multinode.multinode_testlib import (
     PODGANG,
     UPSTREAM,
+    GroveBackend,
     condition,
     grove_state,
     running_ready,
 )
 from testsupport.api import eventually
-from testsupport.cluster import Cluster
 from testsupport.volumes import bind_volume, delete_volumes
 
 pytestmark = [pytest.mark.cluster, pytest.mark.addons("grove")]
@@ -136,18 +139,20 @@ async def grove_reports_ready(api: Client, namespace: str, name: str, replicas: 
     return True
 
 
-async def wait_grove_ready(api: Client, cluster: Cluster, namespace: str, name: str, replicas: int) -> None:
+async def wait_grove_ready(
+    api: Client, grove: GroveBackend, namespace: str, name: str, replicas: int
+) -> None:
     """Until Grove reports the PodCliqueSet ready; a timeout says what Grove had made by then."""
     try:
         await eventually(lambda: grove_reports_ready(api, namespace, name, replicas), timeout=TIMEOUT)
     except AssertionError as e:
-        log = cluster.local.log_path("grove-operator") if cluster.local else None
-        raise AssertionError(f"{e}\n{await grove_state(api, namespace, log)}") from e
+        state = await grove_state(api, namespace, grove.log(), grove.diagnostics())
+        raise AssertionError(f"[grove: {grove.name}] {e}\n{state}") from e
 
 
 @pytest.mark.parametrize("backend", sorted(GOLDENS))
 async def test_grove_runs_upstreams_multinode_podcliqueset_to_ready(
-    api: Client, cluster: Cluster, short_ns: str, backend: str
+    api: Client, grove: GroveBackend, short_ns: str, backend: str
 ) -> None:
     """vLLM, SGLang and TRT-LLM (whose leaders start after their workers: Grove's init container)
     disaggregated multinode PodCliqueSets, as upstream writes them, run to ready under Grove."""
@@ -156,12 +161,14 @@ async def test_grove_runs_upstreams_multinode_podcliqueset_to_ready(
     volumes = await prerequisites(api, pcs, ns)
     try:
         await api.apply(PCS, pcs, field_manager=FIELD_MANAGER)
-        await wait_grove_ready(api, cluster, ns, pcs["metadata"]["name"], pcs["spec"]["replicas"])
+        await wait_grove_ready(api, grove, ns, pcs["metadata"]["name"], pcs["spec"]["replicas"])
     finally:
         await delete_volumes(api, volumes)
 
 
-async def test_grove_scales_a_multinode_scaling_group(api: Client, cluster: Cluster, short_ns: str) -> None:
+async def test_grove_scales_a_multinode_scaling_group(
+    api: Client, grove: GroveBackend, short_ns: str
+) -> None:
     """Scaling a PodCliqueScalingGroup through its scale subresource (how upstream scales a multinode
     service on Grove, and what an autoscaler does) makes Grove add a whole leader + worker set of
     PodCliques and their pods, all ready."""
@@ -170,7 +177,7 @@ async def test_grove_scales_a_multinode_scaling_group(api: Client, cluster: Clus
     name = pcs["metadata"]["name"]
     await prerequisites(api, pcs, ns)
     await api.apply(PCS, pcs, field_manager=FIELD_MANAGER)
-    await wait_grove_ready(api, cluster, ns, name, 1)
+    await wait_grove_ready(api, grove, ns, name, 1)
     before = len(await api.list(PCLQ, namespace=ns))
     [decode] = [g for g in pcs["spec"]["template"]["podCliqueScalingGroups"] if g["name"] == "decode"]
     group = f"{name}-0-decode"
@@ -180,5 +187,5 @@ async def test_grove_scales_a_multinode_scaling_group(api: Client, cluster: Clus
         until=lambda xs: len(xs) == before + len(decode["cliqueNames"]),
         timeout=TIMEOUT,
     )
-    await wait_grove_ready(api, cluster, ns, name, 1)
+    await wait_grove_ready(api, grove, ns, name, 1)
     assert (await api.get(PCSG, group, namespace=ns))["status"]["availableReplicas"] == 2

@@ -1,4 +1,5 @@
-"""Our Grove pathway end to end with Grove's real operator (the `grove` add-on): a graph becomes one
+"""Our Grove pathway end to end with Grove (its stand-in, and its real operator when GROVE_OPERATOR is
+set: the `grove` fixture, see conftest.py): a graph becomes one
 PodCliqueSet, Grove makes its PodCliques and pods, kwok runs them, Grove reports them ready, and the
 graph's status, read back from Grove's objects, says Ready. Scaling goes through a PodClique's scale
 subresource and Grove adds the pod. No status here is written by a test."""
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
-from integration.controllers_multinode.multinode_testlib import apply, wait_graph
+from integration.controllers_multinode.multinode_testlib import GroveBackend, apply, wait_graph
 from testsupport.api import eventually
 from testsupport.graphs import two_service_graph
 from testsupport.operator import RunningOperator
@@ -36,6 +37,7 @@ async def ready_pods(api: Client, ns: str) -> list[dict[str, Any]]:
 async def test_a_graph_runs_through_grove_and_reports_ready_from_grove(
     api: Client,
     operator: RunningOperator,
+    grove: GroveBackend,
     short_ns: str,
 ) -> None:
     ns = short_ns
@@ -51,6 +53,7 @@ async def test_a_graph_runs_through_grove_and_reports_ready_from_grove(
 async def test_scaling_a_service_on_grove_resizes_its_podclique(
     api: Client,
     operator: RunningOperator,
+    grove: GroveBackend,
     short_ns: str,
 ) -> None:
     ns = short_ns

@@ -1,5 +1,9 @@
 """The Grove pathway against the real API server, with Grove's CRDs installed (no Grove operator runs).
 
+The CRDs are Grove's own, from its API module (the grove add-on's, prepared by `make cluster-bins`;
+PodGang's a labelled stand-in), so the API server checks every PodCliqueSet the operator writes here
+against Grove's schema. Grove's pathway with something playing Grove is in controllers_multinode.
+
 With Grove served (the test operator runs `--enable-grove=auto`), a new graph becomes one PodCliqueSet
 named after it plus per-service Services it owns, and no DCDs; replicas reach the service's PodClique
 through its scale subresource; the graph's status is read from the PodCliques Grove would make, and
@@ -17,6 +21,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import cluster_addons
 import pytest
 import pytest_asyncio
 import yaml
@@ -30,8 +35,16 @@ from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator, install_cr
 
 pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
 
-GROVE_CRDS = Path(__file__).with_name("grove-crds.yaml")
 TIMEOUT = 60.0
+
+
+def grove_crds() -> list[Path]:
+    """Grove's CRDs as the grove add-on holds them; a failure (never a skip) when not prepared."""
+    directory = cluster_addons.addon_dir(cluster_addons.GROVE) / "crds"
+    files = sorted(directory.glob("*.yaml"))
+    if not files:
+        pytest.fail(f"Grove's CRDs are not in {directory}: `make cluster-bins` prepares them", pytrace=False)
+    return files
 
 
 async def remove_grove(api: Client, operator: RunningOperator, names: list[str]) -> None:
@@ -55,7 +68,7 @@ async def remove_grove(api: Client, operator: RunningOperator, names: list[str])
 @pytest_asyncio.fixture(loop_scope="session")
 async def grove(api: Client, operator: RunningOperator) -> AsyncIterator[None]:
     """Grove's CRDs, installed until the operator serves them; removed (and unseen) afterwards."""
-    names = await install_crds(api, [GROVE_CRDS])
+    names = await install_crds(api, grove_crds())
     await eventually(lambda: operator.capabilities.grove, timeout=TIMEOUT)
     try:
         yield
@@ -170,7 +183,10 @@ async def test_replicas_reach_the_pod_clique_through_its_scale_subresource(
           name: s-0-worker
           namespace: {ns}
           labels: {{nvidia.com/dynamo-graph-deployment-name: s}}
-        spec: {{roleName: worker, replicas: 1}}
+        spec:
+          roleName: worker
+          replicas: 1
+          podSpec: {{containers: [{{name: main, image: registry.invalid/worker}}]}}
         """
     )
     await api.apply(kinds.POD_CLIQUE, clique, field_manager=TEST_FIELD_MANAGER, force=True)
@@ -201,7 +217,7 @@ async def test_a_running_dcd_graph_moves_between_pathways_only_when_asked_and_le
     await eventually(
         lambda: api.list(kinds.DCD, namespace=ns), until=lambda xs: len(xs) == 2, timeout=TIMEOUT
     )
-    names = await install_crds(api, [GROVE_CRDS])
+    names = await install_crds(api, grove_crds())
     try:
         await eventually(lambda: operator.capabilities.grove, timeout=TIMEOUT)
         await _annotate(api, ns, "p", "auto")  # any annotation edit reconciles the graph

@@ -1,6 +1,7 @@
-"""The local control plane's opt-in add-ons (the real LeaderWorkerSet controller, Grove's operator):
-which a session asks for, how they are configured (everything on loopback, leader election off), which
-webhooks are registered, and how their build is keyed and skipped. The add-ons themselves run in
+"""The local control plane's opt-in add-ons (the real LeaderWorkerSet controller; Grove's CRDs, and
+Grove's operator when the user names its binary): which a session asks for, how they are configured
+(everything on loopback, leader election off), which webhooks are registered, and how their build is
+keyed. The add-ons themselves run in
 test/integration/controllers_multinode."""
 
 from __future__ import annotations
@@ -78,9 +79,11 @@ def test_the_environment_decides_when_set(monkeypatch: pytest.MonkeyPatch) -> No
 def test_a_cluster_without_an_addon_says_why_and_how_to_get_it() -> None:
     bare = Cluster("kc", "https://127.0.0.1:1", None)
     assert "make multinode" in (bare.why_not("lws") or "")
-    unbuilt = Cluster("kc", "https://127.0.0.1:1", None, ("lws",), (("grove", "not built: GROVE_GIT"),))
+    unbuilt = Cluster(
+        "kc", "https://127.0.0.1:1", None, ("lws",), (("grove", "not built: make cluster-bins"),)
+    )
     assert unbuilt.why_not("lws") is None
-    assert unbuilt.why_not("grove") == "not built: GROVE_GIT"
+    assert unbuilt.why_not("grove") == "not built: make cluster-bins"
 
 
 # --- configuration -----------------------------------------------------------------------------------
@@ -153,7 +156,7 @@ def test_each_addon_is_keyed_by_its_own_version_beside_the_control_plane(tmp_pat
     cache = tmp_path / "cluster-cache"
     lws_dir, grove_dir = versions("LWS_ADDON_DIR", cache), versions("GROVE_ADDON_DIR", cache)
     assert lws_dir == f"{cache}/addons/lws-{versions('LWS_VERSION', cache)}"
-    assert grove_dir == f"{cache}/addons/grove-{versions('GROVE_VERSION', cache)}"
+    assert grove_dir == f"{cache}/addons/grove-crds-{versions('GROVE_VERSION', cache)}"
     assert versions("K8S_VERSION", cache) not in lws_dir + grove_dir
 
 
@@ -169,10 +172,12 @@ def run_build(cache: Path, *args: str, **env: str) -> subprocess.CompletedProces
     )
 
 
-def fake_addon(directory: Path, binary: str) -> None:
-    (directory / "bin").mkdir(parents=True)
-    (directory / "bin" / binary).write_text("#!/bin/sh\n")
-    (directory / "bin" / binary).chmod(0o755)
+def fake_addon(directory: Path, binary: str | None) -> None:
+    directory.mkdir(parents=True)
+    if binary:
+        (directory / "bin").mkdir()
+        (directory / "bin" / binary).write_text("#!/bin/sh\n")
+        (directory / "bin" / binary).chmod(0o755)
     (directory / "crds").mkdir()
     (directory / "crds" / "x.yaml").write_text("kind: CustomResourceDefinition\n")
 
@@ -180,7 +185,7 @@ def fake_addon(directory: Path, binary: str) -> None:
 def test_built_addons_need_no_go(tmp_path: Path) -> None:
     cache = tmp_path / "cluster-cache"
     fake_addon(Path(versions("LWS_ADDON_DIR", cache)), "lws-controller")
-    fake_addon(Path(versions("GROVE_ADDON_DIR", cache)), "grove-operator")
+    fake_addon(Path(versions("GROVE_ADDON_DIR", cache)), None)
     done = run_build(cache)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == [
@@ -190,19 +195,32 @@ def test_built_addons_need_no_go(tmp_path: Path) -> None:
     assert "building" not in done.stderr
 
 
-def test_without_a_grove_repository_grove_is_skipped_saying_why(tmp_path: Path) -> None:
-    done = run_build(tmp_path / "cluster-cache", "grove")
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "grove -\n"
-    assert "not a published Go module" in done.stderr and "GROVE_GIT=" in done.stderr
+def test_grove_is_prepared_from_its_api_module_alone_with_a_labelled_podgang_stand_in() -> None:
+    """No Grove source is exported or built: the step downloads Grove's API module (pinned by
+    hack/tools/grove) and copies its CRDs; PodGang's CRD is the repository's stand-in, saying so."""
+    script = (HACK / "build-cluster-addons.sh").read_text()
+    assert "go mod download github.com/ai-dynamo/grove/operator/api" in script
+    assert "go build" not in script.split("build_grove() {", 1)[1].split("\n}\n", 1)[0]
+    pin = (HACK / "tools" / "grove" / "go.mod").read_text()
+    assert "require github.com/ai-dynamo/grove/operator/api v0.1.0-alpha.6" in pin
+    standin = (HACK / "tools" / "grove" / "podgang-standin-crd.yaml").read_text()
+    assert "STAND-IN" in standin and 'grove.dynamo.test/stand-in: "true"' in standin
 
 
-def test_a_grove_repository_without_the_pinned_tag_is_refused(tmp_path: Path) -> None:
-    repo = tmp_path / "grove.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
-    done = run_build(tmp_path / "cluster-cache", "grove", GROVE_GIT=str(repo))
-    assert done.returncode == 1
-    assert "has no tag operator/" in done.stderr
+def test_grove_runs_its_operator_only_when_the_user_names_the_binary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_addon(tmp_path / "grove", None)
+    monkeypatch.delenv("GROVE_OPERATOR", raising=False)
+    assert cluster_addons.built(GROVE, tmp_path / "grove")[0] is None
+    exe = tmp_path / "grove-operator"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    monkeypatch.setenv("GROVE_OPERATOR", str(exe))
+    assert cluster_addons.built(GROVE, tmp_path / "grove")[0] == exe
+    monkeypatch.setenv("GROVE_OPERATOR", str(tmp_path / "missing"))
+    with pytest.raises(cluster_addons.AddonMissingError, match="GROVE_OPERATOR="):
+        cluster_addons.built(GROVE, tmp_path / "grove")
 
 
 def test_an_unknown_addon_is_not_built(tmp_path: Path) -> None:
