@@ -3,7 +3,9 @@ TokenReview and authorized by a SubjectAccessReview, with the roles config/rbac 
 
 The in-process manager runs as a ServiceAccount holding exactly config/rbac/metrics_auth_role.yaml;
 scrapers are ServiceAccounts with tokens from the TokenRequest API, bound (or not) to
-config/rbac/metrics_reader_role.yaml. The last test runs the real `dynamo-operator --metrics-secure`.
+config/rbac/metrics_reader_role.yaml. The flood test (issue #34) sends thousands of made-up tokens,
+half of them hanging up at once, and prints its figures; the last test runs the real
+`dynamo-operator --metrics-secure`.
 """
 
 from __future__ import annotations
@@ -11,12 +13,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import gc
 import os
+import random
 import re
+import secrets
 import signal
 import socket
+import ssl
 import subprocess
 import sys
+import tracemalloc
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,6 +249,167 @@ async def test_plain_http_is_not_served_on_the_secure_port(secure_metrics: Secur
         with pytest.raises(aiohttp.ClientError):
             async with session.get(plain, headers={"Authorization": f"Bearer {secure_metrics.reader_token}"}):
                 pass
+
+
+# -- a flood of made-up tokens (issue #34) ---------------------------------------------------------
+
+FLOOD_REQUESTS = 3000  # made-up tokens, each a new one
+FLOOD_CONNECTIONS = 150  # of them open at once
+FLOOD_BOUND = 8  # reviews in flight the manager allows
+FLOOD_TIME_CAP = 300.0  # seconds: the flood stops there whatever it reached
+# What the process may keep from the flood (Python allocations still alive after it, both sides of
+# the sockets counted): the two caches' refusals (2 x 1,024 hashes) and some slack for the
+# interpreter's own caches; far below what 3,000 retained requests or tasks would hold.
+FLOOD_RETAINED_BYTES = 8 * 2**20
+
+
+def _unverified_tls() -> ssl.SSLContext:
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # the certificate is self-signed; the test is about tokens
+    return context
+
+
+async def hang_up(port: int, token: str, context: ssl.SSLContext, rng: random.Random) -> None:
+    """Send a request with `token` and close the connection without reading the answer, at once or
+    after a few milliseconds (while its review is in flight)."""
+    try:
+        _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
+    except OSError:
+        return
+    try:
+        writer.write(
+            f"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n\r\n".encode()
+        )
+        await writer.drain()
+        if rng.random() < 0.5:
+            await asyncio.sleep(rng.uniform(0.0, 0.005))
+    except OSError:
+        pass
+    finally:
+        writer.transport.abort()  # no TLS close_notify, no FIN wait: the way a killed client goes
+
+
+def _rss_kib() -> dict[str, int]:
+    """VmRSS and VmHWM of this process (the manager runs in it), KiB."""
+    fields = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0])
+    return fields
+
+
+@pytest.mark.timeout(600)
+async def test_a_flood_of_made_up_tokens_keeps_reviews_and_memory_bounded_and_scrapes_answered(
+    api: Client, kubectl: Kubectl, ns: str, tmp_path: Path
+) -> None:
+    """3,000 random bearer tokens, 150 connections at a time, half of the requests hanging up: the
+    reviews in flight never pass the bound (the rest get 503 with Retry-After at once), nothing is
+    left in flight, the memory kept is bounded, and the real scraper gets its metrics throughout."""
+    operator_token = await service_account_token(api, ns, "operator")
+    reader_token = await service_account_token(api, ns, "prometheus")
+    cleanup = await grant(api, ns, "metrics_auth_role.yaml", "operator")
+    cleanup += await grant(api, ns, "metrics_reader_role.yaml", "prometheus")
+    client = await Client.from_kubeconfig(token_kubeconfig(kubectl, operator_token, tmp_path / "operator"))
+    mgr = Manager(
+        client,
+        options=ManagerOptions(
+            namespace=ns,
+            metrics_bind_address="127.0.0.1:0",
+            health_probe_bind_address="0",
+            metrics_secure=True,
+            metrics_max_reviews_in_flight=FLOOD_BOUND,
+        ),
+    )
+    task = asyncio.create_task(mgr.run())
+    rng = random.Random(34)
+    context = _unverified_tls()
+    statuses: dict[int, int] = {}
+    retry_after: set[str | None] = set()
+    reader_during: list[int] = []
+    try:
+        await eventually(lambda: mgr.ready or task.done(), timeout=30)
+        assert not task.done(), task
+        authorizer = mgr.metrics_authorizer
+        assert authorizer is not None and mgr.metrics_port is not None
+        url = f"https://127.0.0.1:{mgr.metrics_port}/metrics"
+        connector = aiohttp.TCPConnector(ssl=context, limit=FLOOD_CONNECTIONS, force_close=True)
+        async with aiohttp.ClientSession(connector=connector) as session:
+            assert (await scrape(session, url, reader_token))[0] == 200  # the scraper, before the flood
+            gc.collect()
+            rss_before = _rss_kib()
+            sent_before = reviews_sent()
+            tracemalloc.start()
+            slots = asyncio.Semaphore(FLOOD_CONNECTIONS)
+            done = asyncio.Event()
+
+            async def one(i: int) -> None:
+                token = secrets.token_urlsafe(32)
+                async with slots:
+                    if i % 2:
+                        await hang_up(mgr.metrics_port or 0, token, context, rng)
+                        return
+                    try:
+                        async with session.get(url, headers={"Authorization": f"Bearer {token}"}) as resp:
+                            statuses[resp.status] = statuses.get(resp.status, 0) + 1
+                            if resp.status == 503:
+                                retry_after.add(resp.headers.get("Retry-After"))
+                    except aiohttp.ClientError:
+                        statuses[0] = statuses.get(0, 0) + 1
+
+            async def real_scraper() -> None:
+                async with aiohttp.ClientSession() as own:  # its own connection, as a Prometheus has
+                    while not done.is_set():
+                        reader_during.append((await scrape(own, url, reader_token))[0])
+                        await asyncio.sleep(0.2)
+
+            scraper = asyncio.create_task(real_scraper())
+            try:
+                async with asyncio.timeout(FLOOD_TIME_CAP):
+                    await asyncio.gather(*(one(i) for i in range(FLOOD_REQUESTS)))
+            finally:
+                done.set()
+                await scraper
+            await eventually(lambda: authorizer.limiter.in_flight == 0, timeout=30, interval=0.05)
+            gc.collect()
+            retained, traced_peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+            rss_after = _rss_kib()
+            sent = {kind: reviews_sent()[kind] - sent_before[kind] for kind in REVIEWS}
+            after_status, _ = await scrape(session, url, reader_token)
+        limiter = authorizer.limiter
+        print(
+            f"\nflood: {FLOOD_REQUESTS} made-up tokens ({FLOOD_REQUESTS // 2} hung up), "
+            f"{FLOOD_CONNECTIONS} connections at once, bound {FLOOD_BOUND}\n"
+            f"  answers to the requests that waited: {dict(sorted(statuses.items()))}\n"
+            f"  reviews started {limiter.started}, refused busy (503) {limiter.refused}, "
+            f"peak in flight {limiter.peak}\n"
+            f"  sent to the API server: {sent}\n"
+            f"  real scraper during the flood: {len(reader_during)} scrapes, "
+            f"{reader_during.count(200)} answered 200, {reader_during.count(503)} 503\n"
+            f"  memory: Python allocations kept {retained / 2**20:.2f} MiB "
+            f"(peak during {traced_peak / 2**20:.1f} MiB); "
+            f"RSS {rss_before['VmRSS'] / 1024:.0f} -> {rss_after['VmRSS'] / 1024:.0f} MiB, "
+            f"high-water {rss_before['VmHWM'] / 1024:.0f} -> {rss_after['VmHWM'] / 1024:.0f} MiB"
+        )
+        assert 1 <= limiter.peak <= FLOOD_BOUND
+        assert set(statuses) <= {401, 503}, statuses  # never a 500, never a dropped request
+        assert retry_after <= {"1"}
+        assert sent["tokenreviews"] <= limiter.started
+        assert sent["tokenreviews"] >= statuses.get(401, 0)  # each 401 was a TokenReview
+        assert sent["subjectaccessreviews"] <= 1  # only the real scraper's, at most once more
+        assert len(authorizer.users) <= 2 * 1024 and authorizer.users.in_flight == 0
+        assert retained < FLOOD_RETAINED_BYTES
+        assert reader_during and set(reader_during) <= {200, 503} and 200 in reader_during
+        assert after_status == 200
+    finally:
+        if tracemalloc.is_tracing():
+            tracemalloc.stop()
+        mgr.stop()
+        await asyncio.wait_for(task, 30)
+        await client.close()
+        await delete_cluster_scoped(api, cleanup)
 
 
 # -- the real process ---------------------------------------------------------------------------------
