@@ -61,8 +61,8 @@ SUBJECT_ACCESS_REVIEW = Resource(
 TOKEN_TTL = 60.0
 ALLOW_TTL = 60.0
 DENY_TTL = 30.0
-# Entries per cache: far above the number of scrapers, small enough that a flood of made-up tokens
-# only evicts (each costs one TokenReview, as it would without a cache).
+# Entries per cache and kind of answer (grants and refusals are stored apart, each this many): far
+# above the number of scrapers, small enough that a flood of made-up tokens only evicts other refusals.
 MAX_ENTRIES = 1024
 # Reviews in flight at once. A scraper needs one at a time (two per minute); a few Prometheus replicas
 # and a person with curl fit far below this. Past it a request is answered 503 at once.

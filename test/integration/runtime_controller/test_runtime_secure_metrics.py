@@ -381,6 +381,7 @@ async def test_a_flood_of_made_up_tokens_keeps_reviews_and_memory_bounded_and_sc
         limiter = authorizer.limiter
         print(
             f"\nflood: {FLOOD_REQUESTS} made-up tokens ({FLOOD_REQUESTS // 2} hung up), "
+            f"{sum(statuses.values())} of the {FLOOD_REQUESTS - FLOOD_REQUESTS // 2} others answered, "
             f"{FLOOD_CONNECTIONS} connections at once, bound {FLOOD_BOUND}\n"
             f"  answers to the requests that waited: {dict(sorted(statuses.items()))}\n"
             f"  reviews started {limiter.started}, refused busy (503) {limiter.refused}, "
@@ -410,6 +411,18 @@ async def test_a_flood_of_made_up_tokens_keeps_reviews_and_memory_bounded_and_sc
         await asyncio.wait_for(task, 30)
         await client.close()
         await delete_cluster_scoped(api, cleanup)
+
+
+NETWORK_POLICY = Resource("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy")
+
+
+async def test_the_shipped_network_policy_is_accepted_as_written(api: Client, ns: str) -> None:
+    """config/network-policy passes the API server's validation (endPort included) and is stored as
+    written: nothing is defaulted into a rule that would widen or narrow it."""
+    policy = yaml.safe_load((REPO / "config" / "network-policy" / "metrics_ingress.yaml").read_text())
+    policy["metadata"]["namespace"] = ns
+    created = await api.create(NETWORK_POLICY, policy)
+    assert created["spec"] == policy["spec"]
 
 
 # -- the real process ---------------------------------------------------------------------------------
