@@ -1,15 +1,754 @@
-"""Placeholder until this kind's conversion lands: every conversion is refused."""
+"""DynamoGraphDeploymentRequest between v1alpha1 and v1beta1.
+
+The two versions describe a request differently (v1alpha1 -> v1beta1):
+
+- profilingConfig.config.sla.{ttft,itl,optimizationType} -> sla.{ttft,itl,optimizationType}
+- profilingConfig.config.sla.{isl,osl} -> workload.{isl,osl}
+- profilingConfig.config.deployment.modelCache.{pvcName,modelPathInPvc,pvcMountPath}
+  -> modelCache.{pvcName,pvcModelPath,pvcMountPath}
+- profilingConfig.config.planner -> features.planner; useMocker -> features.mocker.enabled
+- profilingConfig.profilerImage -> image
+- profilingConfig.{resources,tolerations} -> overrides.profilingJob: the resources of its container
+  named `profiler`, the pod's tolerations
+- status.state (with deployment.created) -> status.phase; status.generatedDeployment ->
+  status.profilingResults.selectedConfig; status.deployment.name -> status.dgdName
+
+What one side cannot hold travels in upstream's two reserved annotations (`preserve.py`), typed in
+the version the object came from: `nvidia.com/dgdr-spec` (an envelope around a sparse spec) and
+`nvidia.com/dgdr-status` (a sparse status). v1alpha1-only: enableGpuDiscovery, configMapRef,
+outputPVC, deploymentOverrides, the rest of profilingConfig.config, status backend, profilingResults,
+DeploymentDeleted and the created graph's details. v1beta1-only: hardware, workload
+concurrency/requestRate, sla.e2eLatency, overrides.dgd, the rest of overrides.profilingJob,
+searchStrategy, a disabled mocker, status profilingPhase, profilingJobName, pareto, deploymentInfo
+and the Deployed phase.
+
+Three departures from upstream's webhook, each because of this operator's v1alpha1 schema:
+- this v1alpha1 has no `runtimeVersionOverride` and no `profilingConfig.nodeSelector`, so a v1beta1
+  request keeps them in the spec annotation (upstream's v1alpha1 holds them as fields); a v1alpha1
+  object that has them anyway (one written for upstream) still converts them to v1beta1;
+- status.state "" (this operator's state before the first reconcile) is a v1beta1 status without a
+  phase, which is what upstream's v1beta1 shows before its first reconcile;
+- a `deploymentOverrides.namespace` other than the object's own is never restored from the
+  annotation: a request deploys only into its own namespace, and an annotation is not the place to
+  get around the admission rule that says so.
+
+Beyond upstream's field-by-field rules, a converter checks its own work: it converts its result back
+without the annotation and records in the annotation whatever did not come back (an empty block,
+an empty string, a planner with no settings). Restoring fills only places the live object leaves
+empty, so a live field always wins over an annotation left over from an older conversion.
+
+Damaged annotations never fail a conversion: they are dropped with a log line and the fields are
+converted as if they were absent.
+"""
 
 from __future__ import annotations
 
+import copy
+import logging
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from . import ConversionError
+from . import V1ALPHA1, V1BETA1, preserve
+
+log = logging.getLogger(__name__)
+
+Json = dict[str, Any]
+
+PROFILER = "profiler"
+_RESERVED = (preserve.DGDR_SPEC, preserve.DGDR_STATUS, *preserve.LEGACY_DGDR_ANNOTATIONS)
+
+# v1alpha1 states that name a v1beta1 phase of their own; any other state is kept in the annotation.
+_STATE_TO_PHASE = {
+    "Pending": "Pending",
+    "Profiling": "Profiling",
+    "Ready": "Ready",
+    "Deploying": "Deploying",
+    "Failed": "Failed",
+}
+_PHASE_TO_STATE = {**_STATE_TO_PHASE, "Deployed": "Ready"}
+_OPTIMIZATION_TYPES = ("latency", "throughput")
+_INT32 = (-(2**31), 2**31 - 1)
+# v1alpha1 profilingConfig.config.deployment.modelCache key -> v1beta1 modelCache key.
+_MODEL_CACHE_KEYS = (
+    ("pvcName", "pvcName"),
+    ("modelPathInPvc", "pvcModelPath"),
+    ("pvcMountPath", "pvcMountPath"),
+)
+
+
+# --- small helpers -------------------------------------------------------------------------------
+
+
+def _dict(value: object) -> Json | None:
+    return value if isinstance(value, dict) else None
+
+
+def _child(parent: Json, key: str) -> Json:
+    """parent[key] as a dict, created when absent (a non-dict value is replaced)."""
+    value = parent.get(key)
+    if not isinstance(value, dict):
+        value = {}
+        parent[key] = value
+    return value
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_int32(value: object) -> bool:
+    return _is_number(value) and float(value).is_integer() and _INT32[0] <= value <= _INT32[1]  # type: ignore[operator]
+
+
+def _nonempty_str(value: object) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def _missing(want: object, got: object) -> Json:
+    """The parts of `want` (a dict) absent from `got`: whole values under keys `got` lacks, and the
+    same inside dicts both hold. Lists and other values are compared whole and never reported."""
+    out: Json = {}
+    if not isinstance(want, dict):
+        return out
+    have = got if isinstance(got, dict) else {}
+    for key, value in want.items():
+        if key not in have:
+            out[key] = copy.deepcopy(value)
+        elif isinstance(value, dict):
+            inner = _missing(value, have[key])
+            if inner:
+                out[key] = inner
+    return out
+
+
+def _merge(into: Json, extra: Mapping[str, Any]) -> None:
+    """Adds `extra` to `into`, recursing into dicts both hold; `into` wins where both have a leaf."""
+    for key, value in extra.items():
+        if key not in into:
+            into[key] = copy.deepcopy(value)
+        elif isinstance(into[key], dict) and isinstance(value, dict):
+            _merge(into[key], value)
+
+
+def _fill(dst: Json, saved: Mapping[str, Any], skip: Iterable[str] = ()) -> None:
+    """Puts each saved value where `dst` has nothing; never replaces a value `dst` holds. `skip` lists
+    top-level keys the caller restores by its own rules."""
+    skipped = set(skip)
+    for key, value in saved.items():
+        if key in skipped:
+            continue
+        if key not in dst:
+            dst[key] = copy.deepcopy(value)
+        elif isinstance(dst[key], dict) and isinstance(value, dict):
+            _fill(dst[key], value)
+
+
+def _guarded(what: str, restore: Callable[[], None]) -> None:
+    """Runs one restore step; a payload of an unexpected shape is logged and skipped, never raised."""
+    try:
+        restore()
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError) as err:
+        log.warning(
+            "ignoring part of a DynamoGraphDeploymentRequest conversion annotation (%s): %r", what, err
+        )
+
+
+def _metadata(out: Json) -> Json:
+    meta = out.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+        out["metadata"] = meta
+    return meta
+
+
+def _taken(out: Json) -> tuple[str | None, str | None]:
+    """Removes every reserved DGDR annotation from `out` and returns the spec and status payloads."""
+    meta = out.get("metadata")
+    if not isinstance(meta, dict):
+        return None, None
+    taken = preserve.take(meta, _RESERVED)
+    return taken.get(preserve.DGDR_SPEC), taken.get(preserve.DGDR_STATUS)
+
+
+def _put(out: Json, spec_save: Json, status_save: Json) -> None:
+    if spec_save:
+        preserve.put(_metadata(out), preserve.DGDR_SPEC, preserve.encode_spec(spec_save))
+    if status_save:
+        preserve.put(_metadata(out), preserve.DGDR_STATUS, preserve.encode_status(status_save))
+
+
+# --- profiling config blob (v1alpha1) <-> typed fields (v1beta1) ------------------------------------
+
+
+def _project_blob(blob: Json, beta: Json) -> None:
+    """Typed v1beta1 fields out of v1alpha1's profilingConfig.config."""
+    sla = _dict(blob.get("sla"))
+    if sla is not None:
+        for key in ("ttft", "itl"):
+            if _is_number(sla.get(key)):
+                _child(beta, "sla")[key] = sla[key]
+        if sla.get("optimizationType") in _OPTIMIZATION_TYPES:
+            _child(beta, "sla")["optimizationType"] = sla["optimizationType"]
+        for key in ("isl", "osl"):
+            if _is_int32(sla.get(key)):
+                _child(beta, "workload")[key] = int(sla[key])
+    deployment = _dict(blob.get("deployment"))
+    cache = _dict(deployment.get("modelCache")) if deployment is not None else None
+    if cache is not None:
+        typed = beta.setdefault("modelCache", {})
+        for alpha_key, beta_key in _MODEL_CACHE_KEYS:
+            if _nonempty_str(cache.get(alpha_key)):
+                typed[beta_key] = cache[alpha_key]
+    planner = _dict(blob.get("planner"))
+    if planner:
+        _child(beta, "features")["planner"] = copy.deepcopy(planner)
+
+
+def _strip_blob(blob: Json) -> Json:
+    """`blob` without the leaves `_project_blob` turns into typed fields (a copy; `blob` is kept)."""
+    out = copy.deepcopy(blob)
+    sla = _dict(out.get("sla"))
+    if sla is not None:
+        stripped = False
+        for key in ("ttft", "itl"):
+            if _is_number(sla.get(key)):
+                del sla[key]
+                stripped = True
+        for key in ("isl", "osl"):
+            if _is_int32(sla.get(key)):
+                del sla[key]
+                stripped = True
+        if sla.get("optimizationType") in _OPTIMIZATION_TYPES:
+            del sla["optimizationType"]
+            stripped = True
+        if stripped and not sla:
+            del out["sla"]
+    deployment = _dict(out.get("deployment"))
+    cache = _dict(deployment.get("modelCache")) if deployment is not None else None
+    if deployment is not None and cache is not None:
+        stripped = False
+        for alpha_key, _ in _MODEL_CACHE_KEYS:
+            if _nonempty_str(cache.get(alpha_key)):
+                del cache[alpha_key]
+                stripped = True
+        if stripped and not cache:
+            del deployment["modelCache"]
+            if not deployment:
+                del out["deployment"]
+    if _dict(out.get("planner")):
+        del out["planner"]
+    return out
+
+
+def _write_blob(beta: Json, blob: Json) -> bool:
+    """Writes v1beta1's typed fields into a v1alpha1 blob; True when it wrote anything."""
+    wrote = False
+    sla = _dict(beta.get("sla")) or {}
+    workload = _dict(beta.get("workload")) or {}
+    typed_sla = {key: sla[key] for key in ("ttft", "itl", "optimizationType") if key in sla}
+    typed_sla.update({key: workload[key] for key in ("isl", "osl") if key in workload})
+    if typed_sla:
+        _child(blob, "sla").update(typed_sla)
+        wrote = True
+    cache = _dict(beta.get("modelCache"))
+    if cache is not None:
+        typed_cache = {
+            alpha_key: cache[beta_key]
+            for alpha_key, beta_key in _MODEL_CACHE_KEYS
+            if _nonempty_str(cache.get(beta_key))
+        }
+        if typed_cache:
+            _child(_child(blob, "deployment"), "modelCache").update(typed_cache)
+            wrote = True
+    planner = _dict((_dict(beta.get("features")) or {}).get("planner"))
+    if planner:
+        blob["planner"] = copy.deepcopy(planner)
+        wrote = True
+    return wrote
+
+
+# --- the profiling Job (v1beta1) <-> profilingConfig's pod fields (v1alpha1) ---------------------------
+
+
+def _containers(job: Json) -> list[Any] | None:
+    spec = _dict((_dict(job.get("template")) or {}).get("spec"))
+    containers = spec.get("containers") if spec is not None else None
+    return containers if isinstance(containers, list) else None
+
+
+def _profiler_index(containers: list[Any]) -> int:
+    for index, container in enumerate(containers):
+        if isinstance(container, dict) and container.get("name") == PROFILER:
+            return index
+    return -1
+
+
+def _profiler_resources(pod: Json) -> object | None:
+    """The resources of the pod's `profiler` container, None when it has none."""
+    containers = pod.get("containers")
+    if not isinstance(containers, list):
+        return None
+    index = _profiler_index(containers)
+    if index < 0 or "resources" not in containers[index]:
+        return None
+    resources: object = containers[index]["resources"]
+    return resources
+
+
+def _rename_legacy_profiler(job: Json) -> None:
+    """Older upstream payloads named the profiler container "": rename it when no `profiler` exists.
+
+    Applied to payloads only, never to a live object (a live container named "" is the user's)."""
+    containers = _containers(job)
+    if containers is None or _profiler_index(containers) >= 0:
+        return
+    for container in containers:
+        if isinstance(container, dict) and container.get("name") == "":
+            container["name"] = PROFILER
+            return
+
+
+def _pod_fields(config: Json) -> Json:
+    """The v1alpha1 profilingConfig fields that live in the profiling pod in v1beta1."""
+    return {key: config[key] for key in ("resources", "tolerations", "nodeSelector") if key in config}
+
+
+def _merge_pod_fields(job: Json, fields: Json) -> None:
+    """Puts v1alpha1's pod fields into a v1beta1 profiling Job (created as needed)."""
+    pod = _child(_child(job, "template"), "spec")
+    if "resources" in fields:
+        containers = pod.get("containers")
+        if not isinstance(containers, list):
+            containers = []
+            pod["containers"] = containers
+        index = _profiler_index(containers)
+        if index < 0:
+            containers.append({"name": PROFILER})
+            index = len(containers) - 1
+        containers[index]["resources"] = copy.deepcopy(fields["resources"])
+    for key in ("tolerations", "nodeSelector"):
+        if key in fields:
+            pod[key] = copy.deepcopy(fields[key])
+
+
+def _job_remainder(job: Json) -> Json | None:
+    """What v1alpha1 cannot hold of a v1beta1 profiling Job: all but the profiler's resources and the
+    tolerations (this v1alpha1 has no nodeSelector, so it stays). None when only the skeleton the
+    v1alpha1 fields rebuild is left."""
+    out = copy.deepcopy(job)
+    projected = False
+    pod = _dict((_dict(out.get("template")) or {}).get("spec"))
+    if pod is not None:
+        containers = pod.get("containers")
+        if isinstance(containers, list):
+            index = _profiler_index(containers)
+            if index >= 0 and "resources" in containers[index]:
+                projected = True
+                del containers[index]["resources"]
+                # A sole profiler container that only carried resources is rebuilt by the merge;
+                # with other containers beside it, its name-only entry keeps its place in the list.
+                if containers[index] == {"name": PROFILER} and len(containers) == 1:
+                    del pod["containers"]
+        if "tolerations" in pod:
+            projected = True
+            del pod["tolerations"]
+    if projected and out == {"template": {"spec": {}}}:
+        return None
+    return out
+
+
+# --- spec ----------------------------------------------------------------------------------------
+
+
+def _spec_to_beta(alpha: Json) -> tuple[Json, Json]:
+    """v1alpha1 spec -> (v1beta1 spec from the live fields, sparse v1alpha1-only spec)."""
+    beta: Json = {}
+    save: Json = {}
+    config = _dict(alpha.get("profilingConfig")) or {}
+    overrides = _dict(alpha.get("deploymentOverrides"))
+    for key in ("model", "backend", "runtimeVersionOverride"):
+        if key in alpha:
+            beta[key] = copy.deepcopy(alpha[key])
+    beta["autoApply"] = alpha.get("autoApply", False)
+    if overrides is not None and _nonempty_str(overrides.get("workersImage")):
+        beta["image"] = overrides["workersImage"]
+    if "profilerImage" in config:
+        beta["image"] = config["profilerImage"]
+    if alpha.get("useMocker") is True:
+        _child(beta, "features")["mocker"] = {"enabled": True}
+
+    blob = config.get("config")
+    if isinstance(blob, dict):
+        _project_blob(blob, beta)
+        remainder = _strip_blob(blob)
+        if remainder or not blob:
+            _child(save, "profilingConfig")["config"] = remainder
+    elif "config" in config:
+        _child(save, "profilingConfig")["config"] = copy.deepcopy(blob)
+
+    pod_fields = _pod_fields(config)
+    if pod_fields:
+        _merge_pod_fields(_child(_child(beta, "overrides"), "profilingJob"), pod_fields)
+
+    if "enableGpuDiscovery" in alpha:
+        save["enableGpuDiscovery"] = alpha["enableGpuDiscovery"]
+    for key in ("configMapRef", "outputPVC"):
+        if key in config:
+            _child(save, "profilingConfig")[key] = copy.deepcopy(config[key])
+    if overrides is not None:
+        save["deploymentOverrides"] = copy.deepcopy(overrides)
+    return beta, save
+
+
+def _restore_beta_spec(beta: Json, restored: Json) -> None:
+    """v1beta1-only fields from a decoded spec annotation; live fields are never replaced."""
+    overrides = _dict(restored.get("overrides"))
+    job = _dict(overrides.get("profilingJob")) if overrides is not None else None
+    if job is not None:
+
+        def merge_job() -> None:
+            saved = copy.deepcopy(job)
+            _rename_legacy_profiler(saved)
+            live_overrides = _child(beta, "overrides")
+            live = _dict(live_overrides.get("profilingJob"))
+            if live is not None:
+                # The saved Job is the base; the live pod fields go on top of it.
+                pod = _dict((_dict(live.get("template")) or {}).get("spec")) or {}
+                fields: Json = {}
+                resources = _profiler_resources(pod)
+                if resources is not None:
+                    fields["resources"] = resources
+                for key in ("tolerations", "nodeSelector"):
+                    if key in pod:
+                        fields[key] = pod[key]
+                _merge_pod_fields(saved, fields)
+            live_overrides["profilingJob"] = saved
+
+        _guarded("overrides.profilingJob", merge_job)
+    _guarded("spec", lambda: _fill(beta, _without_job(restored)))
+
+
+def _without_job(spec: Json) -> Json:
+    overrides = _dict(spec.get("overrides"))
+    if overrides is None or "profilingJob" not in overrides:
+        return spec
+    out = dict(spec)
+    out["overrides"] = {key: value for key, value in overrides.items() if key != "profilingJob"}
+    if not out["overrides"]:
+        del out["overrides"]
+    return out
+
+
+def _spec_to_alpha(beta: Json) -> tuple[Json, Json]:
+    """v1beta1 spec -> (v1alpha1 spec from the live fields, sparse v1beta1-only spec)."""
+    alpha: Json = {}
+    save: Json = {}
+    for key in ("model", "backend"):
+        if key in beta:
+            alpha[key] = copy.deepcopy(beta[key])
+    alpha["autoApply"] = beta.get("autoApply", True)
+    features = _dict(beta.get("features")) or {}
+    mocker = _dict(features.get("mocker"))
+    alpha["useMocker"] = mocker is not None and mocker.get("enabled") is True
+    config: Json = {}
+    alpha["profilingConfig"] = config
+    if "image" in beta:
+        config["profilerImage"] = beta["image"]
+
+    overrides = _dict(beta.get("overrides")) or {}
+    job = _dict(overrides.get("profilingJob"))
+    if job is not None:
+        pod = _dict((_dict(job.get("template")) or {}).get("spec")) or {}
+        resources = _profiler_resources(pod)
+        if resources is not None:
+            config["resources"] = copy.deepcopy(resources)
+        if "tolerations" in pod:
+            config["tolerations"] = copy.deepcopy(pod["tolerations"])
+        remainder = _job_remainder(job)
+        if remainder is not None:
+            _child(_child(save, "overrides"), "profilingJob").update(remainder)
+
+    for key in ("runtimeVersionOverride", "hardware", "searchStrategy"):
+        if key in beta:
+            save[key] = copy.deepcopy(beta[key])
+    workload = _dict(beta.get("workload")) or {}
+    for key in ("concurrency", "requestRate"):
+        if key in workload:
+            _child(save, "workload")[key] = workload[key]
+    sla = _dict(beta.get("sla")) or {}
+    if "e2eLatency" in sla:
+        _child(save, "sla")["e2eLatency"] = sla["e2eLatency"]
+    if "dgd" in overrides:
+        _child(save, "overrides")["dgd"] = copy.deepcopy(overrides["dgd"])
+    if mocker is not None and mocker.get("enabled") is not True:
+        _child(save, "features")["mocker"] = copy.deepcopy(mocker)
+    return alpha, save
+
+
+def _blob_for_alpha(beta: Json, restored: Json | None) -> Json | None:
+    """v1alpha1's profilingConfig.config: the saved remainder (typed leaves dropped, so a stale one
+    never comes back) with the live typed fields written on top."""
+    blob: Json | None = None
+    if restored is not None:
+        saved = _dict(restored.get("profilingConfig")) or {}
+        if isinstance(saved.get("config"), dict):
+            blob = _strip_blob(saved["config"])
+        elif "config" in saved:
+            return None  # an opaque non-object config; put back by the caller as saved
+    scratch = copy.deepcopy(blob) if blob is not None else {}
+    if _write_blob(beta, scratch):
+        return scratch
+    return blob
+
+
+def _restore_alpha_spec(alpha: Json, restored: Json, namespace: object) -> None:
+    """v1alpha1-only fields from a decoded spec annotation; live fields are never replaced."""
+
+    def fill() -> None:
+        saved_config = _dict(restored.get("profilingConfig")) or {}
+        config = _child(alpha, "profilingConfig")
+        if (
+            "config" in saved_config
+            and not isinstance(saved_config["config"], dict)
+            and "config" not in config
+        ):
+            config["config"] = copy.deepcopy(saved_config["config"])
+        _fill(config, {key: value for key, value in saved_config.items() if key != "config"})
+        _fill(alpha, restored, skip=("profilingConfig",))
+
+    _guarded("spec", fill)
+    overrides = _dict(alpha.get("deploymentOverrides"))
+    if overrides is not None and "namespace" in overrides and overrides["namespace"] not in ("", namespace):
+        log.warning(
+            "not restoring deploymentOverrides.namespace %r of a DynamoGraphDeploymentRequest in %r: "
+            "a request deploys only into its own namespace",
+            overrides["namespace"],
+            namespace,
+        )
+        del overrides["namespace"]
+
+
+def _convert_spec_to_alpha(beta: Json, restored: Json | None, namespace: object) -> tuple[Json, Json]:
+    alpha, save = _spec_to_alpha(beta)
+    blob = _blob_for_alpha(beta, restored)
+    if blob is not None:
+        alpha["profilingConfig"]["config"] = blob
+    if restored is not None:
+        _restore_alpha_spec(alpha, restored, namespace)
+    return alpha, save
+
+
+def _convert_spec_to_beta(alpha: Json, restored: Json | None) -> tuple[Json, Json]:
+    beta, save = _spec_to_beta(alpha)
+    if restored is not None:
+        _restore_beta_spec(beta, restored)
+    return beta, save
+
+
+# --- status --------------------------------------------------------------------------------------
+
+
+def _state_phase(state: object, deployment: object) -> str | None:
+    """The v1beta1 phase of a v1alpha1 state: Ready with a created graph is Deployed, "" has none."""
+    if state == "":
+        return None
+    if state == "Ready":
+        created = isinstance(deployment, dict) and deployment.get("created") is True
+        return "Deployed" if created else "Ready"
+    if state == "DeploymentDeleted":
+        return "Ready"
+    return _STATE_TO_PHASE.get(state, "Pending") if isinstance(state, str) else "Pending"
+
+
+def _state_matches(state: object, deployment: object, phase: object) -> bool:
+    return _state_phase(state, deployment) == phase or (phase == "Deployed" and state == "Ready")
+
+
+def _status_to_beta(alpha: Json) -> tuple[Json, Json]:
+    beta: Json = {}
+    save: Json = {}
+    deployment = alpha.get("deployment")
+    if "state" in alpha:
+        phase = _state_phase(alpha["state"], deployment)
+        if phase is not None:
+            beta["phase"] = phase
+    for key in ("observedGeneration", "conditions"):
+        if key in alpha:
+            beta[key] = copy.deepcopy(alpha[key])
+    if "generatedDeployment" in alpha:
+        _child(beta, "profilingResults")["selectedConfig"] = copy.deepcopy(alpha["generatedDeployment"])
+    if isinstance(deployment, dict) and "name" in deployment:
+        beta["dgdName"] = deployment["name"]
+
+    for key in ("backend", "profilingResults"):
+        if key in alpha:
+            save[key] = copy.deepcopy(alpha[key])
+    state = alpha.get("state")
+    if "state" in alpha and state not in _STATE_TO_PHASE:
+        save["state"] = state
+    if deployment is not None and (
+        not isinstance(deployment, dict) or set(deployment) != {"name"} or state not in _STATE_TO_PHASE
+    ):
+        if "state" in alpha:
+            save["state"] = state
+        save["deployment"] = copy.deepcopy(deployment)
+    return beta, save
+
+
+def _restore_beta_status(beta: Json, restored: Json, alpha: Json) -> None:
+    def rules() -> None:
+        phase = beta.get("phase")
+        dgd = beta.get("dgdName", "")
+        if (
+            restored.get("phase") == "Deployed"
+            and phase == "Ready"
+            and _state_matches(alpha.get("state"), alpha.get("deployment"), "Deployed")
+            and restored.get("dgdName", "") == dgd
+        ):
+            beta["phase"] = "Deployed"
+        if beta.get("phase") == "Profiling":
+            for key in ("profilingPhase", "profilingJobName"):
+                if key in restored:
+                    beta[key] = restored[key]
+        if "deploymentInfo" in restored and restored.get("dgdName", "") == dgd:
+            beta["deploymentInfo"] = copy.deepcopy(restored["deploymentInfo"])
+
+    _guarded("status", rules)
+    guarded_keys = ("phase", "profilingPhase", "profilingJobName", "dgdName", "deploymentInfo")
+    _guarded("status", lambda: _fill(beta, restored, skip=guarded_keys))
+
+
+def _status_to_alpha(beta: Json) -> tuple[Json, Json]:
+    alpha: Json = {}
+    save: Json = {}
+    phase = beta.get("phase")
+    if "phase" in beta:
+        alpha["state"] = _PHASE_TO_STATE.get(phase, "Pending") if isinstance(phase, str) else "Pending"
+    for key in ("observedGeneration", "conditions"):
+        if key in beta:
+            alpha[key] = copy.deepcopy(beta[key])
+    results = _dict(beta.get("profilingResults"))
+    if results is not None and "selectedConfig" in results:
+        alpha["generatedDeployment"] = copy.deepcopy(results["selectedConfig"])
+    if "dgdName" in beta:
+        alpha["deployment"] = {"name": beta["dgdName"]}
+
+    if phase == "Deployed" and _state_phase(alpha.get("state"), alpha.get("deployment")) != phase:
+        save["phase"] = phase
+        if "dgdName" in beta:
+            save["dgdName"] = beta["dgdName"]
+    if phase == "Profiling":
+        for key in ("profilingPhase", "profilingJobName"):
+            if key in beta:
+                save[key] = beta[key]
+    if results is not None and results.get("pareto"):
+        save["profilingResults"] = {"pareto": copy.deepcopy(results["pareto"])}
+    if "deploymentInfo" in beta:
+        save["deploymentInfo"] = copy.deepcopy(beta["deploymentInfo"])
+        if "dgdName" in beta:
+            save["dgdName"] = beta["dgdName"]
+    return alpha, save
+
+
+def _same_graph(saved_deployment: object, dgd: object) -> bool:
+    """DeploymentDeleted speaks of one graph: it is stale once the live status names another."""
+    if saved_deployment is None:
+        return dgd == ""
+    return isinstance(saved_deployment, dict) and saved_deployment.get("name", "") == dgd
+
+
+def _restore_alpha_status(alpha: Json, restored: Json, beta: Json) -> None:
+    def rules() -> None:
+        phase = beta.get("phase")
+        dgd = beta.get("dgdName", "")
+        saved_deployment = restored.get("deployment")
+        if "state" in restored:
+            state = restored["state"]
+            if state == "":
+                # v1alpha1's state before the first reconcile: a v1beta1 status without a phase.
+                if phase is None:
+                    alpha["state"] = ""
+            elif _state_matches(state, saved_deployment, phase) and (
+                state != "DeploymentDeleted" or _same_graph(saved_deployment, dgd)
+            ):
+                alpha["state"] = state
+        if saved_deployment is not None:
+            name = saved_deployment.get("name", "") if isinstance(saved_deployment, dict) else None
+            state = restored.get("state", "")
+            if name == dgd and (state == "" or _state_matches(state, saved_deployment, phase)):
+                alpha["deployment"] = copy.deepcopy(saved_deployment)
+
+    _guarded("status", rules)
+    _guarded("status", lambda: _fill(alpha, restored, skip=("state", "deployment")))
+
+
+# --- objects -------------------------------------------------------------------------------------
+
+
+def _decoded(raw: str | None, decode: Callable[[str, str], Json | None], key: str) -> Json | None:
+    return decode(raw, key) if raw else None
 
 
 def to_v1beta1(obj: dict[str, Any]) -> dict[str, Any]:
-    raise ConversionError(f"{obj.get('kind')} conversion to v1beta1 is not implemented yet")
+    """The v1beta1 form of a v1alpha1 request (`obj` is not changed)."""
+    out = copy.deepcopy(obj)
+    out["apiVersion"] = V1BETA1
+    spec_raw, status_raw = _taken(out)
+    restored_spec = _decoded(spec_raw, preserve.decode_spec, preserve.DGDR_SPEC)
+    restored_status = _decoded(status_raw, preserve.decode_status, preserve.DGDR_STATUS)
+    namespace = (_dict(out.get("metadata")) or {}).get("namespace")
+    spec_save: Json = {}
+    status_save: Json = {}
+
+    alpha_spec = out.get("spec")
+    if isinstance(alpha_spec, dict):
+        beta_spec, spec_save = _convert_spec_to_beta(alpha_spec, restored_spec)
+        # What the way back would not rebuild from the v1beta1 fields and this annotation.
+        back, _ = _convert_spec_to_alpha(beta_spec, spec_save, namespace)
+        _merge(spec_save, _missing(alpha_spec, back))
+        out["spec"] = beta_spec
+
+    alpha_status = out.get("status")
+    if isinstance(alpha_status, dict):
+        beta_status, status_save = _status_to_beta(alpha_status)
+        if restored_status is not None:
+            _restore_beta_status(beta_status, restored_status, alpha_status)
+        back, _ = _status_to_alpha(beta_status)
+        _restore_alpha_status(back, status_save, beta_status)
+        _merge(status_save, _missing(alpha_status, back))
+        out["status"] = beta_status
+
+    _put(out, spec_save, status_save)
+    return out
 
 
 def to_v1alpha1(obj: dict[str, Any]) -> dict[str, Any]:
-    raise ConversionError(f"{obj.get('kind')} conversion to v1alpha1 is not implemented yet")
+    """The v1alpha1 form of a v1beta1 request (`obj` is not changed)."""
+    out = copy.deepcopy(obj)
+    out["apiVersion"] = V1ALPHA1
+    spec_raw, status_raw = _taken(out)
+    restored_spec = _decoded(spec_raw, preserve.decode_spec, preserve.DGDR_SPEC)
+    restored_status = _decoded(status_raw, preserve.decode_status, preserve.DGDR_STATUS)
+    namespace = (_dict(out.get("metadata")) or {}).get("namespace")
+    spec_save: Json = {}
+    status_save: Json = {}
+
+    beta_spec = out.get("spec")
+    if isinstance(beta_spec, dict):
+        alpha_spec, spec_save = _convert_spec_to_alpha(beta_spec, restored_spec, namespace)
+        back, _ = _convert_spec_to_beta(alpha_spec, spec_save)
+        _merge(spec_save, _missing(beta_spec, back))
+        out["spec"] = alpha_spec
+
+    beta_status = out.get("status")
+    if isinstance(beta_status, dict):
+        alpha_status, status_save = _status_to_alpha(beta_status)
+        if restored_status is not None:
+            _restore_alpha_status(alpha_status, restored_status, beta_status)
+        back, _ = _status_to_beta(alpha_status)
+        _restore_beta_status(back, status_save, alpha_status)
+        _merge(status_save, _missing(beta_status, back))
+        out["status"] = alpha_status
+
+    _put(out, spec_save, status_save)
+    return out
