@@ -7,7 +7,9 @@ Kubernetes types are inlined from `k8s_schemas.json` (vendored by hack/vendor_k8
 
 from __future__ import annotations
 
+import contextvars
 import copy
+import dataclasses
 import enum
 import functools
 import inspect
@@ -33,7 +35,7 @@ _INT_OR_STRING: Json = {
     "x-kubernetes-int-or-string": True,
 }
 _TYPE_META_DESCRIPTIONS = {
-    "apiVersion": "Versioned schema of this representation of an object (nvidia.com/v1alpha1).",
+    "apiVersion": f"Versioned schema of this representation of an object ({GROUP}/{VERSION}).",
     "kind": "REST resource this object represents.",
 }
 
@@ -46,9 +48,26 @@ def k8s_definitions() -> dict[str, Json]:
     return data
 
 
+# Whether inlined Kubernetes types keep their upstream descriptions. A CRD serving two versions that
+# both embed PodSpec would not fit the 256 KiB last-applied annotation of a client-side apply with
+# them (about 430 KB), so multi-version CRDs leave them out (`build_crd`); our own fields keep theirs.
+_K8S_DESCRIPTIONS: contextvars.ContextVar[bool] = contextvars.ContextVar("k8s_descriptions", default=True)
+
+
 def k8s_schema(name: str) -> Json:
     """A Kubernetes type with every `$ref` inlined; a fresh copy the caller may change."""
-    return copy.deepcopy(_inlined(name))
+    if _K8S_DESCRIPTIONS.get():
+        return copy.deepcopy(_inlined(name))
+    undescribed: Json = _undescribed(_inlined(name))
+    return undescribed
+
+
+def _undescribed(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {key: _undescribed(value) for key, value in node.items() if key != "description"}
+    if isinstance(node, list):
+        return [_undescribed(value) for value in node]
+    return node
 
 
 @functools.cache
@@ -111,11 +130,19 @@ def _apply_markers(schema: Json, metadata: typing.Iterable[Any]) -> Json:
                 schema["minItems" if schema.get("type") == "array" else "minLength"] = value
             case annotated_types.MaxLen(max_length=value):
                 schema["maxItems" if schema.get("type") == "array" else "maxLength"] = value
+            case _ if callable(getattr(marker, "replacement", None)):
+                # A schema given whole (api/v1beta1/types.py: Replace); put it before other markers.
+                schema = marker.replacement()
+            case _ if callable(getattr(marker, "transform_schema", None)):
+                # A marker that edits the schema it is given (api/v1beta1/types.py: ItemRules).
+                schema = marker.transform_schema(schema)
     return schema
 
 
 def type_schema(annotation: Any) -> Json:
     """The structural schema of one Python type annotation."""
+    if annotation is Any:
+        return {}  # any JSON value: a marker says what the schema is (api/v1beta1/types.py: AnyJson)
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
         base, *metadata = typing.get_args(annotation)
@@ -229,10 +256,9 @@ def crd_info(kind: type[ApiModel]) -> CrdInfo:
     return info
 
 
-def build_crd(kind: type[ApiModel]) -> Json:
-    """The CustomResourceDefinition object of one top-level kind."""
+def _version(kind: type[ApiModel], name: str, storage: bool) -> Json:
+    """One `spec.versions[]` entry of a kind's CRD: schema, subresources and printer columns."""
     info = crd_info(kind)
-    kind_name = str(kind.model_fields["kind"].default)
     subresources: Json = {"status": {}}
     if info.scale is not None:
         scale: Json = {
@@ -250,6 +276,84 @@ def build_crd(kind: type[ApiModel]) -> Json:
         if column.priority:
             entry["priority"] = column.priority
         columns.append(entry)
+    schema = root_schema(kind)
+    if name != VERSION:
+        # Later versions follow upstream's roots: spec may be omitted (it is `omitempty` there).
+        schema.pop("required", None)
+        schema["properties"]["apiVersion"]["description"] = (
+            f"Versioned schema of this representation of an object ({GROUP}/{name})."
+        )
+    return {
+        "name": name,
+        "served": True,
+        "storage": storage,
+        "subresources": subresources,
+        "additionalPrinterColumns": columns,
+        "schema": {"openAPIV3Schema": schema},
+    }
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class WebhookConversion:
+    """`spec.conversion` of a multi-version CRD: the API server calls `path` on this Service.
+
+    No caBundle here: the operator (or cert-manager) injects it at run time, and until then only
+    requests that need a conversion fail.
+    """
+
+    service_name: str
+    service_namespace: str
+    path: str = "/convert"
+
+    def stanza(self) -> Json:
+        return {
+            "strategy": "Webhook",
+            "webhook": {
+                "clientConfig": {
+                    "service": {
+                        "name": self.service_name,
+                        "namespace": self.service_namespace,
+                        "path": self.path,
+                    }
+                },
+                "conversionReviewVersions": ["v1"],
+            },
+        }
+
+
+def build_crd(
+    kind: type[ApiModel],
+    others: typing.Sequence[tuple[str, type[ApiModel]]] = (),
+    conversion: WebhookConversion | None = None,
+) -> Json:
+    """The CustomResourceDefinition of one top-level kind.
+
+    `kind` is the v1alpha1 model (the storage version this release); `others` are further served
+    versions, (name, model), converted by `conversion`.
+    """
+    info = crd_info(kind)
+    kind_name = str(kind.model_fields["kind"].default)
+    token = _K8S_DESCRIPTIONS.set(not others)
+    try:
+        versions = [_version(kind, VERSION, storage=True)]
+        versions += [_version(model, name, storage=False) for name, model in others]
+    finally:
+        _K8S_DESCRIPTIONS.reset(token)
+    spec: Json = {
+        "group": GROUP,
+        "names": {
+            "kind": kind_name,
+            "listKind": f"{kind_name}List",
+            "plural": info.plural,
+            "singular": info.singular,
+            "shortNames": list(info.short_names),
+            "categories": list(info.categories),
+        },
+        "scope": "Namespaced",
+        "versions": versions,
+    }
+    if conversion is not None and others:
+        spec["conversion"] = conversion.stanza()
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -257,28 +361,7 @@ def build_crd(kind: type[ApiModel]) -> Json:
             "name": f"{info.plural}.{GROUP}",
             "labels": {"app.kubernetes.io/name": "dynamo-operator", "app.kubernetes.io/part-of": "dynamo"},
         },
-        "spec": {
-            "group": GROUP,
-            "names": {
-                "kind": kind_name,
-                "listKind": f"{kind_name}List",
-                "plural": info.plural,
-                "singular": info.singular,
-                "shortNames": list(info.short_names),
-                "categories": list(info.categories),
-            },
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": VERSION,
-                    "served": True,
-                    "storage": True,
-                    "subresources": subresources,
-                    "additionalPrinterColumns": columns,
-                    "schema": {"openAPIV3Schema": root_schema(kind)},
-                }
-            ],
-        },
+        "spec": spec,
     }
 
 
