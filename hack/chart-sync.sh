@@ -10,4 +10,5 @@ rm -f "$files"/crds/*.yaml
 cp "$root"/config/crd/bases/*.yaml "$files/crds/"
 cp "$root/config/rbac/role.yaml" "$files/manager-role.yaml"
 cp "$root/config/admission/adapter_replicas_policy.yaml" "$files/adapter-replicas-policy.yaml"
-echo "chart-sync: copied the CRDs, the manager ClusterRole and the admission policy into ${files#"$root"/}" >&2
+cp "$root/config/admission/dgdr_namespace_policy.yaml" "$files/dgdr-namespace-policy.yaml"
+echo "chart-sync: copied the CRDs, the manager ClusterRole and the admission policies into ${files#"$root"/}" >&2

@@ -1,11 +1,15 @@
-"""ValidatingAdmissionPolicies for tests: refuse chosen operations in one namespace, for the block."""
+"""ValidatingAdmissionPolicies for tests, each bound to one namespace for the block: one refusing chosen
+operations (`refusing`), or a policy the project ships (`shipped`, `bound`)."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+import copy
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+import yaml
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import Resource
@@ -68,6 +72,53 @@ async def refusing(
     try:
         await eventually(in_force, until=bool, timeout=30)
         yield
+    finally:
+        for resource in (BINDING, POLICY):
+            with contextlib.suppress(NotFound):
+                await api.delete(resource, name)
+
+
+ADMISSION_DIR = Path(__file__).resolve().parents[2] / "config" / "admission"
+
+
+def shipped(file: str) -> dict[str, Any]:
+    """A ValidatingAdmissionPolicy of config/admission, as the file holds it."""
+    policy: dict[str, Any] = yaml.safe_load((ADMISSION_DIR / file).read_text())
+    return policy
+
+
+@contextlib.asynccontextmanager
+async def bound(
+    api: Client,
+    policy: Mapping[str, Any],
+    *,
+    namespace: str,
+    in_force: Callable[[], Awaitable[bool]],
+    param_ref: Mapping[str, Any] | None = None,
+) -> AsyncIterator[str]:
+    """`policy` under a name of its own (yielded), bound to `namespace` only (so no other test is
+    subject to it), in force (as `in_force` probes) once entered, removed on exit."""
+    name = f"{policy['metadata']['name']}-{namespace}"[:63]
+    renamed = copy.deepcopy(dict(policy))
+    renamed["metadata"] = {**renamed["metadata"], "name": name}
+    spec: dict[str, Any] = {
+        "policyName": name,
+        "validationActions": ["Deny"],
+        "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}},
+    }
+    if param_ref is not None:
+        spec["paramRef"] = dict(param_ref)
+    binding = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+    await api.apply(POLICY, renamed, field_manager=TEST_FIELD_MANAGER)
+    await api.apply(BINDING, binding, field_manager=TEST_FIELD_MANAGER)
+    try:
+        await eventually(in_force, until=bool, timeout=30)
+        yield name
     finally:
         for resource in (BINDING, POLICY):
             with contextlib.suppress(NotFound):

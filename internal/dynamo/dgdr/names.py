@@ -37,7 +37,13 @@ PROFILING_ROLE_BINDING: Final = "dgdr-profiling-job-binding"
 IMAGE_PULL_SECRET: Final = "nvcr-imagepullsecret"
 PROFILER_CONTAINER: Final = "profiler"
 COPIER_CONTAINER: Final = "output-copier"
-COPIER_IMAGE: Final = "bitnami/kubectl:latest"
+# The output copier runs /bin/sh with kubectl, sed, tr, grep and head (job.py's script). Pinned to one
+# kubectl release, never a moving `latest`: upstream's `bitnami/kubectl:latest` is no longer an
+# option to pin, as Bitnami withdrew its versioned tags from docker.io/bitnami in 2025 (a pinned tag
+# there no longer resolves) and its `bitnamilegacy` copies receive no fixes. alpine/kubectl publishes
+# one tag per kubectl release, with busybox for the script. Version tag only, no digest: no digest of
+# this tag could be verified from the sources at hand; add `@sha256:...` when releasing.
+COPIER_IMAGE: Final = "docker.io/alpine/kubectl:1.34.2"
 HF_TOKEN_SECRET: Final = "hf-token-secret"
 HF_TOKEN_KEY: Final = "HF_TOKEN"
 OUTPUT_VOLUME: Final = "profiling-output"

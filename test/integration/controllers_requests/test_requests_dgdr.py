@@ -4,14 +4,22 @@ finishes (or fails) the Job's pod through kwok and writes the output ConfigMap t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection
-from typing import Any
 
 import pytest
 import yaml
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.client.resource import CONFIG_MAP, EVENT, JOB, POD, SERVICE_ACCOUNT
+from dynamo_operator.internal.client.resource import CONFIG_MAP, JOB, SERVICE_ACCOUNT
+from integration.controllers_requests.dgdr_testlib import (
+    TIMEOUT,
+    WORKERS_IMAGE,
+    event_reasons,
+    finish_pod,
+    request,
+    state_of,
+    wait_state,
+    write_output,
+)
 from integration.controllers_requests.requests_testlib import apply, condition, get_or_none
 from testsupport.api import eventually
 from testsupport.cluster import Kubectl, KubectlError
@@ -19,148 +27,6 @@ from testsupport.graphs import IMAGE
 from testsupport.operator import RunningOperator, wait_quiet
 
 pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
-
-TIMEOUT = 120.0
-WORKERS_IMAGE = "registry.example/ai-dynamo/vllm-runtime:9.9.9"
-
-
-def request(name: str, namespace: str, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoGraphDeploymentRequest",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "model": "Qwen/Qwen3-0.6B",
-            "backend": "vllm",
-            "profilingConfig": {
-                "profilerImage": "registry.example/ai-dynamo/profiler:1",
-                "config": {"sla": {"isl": 3000, "osl": 150, "ttft": 200, "itl": 20}},
-            },
-            **spec,
-        },
-    }
-
-
-def generated_graph(name: str) -> dict[str, Any]:
-    """What the profiler would write: a small valid graph."""
-    return {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": name, "labels": {"from": "profiler"}},
-        "spec": {
-            "backendFramework": "vllm",
-            "services": {
-                "Frontend": {
-                    "componentType": "frontend",
-                    "replicas": 1,
-                    "extraPodSpec": {"mainContainer": {"image": IMAGE}},
-                },
-                "VllmWorker": {
-                    "componentType": "worker",
-                    "replicas": 1,
-                    "extraPodSpec": {
-                        "mainContainer": {
-                            "image": IMAGE,
-                            "command": ["python3"],
-                            "args": ["-m", "dynamo.vllm"],
-                        }
-                    },
-                },
-            },
-        },
-    }
-
-
-PLANNER_DATA = {
-    "apiVersion": "v1",
-    "kind": "ConfigMap",
-    "metadata": {"name": "planner-profile-data"},
-    "data": {"k": "v"},
-}
-
-
-async def write_output(api: Client, dgdr: str, namespace: str, *, real: str, mocker: str) -> None:
-    """The output ConfigMap as the sidecar writes it: both DGDs, each with the planner ConfigMap."""
-    real_doc = yaml.safe_dump(PLANNER_DATA) + "---\n" + yaml.safe_dump(generated_graph(real))
-    mocker_doc = yaml.safe_dump(generated_graph(mocker)) + "---\n" + yaml.safe_dump(PLANNER_DATA)
-    await api.create(
-        CONFIG_MAP,
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {
-                "name": f"dgdr-output-{dgdr}",
-                "namespace": namespace,
-                "labels": {"dgdr.nvidia.com/name": dgdr, "nvidia.com/managed-by": "dynamo-operator"},
-            },
-            "data": {
-                "config_with_planner.yaml": real_doc,
-                "mocker_config_with_planner.yaml": mocker_doc,
-                "profiler_status.yaml": "status: success\n",
-            },
-        },
-    )
-
-
-async def job_pods(api: Client, namespace: str, job: str) -> list[dict[str, Any]]:
-    return await api.list(POD, namespace=namespace, label_selector=f"batch.kubernetes.io/job-name={job}")
-
-
-def running(pod: dict[str, Any]) -> bool:
-    return (pod.get("status") or {}).get("phase") == "Running" and not pod["metadata"].get(
-        "deletionTimestamp"
-    )
-
-
-async def finish_pod(
-    api: Client,
-    kubectl: Kubectl,
-    namespace: str,
-    job: str,
-    *,
-    phase: str,
-    message: str = "",
-    skip: Collection[str] = (),
-) -> str:
-    """Wait for a Running pod of the Job (not one named in `skip`) and finish it through kwok;
-    returns its name."""
-
-    def fresh(pod: dict[str, Any]) -> bool:
-        return running(pod) and pod["metadata"]["name"] not in skip
-
-    pods = await eventually(
-        lambda: job_pods(api, namespace, job), until=lambda ps: any(map(fresh, ps)), timeout=TIMEOUT
-    )
-    pod = next(p for p in pods if fresh(p))["metadata"]["name"]
-    args = ["annotate", f"pod/{pod}", "-n", namespace, f"kwok.dynamo.test/phase={phase}"]
-    if message:
-        args.append(f"kwok.dynamo.test/message={message}")
-    kubectl(*args)
-    return str(pod)
-
-
-async def state_of(api: Client, namespace: str, name: str) -> dict[str, Any]:
-    return await api.get(kinds.DGDR, name, namespace=namespace)
-
-
-async def wait_state(
-    api: Client,
-    namespace: str,
-    name: str,
-    state: str,
-    timeout: float = TIMEOUT,  # noqa: ASYNC109 - a polling bound
-) -> dict[str, Any]:
-    return await eventually(
-        lambda: state_of(api, namespace, name),
-        until=lambda d: (d.get("status") or {}).get("state") == state,
-        timeout=timeout,
-        interval=0.25,
-    )
-
-
-async def event_reasons(api: Client, namespace: str, name: str) -> list[str]:
-    events = await api.list(EVENT, namespace=namespace, field_selector=f"involvedObject.name={name}")
-    return [e.get("reason", "") for e in events]
 
 
 @pytest.mark.parametrize(

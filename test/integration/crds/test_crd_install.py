@@ -16,11 +16,12 @@ REPO = Path(__file__).resolve().parents[3]
 SAMPLES = REPO / "config" / "samples"
 OPERATOR_NAMESPACE = "dynamo-system"
 POLICY = "dynamo-operator-adapter-managed-replicas"
+NAMESPACE_POLICY = "dynamo-operator-dgdr-own-namespace"
 
 
 @pytest.fixture
 def deployed(kubectl: Kubectl) -> Iterator[str]:
-    """`kubectl apply --server-side -k config/default`; afterwards the cluster-wide admission policy and
+    """`kubectl apply --server-side -k config/default`; afterwards the cluster-wide admission policies and
     the operator Deployment are removed again so that other suites' controllers (running as admin) are
     not subject to them. Yields the apply output."""
     try:
@@ -28,8 +29,9 @@ def deployed(kubectl: Kubectl) -> Iterator[str]:
             "apply", "--server-side", "--force-conflicts", "-k", str(REPO / "config" / "default"), timeout=120
         )
     finally:
-        kubectl("delete", "validatingadmissionpolicybinding", POLICY, "--ignore-not-found", check=False)
-        kubectl("delete", "validatingadmissionpolicy", POLICY, "--ignore-not-found", check=False)
+        for policy in (POLICY, NAMESPACE_POLICY):
+            kubectl("delete", "validatingadmissionpolicybinding", policy, "--ignore-not-found", check=False)
+            kubectl("delete", "validatingadmissionpolicy", policy, "--ignore-not-found", check=False)
         kubectl(
             "delete",
             "-n",

@@ -170,10 +170,14 @@ def test_defaults_match_config_default_object_by_object(kind: str) -> None:
 
 def test_admission_policy_is_config_admissions() -> None:
     """Compared with the source file (kustomize re-folds the multi-line CEL strings, without meaning)."""
-    source = yaml.safe_load((REPO / "config" / "admission" / "adapter_replicas_policy.yaml").read_text())
-    policy = the(render(), "ValidatingAdmissionPolicy")
-    assert policy["metadata"]["name"] == "dynamo-operator-adapter-managed-replicas"
-    assert policy["spec"] == source["spec"]
+    for file, name in (
+        ("adapter_replicas_policy.yaml", "adapter-managed-replicas"),
+        ("dgdr_namespace_policy.yaml", "dgdr-own-namespace"),
+    ):
+        source = yaml.safe_load((REPO / "config" / "admission" / file).read_text())
+        policy = the(render(), "ValidatingAdmissionPolicy", name)
+        assert policy["metadata"]["name"] == f"dynamo-operator-{name}"
+        assert policy["spec"] == source["spec"]
 
 
 def test_deployment_runs_the_manager_as_config_default_does() -> None:
@@ -398,6 +402,11 @@ def test_several_replicas_without_leader_election_are_refused() -> None:
         pytest.param("files/manager-role.yaml", "config/rbac/role.yaml", id="manager-role"),
         pytest.param(
             "files/adapter-replicas-policy.yaml", "config/admission/adapter_replicas_policy.yaml", id="policy"
+        ),
+        pytest.param(
+            "files/dgdr-namespace-policy.yaml",
+            "config/admission/dgdr_namespace_policy.yaml",
+            id="dgdr-namespace-policy",
         ),
     ],
 )

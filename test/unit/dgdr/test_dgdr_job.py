@@ -178,7 +178,7 @@ def test_tolerations_resources_and_gpu_discovery_are_passed_through() -> None:
 
 def test_sidecar_publishes_output_config_map_read_only() -> None:
     copier = _containers(profiling_job(make_dgdr()))["output-copier"]
-    assert copier["image"] == "bitnami/kubectl:latest"
+    assert copier["image"] == "docker.io/alpine/kubectl:1.34.2"  # a pinned release, never `latest`
     assert copier["command"][:2] == ["/bin/sh", "-c"]
     assert {"name": "OUTPUT_CONFIG_MAP", "value": "dgdr-output-req"} in copier["env"]
     assert copier["volumeMounts"] == [{"name": "profiling-output", "mountPath": "/data", "readOnly": True}]
