@@ -203,7 +203,7 @@ async def test_admission_policy_refuses_replica_edits_by_ordinary_users(
             "paramRef": {
                 "name": OPERATOR_NAME,
                 "namespace": OPERATOR_NAMESPACE,
-                "parameterNotFoundAction": "Deny",
+                "parameterNotFoundAction": "Allow",
             },
         },
     }

@@ -202,7 +202,7 @@ def test_deployed_binding_trusts_the_operator_service_account_by_namespace_and_n
     assert binding["spec"]["paramRef"] == {
         "name": OPERATOR_SA,
         "namespace": OPERATOR_NAMESPACE,
-        "parameterNotFoundAction": "Deny",
+        "parameterNotFoundAction": "Allow",
     }
     assert (sa["metadata"]["namespace"], sa["metadata"]["name"]) == (OPERATOR_NAMESPACE, OPERATOR_SA)
 
@@ -226,18 +226,48 @@ def test_same_named_service_accounts_elsewhere_are_refused(
         _set_replicas(kubectl, ns, graph, "VllmDecodeWorker", 7, as_user=identity.format(ns=ns))
 
 
-def test_without_the_operator_service_account_replica_edits_are_refused(
-    kubectl: Kubectl, ns: str, graph: str, policy_without_param: str
-) -> None:
-    """A binding whose param (the operator's ServiceAccount) is missing fails closed, even for the
-    operator's identity: nobody is trusted by accident."""
+def _operator_refused_once_policy_is_active(kubectl: Kubectl, ns: str, graph: str) -> str:
+    """The operator identity's replica edit of the adapter-managed service, retried until the policy
+    (bound without its param) has loaded and refuses it."""
     deadline = time.monotonic() + POLICY_ACTIVE_WITHIN
+    replicas = 20
     while True:
+        replicas += 1
         try:
-            _set_replicas(kubectl, ns, graph, "VllmDecodeWorker", 9, as_user=OPERATOR)
+            _set_replicas(kubectl, ns, graph, "VllmDecodeWorker", replicas, as_user=OPERATOR)
         except KubectlError as refused:
-            assert policy_without_param in refused.stderr
-            break
+            return refused.stderr
         if time.monotonic() > deadline:
             raise AssertionError(f"the policy did not refuse within {POLICY_ACTIVE_WITHIN} s")
         time.sleep(0.2)
+
+
+def test_without_the_operator_service_account_replica_edits_are_refused(
+    kubectl: Kubectl, ns: str, graph: str, policy_without_param: str
+) -> None:
+    """A binding whose param (the operator's ServiceAccount) is missing fails closed for replica edits
+    of adapter-managed services, even for the operator's identity: nobody is trusted by accident."""
+    error = _operator_refused_once_policy_is_active(kubectl, ns, graph)
+    assert policy_without_param in error
+    assert (
+        "spec.services[VllmDecodeWorker].replicas is managed by a DynamoGraphDeploymentScalingAdapter"
+        in error
+    )
+    assert "the ServiceAccount named by the paramRef of the policy binding is missing" in error
+
+
+@pytest.mark.parametrize("identity", [pytest.param(USER, id="user"), pytest.param(OPERATOR, id="operator")])
+def test_without_the_operator_service_account_other_graph_edits_go_through(
+    kubectl: Kubectl, ns: str, graph: str, policy_without_param: str, identity: str
+) -> None:
+    """The missing param refuses only what the policy is about: replicas of services without an
+    adapter, and other fields of the adapter's service, stay editable (with `Deny` as the binding's
+    parameterNotFoundAction every update of the graph was refused)."""
+    _operator_refused_once_policy_is_active(kubectl, ns, graph)
+    _set_replicas(kubectl, ns, graph, "Frontend", 3, as_user=identity)
+    assert _replicas(kubectl, ns, graph, "Frontend") == 3
+    body = {"spec": {"services": {"VllmDecodeWorker": {"envFromSecret": "hf-token-2"}}}}
+    kubectl("patch", "-n", ns, graph, "--type=merge", "-p", json.dumps(body), f"--as={identity}")
+    assert kubectl.json("get", "-n", ns, graph)["spec"]["services"]["VllmDecodeWorker"]["envFromSecret"] == (
+        "hf-token-2"
+    )
