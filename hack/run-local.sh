@@ -34,19 +34,6 @@ else
   say "using the local control plane (stop it with 'make cluster-down'); in another shell:"
   say "  export KUBECONFIG=$KUBECONFIG      (or: eval \$(make kubeconfig))"
 fi
-say "server $(kubectl config view --minify -o 'jsonpath={.clusters[0].cluster.server}')"
-
-if [ -d config/crd ]; then
-  say "installing the CRDs from config/crd"
-  kubectl apply --server-side --force-conflicts -k config/crd >&2
-else
-  say "config/crd does not exist yet: CRDs not installed"
-fi
-
-if [ ! -x .venv/bin/dynamo-operator ]; then
-  say ".venv/bin/dynamo-operator is missing: run 'make venv'"
-  exit 1
-fi
 # The preferred loopback port when it is free, else one the kernel picks.
 pick_port() {
   python3 -c '
@@ -58,9 +45,35 @@ except OSError:
     s.close(); s = socket.socket(); s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])' "$1"
 }
+say "server $(kubectl config view --minify -o 'jsonpath={.clusters[0].cluster.server}')"
+
+# The conversion webhook: on the local control plane the CRDs call it at a loopback URL (no Service
+# reaches a host process; hack/local_webhook.py says why), on the port chosen here (RUN_WEBHOOK_PORT,
+# default 9443, or a free one). Another cluster keeps the CRDs' Service, which does not reach this
+# process: there, v1beta1 reads fail while `make run` serves (v1alpha1, the stored version, works).
+webhook_port=$(pick_port "${RUN_WEBHOOK_PORT:-9443}")
+local_plane=
+case "$KUBECONFIG" in */dynamo-operator-cluster/*) local_plane=1 ;; esac
+py=python3
+[ -x .venv/bin/python ] && py=.venv/bin/python
+if [ -d config/crd ] && [ -n "$local_plane" ]; then
+  say "installing the CRDs from config/crd/bases, conversion webhook at https://127.0.0.1:$webhook_port/convert"
+  "$py" hack/local_webhook.py --url "https://127.0.0.1:$webhook_port/convert" config/crd/bases
+elif [ -d config/crd ]; then
+  say "installing the CRDs from config/crd"
+  kubectl apply --server-side --force-conflicts -k config/crd >&2
+else
+  say "config/crd does not exist yet: CRDs not installed"
+fi
+
+if [ ! -x .venv/bin/dynamo-operator ]; then
+  say ".venv/bin/dynamo-operator is missing: run 'make venv'"
+  exit 1
+fi
 metrics_port=$(pick_port "${RUN_METRICS_PORT:-18080}")
 health_port=$(pick_port "${RUN_HEALTH_PORT:-8081}")
 say "metrics: http://127.0.0.1:$metrics_port/metrics (plain HTTP, loopback only)   health: http://127.0.0.1:$health_port/readyz"
 say "exec dynamo-operator $*"
 exec .venv/bin/dynamo-operator --log-format=console --health-probe-bind-address="127.0.0.1:$health_port" \
-  --metrics-secure=false --metrics-bind-address="127.0.0.1:$metrics_port" "$@"
+  --metrics-secure=false --metrics-bind-address="127.0.0.1:$metrics_port" \
+  --webhook-bind-address="127.0.0.1:$webhook_port" "$@"

@@ -53,10 +53,11 @@ DEFAULT_GC_THRESHOLD: tuple[int, int, int] = (50_000, 20, 10)
 DEFAULT_EVENT_LOOP = UVLOOP
 DISCOVERY_BACKENDS = ("kubernetes", "etcd")
 # The conversion webhook (issue #36): controller-runtime's port and certificate directory; the Service
-# name the CRDs' conversion stanza points at (config/default prefixes it); the Secret of `self` mode.
+# the CRDs' conversion stanza names (config/default's name for it: hack/gen_crds.py); the Secret of
+# `self` mode.
 DEFAULT_WEBHOOK_ADDRESS = ":9443"
 DEFAULT_WEBHOOK_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
-DEFAULT_WEBHOOK_SERVICE = "webhook-service"
+DEFAULT_WEBHOOK_SERVICE = "dynamo-operator-webhook-service"
 DEFAULT_WEBHOOK_SECRET = "dynamo-operator-webhook-cert"
 DEFAULT_WEBHOOK_CERT_LIFETIME = 365 * 24 * 3600.0
 WEBHOOK_CERT_MODES = ("self", "external")

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest_asyncio
 import yaml
+from dynamo_operator import webhook_setup
 from dynamo_operator.context import Capabilities, detect_capabilities, settings_from
 from dynamo_operator.flags import OperatorOptions, build_parser, options_from_args
 from dynamo_operator.internal.client.client import Client
@@ -31,6 +32,7 @@ from dynamo_operator.optional_api_watch import OptionalApiWatch
 from dynamo_operator.wiring import register_controllers
 
 from testsupport.api import eventually
+from testsupport.webhook import session_port, to_session_webhook
 
 REPO = Path(__file__).resolve().parents[2]
 CRD_DIR = REPO / "config" / "crd" / "bases"
@@ -88,7 +90,8 @@ async def install_crds(
     each is Established. Returns their names."""
     if paths is None:
         paths = [*sorted(CRD_DIR.glob("*.yaml")), LWS_CRD]
-    docs = _crd_documents(paths)
+    # Conversions reach the session operator's webhook (testsupport/webhook.py).
+    docs = await to_session_webhook(client, _crd_documents(paths))
     for doc in docs:
         await client.apply(CUSTOM_RESOURCE_DEFINITION, doc, field_manager=TEST_FIELD_MANAGER, force=True)
     names = [d["metadata"]["name"] for d in docs]
@@ -126,6 +129,11 @@ async def operator(cluster: Any) -> AsyncIterator[RunningOperator]:
         ),
     )
     apis = register_controllers(mgr, settings)  # exactly what `dynamo-operator` registers
+    # The conversion webhook, as `dynamo-operator` runs it, on the port the CRDs were pointed at.
+    hook = webhook_setup.serving(
+        client, OperatorOptions(webhook_bind_address=f"127.0.0.1:{session_port()}"), mgr
+    )
+    await hook.__aenter__()
     task = asyncio.create_task(mgr.run(), name="operator-under-test")
     try:
         await eventually(lambda: mgr.ready or task.done(), timeout=START_TIMEOUT, interval=0.1)
@@ -138,6 +146,7 @@ async def operator(cluster: Any) -> AsyncIterator[RunningOperator]:
             await asyncio.wait_for(task, STOP_TIMEOUT)
         except (TimeoutError, asyncio.CancelledError):
             task.cancel()
+        await hook.__aexit__(None, None, None)
         await client.close()
         await own.close()
 

@@ -83,7 +83,9 @@ async def test_a_body_over_the_limit_is_refused_with_413(
         await server.stop()
 
 
-async def test_a_wrong_review_version_is_answered_400(pair: tls.PemPair, session: aiohttp.ClientSession) -> None:
+async def test_a_wrong_review_version_is_answered_400(
+    pair: tls.PemPair, session: aiohttp.ClientSession
+) -> None:
     server = await started(pair)
     try:
         bad = orjson.dumps({"apiVersion": "apiextensions.k8s.io/v1beta1", "kind": "ConversionReview"})

@@ -1,0 +1,207 @@
+"""The conversion webhook on the local control plane, with a test CRD of its own.
+
+`widget_crd(group, url)`: a namespaced CRD `widgets.<group>` with two versions,
+v1 (storage: `spec.replicas`) and v2 (`spec.count`), converted by webhook at `url` (a loopback URL:
+nothing routes a Service to a host process, so the local control plane is given the address itself).
+`widget_convert` is the converter the webhook is given. `conversions(...)` reads an object as v2 in a
+bounded loop and counts what failed.
+
+As a process (two replicas with leader election, for the leader-kill test):
+    python test/testsupport/webhook.py --kubeconfig K --namespace NS --crd NAME --port P \
+        --metrics-port M --probe-port H --lease-name L [--lifetime S]
+It runs a manager without controllers (leader election, probes, metrics) and the operator's webhook
+wiring (operator/webhook_setup.py) with `widget_convert`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import functools
+import signal
+import socket
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import local_webhook
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.errors import ApiError, NotFound, TransportError
+from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
+
+VERSIONS = ("v1", "v2")
+
+
+# -- the session's webhook: the project's CRDs pointed at the session operator's loopback port ----------
+
+
+@functools.cache
+def session_port() -> int:
+    """One loopback port per test process for the session operator's webhook."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def session_url() -> str:
+    return f"https://127.0.0.1:{session_port()}/convert"
+
+
+async def to_session_webhook(client: Client, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`docs` with their conversion webhook at the session's URL (hack/local_webhook.py), after the
+    live CRDs of the same names were patched to it (they may have been applied with `service`)."""
+    url = session_url()
+    for doc in docs:
+        if local_webhook.uses_webhook(doc):
+            with contextlib.suppress(NotFound):
+                await client.patch(
+                    CUSTOM_RESOURCE_DEFINITION, doc["metadata"]["name"], local_webhook.merge_patch(url)
+                )
+    return [local_webhook.with_url(d, url) for d in docs]
+
+
+def widget_resource(group: str, version: str) -> Resource:
+    return Resource(group, version, "widgets", "Widget")
+
+
+def widget_convert(obj: Mapping[str, object], to: str) -> dict[str, object]:
+    """v1 `spec.replicas` <-> v2 `spec.count`; `spec.poison: true` cannot be converted."""
+    out: dict[str, Any] = {**obj, "apiVersion": to}
+    spec = dict(obj.get("spec") or {})  # type: ignore[call-overload]
+    if spec.get("poison"):
+        raise ValueError("spec.poison cannot be converted")
+    if to.endswith("/v2") and "replicas" in spec:
+        spec["count"] = spec.pop("replicas")
+    elif to.endswith("/v1") and "count" in spec:
+        spec["replicas"] = spec.pop("count")
+    out["spec"] = spec
+    return out
+
+
+def widget_crd(group: str, url: str | None, *, ca_bundle: str | None = None) -> dict[str, Any]:
+    schema = {
+        "openAPIV3Schema": {
+            "type": "object",
+            "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+        }
+    }
+    client_config: dict[str, Any] = {"url": url}
+    if ca_bundle is not None:
+        client_config["caBundle"] = ca_bundle
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [
+                {"name": v, "served": True, "storage": v == "v1", "schema": schema} for v in VERSIONS
+            ],
+            "conversion": {
+                "strategy": "Webhook",
+                "webhook": {"conversionReviewVersions": ["v1"], "clientConfig": client_config},
+            },
+        },
+    }
+
+
+@dataclass
+class Tally:
+    ok: int = 0
+    failed: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+async def convert_once(api: Client, group: str, ns: str, name: str, tally: Tally) -> None:
+    try:
+        got = await api.get(widget_resource(group, "v2"), name, namespace=ns)
+        assert got["apiVersion"] == f"{group}/v2" and "count" in got["spec"], got
+        tally.ok += 1
+    except (ApiError, TransportError) as err:
+        tally.failed += 1
+        if len(tally.errors) < 10:
+            tally.errors.append(str(err))
+
+
+async def conversions(
+    api: Client, group: str, ns: str, name: str, *, stop: asyncio.Event, max_count: int, max_seconds: float
+) -> Tally:
+    """Read `name` as v2 (a conversion each time: v1 is stored) until `stop`, `max_count` reads or
+    `max_seconds`, whichever comes first."""
+    tally = Tally()
+    deadline = time.monotonic() + max_seconds
+    while not stop.is_set() and tally.ok + tally.failed < max_count and time.monotonic() < deadline:
+        await convert_once(api, group, ns, name, tally)
+        await asyncio.sleep(0.02)
+    return tally
+
+
+# -- as a process -------------------------------------------------------------------------------------
+
+
+async def _replica(args: argparse.Namespace) -> int:
+    from dynamo_operator import webhook_setup
+    from dynamo_operator.flags import OperatorOptions
+    from dynamo_operator.internal.leaderelection import LeaderElectionConfig, new_identity
+    from dynamo_operator.internal.manager import Manager, ManagerError, ManagerOptions
+    from dynamo_operator.internal.observability.logging import configure_logging
+
+    configure_logging(level="info", fmt="console")
+    client = await Client.from_kubeconfig(args.kubeconfig)
+    election = LeaderElectionConfig(
+        name=args.lease_name,
+        namespace=args.namespace,
+        identity=new_identity(),
+        lease_duration=8.0,
+        renew_deadline=5.0,
+        retry_period=1.0,
+    )
+    mgr = Manager(
+        client,
+        options=ManagerOptions(
+            namespace=args.namespace,
+            metrics_bind_address=f"127.0.0.1:{args.metrics_port}",
+            health_probe_bind_address=f"127.0.0.1:{args.probe_port}",
+            leader_election=election,
+        ),
+    )
+    options = OperatorOptions(
+        leader_election_namespace=args.namespace,
+        webhook_bind_address=f"127.0.0.1:{args.port}",
+        webhook_cert_lifetime=args.lifetime,
+    )
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, mgr.stop)
+    try:
+        async with (
+            client,
+            webhook_setup.serving(client, options, mgr, convert=widget_convert, crd_names=[args.crd]),
+        ):
+            await mgr.run()
+    except ManagerError as err:
+        print(f"manager failed: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    for flag in ("--kubeconfig", "--namespace", "--crd", "--lease-name"):
+        parser.add_argument(flag, required=True)
+    for flag in ("--port", "--metrics-port", "--probe-port"):
+        parser.add_argument(flag, type=int, required=True)
+    parser.add_argument("--lifetime", type=float, default=365 * 24 * 3600.0)
+    args = parser.parse_args()
+    with contextlib.suppress(KeyboardInterrupt):
+        return asyncio.run(_replica(args))
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
