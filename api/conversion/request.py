@@ -48,6 +48,10 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+
+from ..v1alpha1.request import DynamoGraphDeploymentRequest as AlphaRequest
+from ..v1beta1.request import DynamoGraphDeploymentRequest as BetaRequest
 from . import V1ALPHA1, V1BETA1, preserve
 
 log = logging.getLogger(__name__)
@@ -586,8 +590,9 @@ def _status_to_beta(alpha: Json) -> tuple[Json, Json]:
     state = alpha.get("state")
     if "state" in alpha and state not in _STATE_TO_PHASE:
         save["state"] = state
+    state_without_phase = "state" in alpha and state != "" and state not in _STATE_TO_PHASE
     if deployment is not None and (
-        not isinstance(deployment, dict) or set(deployment) != {"name"} or state not in _STATE_TO_PHASE
+        not isinstance(deployment, dict) or set(deployment) != {"name"} or state_without_phase
     ):
         if "state" in alpha:
             save["state"] = state
@@ -606,7 +611,9 @@ def _restore_beta_status(beta: Json, restored: Json, alpha: Json) -> None:
             and restored.get("dgdName", "") == dgd
         ):
             beta["phase"] = "Deployed"
-        if beta.get("phase") == "Profiling":
+        # Upstream keeps the profiling step only while Profiling and then writes no phase beside it;
+        # this converter keeps it in every phase and names the phase it belongs to ("" for none).
+        if beta.get("phase", "") == restored.get("phase", "Profiling"):
             for key in ("profilingPhase", "profilingJobName"):
                 if key in restored:
                     beta[key] = restored[key]
@@ -633,14 +640,12 @@ def _status_to_alpha(beta: Json) -> tuple[Json, Json]:
     if "dgdName" in beta:
         alpha["deployment"] = {"name": beta["dgdName"]}
 
-    if phase == "Deployed" and _state_phase(alpha.get("state"), alpha.get("deployment")) != phase:
-        save["phase"] = phase
-        if "dgdName" in beta:
-            save["dgdName"] = beta["dgdName"]
-    if phase == "Profiling":
+    if "profilingPhase" in beta or "profilingJobName" in beta:
         for key in ("profilingPhase", "profilingJobName"):
             if key in beta:
                 save[key] = beta[key]
+        if phase != "Profiling":
+            save["phase"] = phase if isinstance(phase, str) else ""
     if results is not None and results.get("pareto"):
         save["profilingResults"] = {"pareto": copy.deepcopy(results["pareto"])}
     if "deploymentInfo" in beta:
@@ -648,6 +653,15 @@ def _status_to_alpha(beta: Json) -> tuple[Json, Json]:
         if "dgdName" in beta:
             save["dgdName"] = beta["dgdName"]
     return alpha, save
+
+
+def _save_deployed(beta: Json, alpha: Json, save: Json) -> None:
+    """Deployed reads as Ready in v1alpha1 unless the (restored) deployment says it was created."""
+    phase = beta.get("phase")
+    if phase == "Deployed" and _state_phase(alpha.get("state"), alpha.get("deployment")) != phase:
+        save["phase"] = phase
+        if "dgdName" in beta:
+            save["dgdName"] = beta["dgdName"]
 
 
 def _same_graph(saved_deployment: object, dgd: object) -> bool:
@@ -685,17 +699,20 @@ def _restore_alpha_status(alpha: Json, restored: Json, beta: Json) -> None:
 # --- objects -------------------------------------------------------------------------------------
 
 
-def _decoded(raw: str | None, decode: Callable[[str, str], Json | None], key: str) -> Json | None:
-    return decode(raw, key) if raw else None
-
-
-def to_v1beta1(obj: dict[str, Any]) -> dict[str, Any]:
-    """The v1beta1 form of a v1alpha1 request (`obj` is not changed)."""
-    out = copy.deepcopy(obj)
-    out["apiVersion"] = V1BETA1
+def _payloads(out: Json, restore: bool) -> tuple[Json | None, Json | None]:
+    """Takes the reserved annotations off `out`; their decoded payloads when `restore` is true."""
     spec_raw, status_raw = _taken(out)
-    restored_spec = _decoded(spec_raw, preserve.decode_spec, preserve.DGDR_SPEC)
-    restored_status = _decoded(status_raw, preserve.decode_status, preserve.DGDR_STATUS)
+    if not restore:
+        return None, None
+    spec = preserve.decode_spec(spec_raw, preserve.DGDR_SPEC) if spec_raw else None
+    status = preserve.decode_status(status_raw, preserve.DGDR_STATUS) if status_raw else None
+    return spec, status
+
+
+def _beta(obj: Mapping[str, Any], restore: bool) -> Json:
+    out = copy.deepcopy(dict(obj))
+    out["apiVersion"] = V1BETA1
+    restored_spec, restored_status = _payloads(out, restore)
     namespace = (_dict(out.get("metadata")) or {}).get("namespace")
     spec_save: Json = {}
     status_save: Json = {}
@@ -722,13 +739,10 @@ def to_v1beta1(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def to_v1alpha1(obj: dict[str, Any]) -> dict[str, Any]:
-    """The v1alpha1 form of a v1beta1 request (`obj` is not changed)."""
-    out = copy.deepcopy(obj)
+def _alpha(obj: Mapping[str, Any], restore: bool) -> Json:
+    out = copy.deepcopy(dict(obj))
     out["apiVersion"] = V1ALPHA1
-    spec_raw, status_raw = _taken(out)
-    restored_spec = _decoded(spec_raw, preserve.decode_spec, preserve.DGDR_SPEC)
-    restored_status = _decoded(status_raw, preserve.decode_status, preserve.DGDR_STATUS)
+    restored_spec, restored_status = _payloads(out, restore)
     namespace = (_dict(out.get("metadata")) or {}).get("namespace")
     spec_save: Json = {}
     status_save: Json = {}
@@ -745,6 +759,7 @@ def to_v1alpha1(obj: dict[str, Any]) -> dict[str, Any]:
         alpha_status, status_save = _status_to_alpha(beta_status)
         if restored_status is not None:
             _restore_alpha_status(alpha_status, restored_status, beta_status)
+        _save_deployed(beta_status, alpha_status, status_save)
         back, _ = _status_to_beta(alpha_status)
         _restore_beta_status(back, status_save, alpha_status)
         _merge(status_save, _missing(beta_status, back))
@@ -752,3 +767,47 @@ def to_v1alpha1(obj: dict[str, Any]) -> dict[str, Any]:
 
     _put(out, spec_save, status_save)
     return out
+
+
+def _has_payload(obj: Mapping[str, Any]) -> bool:
+    annotations = (_dict(obj.get("metadata")) or {}).get("annotations")
+    return isinstance(annotations, dict) and any(key in annotations for key in _RESERVED[:2])
+
+
+def _error_places(model: type[BaseModel], obj: Json) -> set[tuple[int | str, ...]]:
+    try:
+        model.model_validate({"spec": obj.get("spec"), "status": obj.get("status")})
+    except ValidationError as err:
+        return {tuple(error["loc"]) for error in err.errors()}
+    return set()
+
+
+def _checked(
+    obj: Mapping[str, Any], convert: Callable[[Mapping[str, Any], bool], Json], model: type[BaseModel]
+) -> Json:
+    """`convert` with the payloads restored, unless they put a value of the wrong shape somewhere the
+    live fields alone do not: then the payloads are damaged, and the fields are converted without them."""
+    out = convert(obj, True)
+    if not _has_payload(obj):
+        return out
+    plain = convert(obj, False)
+    damaged = _error_places(model, out) - _error_places(model, plain)
+    if damaged:
+        log.warning(
+            "ignoring the conversion annotations of DynamoGraphDeploymentRequest %s: they hold values "
+            "of the wrong type at %s",
+            (_dict(obj.get("metadata")) or {}).get("name"),
+            ", ".join(".".join(map(str, place)) for place in sorted(damaged, key=str)),
+        )
+        return plain
+    return out
+
+
+def to_v1beta1(obj: dict[str, Any]) -> dict[str, Any]:
+    """The v1beta1 form of a v1alpha1 request (`obj` is not changed)."""
+    return _checked(obj, _beta, BetaRequest)
+
+
+def to_v1alpha1(obj: dict[str, Any]) -> dict[str, Any]:
+    """The v1alpha1 form of a v1beta1 request (`obj` is not changed)."""
+    return _checked(obj, _alpha, AlphaRequest)
