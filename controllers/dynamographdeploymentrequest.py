@@ -434,7 +434,7 @@ class DynamoGraphDeploymentRequestReconciler:
             return Step(advance(State.PROFILING, OutputRefused(err.limit, str(err))))
         except output.ProfileOutputError as err:
             return Step(advance(State.PROFILING, GenerationFailed(str(err))))
-        del cm["data"]  # parsed: keep nothing of it past this point
+        cm.pop("data", None)  # parsed: hold none of it past this point
         if foreign := deployment.foreign_namespaces(dgdr.raw, result.deployment, result.extra):
             return Step(advance(State.PROFILING, ForeignNamespace("; ".join(foreign))))
         await self._adopt_output(dgdr, cm)

@@ -10,11 +10,12 @@ import asyncio
 import resource
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.client.resource import EVENT
+from dynamo_operator.internal.client.resource import CONFIG_MAP, EVENT
 from integration.controllers_requests.dgdr_testlib import finish_pod, request, wait_state, write_output_text
 from integration.controllers_requests.requests_testlib import apply, condition
 from testsupport.api import eventually
@@ -114,3 +115,24 @@ async def test_output_past_a_limit_fails_the_request_and_the_operator_carries_on
         f" peak RSS {peak_before:.0f} -> {peak_rss_mib():.0f} MiB;"
         f" longest event-loop stall {longest_stall[0] * 1000:.0f} ms"
     )
+
+
+async def test_the_output_informer_holds_no_output_data(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """The operator's informer of output ConfigMaps (selected by the sidecar's label) is metadata-only:
+    a labelled ConfigMap reaches it without its data, which the reconciler reads live."""
+    [outputs] = [
+        i
+        for i in operator.manager.cache.informers()
+        if i.scope.resource == CONFIG_MAP and i.scope.label_selector == "dgdr.nvidia.com/name"
+    ]
+    await write_output_text(api, "unread", ns, laughs(8))
+    cached = await eventually(lambda: _cached(outputs, f"{ns}/dgdr-output-unread"), until=bool)
+    assert cached["metadata"]["labels"]["dgdr.nvidia.com/name"] == "unread"
+    assert "data" not in cached
+
+
+async def _cached(informer: Any, key: str) -> dict[str, Any] | None:
+    found: dict[str, Any] | None = informer.store.get(key)
+    return found
