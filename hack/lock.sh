@@ -4,12 +4,17 @@
 # Constraints, not requirements: they pin what the project declares without installing anything more,
 # and a dependency added to pyproject.toml later installs unpinned until the next `make lock`.
 # Pins are for this Python minor version and Linux (pip freeze of a real install).
+# Then the image's pins: requirements-image.txt, the runtime subset of constraints.txt with the sha256
+# of each wheel (hack/hash_requirements.py), which the Dockerfile installs with --require-hashes.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 python=${1:-python3.11}
 out=${2:-constraints.txt}
+image=${3:-requirements-image.txt}
 work=$(mktemp -d -t dynamo-lock-XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# The repository root holds a folder named "operator": never let Python put the cwd on sys.path.
+export PYTHONSAFEPATH=1
 "$python" -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check --upgrade pip >&2
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check "$root[dev]" >&2
@@ -20,3 +25,4 @@ trap 'rm -rf "$work"' EXIT
 } >"$root/$out.tmp"
 mv "$root/$out.tmp" "$root/$out"
 echo "lock: wrote $out ($(grep -vc '^#' "$root/$out") pins)" >&2
+"$work/venv/bin/python" "$root/hack/hash_requirements.py" "$root/$out" "$root/$image"

@@ -1,22 +1,18 @@
 """The image recipe without Docker: build the wheel from exactly what the Dockerfile copies, install it
-into a clean venv, and run the entry point.
+into a clean venv the way the runtime stage does (the dependencies from requirements-image.txt with
+`--require-hashes --no-deps`, then the operator's wheel offline), and run the entry point.
 
 Docker cannot run on the development machines, so this is how the Dockerfile's two stages are checked.
-Dependency wheels are built once from the package index (the one step that needs the network) and kept in
-~/.cache/dynamo-operator/wheelhouse; the install itself is offline, as in the runtime stage.
+The hashed install is the one step that needs the package index; pip's own cache serves reruns.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import tomllib
 import zipfile
 from pathlib import Path
@@ -27,7 +23,7 @@ REPO = Path(__file__).resolve().parents[3]
 DOCKERFILE = REPO / "Dockerfile"
 BUILD_TIMEOUT = 180.0  # seconds
 INSTALL_TIMEOUT = 300.0  # seconds; the first run downloads the dependencies from the package index
-WHEELHOUSE_CACHE = Path.home() / ".cache" / "dynamo-operator" / "wheelhouse"
+REQUIREMENTS = REPO / "requirements-image.txt"
 
 
 def _copied_paths() -> list[str]:
@@ -49,34 +45,13 @@ def _run(*argv: str | Path, timeout: float, cwd: Path | None = None) -> str:
     return done.stdout
 
 
-def _dependency_wheelhouse(wheel: Path) -> Path:
-    """Wheels of all dependencies (the build stage's second `pip wheel`), cached outside the repo.
-
-    Keyed by the declared dependencies and the interpreter, so only the first run downloads.
-    """
-    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
-    key = hashlib.sha256(json.dumps([sorted(declared), sys.version_info[:2]]).encode()).hexdigest()[:16]
-    house = WHEELHOUSE_CACHE / key
-    if not house.is_dir():
-        staging = Path(tempfile.mkdtemp(prefix="wheelhouse-", dir=WHEELHOUSE_CACHE.parent))
-        _run(
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--quiet",
-            "--wheel-dir",
-            staging,
-            wheel,
-            timeout=INSTALL_TIMEOUT,
-        )
-        for own in staging.glob("dynamo_operator-*.whl"):
-            own.unlink()
-        WHEELHOUSE_CACHE.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(OSError):  # another session may have won the race
-            staging.rename(house)
-        shutil.rmtree(staging, ignore_errors=True)
-    return house
+def _pins(path: Path) -> dict[str, str]:
+    """`name==version` lines of a requirements or constraints file, by normalised name."""
+    pins: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        if match := re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s\\;]+)", line):
+            pins[re.sub(r"[-_.]+", "-", match[1]).lower()] = match[2]
+    return pins
 
 
 @pytest.fixture(scope="module")
@@ -103,22 +78,21 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         cwd=src,
         timeout=BUILD_TIMEOUT,
     )
-    [wheel] = wheels.glob("dynamo_operator-*.whl")
-    house = _dependency_wheelhouse(wheel)
     _run(sys.executable, "-m", "venv", venv, timeout=60)
     pip = venv / "bin" / "pip"
     _run(
         pip,
         "install",
         "--quiet",
-        "--no-index",
-        "--find-links",
-        wheels,
-        "--find-links",
-        house,
-        "dynamo-operator",
+        "--require-hashes",
+        "--no-deps",
+        "--only-binary=:all:",
+        "-r",
+        REQUIREMENTS,
         timeout=INSTALL_TIMEOUT,
     )
+    [wheel] = wheels.glob("dynamo_operator-*.whl")
+    _run(pip, "install", "--quiet", "--no-deps", "--no-index", wheel, timeout=INSTALL_TIMEOUT)
     return venv / "bin"
 
 
@@ -139,6 +113,32 @@ def test_runtime_stage_is_non_root_with_the_operator_entry_point() -> None:
     assert re.search(r"^USER 65532:65532$", text, re.M)
     assert re.search(r'^ENTRYPOINT \["dynamo-operator"\]$', text, re.M)
     assert len(re.findall(r"^FROM ", text, re.M)) == 2
+
+
+def test_runtime_stage_installs_the_hashed_pins_without_resolving() -> None:
+    """The image gets exactly requirements-image.txt: hashes required, no dependency resolution."""
+    text = DOCKERFILE.read_text()
+    assert "--require-hashes --no-deps --only-binary=:all:" in text
+    assert "-r /requirements-image.txt" in text
+    assert "!requirements-image.txt" in (REPO / ".dockerignore").read_text().splitlines()
+
+
+def test_image_pins_are_the_tested_pins() -> None:
+    """Every version the image installs is the one constraints.txt pins (what the tests ran with), and
+    every runtime dependency pyproject.toml declares is among them, with at least one hash each."""
+    image, tested = _pins(REQUIREMENTS), _pins(REPO / "constraints.txt")
+    assert image, "requirements-image.txt pins something"
+    assert {name: tested.get(name) for name in image} == image
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = {re.sub(r"[-_.]+", "-", re.split(r"[<>=!~\[; ]", d, maxsplit=1)[0]).lower() for d in declared}
+    assert names <= set(image)
+    text = REQUIREMENTS.read_text()
+    assert text.count("--hash=sha256:") >= len(image)
+
+
+def test_installed_set_is_complete(installed: Path) -> None:
+    """`pip check` in the image's venv: the hashed pins satisfy every requirement of every package."""
+    _run(installed / "pip", "check", timeout=60)
 
 
 def test_wheel_ships_the_package_data(installed: Path) -> None:
