@@ -13,6 +13,8 @@ KUSTOMIZE := kubectl kustomize
 CHART := deploy/helm/dynamo-operator
 # Pinned versions of every Python dependency (pip freeze), applied as pip constraints: `make lock`.
 CONSTRAINTS := constraints.txt
+# The runtime subset of those pins with each wheel's sha256, what the image installs: `make lock` too.
+IMAGE_REQUIREMENTS := requirements-image.txt
 # The commit baked into the image, for `dynamo-operator --version`.
 GIT_COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 PYTEST_ARGS ?=
@@ -52,8 +54,11 @@ reinstall: ## Refresh the editable install (needed only after adding a module di
 	@hack/devlinks.sh >&2
 	@touch $(STAMP)
 
-lock: ## Re-pin every dependency to its newest allowed version into constraints.txt (a fresh venv)
-	@hack/lock.sh $(PYTHON) $(CONSTRAINTS)
+lock: ## Re-pin every dependency to its newest allowed version into constraints.txt, and the image's hashed pins
+	@hack/lock.sh $(PYTHON) $(CONSTRAINTS) $(IMAGE_REQUIREMENTS)
+
+audit: venv ## Known advisories against every pin in constraints.txt (PyPI's data): 1 found, 3 could not audit all
+	$(PY) hack/audit.py $(CONSTRAINTS)
 
 lint: venv ## ruff (lint + format check), mypy --strict, import layering contracts
 	$(VENV)/bin/ruff check .
@@ -144,4 +149,4 @@ deploy: ## Deploy config/default (CRDs, RBAC, operator) with the image IMG
 undeploy: ## Delete every Dynamo custom resource while the operator runs, then the operator; CRDs stay
 	@hack/deploy.sh undeploy
 
-.PHONY: help doctor venv reinstall lock lint fmt manifests chart-sync render cluster-bins helm cluster-up cluster-down kubeconfig run test multinode test-unit compat test-e2e faults bench docker-build docker-push build-installer install uninstall deploy undeploy
+.PHONY: help doctor venv reinstall lock audit lint fmt manifests chart-sync render cluster-bins helm cluster-up cluster-down kubeconfig run test multinode test-unit compat test-e2e faults bench docker-build docker-push build-installer install uninstall deploy undeploy
