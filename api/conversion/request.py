@@ -37,19 +37,22 @@ without the annotation and records in the annotation whatever did not come back 
 an empty string, a planner with no settings). Restoring fills only places the live object leaves
 empty, so a live field always wins over an annotation left over from an older conversion.
 
-Damaged annotations never fail a conversion: they are dropped with a log line and the fields are
-converted as if they were absent.
+Damaged annotations never fail a conversion: one that does not parse (or is too large or deep) is
+dropped with a log line, and so is one whose values would give the result a wrong JSON type or an
+enum value its schema refuses where the live fields alone would not (the result is checked against
+the version's CRD schema); the fields are then converted as if there were no annotation.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
+from ..v1alpha1 import crd
+from ..v1alpha1.base import ApiModel
 from ..v1alpha1.request import DynamoGraphDeploymentRequest as AlphaRequest
 from ..v1beta1.request import DynamoGraphDeploymentRequest as BetaRequest
 from . import V1ALPHA1, V1BETA1, preserve
@@ -774,16 +777,53 @@ def _has_payload(obj: Mapping[str, Any]) -> bool:
     return isinstance(annotations, dict) and any(key in annotations for key in _RESERVED[:2])
 
 
-def _error_places(model: type[BaseModel], obj: Json) -> set[tuple[int | str, ...]]:
-    try:
-        model.model_validate({"spec": obj.get("spec"), "status": obj.get("status")})
-    except ValidationError as err:
-        return {tuple(error["loc"]) for error in err.errors()}
-    return set()
+@functools.cache
+def _schema(model: type[ApiModel]) -> Json:
+    return crd.root_schema(model)
+
+
+def _type_errors(value: object, schema: Mapping[str, Any], path: str, out: set[str]) -> None:
+    """Paths in `value` whose JSON type (or enum) the structural `schema` does not allow."""
+    if value is None or "anyOf" in schema or schema.get("x-kubernetes-int-or-string"):
+        return
+    kind = schema.get("type")
+    fits = (
+        {
+            "object": isinstance(value, dict),
+            "array": isinstance(value, list),
+            "string": isinstance(value, str),
+            "integer": isinstance(value, int) and not isinstance(value, bool),
+            "number": isinstance(value, int | float) and not isinstance(value, bool),
+            "boolean": isinstance(value, bool),
+        }.get(kind, True)
+        if isinstance(kind, str)
+        else True
+    )
+    if not fits or ("enum" in schema and value not in schema["enum"]):
+        out.add(path)
+        return
+    if isinstance(value, dict):
+        properties = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        for key, item in value.items():
+            sub = properties.get(key, extra if isinstance(extra, dict) else None)
+            if sub is not None:
+                _type_errors(item, sub, f"{path}.{key}", out)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for index, item in enumerate(value):
+            _type_errors(item, schema["items"], f"{path}[{index}]", out)
+
+
+def _error_places(model: type[ApiModel], obj: Json) -> set[str]:
+    out: set[str] = set()
+    for key in ("spec", "status"):
+        if key in obj:
+            _type_errors(obj[key], _schema(model)["properties"][key], key, out)
+    return out
 
 
 def _checked(
-    obj: Mapping[str, Any], convert: Callable[[Mapping[str, Any], bool], Json], model: type[BaseModel]
+    obj: Mapping[str, Any], convert: Callable[[Mapping[str, Any], bool], Json], model: type[ApiModel]
 ) -> Json:
     """`convert` with the payloads restored, unless they put a value of the wrong shape somewhere the
     live fields alone do not: then the payloads are damaged, and the fields are converted without them."""
@@ -797,7 +837,7 @@ def _checked(
             "ignoring the conversion annotations of DynamoGraphDeploymentRequest %s: they hold values "
             "of the wrong type at %s",
             (_dict(obj.get("metadata")) or {}).get("name"),
-            ", ".join(".".join(map(str, place)) for place in sorted(damaged, key=str)),
+            ", ".join(sorted(damaged)),
         )
         return plain
     return out
