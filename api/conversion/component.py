@@ -63,7 +63,13 @@ def to_v1beta1(obj: Json) -> Json:
         )
         out["spec"] = hub
         if save or (not hub_origin and "podTemplate" in hub):
-            preserve.put(out.setdefault("metadata", {}), preserve.DCD_SPEC, preserve.encode_spec(save))
+            records = []
+            if "serviceName" in save and save["serviceName"] is None:
+                # No serviceName in v1alpha1: upstream records that as a nil rawJSON entry.
+                del save["serviceName"]
+                records.append(preserve.RawRecord("serviceName", nil=True))
+            payload = preserve.encode_spec(save, records)
+            preserve.put(out.setdefault("metadata", {}), preserve.DCD_SPEC, payload)
     status = out.get("status")
     if isinstance(status, dict):
         hub_status = copy.deepcopy(status)

@@ -126,7 +126,7 @@ def encode_spec(spec: Mapping[str, object], records: Iterable[RawRecord] = ()) -
 def decode_spec(raw: str, key: str = "spec payload") -> dict[str, Any] | None:
     """The sparse spec held in a spec annotation, or None when it is absent or damaged.
 
-    `rawJSON` records are applied: a `nil` record removes the parameters at its path, a `raw` one puts
+    `rawJSON` records are applied: a `nil` record marks its path absent (null), a `raw` one puts
     the decoded bytes back when they are JSON (bytes that are not JSON have no place in a JSON object
     and are dropped with a log line).
     """
@@ -158,7 +158,7 @@ def _apply_records(spec: dict[str, Any], records: list[object], key: str) -> Non
         if parent is None:
             continue  # the path names something the sparse spec does not hold: nothing to restore
         if record.get("nil"):
-            parent.pop(leaf, None)
+            parent[leaf] = None  # "absent in the source": a removal in the sparse difference
             continue
         data = record.get("raw")
         if not isinstance(data, str) or not data:
