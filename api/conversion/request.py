@@ -104,7 +104,10 @@ def _is_number(value: object) -> bool:
 
 
 def _is_int32(value: object) -> bool:
-    return _is_number(value) and float(value).is_integer() and _INT32[0] <= value <= _INT32[1]  # type: ignore[operator]
+    """A whole number v1beta1's int32 fields can hold (3000.0 is one, 3000.5 and true are not)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    return float(value).is_integer() and _INT32[0] <= value <= _INT32[1]
 
 
 def _nonempty_str(value: object) -> bool:
@@ -252,7 +255,7 @@ def _write_blob(beta: Json, blob: Json) -> bool:
     wrote = False
     sla = _dict(beta.get("sla")) or {}
     workload = _dict(beta.get("workload")) or {}
-    typed_sla = {key: sla[key] for key in ("ttft", "itl", "optimizationType") if key in sla}
+    typed_sla: Json = {key: sla[key] for key in ("ttft", "itl", "optimizationType") if key in sla}
     typed_sla.update({key: workload[key] for key in ("isl", "osl") if key in workload})
     if typed_sla:
         _child(blob, "sla").update(typed_sla)

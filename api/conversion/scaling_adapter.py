@@ -22,7 +22,7 @@ def _renamed(obj: dict[str, Any], old: str, new: str, api_version: str) -> dict[
     out["apiVersion"] = api_version
     spec = out.get("spec")
     ref = spec.get("dgdRef") if isinstance(spec, dict) else None
-    if isinstance(ref, dict) and old in ref:
+    if isinstance(spec, dict) and isinstance(ref, dict) and old in ref:
         # Rebuilt in order so the renamed key keeps its place among the reference's keys.
         spec["dgdRef"] = {(new if key == old else key): value for key, value in ref.items() if key != new}
     return out
