@@ -195,15 +195,15 @@ def test_deployment_runs_the_manager_as_config_default_does() -> None:
 
 
 def test_metrics_service_is_https_on_8443_by_default() -> None:
-    [port] = the(render(), "Service")["spec"]["ports"]
-    [their_port] = the(kustomized(), "Service")["spec"]["ports"]
+    [port] = the(render(), "Service", "-metrics")["spec"]["ports"]
+    [their_port] = the(kustomized(), "Service", "-metrics")["spec"]["ports"]
     assert port == their_port == {"name": "https", "port": 8443, "targetPort": "https", "protocol": "TCP"}
 
 
 def test_insecure_metrics_serve_plain_http_on_8080_without_the_auth_role() -> None:
     objs = render("metrics.secure=false")
     assert {"--metrics-bind-address=:8080", "--metrics-secure=false"} <= set(args(objs))
-    assert [p["name"] for p in the(objs, "Service")["spec"]["ports"]] == ["http"]
+    assert [p["name"] for p in the(objs, "Service", "-metrics")["spec"]["ports"]] == ["http"]
     roles = {o["metadata"]["name"] for o in objs if o["kind"] == "ClusterRole"}
     assert roles == {"dynamo-operator-manager-role"}
 
@@ -211,8 +211,8 @@ def test_insecure_metrics_serve_plain_http_on_8080_without_the_auth_role() -> No
 def test_metrics_disabled_bind_nothing() -> None:
     objs = render("metrics.enabled=false")
     assert "--metrics-bind-address=0" in args(objs)
-    assert "Service" not in {o["kind"] for o in objs}
-    assert [p["name"] for p in container(objs)["ports"]] == ["health"]
+    assert not [o for o in objs if o["kind"] == "Service" and o["metadata"]["name"].endswith("-metrics")]
+    assert [p["name"] for p in container(objs)["ports"]] == ["health", "webhook-server"]
 
 
 def test_metrics_certificate_secret_is_mounted_and_passed() -> None:

@@ -114,7 +114,7 @@ def test_the_certmanager_overlay_mounts_the_certificate_where_the_flag_points() 
         timeout=60,
     ).stdout
     docs = [d for d in yaml.safe_load_all(out) if d]
-    [certificate] = [d for d in docs if d["kind"] == "Certificate"]
+    [certificate] = [d for d in docs if d["kind"] == "Certificate" and "metrics" in d["metadata"]["name"]]
     [deployment] = [d for d in docs if d["kind"] == "Deployment"]
     pod = deployment["spec"]["template"]["spec"]
     [container] = pod["containers"]
@@ -122,6 +122,6 @@ def test_the_certmanager_overlay_mounts_the_certificate_where_the_flag_points() 
     [mount] = [m for m in container["volumeMounts"] if m["mountPath"] == cert_path]
     [volume] = [v for v in pod["volumes"] if v["name"] == mount["name"]]
     assert volume["secret"]["secretName"] == certificate["spec"]["secretName"]
-    [service] = [d for d in docs if d["kind"] == "Service"]
+    [service] = [d for d in docs if d["kind"] == "Service" and d["metadata"]["name"].endswith("-metrics")]
     name, namespace = service["metadata"]["name"], service["metadata"]["namespace"]
     assert f"{name}.{namespace}.svc" in certificate["spec"]["dnsNames"]
