@@ -205,10 +205,11 @@ def _project_blob(blob: Json, beta: Json) -> None:
     deployment = _dict(blob.get("deployment"))
     cache = _dict(deployment.get("modelCache")) if deployment is not None else None
     if cache is not None:
-        typed = beta.setdefault("modelCache", {})
+        # Only set values make a v1beta1 modelCache (upstream also makes an empty one): an empty
+        # modelCache left in a payload's remainder must not give an edited object a modelCache.
         for alpha_key, beta_key in _MODEL_CACHE_KEYS:
             if _nonempty_str(cache.get(alpha_key)):
-                typed[beta_key] = cache[alpha_key]
+                _child(beta, "modelCache")[beta_key] = cache[alpha_key]
     planner = _dict(blob.get("planner"))
     if planner:
         _child(beta, "features")["planner"] = copy.deepcopy(planner)
@@ -380,8 +381,9 @@ def _spec_to_beta(alpha: Json) -> tuple[Json, Json]:
         if key in alpha:
             beta[key] = copy.deepcopy(alpha[key])
     beta["autoApply"] = alpha.get("autoApply", False)
-    if overrides is not None and _nonempty_str(overrides.get("workersImage")):
-        beta["image"] = overrides["workersImage"]
+    # Upstream falls back to deploymentOverrides.workersImage when profilerImage is empty; this
+    # v1alpha1 requires profilerImage, so only a v1beta1 object without image lacks it, and then a
+    # workersImage kept in its payload must not become its image.
     if "profilerImage" in config:
         beta["image"] = config["profilerImage"]
     if alpha.get("useMocker") is True:

@@ -263,3 +263,36 @@ def test_conversion_leaves_its_input_unchanged(obj: dict[str, Any]) -> None:
 def test_the_v1beta1_form_of_a_v1alpha1_object_is_valid_v1beta1(obj: dict[str, Any]) -> None:
     """Only values of the right type move into v1beta1's typed fields; the rest stays in the blob."""
     BetaRequest.model_validate(request.to_v1beta1(_defaulted(AlphaRequest, obj)))
+
+
+def _without_payloads(obj: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    annotations = out["metadata"].get("annotations", {})
+    for key in (request.preserve.DGDR_SPEC, request.preserve.DGDR_STATUS):
+        annotations.pop(key, None)
+    if not annotations:
+        out["metadata"].pop("annotations", None)
+    return out
+
+
+@PROPERTY
+@given(beta_request, alpha_request)
+def test_a_v1alpha1_edit_survives_a_stale_payload(obj: dict[str, Any], edit: dict[str, Any]) -> None:
+    """v1beta1 -> v1alpha1, whose fields are then all edited (the payload left as it was): the edited
+    object goes through v1beta1 and back unchanged but for the payloads."""
+    alpha = request.to_v1alpha1(_defaulted(BetaRequest, obj))
+    edited = _defaulted(AlphaRequest, edit)
+    edited["metadata"] = alpha["metadata"]
+    back = request.to_v1alpha1(request.to_v1beta1(edited))
+    assert _without_payloads(back) == _without_payloads(edited)
+
+
+@PROPERTY
+@given(alpha_request, beta_request)
+def test_a_v1beta1_edit_survives_a_stale_payload(obj: dict[str, Any], edit: dict[str, Any]) -> None:
+    """The same the other way: v1alpha1 -> v1beta1, every field edited, the payload left stale."""
+    beta = request.to_v1beta1(_defaulted(AlphaRequest, obj))
+    edited = _defaulted(BetaRequest, edit)
+    edited["metadata"] = beta["metadata"]
+    back = request.to_v1beta1(request.to_v1alpha1(edited))
+    assert _without_payloads(back) == _without_payloads(edited)
