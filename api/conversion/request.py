@@ -22,7 +22,8 @@ concurrency/requestRate, sla.e2eLatency, overrides.dgd, the rest of overrides.pr
 searchStrategy, a disabled mocker, status profilingPhase, profilingJobName, pareto, deploymentInfo
 and the Deployed phase.
 
-Three departures from upstream's webhook, each because of this operator's v1alpha1 schema:
+Departures from upstream's webhook, each because of this operator's v1alpha1 schema or to keep
+both round trips exact:
 - this v1alpha1 has no `runtimeVersionOverride` and no `profilingConfig.nodeSelector`, so a v1beta1
   request keeps them in the spec annotation (upstream's v1alpha1 holds them as fields); a v1alpha1
   object that has them anyway (one written for upstream) still converts them to v1beta1;
@@ -30,7 +31,12 @@ Three departures from upstream's webhook, each because of this operator's v1alph
   phase, which is what upstream's v1beta1 shows before its first reconcile;
 - a `deploymentOverrides.namespace` other than the object's own is never restored from the
   annotation: a request deploys only into its own namespace, and an annotation is not the place to
-  get around the admission rule that says so.
+  get around the admission rule that says so;
+- profilerImage alone is the v1beta1 image (this v1alpha1 requires it; upstream falls back to
+  workersImage), and only set modelCache values make a v1beta1 modelCache, so neither a workersImage
+  nor an empty modelCache left in a payload turns up in an edited object;
+- the profiling step and Job name are kept in every phase, with the phase they belong to, and
+  empty values and blocks (a planner without settings, `sla: {}`) come back too.
 
 Beyond upstream's field-by-field rules, a converter checks its own work: it converts its result back
 without the annotation and records in the annotation whatever did not come back (an empty block,

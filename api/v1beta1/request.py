@@ -20,11 +20,9 @@ from ..v1alpha1.base import ApiModel, Condition, EmbeddedObject, RawObject
 from ..v1alpha1.groupversion import (
     DYNAMO_GRAPH_DEPLOYMENT_REQUEST_KIND,
     DYNAMO_GRAPH_DEPLOYMENT_REQUEST_PLURAL,
-    GROUP,
 )
 from ..v1alpha1.markers import CrdInfo, K8sType, ListType, PrinterColumn, Schema
-
-API_VERSION = f"{GROUP}/v1beta1"
+from .groupversion import API_VERSION
 
 Int32 = Annotated[int, Schema({"format": "int32"})]
 Int64 = Annotated[int, Schema({"format": "int64"})]

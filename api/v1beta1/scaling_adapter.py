@@ -19,11 +19,9 @@ from ..v1alpha1.base import ApiModel, Condition, Time
 from ..v1alpha1.groupversion import (
     DYNAMO_GRAPH_DEPLOYMENT_SCALING_ADAPTER_KIND,
     DYNAMO_GRAPH_DEPLOYMENT_SCALING_ADAPTER_PLURAL,
-    GROUP,
 )
 from ..v1alpha1.markers import CrdInfo, ListType, PrinterColumn, ScaleSubresource, Schema
-
-API_VERSION = f"{GROUP}/v1beta1"
+from .groupversion import API_VERSION
 
 Int32 = Annotated[int, Schema({"format": "int32"})]
 
