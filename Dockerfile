@@ -8,7 +8,8 @@ ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 FROM ${PYTHON_IMAGE} AS build
 WORKDIR /src
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
-COPY pyproject.toml setup.py README.md ./
+# LICENSE and NOTICE go into the wheel's metadata (setuptools' license files), so into the image.
+COPY pyproject.toml setup.py README.md LICENSE NOTICE ./
 COPY operator ./operator
 COPY api ./api
 COPY controllers ./controllers

@@ -101,6 +101,8 @@ def test_dockerfile_copies_the_packaging_files_and_every_source_folder() -> None
         "pyproject.toml",
         "setup.py",
         "README.md",
+        "LICENSE",
+        "NOTICE",
         "operator",
         "api",
         "controllers",
@@ -147,6 +149,9 @@ def test_wheel_ships_the_package_data(installed: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "dynamo_operator/api/v1alpha1/k8s_schemas.json" in names
     assert "dynamo_operator/py.typed" in names
+    # The license files travel with the package (setuptools' license files, Apache-2.0's NOTICE).
+    licenses = {n.split("/", 1)[1] for n in names if n.split("/", 1)[0].endswith(".dist-info")}
+    assert {"licenses/LICENSE", "licenses/NOTICE"} <= licenses
 
 
 def test_entry_point_prints_help(installed: Path) -> None:
