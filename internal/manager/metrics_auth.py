@@ -12,8 +12,8 @@ the cache (and a heap dump of it) never holds a credential. A refusal says only 
 reason goes to the debug log, never to the caller.
 
 Anyone who can reach the port can send made-up tokens, each of which misses the cache. So (issue #34):
-- at most `max_in_flight` reviews run at once; a request that needs one more gets 503 with
-  Retry-After at once (`review_limit.py`), nothing queues;
+- at most `max_in_flight` reviews run at once, two of them kept for renewing grants that expired; a
+  request that needs one more gets 503 with Retry-After at once (`review_limit.py`), nothing queues;
 - a review is cancelled when the last request waiting for it goes away (the metrics server cancels a
   handler whose client hung up), and bounded in time (`REVIEW_TIMEOUT`);
 - reviews go through their own client (`review_client`): its own connection pool, one short retry,
@@ -65,8 +65,11 @@ DENY_TTL = 30.0
 # above the number of scrapers, small enough that a flood of made-up tokens only evicts other refusals.
 MAX_ENTRIES = 1024
 # Reviews in flight at once. A scraper needs one at a time (two per minute); a few Prometheus replicas
-# and a person with curl fit far below this. Past it a request is answered 503 at once.
+# and a person with curl fit far below this. Past it a request is answered 503 at once. Of these,
+# RESERVED_FOR_RENEWALS only renew an answer that was a grant (a scraper whose minute is up), so a
+# flood of new tokens cannot keep a real scraper out.
 MAX_REVIEWS_IN_FLIGHT = 8
+RESERVED_FOR_RENEWALS = 2
 # One review's whole budget: a TokenReview is answered in milliseconds; a request that waits longer
 # (an overloaded API server, a full request gate) holds a slot of the bound above, so not for long.
 REVIEW_TIMEOUT = 10.0
@@ -199,12 +202,13 @@ class RequestAuthorizer:
         deny_ttl: float = DENY_TTL,
         max_entries: int = MAX_ENTRIES,
         max_in_flight: int = MAX_REVIEWS_IN_FLIGHT,
+        reserved_for_renewals: int = RESERVED_FOR_RENEWALS,
         events: ReviewEvents | None = None,
         clock: Clock | None = None,
     ) -> None:
         self._reviewer = reviewer
         # One bound for both kinds: what a flood costs the API server is the sum.
-        self.limiter = ReviewLimiter(max_in_flight, events=events)
+        self.limiter = ReviewLimiter(max_in_flight, reserved=reserved_for_renewals, events=events)
         self.users: ReviewCache[str, UserInfo | None] = ReviewCache(
             lambda _: token_ttl,
             max_entries=max_entries,
@@ -246,7 +250,11 @@ def new_authorizer(client: Client, *, max_in_flight: int = MAX_REVIEWS_IN_FLIGHT
     """The production authorizer: reviews through `client` (a `review_client`), metrics on the
     operator's registry."""
     return RequestAuthorizer(
-        ApiServerReviewer(client), max_in_flight=max_in_flight, events=PrometheusReviewEvents()
+        ApiServerReviewer(client),
+        max_in_flight=max_in_flight,
+        # A bound of one or two (a test, a tiny setting) keeps one slot for tokens never seen.
+        reserved_for_renewals=min(RESERVED_FOR_RENEWALS, max_in_flight - 1),
+        events=PrometheusReviewEvents(),
     )
 
 

@@ -49,7 +49,9 @@ class ReviewCache(Generic[K, V]):
     """Maps a key to the last answer for as long as `ttl(answer)` says; failures are never kept.
 
     Answers for which `negative(answer)` holds are kept apart, in a store of the same bound, so that
-    any number of refusals only evicts other refusals.
+    any number of refusals only evicts other refusals. An expired positive answer is never returned,
+    but stays until evicted or replaced: its key is *known*, and renewing it may use the limiter's
+    reserved slots.
 
     Invariant: a key is in at most one of the two stores, and `_inflight` holds one `_Flight` per key
     whose review has not finished and still has a caller (or has just been started for one). Each
@@ -72,6 +74,7 @@ class ReviewCache(Generic[K, V]):
         self._positive: _Store[K, V] = _Store(max_entries)
         self._negatives: _Store[K, V] = _Store(max_entries)
         self._inflight: dict[K, _Flight[V]] = {}
+        self.cancelled = 0  # reviews cancelled because their last caller went away
 
     def __len__(self) -> int:
         return len(self._positive.entries) + len(self._negatives.entries)
@@ -93,10 +96,15 @@ class ReviewCache(Generic[K, V]):
                 continue
             expires, value = entry
             if self._clock.now() >= expires:
-                del store.entries[key]
+                if store is self._negatives:
+                    del store.entries[key]  # an expired positive one marks the key as known
                 return None
             return (value,)
         return None
+
+    def known(self, key: K) -> bool:
+        """Whether `key` had a positive answer (fresh or expired) that is still remembered."""
+        return key in self._positive.entries
 
     def put(self, key: K, value: V) -> None:
         self._positive.entries.pop(key, None)
@@ -107,7 +115,8 @@ class ReviewCache(Generic[K, V]):
     async def get_or_review(self, key: K, review: Callable[[], Awaitable[V]]) -> V:
         """The cached answer, else the result of `review()` shared by every concurrent caller.
 
-        Raises ReviewBusy, without waiting, when a new review is needed and the limiter has no slot.
+        Raises ReviewBusy, without waiting, when a new review is needed and the limiter has no slot
+        (a known key may take a reserved one).
         The review runs in its own task: a caller that goes away (the client hung up) does not cancel
         it for the others, but when the last caller goes away it is cancelled, and a later caller
         starts afresh. An exception reaches every waiter and nothing is cached.
@@ -116,7 +125,7 @@ class ReviewCache(Generic[K, V]):
             return hit[0]
         flight = self._inflight.get(key)
         if flight is None:
-            if self._limiter is not None and not self._limiter.try_acquire():
+            if self._limiter is not None and not self._limiter.try_acquire(known=self.known(key)):
                 raise ReviewBusy("too many reviews in flight")
             flight = _Flight(asyncio.ensure_future(self._review_and_store(key, review)))
             # Every waiter may be gone: never "exception was never retrieved".
@@ -134,6 +143,7 @@ class ReviewCache(Generic[K, V]):
                 if self._inflight.get(key) is flight:
                     del self._inflight[key]
                 flight.task.cancel()
+                self.cancelled += 1
 
     async def _review_and_store(self, key: K, review: Callable[[], Awaitable[V]]) -> V:
         try:

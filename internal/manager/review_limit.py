@@ -77,22 +77,28 @@ class PrometheusReviewEvents:
 class ReviewLimiter:
     """At most `limit` reviews in flight; `try_acquire` past it counts a refusal and says no.
 
+    `reserved` of the slots are only for renewing answers that were granted before (a scraper whose
+    cached answer expired): a flood of tokens never seen can take `limit - reserved` slots at most,
+    so a real scraper keeps getting its renewal through while the flood lasts.
+
     Invariant: 0 <= in_flight <= limit, and in_flight == started - ended; `peak` is the largest
     in_flight seen (what a flood test asserts on).
     """
 
-    def __init__(self, limit: int, *, events: ReviewEvents | None = None) -> None:
-        if limit < 1:
-            raise ValueError(f"the bound on reviews in flight must be >= 1, got {limit}")
+    def __init__(self, limit: int, *, reserved: int = 0, events: ReviewEvents | None = None) -> None:
+        if not 0 <= reserved < limit:
+            raise ValueError(f"need 0 <= reserved < limit for reviews in flight, got {reserved}, {limit}")
         self.limit = limit
+        self.reserved = reserved
         self._events: ReviewEvents = events or _NoEvents()
         self.in_flight = 0
         self.peak = 0
         self.started = 0
         self.refused = 0
 
-    def try_acquire(self) -> bool:
-        if self.in_flight >= self.limit:
+    def try_acquire(self, *, known: bool = False) -> bool:
+        """A slot for a review; `known`: it renews an answer that was a grant."""
+        if self.in_flight >= (self.limit if known else self.limit - self.reserved):
             self.refused += 1
             self._events.refused()
             return False

@@ -65,8 +65,10 @@ class HeldReviewer:
         return user == READER
 
 
-def authorizer(reviewer: Any, **kw: Any) -> RequestAuthorizer:
-    return RequestAuthorizer(reviewer, clock=FakeClock(), **kw)
+def authorizer(reviewer: Any, *, clock: FakeClock | None = None, **kw: Any) -> RequestAuthorizer:
+    """No slots reserved for renewals unless a test asks: the bound is then the whole story."""
+    kw.setdefault("reserved_for_renewals", 0)
+    return RequestAuthorizer(reviewer, clock=clock or FakeClock(), **kw)
 
 
 async def settle() -> None:
@@ -85,6 +87,15 @@ def test_the_limiter_refuses_past_its_bound_and_counts_the_peak() -> None:
     limiter.release()
     assert limiter.try_acquire() is True
     assert (limiter.in_flight, limiter.peak, limiter.started, limiter.refused) == (3, 3, 4, 1)
+
+
+def test_reserved_slots_are_only_for_renewals() -> None:
+    """Four slots, one reserved: new keys get three, a renewal the fourth, nobody a fifth."""
+    limiter = ReviewLimiter(4, reserved=1)
+    assert [limiter.try_acquire() for _ in range(4)] == [True, True, True, False]
+    assert limiter.try_acquire(known=True) is True
+    assert limiter.try_acquire(known=True) is False
+    assert (limiter.in_flight, limiter.peak, limiter.refused) == (4, 4, 2)
 
 
 def test_the_limiter_rejects_a_release_without_an_acquire() -> None:
@@ -140,6 +151,27 @@ async def test_a_cached_answer_needs_no_slot() -> None:
     assert auth.limiter.in_flight == 0
 
 
+async def test_a_scraper_whose_answers_expired_renews_them_while_new_tokens_hold_every_other_slot() -> None:
+    """Bound 3, one reserved: two made-up tokens hang in review and a third is refused, but the reader,
+    whose answers expired, gets both renewals through the reserved slot."""
+    clock = FakeClock()
+    reviewer = HeldReviewer(free=frozenset({"reader", f"access:{READER.username}"}))
+    auth = authorizer(reviewer, clock=clock, max_in_flight=3, reserved_for_renewals=1)
+    assert await auth.decide("Bearer reader", verb="get", path="/metrics") is Verdict.ALLOWED
+    clock.advance(3600.0)
+    flood = [
+        asyncio.ensure_future(auth.decide(f"Bearer junk-{i}", verb="get", path="/metrics")) for i in range(3)
+    ]
+    await settle()
+    assert (auth.limiter.in_flight, auth.limiter.refused) == (2, 1)
+    assert await auth.decide("Bearer reader", verb="get", path="/metrics") is Verdict.ALLOWED
+    assert reviewer.started.count("reader") == 2
+    assert reviewer.started.count(f"access:{READER.username}") == 2
+    for call in flood:
+        call.cancel()
+    await asyncio.gather(*flood, return_exceptions=True)
+
+
 # -- cancellation -----------------------------------------------------------------------------------
 
 
@@ -152,7 +184,12 @@ async def test_a_review_is_cancelled_when_its_only_caller_goes_away() -> None:
     call.cancel()
     await settle()
     assert reviewer.cancelled == ["junk"]
-    assert (auth.limiter.in_flight, auth.users.in_flight, len(auth.users)) == (0, 0, 0)
+    assert (auth.limiter.in_flight, auth.users.in_flight, len(auth.users), auth.users.cancelled) == (
+        0,
+        0,
+        0,
+        1,
+    )
 
 
 async def test_a_review_goes_on_while_another_caller_still_waits_for_it() -> None:
