@@ -1,5 +1,5 @@
-"""Entry point: `dynamo-operator [flags]` runs the operator; `version`, `render` and `completion` are
-offline tools.
+"""Entry point: `dynamo-operator [flags]` runs the operator; `version`, `render`, `convert` and
+`completion` are offline tools.
 
 Everything of the command line lives here and in flags.py: a new module directly under operator/ would
 need every checkout's strict editable install refreshed (`make reinstall`).
@@ -12,7 +12,7 @@ import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 
@@ -112,6 +112,97 @@ def one_line(err: BaseException) -> str:
     return "; ".join(line.strip() for line in str(err).splitlines() if line.strip())
 
 
+# Bounds on a manifest file the offline tools read: far above any real graph, low enough that a stray
+# file (or a YAML alias bomb expanded on output) cannot eat the machine.
+MAX_MANIFEST_BYTES = 8 * 1024 * 1024
+MAX_MANIFEST_DEPTH = 100
+
+
+def _read(filename: str) -> str:
+    text = sys.stdin.read(MAX_MANIFEST_BYTES + 1) if filename == "-" else Path(filename).read_text()
+    if len(text) > MAX_MANIFEST_BYTES:
+        raise ValueError(f"{filename}: larger than {MAX_MANIFEST_BYTES} bytes")
+    return text
+
+
+def _depth(node: object) -> int:
+    deepest, stack = 0, [(node, 1)]
+    while stack and deepest <= MAX_MANIFEST_DEPTH:
+        value, level = stack.pop()
+        deepest = max(deepest, level)
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def load_documents(text: str) -> list[object]:
+    """The YAML documents of a manifest (empty ones dropped); ValueError for bad or too deep YAML."""
+    import yaml
+
+    try:
+        docs = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+    except yaml.YAMLError as err:
+        raise ValueError(f"not valid YAML: {err}") from err
+    for i, doc in enumerate(docs, start=1):
+        if _depth(doc) > MAX_MANIFEST_DEPTH:
+            raise ValueError(f"document {i}: nested deeper than {MAX_MANIFEST_DEPTH} levels")
+    return docs
+
+
+def convert_documents(
+    docs: Sequence[object], to_api_version: str, note: Callable[[str], None]
+) -> list[object]:
+    """Each Dynamo document of a kind both versions serve, in `to_api_version`; others unchanged."""
+    from dynamo_operator.api.conversion import API_VERSIONS, SUPPORTED_KINDS, ConversionError, convert
+
+    out: list[object] = []
+    for i, doc in enumerate(docs, start=1):
+        if (
+            not isinstance(doc, dict)
+            or doc.get("kind") not in SUPPORTED_KINDS
+            or doc.get("apiVersion") not in API_VERSIONS
+        ):
+            kind = doc.get("kind") if isinstance(doc, dict) else type(doc).__name__
+            note(f"document {i} ({kind}) left as it is: not a kind served in both versions")
+            out.append(doc)
+            continue
+        try:
+            out.append(convert(doc, to_api_version))
+        except ConversionError as err:
+            name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
+            raise ValueError(f"document {i} ({doc['kind']}/{name}): {err}") from err
+    return out
+
+
+def convert_command(args: argparse.Namespace) -> int:
+    """`convert`: the manifests of `args.filename` in `args.to` (`nvidia.com/` optional), on stdout."""
+    import yaml
+
+    def note(message: str) -> None:
+        print(f"dynamo-operator convert: {message}", file=sys.stderr)
+
+    target = args.to if "/" in args.to else f"nvidia.com/{args.to}"
+    docs = convert_documents(load_documents(_read(args.filename)), target, note)
+    sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False, width=1000))
+    return 0
+
+
+def add_convert_command(parser: argparse.ArgumentParser) -> None:
+    """The `convert` subcommand, on the parser flags.py builds."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sub.metavar = "{version,render,convert,completion}"
+    convert = sub.add_parser(
+        "convert",
+        help="rewrite Dynamo manifests as nvidia.com/v1beta1 or v1alpha1 (offline, as the webhook converts)",
+    )
+    convert.add_argument(
+        "-f", "--filename", required=True, help='YAML file, one or more documents; "-" reads stdin'
+    )
+    convert.add_argument(
+        "--to", required=True, choices=("v1beta1", "v1alpha1"), help="the API version to write"
+    )
+
+
 def render(args: argparse.Namespace) -> int:
     """`render`: the objects the DGDs of `args.filename` would create, on stdout; notes on stderr."""
     # Imported here: rendering needs the generation code, running the operator does not need it first.
@@ -126,7 +217,12 @@ def render(args: argparse.Namespace) -> int:
     def note(message: str) -> None:
         print(f"dynamo-operator render: {message}", file=sys.stderr)
 
-    text = sys.stdin.read() if args.filename == "-" else Path(args.filename).read_text()
+    import yaml
+    from dynamo_operator.api.conversion import V1ALPHA1
+
+    # v1beta1 graphs are rendered as the operator sees them: converted to the version it stores.
+    docs = load_documents(_read(args.filename))
+    text = yaml.safe_dump_all(convert_documents(docs, V1ALPHA1, lambda _: None), sort_keys=False)
     secrets = (
         parse_secrets(Path(args.render_secrets).read_text(), namespace=args.render_namespace, note=note)
         if args.render_secrets
@@ -147,6 +243,7 @@ def render(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse flags and dispatch; returns the exit code."""
     parser = build_parser()
+    add_convert_command(parser)
     args = parser.parse_args(argv)
     if args.version:
         print(version_line())
@@ -158,11 +255,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         case "completion":
             print(completion_script(parser, args.shell))
             return 0
-        case "render":
+        case "render" | "convert":
             try:
-                return render(args)
+                return render(args) if args.command == "render" else convert_command(args)
             except (OSError, ValueError) as err:
-                print(f"dynamo-operator render: {one_line(err)}", file=sys.stderr)
+                print(f"dynamo-operator {args.command}: {one_line(err)}", file=sys.stderr)
                 return 1
         case _:
             from dynamo_operator.app import run_operator

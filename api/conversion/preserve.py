@@ -110,8 +110,9 @@ def _parse(raw: str, key: str) -> object | None:
 
 
 def dumps(value: object) -> str:
-    """JSON as Go's encoder writes it for these payloads: compact, non-ASCII kept, keys as given."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON, non-ASCII kept, keys sorted: the same payload is the same text whatever order the
+    object's keys came in, so converting an unchanged object never changes its annotations."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 
 
 def encode_spec(spec: Mapping[str, object], records: Iterable[RawRecord] = ()) -> str:
