@@ -78,6 +78,7 @@ MANAGED_SELECTOR = f"{MANAGED_BY}={MANAGED_BY_GROVE}"
 RESYNC_SECONDS = 2.0  # every namespace with a PodCliqueSet is looked at again this often
 RETRY_SECONDS = 0.5  # after a failed write (a conflict, a cache behind): the next look retries
 WATCH_SECONDS = 60
+PASS_PAUSE_SECONDS = 0.05  # between two passes: at most 20 a second, whatever the events
 
 
 def _now() -> str:
@@ -231,6 +232,7 @@ class GroveStandIn:
                         self._mark(namespace)  # wrote something: look again at what it led to
                 except (ApiError, TransportError) as e:
                     self._failed(namespace, e)
+                await asyncio.sleep(PASS_PAUSE_SECONDS)
 
     # -- one namespace, level-based
 
@@ -360,7 +362,8 @@ class GroveStandIn:
         if _meta(current).get("deletionTimestamp"):
             return False
         spec["replicas"] = current["spec"].get("replicas", spec.get("replicas"))
-        if current["spec"] == spec and (_meta(current).get("labels") or {}) == labels:
+        # The API server adds the schema's defaults to what it stores: compare what we would write.
+        if _covers(current["spec"], spec) and (_meta(current).get("labels") or {}) == labels:
             return False
         updated = copy.deepcopy(current)
         updated["spec"] = spec
@@ -680,6 +683,21 @@ class GroveStandIn:
         except NotFound:
             return False
         return True
+
+
+def _covers(stored: Any, wanted: Any) -> bool:
+    """`stored` holds everything `wanted` says (it may hold more: the schema's defaults)."""
+    if isinstance(wanted, dict):
+        return isinstance(stored, dict) and all(
+            k in stored and _covers(stored[k], v) for k, v in wanted.items()
+        )
+    if isinstance(wanted, list):
+        return (
+            isinstance(stored, list)
+            and len(stored) == len(wanted)
+            and all(_covers(a, b) for a, b in zip(stored, wanted, strict=True))
+        )
+    return bool(stored == wanted)
 
 
 def _label_env(name: str, label: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ says it waits for them. Nothing here writes a status in Grove's place: readiness
 (test/unit/dynamo/test_dynamo_grove_status.py).
 
 The CRDs are installed for this module only and removed after it, so graphs of other modules keep the
-DCD pathway.
+DCD pathway; the test that needs them absent at its start runs first.
 """
 
 from __future__ import annotations
@@ -65,9 +65,12 @@ async def remove_grove(api: Client, operator: RunningOperator, names: list[str])
     await eventually(lambda: not operator.capabilities.grove, timeout=TIMEOUT)
 
 
-@pytest_asyncio.fixture(loop_scope="session")
+@pytest_asyncio.fixture(loop_scope="session", scope="module")
 async def grove(api: Client, operator: RunningOperator) -> AsyncIterator[None]:
-    """Grove's CRDs, installed until the operator serves them; removed (and unseen) afterwards."""
+    """Grove's CRDs, installed until the operator serves them; removed (and unseen) after the module's
+    last test. Once for the module: installing Grove's real CRDs (the PodCliqueSet's alone is 0.8 MB
+    of schema) and removing them costs the API server about 35 s. The test that installs them itself
+    comes first in the file, before this fixture is set up."""
     names = await install_crds(api, grove_crds())
     await eventually(lambda: operator.capabilities.grove, timeout=TIMEOUT)
     try:
@@ -100,6 +103,56 @@ async def _get(api: Client, resource: Any, name: str, ns: str) -> dict[str, Any]
 
 async def _apply(api: Client, obj: dict[str, Any]) -> dict[str, Any]:
     return await api.apply(kinds.DGD, obj, field_manager=TEST_FIELD_MANAGER, force=True)
+
+
+async def _annotate(api: Client, ns: str, name: str, value: str) -> None:
+    await api.patch(
+        kinds.DGD, name, {"metadata": {"annotations": {"nvidia.com/enable-grove": value}}}, namespace=ns
+    )
+
+
+async def test_a_running_dcd_graph_moves_between_pathways_only_when_asked_and_leaves_no_orphans(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """A graph running on DCDs when Grove appears keeps them; `enable-grove: "true"` moves it (DCDs
+    deleted, PodCliqueSet written), `"false"` moves it back (PodCliqueSet and its Services deleted)."""
+    assert not operator.capabilities.grove
+    dgd = await _apply(api, two_service_graph("p", ns))
+    uid = dgd["metadata"]["uid"]
+    await eventually(
+        lambda: api.list(kinds.DCD, namespace=ns), until=lambda xs: len(xs) == 2, timeout=TIMEOUT
+    )
+    names = await install_crds(api, grove_crds())
+    try:
+        await eventually(lambda: operator.capabilities.grove, timeout=TIMEOUT)
+        await _annotate(api, ns, "p", "auto")  # any annotation edit reconciles the graph
+        for _ in range(10):  # bounded look: the graph stays where it runs
+            assert len(await api.list(kinds.DCD, namespace=ns)) == 2
+            assert await _get(api, kinds.POD_CLIQUE_SET, "p", ns) is None
+        await _annotate(api, ns, "p", "true")
+        pcs = await eventually(lambda: _get(api, kinds.POD_CLIQUE_SET, "p", ns), timeout=TIMEOUT)
+        assert pcs is not None and _controlled_by(pcs, uid)
+        await eventually(
+            lambda: api.list(kinds.DCD, namespace=ns), until=lambda xs: xs == [], timeout=TIMEOUT
+        )
+        await eventually(
+            lambda: _get(api, kinds.SERVICE, "p-frontend", ns),
+            until=lambda s: s is not None and _controlled_by(s, uid),
+            timeout=TIMEOUT,
+        )
+        await _annotate(api, ns, "p", "false")
+        await eventually(
+            lambda: _get(api, kinds.POD_CLIQUE_SET, "p", ns), until=lambda o: o is None, timeout=TIMEOUT
+        )
+        await eventually(
+            lambda: api.list(kinds.DCD, namespace=ns), until=lambda xs: len(xs) == 2, timeout=TIMEOUT
+        )
+        worker_service = await eventually(
+            lambda: _get(api, kinds.SERVICE, "p-worker", ns), until=lambda s: s is None, timeout=TIMEOUT
+        )
+        assert worker_service is None  # the Grove pathway's worker Service; DCD workers carry a hash
+    finally:
+        await remove_grove(api, operator, names)
 
 
 async def test_new_graph_becomes_one_pod_clique_set_and_owned_services(
@@ -198,53 +251,3 @@ async def test_replicas_reach_the_pod_clique_through_its_scale_subresource(
     )
     assert scaled is not None
     assert scaled["spec"]["replicas"] == 3
-
-
-async def _annotate(api: Client, ns: str, name: str, value: str) -> None:
-    await api.patch(
-        kinds.DGD, name, {"metadata": {"annotations": {"nvidia.com/enable-grove": value}}}, namespace=ns
-    )
-
-
-async def test_a_running_dcd_graph_moves_between_pathways_only_when_asked_and_leaves_no_orphans(
-    api: Client, operator: RunningOperator, ns: str
-) -> None:
-    """A graph running on DCDs when Grove appears keeps them; `enable-grove: "true"` moves it (DCDs
-    deleted, PodCliqueSet written), `"false"` moves it back (PodCliqueSet and its Services deleted)."""
-    assert not operator.capabilities.grove
-    dgd = await _apply(api, two_service_graph("p", ns))
-    uid = dgd["metadata"]["uid"]
-    await eventually(
-        lambda: api.list(kinds.DCD, namespace=ns), until=lambda xs: len(xs) == 2, timeout=TIMEOUT
-    )
-    names = await install_crds(api, grove_crds())
-    try:
-        await eventually(lambda: operator.capabilities.grove, timeout=TIMEOUT)
-        await _annotate(api, ns, "p", "auto")  # any annotation edit reconciles the graph
-        for _ in range(10):  # bounded look: the graph stays where it runs
-            assert len(await api.list(kinds.DCD, namespace=ns)) == 2
-            assert await _get(api, kinds.POD_CLIQUE_SET, "p", ns) is None
-        await _annotate(api, ns, "p", "true")
-        pcs = await eventually(lambda: _get(api, kinds.POD_CLIQUE_SET, "p", ns), timeout=TIMEOUT)
-        assert pcs is not None and _controlled_by(pcs, uid)
-        await eventually(
-            lambda: api.list(kinds.DCD, namespace=ns), until=lambda xs: xs == [], timeout=TIMEOUT
-        )
-        await eventually(
-            lambda: _get(api, kinds.SERVICE, "p-frontend", ns),
-            until=lambda s: s is not None and _controlled_by(s, uid),
-            timeout=TIMEOUT,
-        )
-        await _annotate(api, ns, "p", "false")
-        await eventually(
-            lambda: _get(api, kinds.POD_CLIQUE_SET, "p", ns), until=lambda o: o is None, timeout=TIMEOUT
-        )
-        await eventually(
-            lambda: api.list(kinds.DCD, namespace=ns), until=lambda xs: len(xs) == 2, timeout=TIMEOUT
-        )
-        worker_service = await eventually(
-            lambda: _get(api, kinds.SERVICE, "p-worker", ns), until=lambda s: s is None, timeout=TIMEOUT
-        )
-        assert worker_service is None  # the Grove pathway's worker Service; DCD workers carry a hash
-    finally:
-        await remove_grove(api, operator, names)
