@@ -27,7 +27,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import local_webhook
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import ApiError, NotFound, TransportError
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
@@ -53,6 +52,8 @@ def session_url() -> str:
 async def to_session_webhook(client: Client, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """`docs` with their conversion webhook at the session's URL (hack/local_webhook.py), after the
     live CRDs of the same names were patched to it (they may have been applied with `service`)."""
+    import local_webhook  # hack/ (on the tests' path; not when this file runs as a replica)
+
     url = session_url()
     for doc in docs:
         if local_webhook.uses_webhook(doc):
@@ -139,6 +140,24 @@ async def conversions(
         await convert_once(api, group, ns, name, tally)
         await asyncio.sleep(0.02)
     return tally
+
+
+async def session_bundle_in_crds(client: Client, names: list[str], namespace: str = "default") -> bool:
+    """Whether every CRD of `names` carries the CA bundle of the session operator's Secret (conversions
+    fail until then: the API server cannot verify the webhook)."""
+    from dynamo_operator.flags import DEFAULT_WEBHOOK_SECRET
+    from dynamo_operator.internal.cert.inject import carried
+    from dynamo_operator.internal.cert.selfsigned import decode
+    from dynamo_operator.internal.client.resource import SECRET
+
+    try:
+        wanted = decode(await client.get(SECRET, DEFAULT_WEBHOOK_SECRET, namespace=namespace)).get("ca.crt")
+    except NotFound:
+        return False
+    for name in names:
+        if carried(await client.get(CUSTOM_RESOURCE_DEFINITION, name)) != wanted:
+            return False
+    return True
 
 
 # -- as a process -------------------------------------------------------------------------------------

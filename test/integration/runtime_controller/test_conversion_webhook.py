@@ -24,6 +24,7 @@ from dynamo_operator.internal.cert.selfsigned import SelfSignedCertificates, dec
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import ApiError, NotFound
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, SECRET
+from dynamo_operator.internal.manager import tls
 from testsupport.api import eventually
 from testsupport.cluster import Kubectl
 from testsupport.webhook import Tally, conversions, convert_once, widget_convert, widget_crd, widget_resource
@@ -206,7 +207,7 @@ async def test_steady_state_writes_nothing(api: Client, ns: str, port: int, crd:
         assert (again.injector.writes, again.certificates.writes) == (0, 0)
 
 
-@pytest.mark.parametrize("how", ["server-side apply with a placeholder", "replace without a bundle"])
+@pytest.mark.parametrize("how", ["server-side apply of another bundle", "replace without a bundle"])
 async def test_the_ca_bundle_is_put_back_after_the_crd_is_overwritten(  # noqa: PLR0917 - fixtures
     api: Client, kubectl: Kubectl, ns: str, port: int, crd: str, group: str, how: str
 ) -> None:
@@ -218,13 +219,16 @@ async def test_the_ca_bundle_is_put_back_after_the_crd_is_overwritten(  # noqa: 
         writes = hook.injector.writes
         url = f"https://127.0.0.1:{port}/convert"
         if how.startswith("server-side"):
-            # What `helm upgrade` or `kubectl apply --server-side --force-conflicts` of a chart whose
-            # CRD carries a placeholder bundle does.
-            doc = widget_crd(group, url, ca_bundle=base64.b64encode(b"\n").decode())
-            kubectl("apply", "--server-side", "--force-conflicts", "--field-manager=helm", "-f", "-",
-                    stdin=json.dumps(doc))  # fmt: skip
+            # What `helm upgrade` or `kubectl apply --server-side --force-conflicts` of manifests that
+            # carry some other bundle (a stale one, another install's) does.
+            stale = base64.b64encode(tls.self_signed_pair("stale-ca").cert).decode()
+            doc = widget_crd(group, url, ca_bundle=stale)
+            await asyncio.to_thread(
+                kubectl, "apply", "--server-side", "--force-conflicts", "--field-manager=helm", "-f", "-",
+                stdin=json.dumps(doc),
+            )  # fmt: skip
         else:
-            kubectl("replace", "-f", "-", stdin=json.dumps(widget_crd(group, url)))
+            await asyncio.to_thread(kubectl, "replace", "-f", "-", stdin=json.dumps(widget_crd(group, url)))
         await eventually(lambda: bundle_in_crd(api, ns, crd), timeout=30)
         assert hook.injector.writes == writes + 1
         await first_conversion(api, group, ns, "a")

@@ -4,14 +4,18 @@ v1alpha1, and reads back as either version."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.webhook_setup import CONVERTED_CRDS
+from testsupport.api import eventually
 from testsupport.cluster import Kubectl
 from testsupport.operator import RunningOperator
+from testsupport.webhook import session_bundle_in_crds
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(180)]
 
@@ -27,7 +31,10 @@ async def test_an_upstream_v1beta1_example_is_accepted_and_reads_as_both_version
 ) -> None:
     example = EXAMPLES / "backends_mocker_agg.yaml"
     assert example.is_file(), f"{example} is missing (the shared reference data)"
-    kubectl("apply", "--server-side", "-n", ns, "-f", str(example))
+    # The session operator put its CA into the CRDs (until then the API server cannot call it).
+    await eventually(lambda: session_bundle_in_crds(api, list(CONVERTED_CRDS)), timeout=90, interval=0.5)
+    # In a thread: the webhook answering the API server runs on this event loop.
+    await asyncio.to_thread(kubectl, "apply", "--server-side", "-n", ns, "-f", str(example))
     as_beta: dict[str, Any] = await api.get(dgd("v1beta1"), "mocker-agg", namespace=ns)
     assert as_beta["apiVersion"] == "nvidia.com/v1beta1"
     assert [c["name"] for c in as_beta["spec"]["components"]] == ["Frontend", "decode"]
