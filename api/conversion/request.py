@@ -578,6 +578,10 @@ def _state_phase(state: object, deployment: object) -> str | None:
     return _STATE_TO_PHASE.get(state, "Pending") if isinstance(state, str) else "Pending"
 
 
+def _has_phase(state: object) -> bool:
+    return isinstance(state, str) and state in _STATE_TO_PHASE
+
+
 def _state_matches(state: object, deployment: object, phase: object) -> bool:
     return _state_phase(state, deployment) == phase or (phase == "Deployed" and state == "Ready")
 
@@ -602,9 +606,9 @@ def _status_to_beta(alpha: Json) -> tuple[Json, Json]:
         if key in alpha:
             save[key] = copy.deepcopy(alpha[key])
     state = alpha.get("state")
-    if "state" in alpha and state not in _STATE_TO_PHASE:
+    if "state" in alpha and not _has_phase(state):
         save["state"] = state
-    state_without_phase = "state" in alpha and state != "" and state not in _STATE_TO_PHASE
+    state_without_phase = "state" in alpha and state != "" and not _has_phase(state)
     if deployment is not None and (
         not isinstance(deployment, dict) or set(deployment) != {"name"} or state_without_phase
     ):
@@ -690,7 +694,7 @@ def _restore_alpha_status(alpha: Json, restored: Json, beta: Json) -> None:
         phase = beta.get("phase")
         dgd = beta.get("dgdName", "")
         saved_deployment = restored.get("deployment")
-        if "state" in restored:
+        if isinstance(restored.get("state"), str):
             state = restored["state"]
             if state == "":
                 # v1alpha1's state before the first reconcile: a v1beta1 status without a phase.
@@ -838,10 +842,15 @@ def _checked(
 ) -> Json:
     """`convert` with the payloads restored, unless they put a value of the wrong shape somewhere the
     live fields alone do not: then the payloads are damaged, and the fields are converted without them."""
-    out = convert(obj, True)
     if not _has_payload(obj):
-        return out
+        return convert(obj, True)
     plain = convert(obj, False)
+    try:
+        out = convert(obj, True)
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError) as err:
+        # A payload of a shape no rule expected: the fields convert without it.
+        log.warning("ignoring the conversion annotations of DynamoGraphDeploymentRequest: %r", err)
+        return plain
     damaged = _error_places(model, out) - _error_places(model, plain)
     if damaged:
         log.warning(

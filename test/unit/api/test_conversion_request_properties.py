@@ -296,3 +296,97 @@ def test_a_v1beta1_edit_survives_a_stale_payload(obj: dict[str, Any], edit: dict
     edited["metadata"] = beta["metadata"]
     back = request.to_v1beta1(request.to_v1alpha1(edited))
     assert _without_payloads(back) == _without_payloads(edited)
+
+
+SPEC_KEYS = st.sampled_from(
+    [
+        "hardware",
+        "workload",
+        "sla",
+        "overrides",
+        "features",
+        "searchStrategy",
+        "modelCache",
+        "runtimeVersionOverride",
+        "profilingConfig",
+        "deploymentOverrides",
+        "enableGpuDiscovery",
+        "model",
+    ]
+)
+STATUS_KEYS = st.sampled_from(
+    [
+        "phase",
+        "state",
+        "dgdName",
+        "deployment",
+        "deploymentInfo",
+        "profilingResults",
+        "profilingPhase",
+        "backend",
+    ]
+)
+junk_spec = st.dictionaries(SPEC_KEYS, json_value, max_size=4).map(lambda spec: {"version": 1, "spec": spec})
+junk_status = st.dictionaries(STATUS_KEYS, json_value, max_size=4)
+
+
+@PROPERTY
+@given(beta_request, alpha_request, junk_spec, junk_status)
+def test_payloads_of_any_shape_never_fail_a_conversion(
+    beta: dict[str, Any], alpha: dict[str, Any], spec: dict[str, Any], status: dict[str, Any]
+) -> None:
+    """Whatever JSON sits in the reserved annotations, both directions convert and give objects whose
+    typed fields have the types their schema says."""
+    payloads = {
+        request.preserve.DGDR_SPEC: request.preserve.dumps(spec),
+        request.preserve.DGDR_STATUS: request.preserve.dumps(status),
+    }
+    for obj, convert, model in (
+        (beta, request.to_v1alpha1, AlphaRequest),
+        (alpha, request.to_v1beta1, BetaRequest),
+    ):
+        stored = _defaulted(BetaRequest if model is AlphaRequest else AlphaRequest, obj)
+        stored["metadata"]["annotations"] = dict(payloads)
+        out = convert(stored)
+        plain = convert({**stored, "metadata": {"name": "a", "namespace": NAMESPACE}})
+        assert request._error_places(model, out) <= request._error_places(model, plain)
+
+
+junk_block = json_value | st.dictionaries(
+    st.sampled_from(
+        ["config", "sla", "deployment", "modelCache", "planner", "mocker", "profilingJob", "template"]
+    ),
+    json_value
+    | st.dictionaries(
+        st.sampled_from(["spec", "containers", "resources", "name", "ttft", "isl"]), json_value
+    ),
+    max_size=3,
+)
+junk_live_spec = st.dictionaries(
+    st.sampled_from(
+        ["model", "backend", "autoApply", "useMocker", "profilingConfig", "deploymentOverrides", "image"]
+    )
+    | SPEC_KEYS,
+    junk_block,
+    max_size=6,
+)
+junk_live_status = st.dictionaries(
+    STATUS_KEYS | st.sampled_from(["generatedDeployment", "conditions", "profilingJobName"]),
+    junk_block,
+    max_size=5,
+)
+
+
+@PROPERTY
+@given(junk_live_spec, junk_live_status, st.sampled_from(["nvidia.com/v1alpha1", "nvidia.com/v1beta1"]))
+def test_fields_of_any_shape_never_fail_a_conversion(
+    spec: dict[str, Any], status: dict[str, Any], version: str
+) -> None:
+    """Objects no schema would admit (stored before a schema change, say) still convert both ways."""
+    obj = {"apiVersion": version, "kind": "DynamoGraphDeploymentRequest", "metadata": {"name": "a"}}
+    there, back = (
+        (request.to_v1beta1, request.to_v1alpha1)
+        if version.endswith("v1alpha1")
+        else (request.to_v1alpha1, request.to_v1beta1)
+    )
+    back(there(obj | {"spec": spec, "status": status}))
