@@ -191,6 +191,10 @@ async def test_admission_policy_refuses_replica_edits_by_ordinary_users(
     policy = yaml.safe_load(POLICY_FILE.read_text())
     name = f"{ns}-adapter-replicas"[:63]
     policy["metadata"]["name"] = name
+    # The operator's identity, as config/default writes it into the policy.
+    identity = {"operatorNs": f"'{OPERATOR_NAMESPACE}'", "operatorSa": f"'{OPERATOR_NAME}'"}
+    for variable in policy["spec"]["variables"]:
+        variable["expression"] = identity.get(variable["name"], variable["expression"])
     binding = {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicyBinding",
@@ -199,20 +203,10 @@ async def test_admission_policy_refuses_replica_edits_by_ordinary_users(
             "policyName": name,
             "validationActions": ["Deny"],
             "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}},
-            # The policy's param: the operator's ServiceAccount, as config/default names it.
-            "paramRef": {
-                "name": OPERATOR_NAME,
-                "namespace": OPERATOR_NAMESPACE,
-                "parameterNotFoundAction": "Allow",
-            },
         },
     }
-    for kind, namespace, name in (
-        ("namespace", None, OPERATOR_NAMESPACE),
-        ("serviceaccount", OPERATOR_NAMESPACE, OPERATOR_NAME),
-    ):
-        if not kubectl("get", kind, name, *(["-n", namespace] if namespace else []), "--ignore-not-found"):
-            kubectl("create", kind, name, *(["-n", namespace] if namespace else []))
+    if not kubectl("get", "namespace", OPERATOR_NAMESPACE, "--ignore-not-found"):
+        kubectl("create", "namespace", OPERATOR_NAMESPACE)
     kubectl("apply", "-f", "-", stdin=json.dumps(policy))
     kubectl("apply", "-f", "-", stdin=json.dumps(binding))
     edit = '{"spec":{"services":{"Worker":{"replicas":5}}}}'

@@ -28,6 +28,7 @@ OPERATOR_SA = "dynamo-operator-controller-manager"
 OPERATOR = f"system:serviceaccount:{OPERATOR_NAMESPACE}:{OPERATOR_SA}"
 OTHER_NAMESPACE = "elsewhere"
 USER = "alice@example.com"
+POLICY = "dynamo-operator-adapter-managed-replicas"  # as config/default names it
 POLICY_ACTIVE_WITHIN = 30.0  # seconds: the API server loads a new policy asynchronously
 
 
@@ -39,26 +40,29 @@ def _deployed() -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all(out) if d]
 
 
-def _install_policy(kubectl: Kubectl, ns: str, *, param: str | None = None) -> Iterator[str]:
+def _install_policy(kubectl: Kubectl, ns: str, *, operator_account: bool = True) -> Iterator[str]:
     """The deployed policy and binding, renamed for `ns` and bound to it only (so no other test is
-    subject to them); `param` overrides the name of the ServiceAccount the binding's paramRef names.
-    The operator's namespace and ServiceAccount (the param) are applied first, as config/default does."""
+    subject to them). The operator's namespace and ServiceAccount are applied first, as config/default
+    does; without `operator_account` that ServiceAccount is deleted instead."""
     docs = _deployed()
-    [vap] = [d for d in docs if d["kind"] == "ValidatingAdmissionPolicy"]
-    [binding] = [d for d in docs if d["kind"] == "ValidatingAdmissionPolicyBinding"]
+    [vap] = [d for d in docs if d["kind"] == "ValidatingAdmissionPolicy" and d["metadata"]["name"] == POLICY]
+    [binding] = [
+        d for d in docs if d["kind"] == "ValidatingAdmissionPolicyBinding" and d["metadata"]["name"] == POLICY
+    ]
     operator = [
         d
         for d in docs
         if (d["kind"], d["metadata"]["name"])
         in (("Namespace", OPERATOR_NAMESPACE), ("ServiceAccount", OPERATOR_SA))
+        and (operator_account or d["kind"] == "Namespace")
     ]
     name = f"{vap['metadata']['name']}-{ns}"[:63]
     vap["metadata"]["name"] = binding["metadata"]["name"] = binding["spec"]["policyName"] = name
     binding["spec"]["matchResources"] = {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}
     }
-    if param is not None:
-        binding["spec"]["paramRef"]["name"] = param
+    if not operator_account:
+        kubectl("delete", "serviceaccount", "-n", OPERATOR_NAMESPACE, OPERATOR_SA, "--ignore-not-found")
     try:
         for doc in (*operator, vap, binding):
             kubectl("apply", "--server-side", "-f", "-", stdin=json.dumps(doc))
@@ -75,9 +79,9 @@ def policy(kubectl: Kubectl, ns: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def policy_without_param(kubectl: Kubectl, ns: str) -> Iterator[str]:
-    """The same policy, its binding naming a ServiceAccount that does not exist."""
-    yield from _install_policy(kubectl, ns, param="no-such-service-account")
+def policy_without_operator_account(kubectl: Kubectl, ns: str) -> Iterator[str]:
+    """The same policy, the operator's ServiceAccount absent (not installed yet, or deleted)."""
+    yield from _install_policy(kubectl, ns, operator_account=False)
 
 
 @pytest.fixture
@@ -109,7 +113,9 @@ def graph(crds: None, kubectl: Kubectl, ns: str) -> str:
     }
     for doc in (role, binding):
         kubectl("create", "-n", ns, "-f", "-", stdin=json.dumps(doc))
-    return "dgd/vllm-autoscale"
+    # The version named: v1beta1 is served too, and kubectl would otherwise pick it (through the
+    # conversion webhook, which is not what these tests are about).
+    return "dynamographdeployments.v1alpha1.nvidia.com/vllm-autoscale"
 
 
 def _set_replicas(
@@ -195,15 +201,22 @@ def test_other_service_accounts_are_refused(kubectl: Kubectl, ns: str, graph: st
         )
 
 
-def test_deployed_binding_trusts_the_operator_service_account_by_namespace_and_name() -> None:
-    """config/default's namespace and namePrefix reach the binding's paramRef: the exact identity."""
-    [binding] = [d for d in _deployed() if d["kind"] == "ValidatingAdmissionPolicyBinding"]
-    [sa] = [d for d in _deployed() if d["kind"] == "ServiceAccount"]
-    assert binding["spec"]["paramRef"] == {
-        "name": OPERATOR_SA,
-        "namespace": OPERATOR_NAMESPACE,
-        "parameterNotFoundAction": "Allow",
-    }
+def test_deployed_policy_trusts_the_operator_service_account_by_namespace_and_name() -> None:
+    """config/default's namespace and namePrefix reach the policy's identity variables: the exact
+    identity, and no param the binding would have to find."""
+    docs = _deployed()
+    [vap] = [d for d in docs if d["kind"] == "ValidatingAdmissionPolicy" and d["metadata"]["name"] == POLICY]
+    [binding] = [
+        d for d in docs if d["kind"] == "ValidatingAdmissionPolicyBinding" and d["metadata"]["name"] == POLICY
+    ]
+    [sa] = [d for d in docs if d["kind"] == "ServiceAccount"]
+    variables = {v["name"]: v["expression"] for v in vap["spec"]["variables"]}
+    assert (variables["operatorNs"], variables["operatorSa"]) == (
+        f"'{OPERATOR_NAMESPACE}'",
+        f"'{OPERATOR_SA}'",
+    )
+    assert "paramKind" not in vap["spec"]
+    assert "paramRef" not in binding["spec"]
     assert (sa["metadata"]["namespace"], sa["metadata"]["name"]) == (OPERATOR_NAMESPACE, OPERATOR_SA)
 
 
@@ -226,44 +239,25 @@ def test_same_named_service_accounts_elsewhere_are_refused(
         _set_replicas(kubectl, ns, graph, "VllmDecodeWorker", 7, as_user=identity.format(ns=ns))
 
 
-def _operator_refused_once_policy_is_active(kubectl: Kubectl, ns: str, graph: str) -> str:
-    """The operator identity's replica edit of the adapter-managed service, retried until the policy
-    (bound without its param) has loaded and refuses it."""
-    deadline = time.monotonic() + POLICY_ACTIVE_WITHIN
-    replicas = 20
-    while True:
-        replicas += 1
-        try:
-            _set_replicas(kubectl, ns, graph, "VllmDecodeWorker", replicas, as_user=OPERATOR)
-        except KubectlError as refused:
-            return refused.stderr
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the policy did not refuse within {POLICY_ACTIVE_WITHIN} s")
-        time.sleep(0.2)
-
-
-def test_without_the_operator_service_account_replica_edits_are_refused(
-    kubectl: Kubectl, ns: str, graph: str, policy_without_param: str
+def test_without_the_operator_service_account_users_replica_edits_are_still_refused(
+    kubectl: Kubectl, ns: str, graph: str, policy_without_operator_account: str
 ) -> None:
-    """A binding whose param (the operator's ServiceAccount) is missing fails closed for replica edits
-    of adapter-managed services, even for the operator's identity: nobody is trusted by accident."""
-    error = _operator_refused_once_policy_is_active(kubectl, ns, graph)
-    assert policy_without_param in error
-    assert (
-        "spec.services[VllmDecodeWorker].replicas is managed by a DynamoGraphDeploymentScalingAdapter"
-        in error
-    )
-    assert "the ServiceAccount named by the paramRef of the policy binding is missing" in error
+    """The policy reads no object to decide: with the operator's ServiceAccount absent, a user's
+    replica edit of an adapter-managed service is refused as before (it once depended on that
+    ServiceAccount as the binding's param)."""
+    error = _user_refused_once_policy_is_active(kubectl, ns, graph)
+    assert policy_without_operator_account in error
+    assert "replicas is managed by a DynamoGraphDeploymentScalingAdapter" in error
 
 
 @pytest.mark.parametrize("identity", [pytest.param(USER, id="user"), pytest.param(OPERATOR, id="operator")])
 def test_without_the_operator_service_account_other_graph_edits_go_through(
-    kubectl: Kubectl, ns: str, graph: str, policy_without_param: str, identity: str
+    kubectl: Kubectl, ns: str, graph: str, policy_without_operator_account: str, identity: str
 ) -> None:
-    """The missing param refuses only what the policy is about: replicas of services without an
-    adapter, and other fields of the adapter's service, stay editable (with `Deny` as the binding's
-    parameterNotFoundAction every update of the graph was refused)."""
-    _operator_refused_once_policy_is_active(kubectl, ns, graph)
+    """Only what the policy is about is refused: replicas of services without an adapter, and other
+    fields of the adapter's service, stay editable (with that ServiceAccount as a param and
+    parameterNotFoundAction Deny, every update of the graph was refused)."""
+    _user_refused_once_policy_is_active(kubectl, ns, graph)
     _set_replicas(kubectl, ns, graph, "Frontend", 3, as_user=identity)
     assert _replicas(kubectl, ns, graph, "Frontend") == 3
     body = {"spec": {"services": {"VllmDecodeWorker": {"envFromSecret": "hf-token-2"}}}}
