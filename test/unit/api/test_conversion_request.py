@@ -195,6 +195,44 @@ def test_a_hub_payload_as_upstreams_go_encoder_writes_it_is_read() -> None:
     assert containers == [{"name": "profiler", "image": "side", "resources": {"limits": {"cpu": "1"}}}]
 
 
+def test_spoke_payloads_as_upstreams_go_encoder_writes_them_are_read() -> None:
+    """Upstream's v1alpha1 payloads carry Go's zero values ("model": "", "state": "") beside what they
+    keep; the zero values never replace a live field."""
+    spec_payload = {
+        "version": 1,
+        "spec": {
+            "model": "",
+            "backend": "",
+            "profilingConfig": {
+                "profilerImage": "",
+                "outputPVC": "artifacts",
+                "config": {"engine": {"x": 1}},
+            },
+            "enableGpuDiscovery": True,
+            "deploymentOverrides": {"name": "g", "workersImage": "w:1"},
+        },
+    }
+    status_payload = {"state": "", "backend": "vllm", "profilingResults": "configmap/out"}
+    beta = _beta(image="p:1", sla={"ttft": 3})
+    beta["status"] = {"phase": "Profiling"}
+    beta["metadata"]["annotations"] = {SPEC: json.dumps(spec_payload), STATUS: json.dumps(status_payload)}
+    alpha = request.to_v1alpha1(beta)
+    assert alpha["spec"] == {
+        "model": "Qwen/Qwen3-0.6B",
+        "backend": "vllm",
+        "autoApply": True,
+        "useMocker": False,
+        "enableGpuDiscovery": True,
+        "profilingConfig": {
+            "profilerImage": "p:1",
+            "outputPVC": "artifacts",
+            "config": {"engine": {"x": 1}, "sla": {"ttft": 3}},
+        },
+        "deploymentOverrides": {"name": "g", "workersImage": "w:1"},
+    }
+    assert alpha["status"] == {"state": "Profiling", "backend": "vllm", "profilingResults": "configmap/out"}
+
+
 def test_a_payload_without_envelope_is_read_as_the_spec() -> None:
     alpha = _alpha()
     alpha["metadata"]["annotations"] = {SPEC: json.dumps({"searchStrategy": "thorough"})}
