@@ -111,9 +111,10 @@ def _is_number(value: object) -> bool:
 
 def _is_int32(value: object) -> bool:
     """A whole number v1beta1's int32 fields can hold (3000.0 is one, 3000.5 and true are not)."""
-    if not isinstance(value, int | float) or isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return False
-    return float(value).is_integer() and _INT32[0] <= value <= _INT32[1]
+    # Range first: float() of an integer past 1e308 would raise.
+    return _INT32[0] <= value <= _INT32[1] and float(value).is_integer()
 
 
 def _nonempty_str(value: object) -> bool:

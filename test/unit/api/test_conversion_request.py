@@ -90,6 +90,14 @@ def test_blob_keys_v1beta1_cannot_type_stay_in_the_spec_payload() -> None:
     assert remainder == {"sla": {"isl": 3000.5, "note": "x"}, "engine": {"maxContextLength": 16384}}
 
 
+@pytest.mark.parametrize("isl", [True, 3000.5, 2**31, 10**400, "3000"])
+def test_an_isl_v1beta1_cannot_hold_stays_in_the_blob(isl: object) -> None:
+    alpha = _alpha(profilingConfig={"profilerImage": "p", "config": {"sla": {"isl": isl}}})
+    beta = request.to_v1beta1(alpha)
+    assert "workload" not in beta["spec"]
+    assert request.to_v1alpha1(beta) == alpha
+
+
 def test_profiling_pod_fields_go_into_the_profiler_container_of_the_job_override() -> None:
     config = {"profilerImage": "p", "resources": {"limits": {"cpu": "2"}}, "tolerations": [{"key": "gpu"}]}
     beta = request.to_v1beta1(_alpha(profilingConfig=config))
