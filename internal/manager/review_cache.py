@@ -117,6 +117,7 @@ class ReviewCache(Generic[K, V]):
 
         Raises ReviewBusy, without waiting, when a new review is needed and the limiter has no slot
         (a known key may take a reserved one).
+
         The review runs in its own task: a caller that goes away (the client hung up) does not cancel
         it for the others, but when the last caller goes away it is cancelled, and a later caller
         starts afresh. An exception reaches every waiter and nothing is cached.
