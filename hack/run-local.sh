@@ -53,7 +53,9 @@ say "server $(kubectl config view --minify -o 'jsonpath={.clusters[0].cluster.se
 # process: there, v1beta1 reads fail while `make run` serves (v1alpha1, the stored version, works).
 webhook_port=$(pick_port "${RUN_WEBHOOK_PORT:-9443}")
 local_plane=
-case "$KUBECONFIG" in */dynamo-operator-cluster/*) local_plane=1 ;; esac
+case "$KUBECONFIG" in
+  */dynamo-operator-cluster/* | "${DYNAMO_CLUSTER_STATE_DIR:-/nonexistent}"/*) local_plane=1 ;;
+esac
 py=python3
 [ -x .venv/bin/python ] && py=.venv/bin/python
 if [ -d config/crd ] && [ -n "$local_plane" ]; then
