@@ -98,7 +98,7 @@ async def bound(
 ) -> AsyncIterator[str]:
     """`policy` under a name of its own (yielded), bound to `namespace` only (so no other test is
     subject to it), in force (as `in_force` probes) once entered, removed on exit."""
-    name = f"{policy['metadata']['name']}-{namespace}"[:63]
+    name = f"{policy['metadata']['name']}-{namespace}"[:63].rstrip("-.")
     renamed = copy.deepcopy(dict(policy))
     renamed["metadata"] = {**renamed["metadata"], "name": name}
     spec: dict[str, Any] = {

@@ -28,6 +28,10 @@ from testsupport.operator import RunningOperator, wait_quiet
 
 pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
 
+# kubectl names the version: v1beta1 is served too and would be kubectl's choice, through the
+# conversion webhook, which these tests are not about.
+DGDR_V1ALPHA1 = "dynamographdeploymentrequests.v1alpha1.nvidia.com"
+
 
 @pytest.mark.parametrize(
     ("use_mocker", "expected"),
@@ -148,7 +152,7 @@ async def test_autoapply_overrides_no_recreate(
     assert condition(deleted, "DeploymentReady")["reason"] == "DeploymentDeleted"
     assert deleted["status"]["deployment"]["created"] is True
     # Poke the request (a metadata edit triggers a reconcile) and let the operator settle: no DGD.
-    kubectl("annotate", "dgdr/auto", "-n", ns, "test/poke=1")
+    kubectl("annotate", f"{DGDR_V1ALPHA1}/auto", "-n", ns, "test/poke=1")
     await wait_quiet(settle=2.0, timeout=30.0)
     assert await get_or_none(api, kinds.DGD, "served", ns) is None
     assert (await state_of(api, ns, "auto"))["status"]["state"] == "DeploymentDeleted"
@@ -196,7 +200,15 @@ async def test_spec_edit_while_profiling_refused(
     before = await wait_state(api, ns, "frozen", "Profiling")
     job_before = await api.get(JOB, "profile-frozen", namespace=ns)
     try:
-        kubectl("patch", "dgdr/frozen", "-n", ns, "--type=merge", "-p", '{"spec":{"model":"other/model"}}')
+        kubectl(
+            "patch",
+            f"{DGDR_V1ALPHA1}/frozen",
+            "-n",
+            ns,
+            "--type=merge",
+            "-p",
+            '{"spec":{"model":"other/model"}}',
+        )
     except KubectlError as err:
         assert "immutable" in err.stderr
         after = await state_of(api, ns, "frozen")

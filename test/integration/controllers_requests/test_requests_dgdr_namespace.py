@@ -66,9 +66,9 @@ async def create_when_admitted(api: Client, obj: dict[str, Any]) -> dict[str, An
     return created
 
 
-async def nothing_tracked_in(api: Client, namespace: str, dgdr: str) -> None:
-    """No DGD and no ConfigMap in `namespace` carries the request's tracking label."""
-    selector = f"dgdr.nvidia.com/name={dgdr}"
+async def nothing_tracked_in(api: Client, namespace: str, dgdr: str, dgdr_namespace: str) -> None:
+    """No DGD and no ConfigMap in `namespace` carries the request's tracking labels."""
+    selector = f"dgdr.nvidia.com/name={dgdr},dgdr.nvidia.com/namespace={dgdr_namespace}"
     assert await api.list(kinds.DGD, namespace=namespace, label_selector=selector) == []
     assert await api.list(CONFIG_MAP, namespace=namespace, label_selector=selector) == []
 
@@ -83,7 +83,7 @@ async def test_a_request_naming_kube_system_fails_and_leaves_nothing_there(
 ) -> None:
     """Stored without the policy: the operator fails it at validation, naming the field, with one
     Warning Event; no profiling Job, nothing in kube-system."""
-    name = f"{ns}-req"[:63]
+    name = "req"
     await create_when_admitted(
         api, request(name, ns, autoApply=True, deploymentOverrides={"namespace": ELSEWHERE})
     )
@@ -93,7 +93,7 @@ async def test_a_request_naming_kube_system_fails_and_leaves_nothing_there(
     assert f"{FIELD} is '{ELSEWHERE}'" in cond["message"]
     await eventually(lambda: warnings(api, ns, name), until=lambda es: len(es) == 1)
     assert await api.list(JOB, namespace=ns) == []
-    await nothing_tracked_in(api, ELSEWHERE, name)
+    await nothing_tracked_in(api, ELSEWHERE, name, ns)
 
 
 async def test_a_request_stored_with_another_namespace_in_its_generated_graph_does_not_deploy(
@@ -101,7 +101,7 @@ async def test_a_request_stored_with_another_namespace_in_its_generated_graph_do
 ) -> None:
     """A request an older operator carried to Deploying with a generated graph for kube-system (its
     status written here as that operator would have): the deploy step refuses, nothing is created."""
-    name = f"{ns}-old"[:63]
+    name = "old"
     # Waits for a ConfigMap that never comes: the operator leaves the request where it is.
     spec = {"autoApply": True}
     obj = request(name, ns, **spec)
@@ -131,7 +131,7 @@ async def test_a_request_stored_with_another_namespace_in_its_generated_graph_do
     await eventually(lambda: warnings(api, ns, name), until=lambda es: len(es) == 1)
     assert await get_or_none(api, kinds.DGD, generated["metadata"]["name"], ELSEWHERE) is None
     assert await get_or_none(api, kinds.DGD, generated["metadata"]["name"], ns) is None
-    await nothing_tracked_in(api, ELSEWHERE, name)
+    await nothing_tracked_in(api, ELSEWHERE, name, ns)
 
 
 async def test_profiler_output_naming_another_namespace_writes_nothing_there(
@@ -139,7 +139,7 @@ async def test_profiler_output_naming_another_namespace_writes_nothing_there(
 ) -> None:
     """The output's DGD and its planner ConfigMap both name kube-system: the request fails when the
     output is read (SpecGenerated, NamespaceNotAllowed); neither is created, there or here."""
-    name = f"{ns}-out"[:63]
+    name = "out"
     await apply(api, request(name, ns, autoApply=True))
     await wait_state(api, ns, name, "Profiling")
     graph = generated_graph(f"{ns}-gen"[:63])
@@ -157,7 +157,7 @@ async def test_profiler_output_naming_another_namespace_writes_nothing_there(
     for namespace in (ELSEWHERE, ns):
         assert await get_or_none(api, kinds.DGD, graph["metadata"]["name"], namespace) is None
         assert await get_or_none(api, CONFIG_MAP, planner["metadata"]["name"], namespace) is None
-    await nothing_tracked_in(api, ELSEWHERE, name)
+    await nothing_tracked_in(api, ELSEWHERE, name, ns)
 
 
 async def test_the_policy_refuses_a_request_naming_another_namespace(api: Client, ns: str) -> None:
