@@ -24,6 +24,10 @@ log = structlog.get_logger(__name__)
 PATH = "/convert"
 DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
 DEFAULT_TIMEOUT = 25.0
+# The API server retries a failed LIST (the garbage collector's, the namespace controller's) about every
+# second; one object that cannot be converted would otherwise log a warning each time.
+FAILURE_LOG_INTERVAL = 60.0
+_FAILURE_LOG_KEYS = 256
 
 
 class WebhookServer:
@@ -53,6 +57,7 @@ class WebhookServer:
         self.serving = False
         self.reviews = 0
         self.failures = 0
+        self._logged: dict[str, tuple[float, int]] = {}  # message -> (last logged, repeats since)
 
     async def start(self) -> None:
         await self._runner.setup()
@@ -101,6 +106,18 @@ class WebhookServer:
         result = answer["response"]["result"]
         if result["status"] != "Success":
             self.failures += 1
-            log.warning("Conversion failed", message=result.get("message"))
+            self._log_failure(str(result.get("message")))
         payload = await asyncio.to_thread(orjson.dumps, answer)
         return web.Response(body=payload, content_type="application/json")
+
+    def _log_failure(self, message: str) -> None:
+        """A warning per distinct message at most every FAILURE_LOG_INTERVAL, with the repeats between."""
+        now = asyncio.get_running_loop().time()
+        last, repeats = self._logged.get(message, (None, 0))
+        if last is not None and now - last < FAILURE_LOG_INTERVAL:
+            self._logged[message] = (last, repeats + 1)
+            return
+        if len(self._logged) >= _FAILURE_LOG_KEYS and message not in self._logged:
+            self._logged.pop(next(iter(self._logged)))
+        self._logged[message] = (now, 0)
+        log.warning("Conversion failed", message=message, repeats_since_last_logged=repeats)

@@ -170,3 +170,45 @@ def _foreign_ca() -> bytes:
     from dynamo_operator.internal.manager import tls
 
     return tls.self_signed_pair("someone-else").cert
+
+
+def test_a_year_of_rotations_on_a_fake_clock_always_serves_a_trusted_certificate() -> None:
+    """Day by day over a year of 30-day certificates, with the CRDs catching up one day after each new
+    CA: every day the served certificate is valid and signed by a CA of the bundle, and every CA a
+    replica may still present (the one served the day before) stays in the bundle."""
+    from dynamo_operator.internal.clock import FakeClock
+
+    wanted = state.Wanted(WANTED.dns_names, WANTED.ip_addresses, 30 * DAY)
+    clock = FakeClock(wall_start=T0)
+    seen_since: dict[str, datetime.datetime] = {}
+
+    def trusted(ca: object) -> bool:
+        fp = pki.fingerprint(ca)  # type: ignore[arg-type]
+        return fp in seen_since and clock.wall() - seen_since[fp] >= DAY
+
+    data: dict[str, bytes] = {}
+    served_before: str | None = None
+    previous_leaf = None
+    rotations = writes = 0
+    for _ in range(365):
+        now = clock.wall()
+        if (new := state.plan(data, wanted, now, trusted)) is not None:
+            data, writes = new, writes + 1
+        for ca in pki.load_certs(data[state.CA_BUNDLE]):  # what the CRDs now carry
+            seen_since.setdefault(pki.fingerprint(ca), now)
+        assert state.serving(data, wanted, now)
+        leaf = pki.load_certs(data[state.CERT])[0]
+        bundle = pki.load_certs(data[state.CA_BUNDLE])
+        if served_before is not None and served_before != pki.fingerprint(leaf):
+            rotations += 1
+        served_before = pki.fingerprint(leaf)
+        assert any(pki.signed_by(leaf, ca) for ca in bundle)
+        if previous_leaf is not None and pki.valid_at(previous_leaf, now):
+            assert any(pki.signed_by(previous_leaf, ca) for ca in bundle), "a CA still in use left the bundle"
+        previous_leaf = leaf
+        clock.advance(DAY.total_seconds())
+    # A new pair every 20 days (two thirds of 30), each rotation three writes at most: add the CA,
+    # serve the pair, drop the expired CA.
+    print(f"rotations {rotations}, writes {writes}")
+    assert 17 <= rotations <= 19
+    assert writes <= 1 + 3 * rotations + 3
