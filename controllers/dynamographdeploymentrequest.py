@@ -193,6 +193,9 @@ class DynamoGraphDeploymentRequestReconciler:
         # Each step of the state machine starts from the state the server holds: a status write
         # computed from a stale view is refused (409) and retried, never applied.
         self._status = StatusWriter(client, kinds.DGDR, precondition=True)
+        # One output parse at a time: the parser's limits bound one parse (about 36 MiB at worst),
+        # so this bounds them all, however many requests finish together.
+        self._parsing = asyncio.Semaphore(1)
 
     def setup(self, b: Builder) -> None:
         """For DGDRs (every change: a spec edit must be seen to be rejected); Owns profiling Jobs;
@@ -429,7 +432,8 @@ class DynamoGraphDeploymentRequestReconciler:
         use_mocker = bool(dgdr.spec.get("useMocker"))
         try:
             # Off the event loop: a parse takes up to a few seconds within the limits.
-            result = await asyncio.to_thread(output.read_output, cm, use_mocker=use_mocker)
+            async with self._parsing:
+                result = await asyncio.to_thread(output.read_output, cm, use_mocker=use_mocker)
         except output.OutputLimitExceeded as err:
             return Step(advance(State.PROFILING, OutputRefused(err.limit, str(err))))
         except output.ProfileOutputError as err:

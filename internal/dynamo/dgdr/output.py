@@ -52,8 +52,8 @@ class OutputLimits:
     # Alias uses (`*name`). PyYAML's dumper writes one for each repeated Python object, so a few are
     # legitimate; expansion is bounded by `max_expanded` whatever their number.
     max_aliases: int = 256
-    # Nodes composed (not counting what aliases repeat): bounds the loader's memory (about 0.65 KiB
-    # a node, marks included, so some 32 MiB at most) and its time (a few seconds).
+    # Nodes composed (not counting what aliases repeat): bounds the loader's memory (about 0.7 KiB
+    # a node, marks included: 35 MiB at most, measured) and its time (a few seconds).
     max_nodes: int = 50_000
     # Characters the parsed result would take with every alias written out (about its JSON size),
     # measured as it is composed, never by expanding: bounds what the result costs wherever it is
