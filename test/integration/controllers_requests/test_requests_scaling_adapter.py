@@ -213,7 +213,9 @@ async def test_admission_policy_refuses_replica_edits_by_ordinary_users(
     try:
 
         def as_user(user: str, patch: str = edit) -> str:
-            args = ["patch", "dgd/p", "-n", ns, "--type=merge", "-p", patch, "--dry-run=server"]
+            # The version named: kubectl would pick v1beta1, through the conversion webhook.
+            graph = "dynamographdeployments.v1alpha1.nvidia.com/p"
+            args = ["patch", graph, "-n", ns, "--type=merge", "-p", patch, "--dry-run=server"]
             try:
                 return kubectl(*args, "--as", user, "--as-group", "system:masters")
             except KubectlError as err:
