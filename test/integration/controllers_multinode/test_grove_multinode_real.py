@@ -226,6 +226,9 @@ async def test_a_failing_leader_marks_the_service_not_ready_with_the_reason(
     )
     assert not_ready["status"]["state"] == "pending"
     assert not_ready["status"]["services"][service]["availableReplicas"] == 0
+    # Not replaced (alpha.6): the clique still has that one pod, now failed or not ready.
+    still = await live(api, kinds.POD, ns, f"{CLIQUE_LABEL}={leader_clique}")
+    assert [p["metadata"]["uid"] for p in still] == [leader["metadata"]["uid"]]
     # Recovery is Grove's: the pod deleted, its clique makes a new one and the set is whole again.
     await api.delete(kinds.POD, leader["metadata"]["name"], namespace=ns)
     await ready_graph(api, grove, ns, name)

@@ -189,3 +189,40 @@ async def test_grove_scales_a_multinode_scaling_group(
     )
     await wait_grove_ready(api, grove, ns, name, 1)
     assert (await api.get(PCSG, group, namespace=ns))["status"]["availableReplicas"] == 2
+
+
+def _env(pod: dict[str, Any]) -> dict[str, str | None]:
+    return {e["name"]: e.get("value") for e in pod["spec"]["containers"][0].get("env") or ()}
+
+
+async def test_grove_names_addresses_and_labels_each_pod_after_its_clique(
+    api: Client, grove: GroveBackend, short_ns: str
+) -> None:
+    """What our pathway's pods rely on, as Grove (v0.1.0-alpha.6) does it: a pod `<clique>-<random>`
+    with hostname `<clique>-<i>` (i = 0..replicas-1, its GROVE_PCLQ_POD_INDEX) in subdomain `<pcs>-0`,
+    the headless service address in GROVE_HEADLESS_SERVICE, labelled with its clique, its PodGang
+    `<pcs>-0` (which exists) and Grove as its manager; a clique's status counts every pod updated."""
+    ns = short_ns
+    pcs = podcliqueset(golden("vllm", ns), ns)
+    name = pcs["metadata"]["name"]
+    await prerequisites(api, pcs, ns)
+    await api.apply(PCS, pcs, field_manager=FIELD_MANAGER)
+    await wait_grove_ready(api, grove, ns, name, 1)
+    for clique in await api.list(PCLQ, namespace=ns):
+        clique_name = clique["metadata"]["name"]
+        replicas = clique["spec"]["replicas"]
+        assert (clique["status"]["replicas"], clique["status"]["updatedReplicas"]) == (replicas, replicas)
+        pods = await api.list(POD, namespace=ns, label_selector=f"grove.io/podclique={clique_name}")
+        assert sorted(p["spec"]["hostname"] for p in pods) == [f"{clique_name}-{i}" for i in range(replicas)]
+        for pod in pods:
+            labels, env = pod["metadata"]["labels"], _env(pod)
+            assert pod["metadata"]["name"].startswith(f"{clique_name}-")
+            assert pod["spec"]["subdomain"] == f"{name}-0"
+            assert env["GROVE_PCLQ_POD_INDEX"] == pod["spec"]["hostname"].rsplit("-", 1)[1]
+            assert env["GROVE_HEADLESS_SERVICE"] == f"{name}-0.{ns}.svc.cluster.local"
+            assert (labels["app.kubernetes.io/managed-by"], labels["app.kubernetes.io/part-of"]) == (
+                "grove-operator",
+                name,
+            )
+            assert labels["grove.io/podgang"] == f"{name}-0"
+    assert f"{name}-0" in {g["metadata"]["name"] for g in await api.list(PODGANG, namespace=ns)}
