@@ -64,14 +64,18 @@ build_lws() {
   echo "lws $dir"
 }
 
+grove_ready() {  # dir: the CRDs there, with the repository's current PodGang stand-in
+  present "$1" && cmp -s "$1/crds/podgang-standin-crd.yaml" "$here/tools/grove/podgang-standin-crd.yaml"
+}
+
 build_grove() {
   local dir=$GROVE_ADDON_DIR module
-  if present "$dir"; then log "grove $GROVE_VERSION CRDs present"; echo "grove $dir"; return; fi
+  if grove_ready "$dir"; then log "grove $GROVE_VERSION CRDs present"; echo "grove $dir"; return; fi
   go_env
   mkdir -p "$dir"
   exec 8>"$dir/.lock"
   flock 8
-  if ! present "$dir"; then
+  if ! grove_ready "$dir"; then
     log "fetching Grove's API module $GROVE_VERSION (its CRDs) into the Go module cache"
     module=$(cd "$here/tools/grove" && go mod download github.com/ai-dynamo/grove/operator/api &&
       go list -m -f '{{.Dir}}' github.com/ai-dynamo/grove/operator/api)
