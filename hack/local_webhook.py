@@ -1,31 +1,35 @@
 #!/usr/bin/env python3
-"""Point the CRDs' conversion webhook at a loopback URL, for a local control plane (`make run`, tests).
+"""Route the CRDs' conversion webhook to a host process, for a local control plane (`make run`, tests).
 
-The CRDs name a Service (`dynamo-operator-webhook-service`), which nothing routes to a host process
-here, and an ExternalName Service does not help either: the API server would dial its external name
-on the CRD's port (443 by default), not on the operator's. So, on a local control plane only, each
-CRD's `clientConfig` becomes `url: https://127.0.0.1:<port>/convert`; the operator's certificate names
-127.0.0.1, and the operator still puts its CA bundle in, as in a cluster.
+The CRDs name a Service (`dynamo-operator-webhook-service` in `dynamo-system`, port 9443), and nothing
+implements Services here. An ExternalName Service of that name does: for a webhook, the API server
+resolves it to `<externalName>:<the CRD's port>` and checks the certificate for
+`<service>.<namespace>.svc`, the name the operator's certificate carries when it runs in that
+namespace. So the CRDs stay exactly as shipped; only this Service differs from a cluster's, and the
+operator listens on `<address>:<port>` (a loopback address: a test session takes one of its own, so
+several sessions on one host never answer each other's API servers).
 
-Two steps, because the CRDs were applied with `service` (server-side apply: by localcluster, a test
-fixture, or `kubectl apply --server-side`): a JSON merge patch that sets `url` and removes `service`
-(which also drops every manager's ownership of `service`), then an apply of the same CRDs carrying
-`url` under the caller's field manager, so later applies of them do not bring `service` back beside it.
-
-CLI: local_webhook.py --url URL [--kubeconfig K] [--field-manager M] PATH...  (YAML files or directories:
-every document is applied, the CRDs converted by webhook with `url`)
+CLI: local_webhook.py --address 127.0.0.1 [--kubeconfig K] PATH...   (the CRD files or directories;
+the Service reference is read from them). Prints the address the operator must listen on.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+FIELD_MANAGER = "dynamo-localcluster"
+
+
+class ServiceRef(NamedTuple):
+    name: str
+    namespace: str
+    port: int
 
 
 def uses_webhook(doc: dict[str, Any]) -> bool:
@@ -33,24 +37,35 @@ def uses_webhook(doc: dict[str, Any]) -> bool:
     return doc.get("kind") == "CustomResourceDefinition" and conversion.get("strategy") == "Webhook"
 
 
-def with_url(doc: dict[str, Any], url: str) -> dict[str, Any]:
-    """The CRD with its conversion webhook at `url` (no `service`); other documents unchanged."""
-    if not uses_webhook(doc):
-        return doc
-    out = copy.deepcopy(doc)
-    config = out["spec"]["conversion"]["webhook"].setdefault("clientConfig", {})
-    config.pop("service", None)
-    config["url"] = url
-    return out
+def service_refs(docs: Iterable[dict[str, Any]]) -> set[ServiceRef]:
+    """The Services the CRDs' conversion webhooks name (one, for this project's CRDs)."""
+    refs = set()
+    for doc in filter(uses_webhook, docs):
+        ref = doc["spec"]["conversion"]["webhook"]["clientConfig"].get("service")
+        if ref:
+            refs.add(ServiceRef(ref["name"], ref["namespace"], int(ref.get("port", 443))))
+    return refs
 
 
-def merge_patch(url: str) -> dict[str, Any]:
-    """What turns a CRD's client config into `url` whatever it held (a merge patch: null deletes)."""
-    return {"spec": {"conversion": {"webhook": {"clientConfig": {"service": None, "url": url}}}}}
+def manifests(ref: ServiceRef, address: str) -> list[dict[str, Any]]:
+    """The namespace and the ExternalName Service that send the webhook's calls to `address`."""
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ref.namespace}},
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": ref.name, "namespace": ref.namespace},
+            "spec": {
+                "type": "ExternalName",
+                "externalName": address,
+                "ports": [{"name": "webhook", "port": ref.port, "protocol": "TCP"}],
+            },
+        },
+    ]
 
 
 def _docs(paths: Iterable[str]) -> list[dict[str, Any]]:
-    import yaml  # the project venv's; run-local.sh uses it
+    import yaml  # the project venv's; run-local.sh and the tests use it
 
     files: list[Path] = []
     for p in map(Path, paths):
@@ -60,28 +75,37 @@ def _docs(paths: Iterable[str]) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--url", required=True)
+    parser.add_argument("--address", default="127.0.0.1")
     parser.add_argument("--kubeconfig", default=None)
-    parser.add_argument("--field-manager", default="dynamo-localcluster")
     parser.add_argument("paths", nargs="+")
     args = parser.parse_args(argv)
     kubectl = ["kubectl", *([f"--kubeconfig={args.kubeconfig}"] if args.kubeconfig else [])]
-    docs = _docs(args.paths)
-    for doc in filter(uses_webhook, docs):
-        name = doc["metadata"]["name"]
-        subprocess.run(
-            [*kubectl, "patch", "crd", name, "--type=merge", "-p", json.dumps(merge_patch(args.url))],
-            check=False,  # absent: the apply below creates it
-            capture_output=True,
-            timeout=60,
+    refs = service_refs(_docs(args.paths))
+    if len(refs) != 1:
+        print(
+            f"local_webhook: expected one webhook Service in the CRDs, found {sorted(refs)}", file=sys.stderr
         )
-    listing = {"apiVersion": "v1", "kind": "List", "items": [with_url(d, args.url) for d in docs]}
+        return 1
+    [ref] = refs
+    items = manifests(ref, args.address)
+    # A Service of another type (config/default's ClusterIP one) cannot simply become ExternalName.
+    current = subprocess.run(
+        [*kubectl, "get", "service", "-n", ref.namespace, ref.name, "-o", "jsonpath={.spec.type}"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    if current.returncode == 0 and current.stdout not in ("", "ExternalName"):
+        subprocess.run(
+            [*kubectl, "delete", "service", "-n", ref.namespace, ref.name], check=False, timeout=60
+        )
     done = subprocess.run(
-        [*kubectl, "apply", "--server-side", "--force-conflicts", f"--field-manager={args.field_manager}",
+        [*kubectl, "apply", "--server-side", "--force-conflicts", f"--field-manager={FIELD_MANAGER}",
          "-f", "-"],
-        input=json.dumps(listing), text=True, capture_output=True, timeout=120, check=False,
+        input=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}),
+        text=True, capture_output=True, timeout=120, check=False,
     )  # fmt: skip
     sys.stderr.write(done.stdout + done.stderr)
+    if done.returncode == 0:
+        print(f"{args.address}:{ref.port} {ref.namespace}")
     return done.returncode
 
 

@@ -47,25 +47,31 @@ print(s.getsockname()[1])' "$1"
 }
 say "server $(kubectl config view --minify -o 'jsonpath={.clusters[0].cluster.server}')"
 
-# The conversion webhook: on the local control plane the CRDs call it at a loopback URL (no Service
-# reaches a host process; hack/local_webhook.py says why), on the port chosen here (RUN_WEBHOOK_PORT,
-# default 9443, or a free one). Another cluster keeps the CRDs' Service, which does not reach this
-# process: there, v1beta1 reads fail while `make run` serves (v1alpha1, the stored version, works).
-webhook_port=$(pick_port "${RUN_WEBHOOK_PORT:-9443}")
+if [ -d config/crd ]; then
+  say "installing the CRDs from config/crd"
+  kubectl apply --server-side --force-conflicts -k config/crd >&2
+else
+  say "config/crd does not exist yet: CRDs not installed"
+fi
+
+# The conversion webhook. On the local control plane the CRDs' Service (dynamo-system, port 9443)
+# becomes an ExternalName to 127.0.0.1 (hack/local_webhook.py says why), and the operator runs as if
+# in that namespace (its certificate names the Service). On another cluster it stays off: the API
+# server there cannot call this process, and its CRDs are not ours to change.
+webhook_args=(--webhook-bind-address=0)
 local_plane=
 case "$KUBECONFIG" in
   */dynamo-operator-cluster/* | "${DYNAMO_CLUSTER_STATE_DIR:-/nonexistent}"/*) local_plane=1 ;;
 esac
 py=python3
 [ -x .venv/bin/python ] && py=.venv/bin/python
-if [ -d config/crd ] && [ -n "$local_plane" ]; then
-  say "installing the CRDs from config/crd/bases, conversion webhook at https://127.0.0.1:$webhook_port/convert"
-  "$py" hack/local_webhook.py --url "https://127.0.0.1:$webhook_port/convert" config/crd/bases
-elif [ -d config/crd ]; then
-  say "installing the CRDs from config/crd"
-  kubectl apply --server-side --force-conflicts -k config/crd >&2
+if [ -n "$local_plane" ] && [ -d config/crd ]; then
+  route=$("$py" hack/local_webhook.py --address 127.0.0.1 config/crd/bases)
+  export POD_NAMESPACE=${route#* }
+  webhook_args=(--webhook-bind-address="${route% *}")
+  say "conversion webhook: https://${route% *}/convert (the CRDs' Service in $POD_NAMESPACE points there)"
 else
-  say "config/crd does not exist yet: CRDs not installed"
+  say "conversion webhook off: v1beta1 objects cannot be read or written while this runs (v1alpha1 can)"
 fi
 
 if [ ! -x .venv/bin/dynamo-operator ]; then
@@ -77,5 +83,4 @@ health_port=$(pick_port "${RUN_HEALTH_PORT:-8081}")
 say "metrics: http://127.0.0.1:$metrics_port/metrics (plain HTTP, loopback only)   health: http://127.0.0.1:$health_port/readyz"
 say "exec dynamo-operator $*"
 exec .venv/bin/dynamo-operator --log-format=console --health-probe-bind-address="127.0.0.1:$health_port" \
-  --metrics-secure=false --metrics-bind-address="127.0.0.1:$metrics_port" \
-  --webhook-bind-address="127.0.0.1:$webhook_port" "$@"
+  --metrics-secure=false --metrics-bind-address="127.0.0.1:$metrics_port" "${webhook_args[@]}" "$@"

@@ -304,6 +304,9 @@ class WebhookConversion:
     service_name: str
     service_namespace: str
     path: str = "/convert"
+    # The Service's port, which is also the operator's: on a local control plane an ExternalName
+    # Service to a loopback address is dialled on this port (README "Conversion webhook").
+    port: int = 443
 
     def stanza(self) -> Json:
         return {
@@ -314,6 +317,7 @@ class WebhookConversion:
                         "name": self.service_name,
                         "namespace": self.service_namespace,
                         "path": self.path,
+                        "port": self.port,
                     }
                 },
                 "conversionReviewVersions": ["v1"],

@@ -32,7 +32,7 @@ from dynamo_operator.optional_api_watch import OptionalApiWatch
 from dynamo_operator.wiring import register_controllers
 
 from testsupport.api import eventually
-from testsupport.webhook import session_port, to_session_webhook
+from testsupport.webhook import route_session_webhook, session_route
 
 REPO = Path(__file__).resolve().parents[2]
 CRD_DIR = REPO / "config" / "crd" / "bases"
@@ -90,8 +90,7 @@ async def install_crds(
     each is Established. Returns their names."""
     if paths is None:
         paths = [*sorted(CRD_DIR.glob("*.yaml")), LWS_CRD]
-    # Conversions reach the session operator's webhook (testsupport/webhook.py).
-    docs = await to_session_webhook(client, _crd_documents(paths))
+    docs = _crd_documents(paths)
     for doc in docs:
         await client.apply(CUSTOM_RESOURCE_DEFINITION, doc, field_manager=TEST_FIELD_MANAGER, force=True)
     names = [d["metadata"]["name"] for d in docs]
@@ -129,9 +128,14 @@ async def operator(cluster: Any) -> AsyncIterator[RunningOperator]:
         ),
     )
     apis = register_controllers(mgr, settings)  # exactly what `dynamo-operator` registers
-    # The conversion webhook, as `dynamo-operator` runs it, on the port the CRDs were pointed at.
+    # The conversion webhook, as `dynamo-operator` runs it in the namespace the CRDs name, on a loopback
+    # address of this session's that an ExternalName Service sends the API server to.
+    await asyncio.to_thread(route_session_webhook, str(cluster.kubeconfig))
+    address, namespace, port = session_route()
     hook = webhook_setup.serving(
-        client, OperatorOptions(webhook_bind_address=f"127.0.0.1:{session_port()}"), mgr
+        client,
+        OperatorOptions(leader_election_namespace=namespace, webhook_bind_address=f"{address}:{port}"),
+        mgr,
     )
     await hook.__aenter__()
     task = asyncio.create_task(mgr.run(), name="operator-under-test")

@@ -19,12 +19,14 @@ import argparse
 import asyncio
 import contextlib
 import functools
+import random
 import signal
 import socket
 import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from dynamo_operator.internal.client.client import Client
@@ -34,34 +36,40 @@ from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION,
 VERSIONS = ("v1", "v2")
 
 
-# -- the session's webhook: the project's CRDs pointed at the session operator's loopback port ----------
+# -- the session's webhook: the project's CRDs routed to the session operator ---------------------------
+
+
+CRD_DIR = Path(__file__).resolve().parents[2] / "config" / "crd" / "bases"
 
 
 @functools.cache
-def session_port() -> int:
-    """One loopback port per test process for the session operator's webhook."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def session_url() -> str:
-    return f"https://127.0.0.1:{session_port()}/convert"
-
-
-async def to_session_webhook(client: Client, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`docs` with their conversion webhook at the session's URL (hack/local_webhook.py), after the
-    live CRDs of the same names were patched to it (they may have been applied with `service`)."""
+def session_route() -> tuple[str, str, int]:
+    """(address, namespace, port): the loopback address this test process's operator serves the
+    webhook on (one of its own in 127.200.0.0-127.254.255.254, so that sessions sharing a host never
+    answer each other's API servers), and the namespace and port the CRDs name."""
     import local_webhook  # hack/ (on the tests' path; not when this file runs as a replica)
 
-    url = session_url()
-    for doc in docs:
-        if local_webhook.uses_webhook(doc):
-            with contextlib.suppress(NotFound):
-                await client.patch(
-                    CUSTOM_RESOURCE_DEFINITION, doc["metadata"]["name"], local_webhook.merge_patch(url)
-                )
-    return [local_webhook.with_url(d, url) for d in docs]
+    [ref] = local_webhook.service_refs(local_webhook._docs([str(CRD_DIR)]))
+    rng = random.Random()
+    for _ in range(50):
+        address = f"127.{rng.randrange(200, 255)}.{rng.randrange(256)}.{rng.randrange(1, 255)}"
+        with socket.socket() as s:
+            try:
+                s.bind((address, ref.port))
+            except OSError:
+                continue
+        return address, ref.namespace, ref.port
+    raise RuntimeError("no free loopback address for the session's webhook")
+
+
+def route_session_webhook(kubeconfig: str) -> None:
+    """The ExternalName Service that sends the CRDs' conversions to the session operator
+    (hack/local_webhook.py); replaces a Service of another type (config/default's)."""
+    import local_webhook
+
+    address, _, _ = session_route()
+    argv = ["--address", address, f"--kubeconfig={kubeconfig}", str(CRD_DIR)]
+    assert local_webhook.main(argv) == 0, "cannot route the CRDs' conversion webhook"
 
 
 def widget_resource(group: str, version: str) -> Resource:
@@ -142,7 +150,7 @@ async def conversions(
     return tally
 
 
-async def session_bundle_in_crds(client: Client, names: list[str], namespace: str = "default") -> bool:
+async def session_bundle_in_crds(client: Client, names: list[str], namespace: str = "dynamo-system") -> bool:
     """Whether every CRD of `names` carries the CA bundle of the session operator's Secret (conversions
     fail until then: the API server cannot verify the webhook)."""
     from dynamo_operator.flags import DEFAULT_WEBHOOK_SECRET

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 from testsupport.cluster import Kubectl
+from testsupport.webhook import route_session_webhook
 
 pytestmark = pytest.mark.cluster
 
@@ -42,6 +43,8 @@ def deployed(kubectl: Kubectl) -> Iterator[str]:
             "--wait=false",
             check=False,
         )
+        # config/default's webhook Service replaced the session's route to its in-process operator.
+        route_session_webhook(kubectl.kubeconfig)
 
 
 def test_default_kustomization_applies_and_establishes_the_crds(kubectl: Kubectl, deployed: str) -> None:

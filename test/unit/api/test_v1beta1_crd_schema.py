@@ -167,6 +167,7 @@ def test_served_versions_store_v1alpha1_and_convert_through_the_webhook(plural: 
                     "name": "dynamo-operator-webhook-service",
                     "namespace": "dynamo-system",
                     "path": "/convert",
+                    "port": 9443,
                 }
             },
             "conversionReviewVersions": ["v1"],
