@@ -8,7 +8,7 @@ import os
 import signal
 
 import structlog
-from dynamo_operator import webhook_setup, wiring
+from dynamo_operator import storage_migration, webhook_setup, wiring
 from dynamo_operator.context import detect_capabilities, settings_from
 from dynamo_operator.flags import OperatorOptions
 from dynamo_operator.internal.client.client import Client
@@ -94,6 +94,7 @@ async def run_operator(options: OperatorOptions) -> int:
                 return 1
             mgr = Manager(client, options=manager_opts)
             wiring.register_controllers(mgr, settings)
+            storage_migration.register(mgr)
             install_signal_handlers(mgr)
             # Conversions are served from start-up by every replica, and until the manager has stopped.
             async with webhook_setup.serving(client, options, mgr):
