@@ -5,12 +5,13 @@ local control plane (hack/localcluster.py) started once per session in its own s
 stopped at the end. Tests that need its fault hooks take `local_cluster`, which skips elsewhere.
 
 Add-ons (hack/cluster_addons.py: the real LeaderWorkerSet controller; Grove's CRDs, with Grove's
-operator when GROVE_OPERATOR names it) are opt-in per session, as they change what the cluster does
-(LWS objects become ready): the session's local cluster runs those named by DYNAMO_TEST_CLUSTER_ADDONS (`lws,grove`), or, when that is unset and every
-collected test that uses the cluster is marked `@pytest.mark.addons(...)`, the union of those marks
-(so `pytest test/integration/controllers_multinode` just works). With an existing cluster
-(DYNAMO_TEST_USE_EXISTING_CLUSTER=1), DYNAMO_TEST_CLUSTER_ADDONS declares what it runs. A test marked
-with an add-on the session does not run is skipped, saying why (`needs_addons`).
+operator when GROVE_OPERATOR names it) are opt-in per session, as they change what the cluster does (LWS
+objects become ready): the session's local cluster runs those named by DYNAMO_TEST_CLUSTER_ADDONS
+(`lws,grove`), or, when that is unset and every collected test that uses the cluster is marked
+`@pytest.mark.addons(...)`, the union of those marks (so `pytest test/integration/controllers_multinode`
+just works). With an existing cluster (DYNAMO_TEST_USE_EXISTING_CLUSTER=1), DYNAMO_TEST_CLUSTER_ADDONS
+declares what it runs. A test marked with an add-on the session does not run is skipped, saying why
+(`needs_addons`).
 """
 
 from __future__ import annotations
