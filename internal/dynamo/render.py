@@ -29,6 +29,7 @@ from dynamo_operator.internal.dynamo.graphmeta import origin_version, with_origi
 from dynamo_operator.internal.dynamo.grove import desired_grove_objects, uses_grove
 from dynamo_operator.internal.dynamo.mpisecret import PLACEHOLDER_KEY_PAIR, desired_mpi_ssh_secrets
 from dynamo_operator.internal.dynamo.unknownfields import unknown_fields
+from dynamo_operator.internal.dynamo.yaml_text import dump_all as dump_yaml_documents
 from dynamo_operator.internal.secrets.index import DockerSecretIndex, InvalidDockerConfigError, secret_hosts
 
 Obj = dict[str, Any]
@@ -266,4 +267,4 @@ def render_objects(yaml_text: str, options: RenderOptions, *, note: Note = _igno
 def render_documents(yaml_text: str, options: RenderOptions, *, note: Note = _ignore) -> str:
     """`render_objects` as multi-document YAML."""
     objects = render_objects(yaml_text, options, note=note)
-    return yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False, width=1000)
+    return dump_yaml_documents(objects)
