@@ -13,7 +13,7 @@ def test_one_letter_booleans_of_yaml_1_1_are_written_quoted(letter: str) -> None
     assert f'value: "{letter}"' in text
 
 
-@pytest.mark.parametrize("value", ["yes", "no", "on", "off", "true", "false", "null", "1", "0o7"])
+@pytest.mark.parametrize("value", ["yes", "no", "on", "off", "true", "false", "null", "1", "0x1f"])
 def test_strings_pyyaml_already_guards_stay_quoted(value: str) -> None:
     text = yaml_text.dump_all([{"value": value}])
     assert yaml.safe_load(text) == {"value": value}
