@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest_asyncio
 import yaml
-from dynamo_operator import webhook_setup
 from dynamo_operator.context import Capabilities, detect_capabilities, settings_from
 from dynamo_operator.flags import OperatorOptions, build_parser, options_from_args
 from dynamo_operator.internal.client.client import Client
@@ -32,7 +31,7 @@ from dynamo_operator.optional_api_watch import OptionalApiWatch
 from dynamo_operator.wiring import register_controllers
 
 from testsupport.api import eventually
-from testsupport.webhook import route_session_webhook, session_route
+from testsupport.webhook import SessionWebhook, route_session_webhook
 
 REPO = Path(__file__).resolve().parents[2]
 CRD_DIR = REPO / "config" / "crd" / "bases"
@@ -129,15 +128,11 @@ async def operator(cluster: Any) -> AsyncIterator[RunningOperator]:
     )
     apis = register_controllers(mgr, settings)  # exactly what `dynamo-operator` registers
     # The conversion webhook, as `dynamo-operator` runs it in the namespace the CRDs name, on a loopback
-    # address of this session's that an ExternalName Service sends the API server to.
+    # address of this session's that an ExternalName Service sends the API server to; on a thread of
+    # its own (testsupport/webhook.py says why).
     await asyncio.to_thread(route_session_webhook, str(cluster.kubeconfig))
-    address, namespace, port = session_route()
-    hook = webhook_setup.serving(
-        client,
-        OperatorOptions(leader_election_namespace=namespace, webhook_bind_address=f"{address}:{port}"),
-        mgr,
-    )
-    await hook.__aenter__()
+    hook = SessionWebhook(str(cluster.kubeconfig))
+    await asyncio.to_thread(hook.start)
     task = asyncio.create_task(mgr.run(), name="operator-under-test")
     try:
         await eventually(lambda: mgr.ready or task.done(), timeout=START_TIMEOUT, interval=0.1)
@@ -150,7 +145,7 @@ async def operator(cluster: Any) -> AsyncIterator[RunningOperator]:
             await asyncio.wait_for(task, STOP_TIMEOUT)
         except (TimeoutError, asyncio.CancelledError):
             task.cancel()
-        await hook.__aexit__(None, None, None)
+        await asyncio.to_thread(hook.stop)
         await client.close()
         await own.close()
 

@@ -23,6 +23,7 @@ import random
 import signal
 import socket
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -148,6 +149,63 @@ async def conversions(
         await convert_once(api, group, ns, name, tally)
         await asyncio.sleep(0.02)
     return tally
+
+
+class SessionWebhook:
+    """The operator's webhook wiring (operator/webhook_setup.py, default converter and CRDs) on a thread
+    of its own with its own event loop and client, for the session operator.
+
+    Not on the tests' loop: a test that runs kubectl synchronously blocks that loop, and a kubectl call
+    that needs a conversion would then wait on a webhook that cannot answer (the API server gives up
+    the TLS handshake after 10 s)."""
+
+    def __init__(self, kubeconfig: str) -> None:
+        self._kubeconfig = kubeconfig
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._main, name="session-webhook", daemon=True)
+
+    def start(self, timeout: float = 60.0) -> None:
+        self._thread.start()
+        if not self._ready.wait(timeout) or self._error is not None:
+            raise RuntimeError(f"the session's conversion webhook did not start: {self._error}")
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(30)
+
+    def _main(self) -> None:
+        asyncio.run(self._serve())
+
+    async def _serve(self) -> None:
+        from dynamo_operator import webhook_setup
+        from dynamo_operator.flags import OperatorOptions
+
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        address, namespace, port = session_route()
+        options = OperatorOptions(
+            leader_election_namespace=namespace, webhook_bind_address=f"{address}:{port}"
+        )
+        try:
+            async with (
+                await Client.from_kubeconfig(self._kubeconfig) as client,
+                webhook_setup.serving(client, options) as hook,
+            ):
+                assert hook is not None
+                for _ in range(600):  # bounded: 60 s
+                    if hook.serving:
+                        break
+                    await asyncio.sleep(0.1)
+                self._ready.set()
+                await self._stop.wait()
+        except BaseException as err:
+            self._error = err
+            self._ready.set()
+            raise
 
 
 async def session_bundle_in_crds(client: Client, names: list[str], namespace: str = "dynamo-system") -> bool:
