@@ -1,0 +1,320 @@
+"""The storage-version migrator (internal/crdmigrator) on the real API server: a CRD of the test's own
+(versions v1 and v2, conversion None) holding objects stored at v1, its storage version flipped to v2,
+then the migrator run with a small page size.
+
+What an object is stored as is read from etcd itself (the local control plane's etcd answers JSON on
+loopback), so "rewritten" means re-encoded at v2, not only "written". Writes are counted by a wrapper
+around the test's client: every request the migrator makes goes through it.
+
+Every loop is bounded in count and time; assertions are on counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import secrets
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dynamo_operator import storage_migration
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.errors import Conflict, NotFound
+from dynamo_operator.internal.client.model import ListPage, Obj
+from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
+from dynamo_operator.internal.crdmigrator.migrator import CrdMigrator, CrdReport
+from localcluster import ETCD, LocalCluster, http
+from testsupport.api import eventually
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(300)]
+
+FIELD_MANAGER = "integration-test"
+OBJECTS = 120
+PAGE_SIZE = 50
+CREATE_CONCURRENCY = 8
+
+
+class CountingClient:
+    """The migrator's view of the API (`MigratorClient`), counting each request by verb; `before_put`
+    runs before each PUT is sent (a test writes the object there to cause a real conflict)."""
+
+    def __init__(self, api: Client) -> None:
+        self.api = api
+        self.calls: Counter[str] = Counter()
+        self.before_put: Callable[[Obj], Any] | None = None
+
+    @property
+    def writes(self) -> int:
+        return self.calls["PUT"] + self.calls["PATCH"]
+
+    async def get(self, resource: Resource, name: str, *, namespace: str | None = None) -> Obj:
+        self.calls["GET"] += 1
+        return await self.api.get(resource, name, namespace=namespace)
+
+    async def list_page(
+        self, resource: Resource, *, limit: int = 500, continue_token: str | None = None
+    ) -> ListPage:
+        self.calls["LIST"] += 1
+        return await self.api.list_page(resource, limit=limit, continue_token=continue_token)
+
+    async def replace(self, resource: Resource, obj: Obj, *, field_manager: str | None = None) -> Obj:
+        if self.before_put is not None:
+            await self.before_put(obj)
+        self.calls["PUT"] += 1
+        return await self.api.replace(resource, obj, field_manager=field_manager)
+
+    async def patch(
+        self,
+        resource: Resource,
+        name: str,
+        body: Any,
+        *,
+        subresource: str | None = None,
+        field_manager: str | None = None,
+    ) -> Obj:
+        self.calls["PATCH"] += 1
+        return await self.api.patch(
+            resource, name, body, subresource=subresource, field_manager=field_manager
+        )
+
+
+def widgets(group: str, version: str) -> Resource:
+    return Resource(group, version, "widgets", "Widget")
+
+
+def widget_crd(group: str, storage: str) -> dict[str, Any]:
+    schema = {
+        "openAPIV3Schema": {
+            "type": "object",
+            "properties": {
+                "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            },
+        }
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "conversion": {"strategy": "None"},
+            "versions": [
+                {
+                    "name": v,
+                    "served": True,
+                    "storage": v == storage,
+                    "schema": schema,
+                    "subresources": {"status": {}},
+                }
+                for v in ("v1", "v2")
+            ],
+        },
+    }
+
+
+@pytest.fixture
+def group() -> str:
+    return f"m{secrets.token_hex(4)}.migrate.test.dynamo"
+
+
+@pytest.fixture
+async def crd(api: Client, group: str) -> AsyncIterator[str]:
+    """The test CRD (v1 stored), Established; deleted afterwards with its objects."""
+    doc = widget_crd(group, storage="v1")
+    await api.apply(CUSTOM_RESOURCE_DEFINITION, doc, field_manager=FIELD_MANAGER, force=True)
+    name = doc["metadata"]["name"]
+
+    async def established() -> bool:
+        got = await api.get(CUSTOM_RESOURCE_DEFINITION, name)
+        return any(
+            c.get("type") == "Established" and c.get("status") == "True"
+            for c in (got.get("status") or {}).get("conditions") or []
+        )
+
+    await eventually(established, timeout=30)
+    try:
+        yield name
+    finally:
+        with contextlib.suppress(NotFound):
+            await api.delete(CUSTOM_RESOURCE_DEFINITION, name)
+
+
+async def create_widgets(api: Client, group: str, ns: str, count: int = OBJECTS) -> None:
+    """`count` objects written at v1 (so stored at v1), CREATE_CONCURRENCY at a time."""
+    slots = asyncio.Semaphore(CREATE_CONCURRENCY)
+
+    async def one(i: int) -> None:
+        async with slots:
+            body = {"metadata": {"name": f"w{i:03d}", "namespace": ns}, "spec": {"index": i, "size": "small"}}
+            await api.create(widgets(group, "v1"), body)
+
+    async with asyncio.TaskGroup() as tasks:
+        for i in range(count):
+            tasks.create_task(one(i))
+
+
+async def flip_storage(api: Client, crd: str, to: str) -> None:
+    """Make `to` the storage version (an update of the CRD, as an upgrade of the operator's CRDs is)."""
+    for _ in range(5):
+        current = await api.get(CUSTOM_RESOURCE_DEFINITION, crd)
+        for version in current["spec"]["versions"]:
+            version["storage"] = version["name"] == to
+        try:
+            await api.replace(CUSTOM_RESOURCE_DEFINITION, current, field_manager=FIELD_MANAGER)
+            return
+        except Conflict:
+            continue
+    raise AssertionError(f"could not flip the storage version of {crd}")
+
+
+async def stored_versions(api: Client, crd: str) -> list[str]:
+    got = await api.get(CUSTOM_RESOURCE_DEFINITION, crd)
+    return list((got.get("status") or {}).get("storedVersions") or [])
+
+
+async def listed(api: Client, group: str, ns: str) -> dict[str, Obj]:
+    return {o["metadata"]["name"]: o for o in await api.list(widgets(group, "v2"), namespace=ns)}
+
+
+def etcd_api_versions(local: LocalCluster, group: str, ns: str) -> Counter[str]:
+    """How many of the namespace's widgets etcd holds at each apiVersion (the bytes as stored)."""
+    state = json.loads((Path(local.state_dir) / "state.json").read_text())
+    prefix = f"/registry/{group}/widgets/{ns}/".encode()
+    end = prefix[:-1] + bytes([prefix[-1] + 1])
+    status, body = http(
+        f"http://127.0.0.1:{state['ports'][ETCD]}/v3/kv/range",
+        method="POST",
+        body={"key": base64.b64encode(prefix).decode(), "range_end": base64.b64encode(end).decode()},
+    )
+    assert status == 200, body[:300]
+    kvs = json.loads(body).get("kvs") or []
+    return Counter(json.loads(base64.b64decode(kv["value"]))["apiVersion"] for kv in kvs)
+
+
+async def stored_at(local: LocalCluster, group: str, ns: str) -> Counter[str]:
+    return await asyncio.to_thread(etcd_api_versions, local, group, ns)
+
+
+async def migrate(client: CountingClient, crd: str, **kw: Any) -> CrdReport:
+    reports = await CrdMigrator(client, [crd], page_size=PAGE_SIZE, **kw).run()
+    return reports[crd]
+
+
+async def test_objects_stored_at_the_old_version_are_stored_again_at_the_new_one(
+    api: Client, local_cluster: LocalCluster, ns: str, crd: str, group: str
+) -> None:
+    await create_widgets(api, group, ns)
+    await flip_storage(api, crd, "v2")
+    before = await listed(api, group, ns)
+    assert await stored_versions(api, crd) == ["v1", "v2"]
+    assert await stored_at(local_cluster, group, ns) == {f"{group}/v1": OBJECTS}
+
+    client = CountingClient(api)
+    report = await migrate(client, crd)
+
+    assert await stored_at(local_cluster, group, ns) == {f"{group}/v2": OBJECTS}
+    assert await stored_versions(api, crd) == ["v2"]
+    assert (report.pages, report.migrated, report.unchanged, report.gone) == (3, OBJECTS, 0, 0)
+    # One PUT per object, one status patch of the CRD; nothing else written.
+    assert client.calls["PUT"] == OBJECTS and client.calls["PATCH"] == 1
+    assert client.calls["LIST"] == 3
+    after = await listed(api, group, ns)
+    for name, old in before.items():
+        new = after[name]
+        assert new["metadata"]["resourceVersion"] != old["metadata"]["resourceVersion"], name
+        # Rewritten, not changed: the same spec, and no generation bump (no reconcile would see a change).
+        assert new["spec"] == old["spec"]
+        assert new["metadata"]["generation"] == old["metadata"]["generation"]
+
+
+async def test_a_second_run_makes_no_write(api: Client, ns: str, crd: str, group: str) -> None:
+    await create_widgets(api, group, ns)
+    await flip_storage(api, crd, "v2")
+    await migrate(CountingClient(api), crd)
+    before = await listed(api, group, ns)
+
+    client = CountingClient(api)
+    report = await migrate(client, crd)
+
+    assert not report.needed and report.done
+    assert client.writes == 0
+    assert dict(client.calls) == {"GET": 1}  # the CRD, and nothing listed
+    assert {n: o["metadata"]["resourceVersion"] for n, o in (await listed(api, group, ns)).items()} == {
+        n: o["metadata"]["resourceVersion"] for n, o in before.items()
+    }
+
+
+async def test_an_interrupted_run_is_finished_by_the_next(
+    api: Client, local_cluster: LocalCluster, ns: str, crd: str, group: str
+) -> None:
+    await create_widgets(api, group, ns)
+    await flip_storage(api, crd, "v2")
+
+    def stop_after_first_page(report: CrdReport) -> None:
+        if report.pages == 1:
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()  # as a leader killed right after its first page
+
+    first = CountingClient(api)
+    run = asyncio.create_task(migrate(first, crd, on_page=stop_after_first_page))
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert first.calls["PUT"] == PAGE_SIZE and first.calls["PATCH"] == 0
+    assert await stored_at(local_cluster, group, ns) == {
+        f"{group}/v2": PAGE_SIZE,
+        f"{group}/v1": OBJECTS - PAGE_SIZE,
+    }
+    assert await stored_versions(api, crd) == ["v1", "v2"]
+
+    second = CountingClient(api)
+    report = await migrate(second, crd)
+
+    assert await stored_at(local_cluster, group, ns) == {f"{group}/v2": OBJECTS}
+    assert await stored_versions(api, crd) == ["v2"]
+    # What the first run wrote is sent again and the server skips it (same resourceVersion).
+    assert (report.migrated, report.unchanged) == (OBJECTS - PAGE_SIZE, PAGE_SIZE)
+    assert second.calls["PUT"] == OBJECTS and second.calls["PATCH"] == 1
+
+
+async def test_an_object_changed_between_list_and_write_is_read_again_and_keeps_the_change(
+    api: Client, local_cluster: LocalCluster, ns: str, crd: str, group: str
+) -> None:
+    await create_widgets(api, group, ns, count=10)
+    await flip_storage(api, crd, "v2")
+    client = CountingClient(api)
+    touched: list[str] = []
+
+    async def someone_else_writes(obj: Obj) -> None:
+        if obj["metadata"]["name"] == "w004" and not touched:
+            touched.append("w004")
+            patch = {"metadata": {"labels": {"changed": "meanwhile"}}}
+            await api.patch(widgets(group, "v1"), "w004", patch, namespace=ns)
+
+    client.before_put = someone_else_writes
+    report = await migrate(client, crd)
+
+    assert report.conflicts == 1 and client.calls["PUT"] == 11
+    got = await api.get(widgets(group, "v2"), "w004", namespace=ns)
+    assert got["metadata"]["labels"] == {"changed": "meanwhile"}
+    assert await stored_at(local_cluster, group, ns) == {f"{group}/v2": 10}
+    assert await stored_versions(api, crd) == ["v2"]
+
+
+async def test_the_operators_own_crds_need_no_migration_while_storage_is_unchanged(api: Client) -> None:
+    """The CRDs the operator migrates, as installed: each is read once, none is written."""
+    client = CountingClient(api)
+    migrator = CrdMigrator(client, storage_migration.MIGRATED_CRDS)
+    reports = await migrator.run()
+    assert client.calls == {"GET": 4}
+    assert all(r.done and not r.needed for r in reports.values())
+    for name in storage_migration.MIGRATED_CRDS:  # each CRD is installed: a GET that found it
+        assert (await api.get(CUSTOM_RESOURCE_DEFINITION, name))["metadata"]["name"] == name
