@@ -30,6 +30,10 @@ CHILD_SHAPES: Final[Mapping[Resource, Transform]] = MappingProxyType(
     {
         kinds.DEPLOYMENT: _WORKLOAD,
         kinds.LWS: _WORKLOAD,
+        # ConfigMaps: the graph's own (ours to write, never read back) and the DGDR's references and
+        # profiler output, which the request reconciler reads live. Keeping their data would hold
+        # every ConfigMap of the cluster in memory, other tenants' included.
+        kinds.CONFIG_MAP: metadata_only,
         kinds.SERVICE: metadata_only,
         kinds.SERVICE_ACCOUNT: metadata_only,
         kinds.ROLE: metadata_only,

@@ -82,3 +82,18 @@ def test_every_shape_keeps_what_the_child_syncer_reads(resource: Resource) -> No
     assert shaped["metadata"] == obj["metadata"]
     assert recorded_hash(shaped) == recorded_hash(obj)
     assert "body" not in (shaped.get("spec") or {})
+
+
+def test_the_config_map_cache_keeps_no_data_of_any_config_map() -> None:
+    """Every ConfigMap of the cluster passes through this informer, other tenants' and the profiler's
+    output included; the reconcilers read the data they need live, so the cache holds none."""
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "ns", "annotations": {"a": "b"}},
+        "data": {"secret-ish": "value"},
+        "binaryData": {"blob": "AAAA"},
+    }
+    shaped = CHILD_SHAPES[kinds.CONFIG_MAP](cm)
+    assert "data" not in shaped and "binaryData" not in shaped
+    assert shaped["metadata"]["annotations"] == {"a": "b"}
