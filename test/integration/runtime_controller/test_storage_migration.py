@@ -16,20 +16,25 @@ import base64
 import contextlib
 import json
 import secrets
+import socket
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dynamo_operator import storage_migration
+from dynamo_operator import storage_migration, webhook_setup
+from dynamo_operator.flags import OperatorOptions
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.client.errors import Conflict, NotFound
+from dynamo_operator.internal.client.errors import ApiError, Conflict, NotFound
 from dynamo_operator.internal.client.model import ListPage, Obj
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
 from dynamo_operator.internal.crdmigrator.migrator import CrdMigrator, CrdReport
+from dynamo_operator.internal.observability.metrics import REGISTRY
 from localcluster import ETCD, LocalCluster, http
 from testsupport.api import eventually
+from testsupport.webhook import widget_convert
+from testsupport.webhook import widget_crd as webhook_widget_crd
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(300)]
 
@@ -83,6 +88,12 @@ class CountingClient:
         )
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def widgets(group: str, version: str) -> Resource:
     return Resource(group, version, "widgets", "Widget")
 
@@ -125,10 +136,9 @@ def group() -> str:
     return f"m{secrets.token_hex(4)}.migrate.test.dynamo"
 
 
-@pytest.fixture
-async def crd(api: Client, group: str) -> AsyncIterator[str]:
-    """The test CRD (v1 stored), Established; deleted afterwards with its objects."""
-    doc = widget_crd(group, storage="v1")
+@contextlib.asynccontextmanager
+async def installed(api: Client, doc: dict[str, Any]) -> AsyncIterator[str]:
+    """`doc` applied and Established for the block; deleted afterwards with its objects."""
     await api.apply(CUSTOM_RESOURCE_DEFINITION, doc, field_manager=FIELD_MANAGER, force=True)
     name = doc["metadata"]["name"]
 
@@ -145,6 +155,13 @@ async def crd(api: Client, group: str) -> AsyncIterator[str]:
     finally:
         with contextlib.suppress(NotFound):
             await api.delete(CUSTOM_RESOURCE_DEFINITION, name)
+
+
+@pytest.fixture
+async def crd(api: Client, group: str) -> AsyncIterator[str]:
+    """The test CRD (v1 stored, conversion None)."""
+    async with installed(api, widget_crd(group, storage="v1")) as name:
+        yield name
 
 
 async def create_widgets(api: Client, group: str, ns: str, count: int = OBJECTS) -> None:
@@ -184,8 +201,8 @@ async def listed(api: Client, group: str, ns: str) -> dict[str, Obj]:
     return {o["metadata"]["name"]: o for o in await api.list(widgets(group, "v2"), namespace=ns)}
 
 
-def etcd_api_versions(local: LocalCluster, group: str, ns: str) -> Counter[str]:
-    """How many of the namespace's widgets etcd holds at each apiVersion (the bytes as stored)."""
+def etcd_widgets(local: LocalCluster, group: str, ns: str) -> list[dict[str, Any]]:
+    """The namespace's widgets as etcd holds them (the bytes as stored, decoded), in key order."""
     state = json.loads((Path(local.state_dir) / "state.json").read_text())
     prefix = f"/registry/{group}/widgets/{ns}/".encode()
     end = prefix[:-1] + bytes([prefix[-1] + 1])
@@ -195,12 +212,30 @@ def etcd_api_versions(local: LocalCluster, group: str, ns: str) -> Counter[str]:
         body={"key": base64.b64encode(prefix).decode(), "range_end": base64.b64encode(end).decode()},
     )
     assert status == 200, body[:300]
-    kvs = json.loads(body).get("kvs") or []
-    return Counter(json.loads(base64.b64decode(kv["value"]))["apiVersion"] for kv in kvs)
+    return [json.loads(base64.b64decode(kv["value"])) for kv in json.loads(body).get("kvs") or []]
+
+
+async def stored_specs(local: LocalCluster, group: str, ns: str) -> list[Any]:
+    return [o["spec"] for o in await asyncio.to_thread(etcd_widgets, local, group, ns)]
+
+
+async def converted(api: Client, group: str, ns: str) -> bool:
+    try:
+        await api.get(widgets(group, "v2"), "w000", namespace=ns)
+    except ApiError:
+        return False
+    return True
 
 
 async def stored_at(local: LocalCluster, group: str, ns: str) -> Counter[str]:
-    return await asyncio.to_thread(etcd_api_versions, local, group, ns)
+    """How many of the namespace's widgets etcd holds at each apiVersion."""
+    return Counter(o["apiVersion"] for o in await asyncio.to_thread(etcd_widgets, local, group, ns))
+
+
+def objects_metric(crd: str, result: str) -> float | None:
+    return REGISTRY.get_sample_value(
+        "dynamo_operator_crd_migration_objects_total", {"crd": crd, "result": result}
+    )
 
 
 async def migrate(client: CountingClient, crd: str, **kw: Any) -> CrdReport:
@@ -226,6 +261,8 @@ async def test_objects_stored_at_the_old_version_are_stored_again_at_the_new_one
     # One PUT per object, one status patch of the CRD; nothing else written.
     assert client.calls["PUT"] == OBJECTS and client.calls["PATCH"] == 1
     assert client.calls["LIST"] == 3
+    assert objects_metric(crd, "migrated") == OBJECTS
+    assert REGISTRY.get_sample_value("dynamo_operator_crd_migration_pending_crds") == 0
     after = await listed(api, group, ns)
     for name, old in before.items():
         new = after[name]
@@ -318,3 +355,35 @@ async def test_the_operators_own_crds_need_no_migration_while_storage_is_unchang
     assert all(r.done and not r.needed for r in reports.values())
     for name in storage_migration.MIGRATED_CRDS:  # each CRD is installed: a GET that found it
         assert (await api.get(CUSTOM_RESOURCE_DEFINITION, name))["metadata"]["name"] == name
+
+
+async def test_objects_converted_by_a_webhook_are_stored_converted(
+    api: Client,
+    local_cluster: LocalCluster,
+    ns: str,
+    group: str,
+) -> None:
+    """The operator's own case: the old version is converted by a webhook (here v1 `replicas` <-> v2
+    `count`), so each object is read converted and stored in the new version's shape."""
+    port = free_port()
+    url = f"https://127.0.0.1:{port}/convert"
+    options = OperatorOptions(leader_election_namespace=ns, webhook_bind_address=f"127.0.0.1:{port}")
+    crd_doc = webhook_widget_crd(group, url)
+    crd = crd_doc["metadata"]["name"]
+    serving = webhook_setup.serving(api, options, convert=widget_convert, crd_names=[crd])
+    async with installed(api, crd_doc), serving as hook:
+        assert hook is not None
+        await eventually(lambda: hook.serving, timeout=30)
+        for i in range(10):
+            body = {"metadata": {"name": f"w{i:03d}", "namespace": ns}, "spec": {"replicas": i}}
+            await api.create(widgets(group, "v1"), body)
+        await flip_storage(api, crd, "v2")
+        # The API server learns the webhook's CA from its own watch of the CRD: wait for one conversion.
+        await eventually(lambda: converted(api, group, ns), timeout=30, interval=0.2)
+
+        report = await migrate(CountingClient(api), crd)
+
+        assert (report.migrated, report.pages) == (10, 1)
+        assert await stored_at(local_cluster, group, ns) == {f"{group}/v2": 10}
+        assert await stored_specs(local_cluster, group, ns) == [{"count": i} for i in range(10)]
+        assert await stored_versions(api, crd) == ["v2"]
