@@ -61,6 +61,11 @@ CONFLICT_ATTEMPTS: Final = 5
 # Re-reads of the CRD for the final status patch when something else updates the CRD meanwhile
 # (the conversion webhook's CA injector does, at start-up and on rotation).
 TRIM_ATTEMPTS: Final = 5
+# Between failed passes: from 1 s (a webhook not yet reachable, a leader just elected) up to 5 min
+# (then drawn from [5, 10) min): a pass that keeps failing, say on an object the schema refuses,
+# re-sends a PUT per object each time, so a stuck migration must not become a steady load.
+RETRY_INITIAL: Final = 1.0
+RETRY_CAP: Final = 300.0
 
 
 class MigratorClient(Protocol):
@@ -157,7 +162,10 @@ class CrdMigrator:
         but on cancellation. Returns the last pass's report of each CRD."""
         pending = list(self.crd_names)
         reports: dict[str, CrdReport] = {}
-        backoff = Backoff(self._clock, self._rng)
+        # reset_after beyond the cap: the waits themselves must not count as a healthy stretch.
+        backoff = Backoff(
+            self._clock, self._rng, initial=RETRY_INITIAL, cap=RETRY_CAP, reset_after=4 * RETRY_CAP
+        )
         metrics.PENDING_CRDS.set(len(pending))
         with request_priority(Priority.LOW):
             while pending:

@@ -237,7 +237,18 @@ async def test_a_failed_pass_is_retried_after_a_backoff() -> None:
     clock = Clock()
     reports = await migrator(api, clock=clock).run()
     assert len(clock.slept) == 2
+    assert clock.slept[0] < 2 <= clock.slept[1]  # 1 s, then 2 s, each drawn from [d, 2d)
     assert reports[CRD_NAME].done and api.stale == set()
+
+
+async def test_a_pass_that_keeps_failing_is_retried_at_most_every_five_to_ten_minutes() -> None:
+    api = FakeApi(objects=3, stored=["v1", "v2"])
+    api.list_errors = [ServerError(500, "InternalError") for _ in range(20)]
+    clock = Clock()
+    await migrator(api, clock=clock).run()
+    assert len(clock.slept) == 20
+    assert all(300 <= d < 600 for d in clock.slept[-5:])
+    assert max(clock.slept) < 600
 
 
 async def test_run_returns_at_once_when_nothing_is_pending() -> None:
