@@ -339,11 +339,15 @@ def validate_graph(dgd: Any, ctx: GenContext, *, worker_hash: str | None = None)
         raise GenerationError(problems[0].split(":", 1)[0], problems[0].split(": ", 1)[1])
     pvc_names = {p.get("name") for p in (obj.get("spec") or {}).get("pvcs") or []}
     for svc, spec in services.items():
+        # A mount names a graph PVC or a volume of the service's own pod: v1beta1 graphs declare
+        # their PVC volumes in the pod template, which the v1alpha1 view keeps in extraPodSpec.volumes.
+        pod_volumes = {v.get("name") for v in (spec.get("extraPodSpec") or {}).get("volumes") or []}
         for i, vm in enumerate(spec.get("volumeMounts") or []):
-            if vm.get("name") not in pvc_names:
+            if vm.get("name") not in pvc_names | pod_volumes:
                 raise GenerationError(
                     f"spec.services.{svc}.volumeMounts[{i}].name",
-                    f"{vm.get('name')!r} is not declared in spec.pvcs",
+                    f"{vm.get('name')!r} is declared neither in spec.pvcs nor in the service's "
+                    "extraPodSpec.volumes",
                 )
         node_count = (spec.get("multinode") or {}).get("nodeCount")
         if spec.get("multinode") is not None and node_count is not None and int(node_count) < 2:

@@ -115,7 +115,7 @@ def test_a_graph_that_generates_has_owned_and_shared_children() -> None:
             dgd({"VllmWorker": service("worker", volumeMounts=[{"name": "nope", "mountPoint": "/m"}])}),
             ALL,
             "InvalidSpec",
-            "'nope' is not declared in spec.pvcs",
+            "'nope' is declared neither in spec.pvcs nor in the service's extraPodSpec.volumes",
             id="invalid-spec",
         ),
     ],

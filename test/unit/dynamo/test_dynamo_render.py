@@ -243,3 +243,32 @@ def test_render_stamps_a_new_graph_with_the_operator_version(version: str, stamp
     for dcd in dcds:
         origin = (dcd["spec"].get("annotations") or {}).get("nvidia.com/dynamo-operator-origin-version")
         assert origin == stamped
+
+
+POD_VOLUME_MOUNT = """
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata: {name: pv, namespace: ns}
+spec:
+  services:
+    Frontend:
+      componentType: frontend
+      volumeMounts: [{name: models, mountPoint: /models}]
+      extraPodSpec:
+        volumes: [{name: models, persistentVolumeClaim: {claimName: models}}]
+        mainContainer: {image: "img:1"}
+"""
+
+
+def test_a_mount_of_a_pod_volume_is_accepted_and_mounted_once() -> None:
+    """v1beta1 graphs declare PVC volumes in the pod template; their v1alpha1 view mounts them through
+    spec.services.*.volumeMounts without a spec.pvcs entry (upstream's examples do): one volume, one mount."""
+    (deployment,) = [d for d in _docs(POD_VOLUME_MOUNT, with_lws=False) if d["kind"] == "Deployment"]
+    pod = deployment["spec"]["template"]["spec"]
+    assert [v for v in pod["volumes"] if v["name"] == "models"] == [
+        {"name": "models", "persistentVolumeClaim": {"claimName": "models"}}
+    ]
+    (main,) = [c for c in pod["containers"] if c["name"] == "main"]
+    assert [m for m in main["volumeMounts"] if m["name"] == "models"] == [
+        {"name": "models", "mountPath": "/models"}
+    ]
