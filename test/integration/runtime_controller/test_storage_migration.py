@@ -387,3 +387,21 @@ async def test_objects_converted_by_a_webhook_are_stored_converted(
         assert await stored_at(local_cluster, group, ns) == {f"{group}/v2": 10}
         assert await stored_specs(local_cluster, group, ns) == [{"count": i} for i in range(10)]
         assert await stored_versions(api, crd) == ["v2"]
+
+
+async def test_the_api_server_re_stores_a_stale_object_on_any_no_op_write(
+    api: Client, local_cluster: LocalCluster, ns: str, crd: str, group: str
+) -> None:
+    """Why a plain PUT suffices (migrator.py): the API server compares the bytes it would store with
+    etcd's, and an object stored at the old version differs by its apiVersion, so even an empty merge
+    patch stores it anew; once current, the same write is skipped (no new resourceVersion)."""
+    await create_widgets(api, group, ns, count=2)
+    await flip_storage(api, crd, "v2")
+    first = await api.patch(widgets(group, "v2"), "w000", {}, namespace=ns)
+    again = await api.patch(widgets(group, "v2"), "w000", {}, namespace=ns)
+    assert again["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+    # w000 patched, w001 untouched.
+    assert [o["apiVersion"] for o in await asyncio.to_thread(etcd_widgets, local_cluster, group, ns)] == [
+        f"{group}/v2",
+        f"{group}/v1",
+    ]
