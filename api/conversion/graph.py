@@ -15,12 +15,9 @@ from __future__ import annotations
 
 import copy
 import itertools
-import logging
 from typing import Any
 
 from . import ConversionError, preserve, shared_spec, sparse
-
-log = logging.getLogger(__name__)
 
 Json = dict[str, Any]
 
@@ -85,10 +82,6 @@ def _component_from_hub(hub: Json) -> Json:
     alpha = shared_spec.from_hub(hub)
     alpha.pop("serviceName", None)  # the map key holds it
     return alpha
-
-
-def _alpha_of(hub_component: Json) -> Json:
-    return _component_from_hub(hub_component)
 
 
 def _sorted(names: list[str]) -> bool:
@@ -172,7 +165,7 @@ def _services_to_hub(services: Json, saved: dict[str, Json], hub_saved: Json) ->
         hub, save = sparse.carry_over(
             alpha,
             _component_to_hub(name),
-            _alpha_of,
+            _component_from_hub,
             target_schema="beta.dgd.component",
             source_schema="alpha.dgd.service",
             saved=saved.get(name),
