@@ -448,9 +448,7 @@ class DynamoComponentDeploymentSharedSpec(ComponentSpecBase):
     name: Annotated[str, COMPONENT_NAME] = Field(
         description="Component name, unique in its graph (case-insensitively)."
     )
-    multinode: GraphMultinodeSpec | None = Field(
-        None, description="Spread each replica over several nodes."
-    )
+    multinode: GraphMultinodeSpec | None = Field(None, description="Spread each replica over several nodes.")
     provider_override: ProviderOverride | None = Field(
         None, description="Provider fragment for this component's generated template."
     )
