@@ -55,7 +55,11 @@ from dynamo_operator.internal.controller.source import Channel
 from dynamo_operator.internal.dynamo.component import component_of, desired_component_objects
 from dynamo_operator.internal.dynamo.context import GenContext, SharedContexts
 from dynamo_operator.internal.dynamo.dcd_status import component_status, rejected_status
-from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError
+from dynamo_operator.internal.dynamo.errors import (
+    FieldNotImplementedError,
+    GenerationError,
+    MissingAPIError,
+)
 from dynamo_operator.internal.dynamo.hashing import LAST_APPLIED_HASH
 from dynamo_operator.internal.dynamo.pod_diagnosis import Diagnosis, diagnose
 from dynamo_operator.internal.dynamo.status import (
@@ -261,6 +265,8 @@ def _generate(raw: Obj, ctx: GenContext) -> list[Obj]:
         return desired_component_objects(raw, ctx)
     except MissingAPIError as err:
         raise Rejected("MissingAPI", f"{err.field}: {err.message} (API {err.api} is not served)") from err
+    except FieldNotImplementedError as err:
+        raise Rejected(err.reason, str(err)) from err
     except GenerationError as err:
         raise Rejected("InvalidSpec", str(err)) from err
 

@@ -18,6 +18,7 @@ from dynamo_operator.internal.dynamo.gpu_memory_service import (
     missing_dra,
 )
 from dynamo_operator.internal.dynamo.hashing import pod_template_hash, stamp_hash
+from dynamo_operator.internal.dynamo.not_implemented import check_component as check_not_implemented_component
 from dynamo_operator.internal.dynamo.objects import as_dict, envelope
 from dynamo_operator.internal.dynamo.pod import (
     Component,
@@ -410,6 +411,7 @@ def desired_component_objects(dcd: Any, ctx: GenContext) -> list[Obj]:
     workload then). The model Service of a DCD that belongs to a graph is the graph's (see graph.py).
     """
     owner = as_dict(dcd)
+    check_not_implemented_component(owner)
     comp = component_of(owner)
     out: list[Obj] = []
     check_gpu_count(comp.spec, "")

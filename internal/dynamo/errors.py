@@ -35,3 +35,10 @@ class NameCollisionError(GenerationError):
     def __init__(self, field: str, groups: list[tuple[str, ...]], message: str) -> None:
         super().__init__(field, message)
         self.groups = groups
+
+
+class FieldNotImplementedError(GenerationError):
+    """The input uses a field the API accepts (upstream implements it) that this operator does not:
+    refused whole rather than ignored, so nothing half-configured runs (dynamo/not_implemented.py)."""
+
+    reason: ClassVar[str] = "FieldNotImplemented"

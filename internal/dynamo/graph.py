@@ -16,6 +16,7 @@ from dynamo_operator.internal.dynamo.frontend_sidecar import check_container_nam
 from dynamo_operator.internal.dynamo.gpu_memory_service import check_gpu_count, gms_enabled, missing_dra
 from dynamo_operator.internal.dynamo.hashing import stamp_hash
 from dynamo_operator.internal.dynamo.merge import merge_env
+from dynamo_operator.internal.dynamo.not_implemented import check_graph as check_not_implemented_graph
 from dynamo_operator.internal.dynamo.objects import as_dict, envelope
 from dynamo_operator.internal.dynamo.pod import Component, kube_discovery_enabled
 from dynamo_operator.internal.dynamo.resources import check_quantity
@@ -324,6 +325,8 @@ def shared_between_owners(obj: Mapping[str, Any]) -> bool:
 def validate_graph(dgd: Any, ctx: GenContext, *, worker_hash: str | None = None) -> None:
     """Semantic checks a schema cannot express; raises GenerationError naming the field."""
     obj = as_dict(dgd)
+    # First: a field the operator does not implement refuses the graph whatever else is wrong.
+    check_not_implemented_graph(obj)
     meta = _meta(obj)
     services = services_of(obj)
     if not services:
