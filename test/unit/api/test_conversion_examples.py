@@ -53,6 +53,7 @@ SCHEMAS = {
 def _defaulted(doc: dict[str, Any]) -> dict[str, Any]:
     """`doc` as the API server hands it to the webhook: defaulted with its version's schema."""
     out: dict[str, Any] = sparse.normalize(doc, SCHEMAS[doc["kind"], doc["apiVersion"]])
+    out["metadata"] = doc["metadata"]  # ObjectMeta is the API server's own, never pruned by the schema
     return out
 
 
