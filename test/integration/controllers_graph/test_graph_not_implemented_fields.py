@@ -1,0 +1,79 @@
+"""A v1beta1 graph using a field this operator does not implement is refused whole, naming the field.
+
+Real chain: upstream's snapshot-restore example is applied as written (v1beta1, server-side) through
+the session operator's conversion webhook; the stored v1alpha1 view keeps `checkpoint` only in the
+conversion payload (the v1alpha1 schema prunes it), the graph reconciler finds it there and reports
+`Ready=False` / `FieldNotImplemented` with one Warning Event, and writes no child.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dynamo_operator.internal import kinds
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.resource import EVENT
+from dynamo_operator.webhook_setup import CONVERTED_CRDS
+from testsupport.api import eventually
+from testsupport.cluster import Kubectl
+from testsupport.operator import RunningOperator
+from testsupport.webhook import session_bundle_in_crds
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(240)]
+
+EXAMPLE = (
+    Path(__file__).resolve().parents[3]
+    / ".."
+    / "shared"
+    / "upstream-examples-2a6da14c"
+    / "examples-applied"
+    / "backends_trtllm_snapshot-restore.yaml"
+)
+NAME = "qwen3-0-6b-trtllm-snapshot-restore"
+FIELD = "spec.services.TRTLLMWorker.checkpoint.enabled"
+TIMEOUT = 120.0
+
+
+def ready(obj: dict[str, Any]) -> dict[str, Any]:
+    for cond in (obj.get("status") or {}).get("conditions") or ():
+        if cond.get("type") == "Ready":
+            return dict(cond)
+    return {}
+
+
+async def test_snapshot_restore_graph_is_refused_naming_checkpoint_and_writes_nothing(
+    operator: RunningOperator, api: Client, kubectl: Kubectl, ns: str
+) -> None:
+    """Ready=False with reason FieldNotImplemented and the checkpoint field in the message, one Warning
+    Event with that reason, and no DCD and no Deployment in the namespace."""
+    assert EXAMPLE.is_file(), f"{EXAMPLE} is missing (the shared reference data)"
+    # The API server can call the webhook only once the session operator's CA is in the CRDs.
+    await eventually(lambda: session_bundle_in_crds(api, list(CONVERTED_CRDS)), timeout=90, interval=0.5)
+    # In a thread: the webhook answering the API server runs on this event loop.
+    await asyncio.to_thread(kubectl, "apply", "--server-side", "-n", ns, "-f", str(EXAMPLE))
+
+    refused = await eventually(
+        lambda: api.get(kinds.DGD, NAME, namespace=ns),
+        until=lambda d: ready(d).get("reason") == "FieldNotImplemented",
+        timeout=TIMEOUT,
+        interval=0.25,
+    )
+    cond = ready(refused)
+    assert cond["status"] == "False"
+    assert cond["message"].startswith(f"{FIELD}: checkpoint/restore is not implemented"), cond["message"]
+
+    selector = f"involvedObject.name={NAME},type=Warning"
+    events = await eventually(
+        lambda: api.list(EVENT, namespace=ns, field_selector=selector),
+        until=lambda xs: any(e.get("reason") == "FieldNotImplemented" for e in xs),
+        timeout=30,
+    )
+    assert [e.get("reason") for e in events] == ["FieldNotImplemented"]
+    assert events[0].get("count", 1) == 1
+    assert FIELD in events[0]["message"]
+
+    assert await api.list(kinds.DCD, namespace=ns) == []
+    assert await api.list(kinds.DEPLOYMENT, namespace=ns) == []
