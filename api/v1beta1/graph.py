@@ -256,9 +256,17 @@ class DynamoGraphDeployment(ApiModel):
         plural=DYNAMO_GRAPH_DEPLOYMENT_PLURAL,
         singular="dynamographdeployment",
         short_names=("dgd",),
+        # Upstream's columns plus State and Reason, as v1alpha1 has them: `kubectl get dgd` reads the
+        # group's newest version, and the quick start tells users to read why a graph is not ready there.
         printer_columns=(
             PrinterColumn(
                 "Ready", '.status.conditions[?(@.type=="Ready")].status', description="Ready condition"
+            ),
+            PrinterColumn("State", ".status.state", description="State of the graph"),
+            PrinterColumn(
+                "Reason",
+                '.status.conditions[?(@.type=="Ready")].reason',
+                description="Why the graph is (not) ready: the Ready condition's reason",
             ),
             PrinterColumn("Backend", ".spec.backendFramework", description="Inference backend"),
             PrinterColumn("Age", ".metadata.creationTimestamp", type="date"),
