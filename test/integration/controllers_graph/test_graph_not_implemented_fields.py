@@ -3,7 +3,8 @@
 Real chain: upstream's snapshot-restore example is applied as written (v1beta1, server-side) through
 the session operator's conversion webhook; the stored v1alpha1 view keeps `checkpoint` only in the
 conversion payload (the v1alpha1 schema prunes it), the graph reconciler finds it there and reports
-`Ready=False` / `FieldNotImplemented` with one Warning Event, and writes no child.
+`Ready=False` / `FieldNotImplemented` with one Warning Event, and writes no child. A DCD applied
+directly as v1beta1 with an inter-pod GPU memory service is refused the same way by its own reconciler.
 """
 
 from __future__ import annotations
@@ -76,4 +77,62 @@ async def test_snapshot_restore_graph_is_refused_naming_checkpoint_and_writes_no
     assert FIELD in events[0]["message"]
 
     assert await api.list(kinds.DCD, namespace=ns) == []
+    assert await api.list(kinds.DEPLOYMENT, namespace=ns) == []
+
+
+INTER_POD_DCD = """\
+apiVersion: nvidia.com/v1beta1
+kind: DynamoComponentDeployment
+metadata:
+  name: gms-inter-pod
+spec:
+  backendFramework: vllm
+  type: worker
+  replicas: 1
+  experimental:
+    gpuMemoryService:
+      mode: InterPod
+  podTemplate:
+    spec:
+      containers:
+        - name: main
+          image: registry.example/ai-dynamo/vllm-runtime:0.6.1
+"""
+
+
+async def test_dcd_applied_as_v1beta1_with_inter_pod_gms_is_refused_and_writes_nothing(
+    operator: RunningOperator, api: Client, kubectl: Kubectl, ns: str, tmp_path: Path
+) -> None:
+    """A DCD written directly (no graph) with `gpuMemoryService.mode: InterPod`: Available=False with
+    reason FieldNotImplemented naming the field, one Warning Event, no Deployment."""
+    await eventually(lambda: session_bundle_in_crds(api, list(CONVERTED_CRDS)), timeout=90, interval=0.5)
+    manifest = tmp_path / "dcd.yaml"
+    manifest.write_text(INTER_POD_DCD)
+    await asyncio.to_thread(kubectl, "apply", "--server-side", "-n", ns, "-f", str(manifest))
+
+    def condition(obj: dict[str, Any]) -> dict[str, Any]:
+        for cond in (obj.get("status") or {}).get("conditions") or ():
+            if cond.get("type") == "Available":
+                return dict(cond)
+        return {}
+
+    refused = await eventually(
+        lambda: api.get(kinds.DCD, "gms-inter-pod", namespace=ns),
+        until=lambda d: condition(d).get("reason") == "FieldNotImplemented",
+        timeout=TIMEOUT,
+        interval=0.25,
+    )
+    cond = condition(refused)
+    assert cond["status"] == "False"
+    assert cond["message"].startswith("spec.gpuMemoryService.mode: the inter-pod GPU memory service"), cond[
+        "message"
+    ]
+    selector = "involvedObject.name=gms-inter-pod,type=Warning"
+    events = await eventually(
+        lambda: api.list(EVENT, namespace=ns, field_selector=selector),
+        until=lambda xs: any(e.get("reason") == "FieldNotImplemented" for e in xs),
+        timeout=30,
+    )
+    assert [e.get("reason") for e in events] == ["FieldNotImplemented"]
+    assert events[0].get("count", 1) == 1
     assert await api.list(kinds.DEPLOYMENT, namespace=ns) == []
