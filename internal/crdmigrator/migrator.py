@@ -1,6 +1,11 @@
 """The storage-version migrator: one pass per CRD, repeated with backoff until every CRD is done.
 
 A pass over a CRD that needs migration (`plan.py`):
+  0. wait until the CRD's spec has stood still for `SETTLE` seconds: an API server applies a new
+     storage version only once its own watch of the CRD delivered the change, and until then it
+     still stores writes at the old version (seen on the local control plane: a write right after
+     the flip was stored at the old version). In an upgrade the operator starts well after its
+     CRDs were applied, so this costs one wait and one GET;
   1. LIST its objects at the storage version, `page_size` at a time (`limit` + `continue`), so memory
      is bounded by a page whatever the number of objects;
   2. rewrite each object with a PUT of the object exactly as listed, its resourceVersion included.
@@ -61,6 +66,11 @@ CONFLICT_ATTEMPTS: Final = 5
 # Re-reads of the CRD for the final status patch when something else updates the CRD meanwhile
 # (the conversion webhook's CA injector does, at start-up and on rotation).
 TRIM_ATTEMPTS: Final = 5
+# How long the CRD's generation must stay the same before objects are rewritten (step 0 above): an
+# API server's watch of CRDs delivers within milliseconds when healthy; seconds leave a wide margin
+# for a loaded one or an HA peer.
+SETTLE: Final = 5.0
+SETTLE_ATTEMPTS: Final = 3
 # Between failed passes: from 1 s (a webhook not yet reachable, a leader just elected) up to 5 min
 # (then drawn from [5, 10) min): a pass that keeps failing, say on an object the schema refuses,
 # re-sends a PUT per object each time, so a stuck migration must not become a steady load.
@@ -135,6 +145,7 @@ class CrdMigrator:
         *,
         page_size: int = PAGE_SIZE,
         concurrency: int = CONCURRENCY,
+        settle: float = SETTLE,
         field_manager: str = FIELD_MANAGER,
         clock: Clock | None = None,
         rng: random.Random | None = None,
@@ -148,6 +159,7 @@ class CrdMigrator:
         self.crd_names = tuple(crd_names)
         self._page_size = page_size
         self._concurrency = concurrency
+        self._settle = settle
         self._field_manager = field_manager
         self._clock = clock or RealClock()
         self._rng = rng or random.Random()
@@ -204,6 +216,13 @@ class CrdMigrator:
             report.done = True
             return report
         report.needed = True
+        settled = await self._settled(plan)
+        if settled is None:
+            return report  # the spec keeps changing; the next pass looks again
+        if not settled.needs_migration:
+            report.done = True  # trimmed by someone else meanwhile
+            return report
+        plan = settled
         log.info(
             "Storage migration started",
             crd=crd_name,
@@ -237,6 +256,21 @@ class CrdMigrator:
             )
         report.done = await self._trim(plan, report)
         return report
+
+    async def _settled(self, plan: Plan) -> Plan | None:
+        """The CRD as read again once its generation stayed `plan`'s for `settle` seconds; None when
+        it kept changing (or is gone)."""
+        for _ in range(SETTLE_ATTEMPTS):
+            await self._clock.sleep(self._settle)
+            try:
+                again = plan_for(await self._client.get(CUSTOM_RESOURCE_DEFINITION, plan.crd_name))
+            except NotFound:
+                return None
+            if again.generation == plan.generation:
+                return again
+            plan = again
+        log.info("CRD keeps changing; storage migration waits for the next pass", crd=plan.crd_name)
+        return None
 
     async def _rewrite_page(self, plan: Plan, items: list[Obj], report: CrdReport) -> None:
         slots = asyncio.Semaphore(self._concurrency)

@@ -33,6 +33,7 @@ from dynamo_operator.internal.crdmigrator.migrator import CrdMigrator, CrdReport
 from dynamo_operator.internal.observability.metrics import REGISTRY
 from localcluster import ETCD, LocalCluster, http
 from testsupport.api import eventually
+from testsupport.cluster import Cluster
 from testsupport.webhook import widget_convert
 from testsupport.webhook import widget_crd as webhook_widget_crd
 
@@ -178,18 +179,37 @@ async def create_widgets(api: Client, group: str, ns: str, count: int = OBJECTS)
             tasks.create_task(one(i))
 
 
-async def flip_storage(api: Client, crd: str, to: str) -> None:
-    """Make `to` the storage version (an update of the CRD, as an upgrade of the operator's CRDs is)."""
+async def flip_storage(api: Client, crd: str, to: str, local: LocalCluster | None) -> None:
+    """Make `to` the storage version (an update of the CRD, as an upgrade of the operator's CRDs is),
+    then, on the local control plane, wait until the API server stores new writes at `to`: it applies
+    the change only once its own watch of the CRD delivered it (the migrator waits too, see SETTLE)."""
     for _ in range(5):
         current = await api.get(CUSTOM_RESOURCE_DEFINITION, crd)
         for version in current["spec"]["versions"]:
             version["storage"] = version["name"] == to
         try:
             await api.replace(CUSTOM_RESOURCE_DEFINITION, current, field_manager=FIELD_MANAGER)
-            return
+            break
         except Conflict:
             continue
-    raise AssertionError(f"could not flip the storage version of {crd}")
+    else:
+        raise AssertionError(f"could not flip the storage version of {crd}")
+    if local is not None:
+        group = current["spec"]["group"]
+        await eventually(lambda: new_writes_stored_at(api, local, group, to), timeout=30, interval=0.2)
+
+
+async def new_writes_stored_at(api: Client, local: LocalCluster, group: str, version: str) -> bool:
+    """Write a probe object (in `default`, deleted again) and read what etcd holds of it."""
+    name = f"probe-{secrets.token_hex(3)}"
+    await api.create(
+        widgets(group, version), {"metadata": {"name": name, "namespace": "default"}, "spec": {}}
+    )
+    try:
+        stored = await asyncio.to_thread(etcd_widgets, local, group, "default")
+    finally:
+        await api.delete(widgets(group, version), name, namespace="default")
+    return [o["apiVersion"] for o in stored if o["metadata"]["name"] == name] == [f"{group}/{version}"]
 
 
 async def stored_versions(api: Client, crd: str) -> list[str]:
@@ -247,7 +267,7 @@ async def test_objects_stored_at_the_old_version_are_stored_again_at_the_new_one
     api: Client, local_cluster: LocalCluster, ns: str, crd: str, group: str
 ) -> None:
     await create_widgets(api, group, ns)
-    await flip_storage(api, crd, "v2")
+    await flip_storage(api, crd, "v2", local_cluster)
     before = await listed(api, group, ns)
     assert await stored_versions(api, crd) == ["v1", "v2"]
     assert await stored_at(local_cluster, group, ns) == {f"{group}/v1": OBJECTS}
@@ -272,9 +292,11 @@ async def test_objects_stored_at_the_old_version_are_stored_again_at_the_new_one
         assert new["metadata"]["generation"] == old["metadata"]["generation"]
 
 
-async def test_a_second_run_makes_no_write(api: Client, ns: str, crd: str, group: str) -> None:
+async def test_a_second_run_makes_no_write(
+    api: Client, cluster: Cluster, ns: str, crd: str, group: str
+) -> None:
     await create_widgets(api, group, ns)
-    await flip_storage(api, crd, "v2")
+    await flip_storage(api, crd, "v2", cluster.local)
     await migrate(CountingClient(api), crd)
     before = await listed(api, group, ns)
 
@@ -293,7 +315,7 @@ async def test_an_interrupted_run_is_finished_by_the_next(
     api: Client, local_cluster: LocalCluster, ns: str, crd: str, group: str
 ) -> None:
     await create_widgets(api, group, ns)
-    await flip_storage(api, crd, "v2")
+    await flip_storage(api, crd, "v2", local_cluster)
 
     def stop_after_first_page(report: CrdReport) -> None:
         if report.pages == 1:
@@ -326,7 +348,7 @@ async def test_an_object_changed_between_list_and_write_is_read_again_and_keeps_
     api: Client, local_cluster: LocalCluster, ns: str, crd: str, group: str
 ) -> None:
     await create_widgets(api, group, ns, count=10)
-    await flip_storage(api, crd, "v2")
+    await flip_storage(api, crd, "v2", local_cluster)
     client = CountingClient(api)
     touched: list[str] = []
 
@@ -377,7 +399,7 @@ async def test_objects_converted_by_a_webhook_are_stored_converted(
         for i in range(10):
             body = {"metadata": {"name": f"w{i:03d}", "namespace": ns}, "spec": {"replicas": i}}
             await api.create(widgets(group, "v1"), body)
-        await flip_storage(api, crd, "v2")
+        await flip_storage(api, crd, "v2", local_cluster)
         # The API server learns the webhook's CA from its own watch of the CRD: wait for one conversion.
         await eventually(lambda: converted(api, group, ns), timeout=30, interval=0.2)
 
@@ -396,7 +418,7 @@ async def test_the_api_server_re_stores_a_stale_object_on_any_no_op_write(
     etcd's, and an object stored at the old version differs by its apiVersion, so even an empty merge
     patch stores it anew; once current, the same write is skipped (no new resourceVersion)."""
     await create_widgets(api, group, ns, count=2)
-    await flip_storage(api, crd, "v2")
+    await flip_storage(api, crd, "v2", local_cluster)
     first = await api.patch(widgets(group, "v2"), "w000", {}, namespace=ns)
     again = await api.patch(widgets(group, "v2"), "w000", {}, namespace=ns)
     assert again["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]

@@ -33,7 +33,8 @@ class Clock:
         return datetime(2026, 1, 1, tzinfo=UTC)
 
     async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
+        if seconds:  # the tests' settle time is 0 unless a test is about it
+            self.slept.append(seconds)
         self.t += seconds
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> Timer:
@@ -70,6 +71,8 @@ class FakeApi:
         self.refuse: dict[str, Exception] = {}  # name -> error raised by its PUT
         self.before_put: Callable[[str], None] = lambda name: None
         self.list_errors: list[Exception] = []
+        self.crd_reads = 0
+        self.on_crd_read: Callable[[int], None] = lambda reads: None
 
     def _next(self) -> str:
         self.rv += 1
@@ -77,6 +80,8 @@ class FakeApi:
 
     async def get(self, resource: Resource, name: str, *, namespace: str | None = None) -> Obj:
         if resource == CUSTOM_RESOURCE_DEFINITION:
+            self.crd_reads += 1
+            self.on_crd_read(self.crd_reads)
             if self.crd is None:
                 raise NotFound(404, "NotFound")
             return copy.deepcopy(self.crd)
@@ -138,6 +143,7 @@ class FakeApi:
 
 
 def migrator(api: FakeApi, **kwargs: Any) -> CrdMigrator:
+    kwargs.setdefault("settle", 0.0)
     return CrdMigrator(api, [CRD_NAME], page_size=10, clock=kwargs.pop("clock", Clock()), **kwargs)
 
 
@@ -164,6 +170,34 @@ async def test_every_object_is_rewritten_page_by_page_then_trimmed() -> None:
     assert api.stale == set()
     assert api.crd is not None and api.crd["status"]["storedVersions"] == ["v2"]
     assert api.writes[-1] == "PATCH crd" and report.trimmed and report.done
+
+
+async def test_the_rewrite_waits_until_the_spec_stood_still() -> None:
+    api = FakeApi(objects=3, stored=["v1", "v2"])
+    clock = Clock()
+
+    def bump_on_second_read(reads: int) -> None:
+        if reads == 2:  # the storage version changed again right after the pass looked
+            assert api.crd is not None
+            api.crd["metadata"]["generation"] += 1
+            assert api.writes == []
+
+    api.on_crd_read = bump_on_second_read
+    report = await migrator(api, clock=clock, settle=5.0).migrate(CRD_NAME)
+    assert clock.slept == [5.0, 5.0]
+    assert report.done and report.migrated == 3
+
+
+async def test_a_spec_that_keeps_changing_postpones_the_rewrite() -> None:
+    api = FakeApi(objects=3, stored=["v1", "v2"])
+
+    def bump(reads: int) -> None:
+        assert api.crd is not None
+        api.crd["metadata"]["generation"] += 1
+
+    api.on_crd_read = bump
+    report = await migrator(api, settle=5.0).migrate(CRD_NAME)
+    assert not report.done and api.writes == []
 
 
 async def test_a_conflict_is_read_again_and_written() -> None:
