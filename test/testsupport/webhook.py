@@ -200,6 +200,13 @@ class SessionWebhook:
                     if hook.serving:
                         break
                     await asyncio.sleep(0.1)
+                # Ready once the API server can verify it too: until the CA bundle is in every
+                # converted CRD, a test's first v1beta1 read (plain `kubectl get`) fails on the CA.
+                crds = list(webhook_setup.CONVERTED_CRDS)
+                for _ in range(600):  # bounded: 60 s
+                    if await session_bundle_in_crds(client, crds, namespace):
+                        break
+                    await asyncio.sleep(0.1)
                 self._ready.set()
                 await self._stop.wait()
         except BaseException as err:

@@ -89,8 +89,9 @@ async def test_missing_graph_is_graph_not_found_with_one_warning_and_no_reconcil
     assert "spec.dgdRef.name" in message
     await eventually(lambda: warnings(api, ns, "ghost-worker", "GraphNotFound"), timeout=TIMEOUT)
 
+    # kubectl reads the newest served version, v1beta1, whose adapter names a component, not a service.
     [header, row] = kubectl("get", "dgdsa", "ghost-worker", "-n", ns).splitlines()
-    assert header.split() == ["NAME", "DGD", "SERVICE", "REPLICAS", "READY", "REASON", "AGE"]
+    assert header.split() == ["NAME", "DGD", "COMPONENT", "REPLICAS", "READY", "REASON", "AGE"]
     assert row.split()[1:3] == ["ghost", "Worker"] and row.split()[-3:-1] == ["False", "GraphNotFound"]
 
     with count_reconciles(f"{ns}/ghost-worker") as reconciles:
