@@ -9,7 +9,6 @@ field. This dumper quotes those four, and otherwise writes what `yaml.safe_dump_
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 import yaml
 
@@ -30,7 +29,7 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _KubectlSafeDumper.add_representer(str, _represent_str)
 
 
-def dump_all(documents: Iterable[Any], *, sort_keys: bool = False) -> str:
+def dump_all(documents: Iterable[object], *, sort_keys: bool = False) -> str:
     """Multi-document YAML, block style, long lines kept whole (as `render` has always written it)."""
     return yaml.dump_all(
         documents,

@@ -54,7 +54,7 @@ def foreign_namespaces(
     return problems
 
 
-def _namespace_of(obj: Mapping[str, Any]) -> str | None:
+def _namespace_of(obj: Mapping[str, object]) -> str | None:
     meta = obj.get("metadata")
     return str(meta["namespace"]) if isinstance(meta, Mapping) and meta.get("namespace") else None
 

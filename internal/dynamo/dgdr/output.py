@@ -129,7 +129,7 @@ class _BoundedLoader(yaml.SafeLoader):
             raise OutputLimitExceeded(limit, f"profiler output exceeds the {limit} limit ({bound})")
 
 
-def load_documents(text: str, limits: OutputLimits = LIMITS) -> list[Any]:
+def load_documents(text: str, limits: OutputLimits = LIMITS) -> list[object]:
     """Every document of `text`, each within `limits` (`OutputLimitExceeded` names the first limit
     passed); `ProfileOutputError` for text that is not YAML the safe loader accepts."""
     size = len(text.encode("utf-8", errors="surrogatepass"))
@@ -139,7 +139,7 @@ def load_documents(text: str, limits: OutputLimits = LIMITS) -> list[Any]:
             f"profiler output exceeds the document size limit ({limits.max_bytes} bytes): {size}",
         )
     loader = _BoundedLoader(text, limits)
-    documents: list[Any] = []
+    documents: list[object] = []
     try:
         while loader.check_node():
             if len(documents) == limits.max_documents:
