@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+from dynamo_operator.api.conversion import convert
 from dynamo_operator.context import Capabilities, settings_from
 from dynamo_operator.flags import build_parser, options_from_args
 from dynamo_operator.internal.dynamo.component import desired_component_objects
@@ -39,7 +40,7 @@ from dynamo_operator.internal.dynamo.mpisecret import desired_mpi_ssh_secrets
 from dynamo_operator.internal.dynamo.render import parse_graph
 from dynamo_operator.internal.secrets.sshkeys import generate_rsa_key_pair
 
-from compat.goldens import REPO_ROOT, Example
+from compat.goldens import REPO_ROOT, SET_DF888F68, V1ALPHA1, V1BETA1, Example, GoldenSet
 
 Obj = dict[str, Any]
 
@@ -78,9 +79,9 @@ SHAPES: tuple[Shape, ...] = (
 )
 SHAPE_NAMES: tuple[str, ...] = tuple(s.name for s in SHAPES)
 
-# The operator settings upstream ran with (goldens' README), as this operator's own flags.
+# The operator settings upstream ran with (goldens' README), as this operator's own flags; the
+# version is the set's (`GoldenSet.operator_version`).
 OPERATOR_FLAGS: tuple[str, ...] = (
-    "--operator-version=1.0.0",
     "--planner-cluster-role-name=dynamo-platform-dynamo-operator-planner",
     "--dgdr-profiling-cluster-role-name=dynamo-platform-dynamo-operator-dgdr-profiling",
     "--epp-cluster-role-name=dynamo-platform-dynamo-operator-epp",
@@ -109,9 +110,10 @@ class Generated:
         self.objects[key] = obj
 
 
-def gen_context(shape: Shape) -> GenContext:
+def gen_context(shape: Shape, golden_set: GoldenSet = SET_DF888F68) -> GenContext:
     """The GenContext the controllers would use in `<ns>` with upstream's settings in `shape`."""
-    options = options_from_args(build_parser().parse_args([*OPERATOR_FLAGS, *shape.flags]), environ={})
+    flags = [f"--operator-version={golden_set.operator_version}", *OPERATOR_FLAGS, *shape.flags]
+    options = options_from_args(build_parser().parse_args(flags), environ={})
     return settings_from(options, shape.capabilities).gen_context(NAMESPACE)
 
 
@@ -120,12 +122,14 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @functools.cache
-def _crd_schema(plural: str) -> Obj:
-    """The storage version's schema of our committed CRD (what `make install` gives the API server)."""
+def _crd_schema(plural: str, api_version: str = V1ALPHA1) -> Obj:
+    """Our committed CRD's schema of `api_version` (what `make install` gives the API server): the
+    API server defaults an object by the schema of the version it was written in."""
     crd = yaml.load(
         (REPO_ROOT / "config" / "crd" / "bases" / f"nvidia.com_{plural}.yaml").read_text(), _LOADER
     )
-    [version] = [v for v in crd["spec"]["versions"] if v.get("storage")]
+    wanted = api_version.rsplit("/", 1)[-1]
+    [version] = [v for v in crd["spec"]["versions"] if v["name"] == wanted]
     schema = version["schema"]["openAPIV3Schema"]
     assert isinstance(schema, dict)
     return schema
@@ -152,7 +156,7 @@ def apply_schema_defaults(value: Any, schema: Obj) -> Any:
 def _stored(obj: Obj, plural: str) -> Obj:
     """`obj` as the API server would return it: defaulted, in `<ns>`, with a uid to be owned by."""
     out: Obj = copy.deepcopy(obj)
-    apply_schema_defaults(out, _crd_schema(plural))
+    apply_schema_defaults(out, _crd_schema(plural, str(out.get("apiVersion") or V1ALPHA1)))
     meta = out.setdefault("metadata", {})
     meta["namespace"] = NAMESPACE
     meta["uid"] = f"uid-{out['kind']}-{meta['name']}"
@@ -262,13 +266,36 @@ def generate(example: Example, shape: Shape) -> Generated:
     Other kinds in an example file (ConfigMaps, PVCs, ResourceClaimTemplates) are the user's own
     objects; upstream's dumps leave them out too, so they are applied here as nothing.
     """
-    ctx = gen_context(shape)
+    golden_set = example.golden_set
+    ctx = gen_context(shape, golden_set)
     out = Generated()
     for doc in yaml.load_all(example.yaml_path.read_text(), _LOADER):
         if not isinstance(doc, dict):
             continue
         if doc.get("kind") == DGD_KIND:
-            _graph(doc, ctx, out)
+            _graph(_as_read(doc, out), ctx, out)
         elif doc.get("kind") == MODEL_KIND:
             _model(doc, out)
+    if golden_set.api_version != V1ALPHA1:
+        out.objects = {key: _as_stored(obj, golden_set.api_version) for key, obj in out.objects.items()}
     return out
+
+
+def _as_read(doc: Obj, out: Generated) -> Obj:
+    """A graph as generation reads it (v1alpha1): a v1beta1 example is converted the way the
+    conversion webhook converts it (the reserved annotations carry what v1alpha1 cannot hold)."""
+    if doc.get("apiVersion") == V1ALPHA1:
+        return doc
+    try:
+        defaulted = apply_schema_defaults(copy.deepcopy(doc), _crd_schema("dynamographdeployments", V1BETA1))
+        return dict(convert(defaulted, V1ALPHA1))
+    except ValueError as err:
+        out.notes.append(f"{DGD_KIND}/{(doc.get('metadata') or {}).get('name')}: not convertible: {err}")
+        return doc
+
+
+def _as_stored(obj: Obj, api_version: str) -> Obj:
+    """Our DGDs and DCDs in the version the goldens were read in (upstream stores v1beta1)."""
+    if obj.get("kind") not in (DGD_KIND, DCD_KIND) or obj.get("apiVersion") == api_version:
+        return obj
+    return dict(convert(obj, api_version))

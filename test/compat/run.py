@@ -8,7 +8,7 @@ from compat import expectations
 from compat.diff import Difference, compare
 from compat.expectations import Judge, Verdict
 from compat.generate import SHAPE_NAMES, SHAPES, generate
-from compat.goldens import discover, load_golden
+from compat.goldens import SET_DF888F68, GoldenSet, discover, load_golden
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +37,7 @@ class Row:
 
 @dataclass(slots=True)
 class Report:
+    golden_set: GoldenSet = SET_DF888F68
     rows: list[Row] = field(default_factory=list)
     judged: list[Judged] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
@@ -49,20 +50,20 @@ class Report:
         return sum(r.counts[verdict] for r in self.rows)
 
 
-def load_judge() -> Judge:
+def load_judge(golden_set: GoldenSet = SET_DF888F68) -> Judge:
     return Judge(
-        allowed=expectations.load(expectations.ALLOWED_FILE, note_keys=("reason",), shapes=SHAPE_NAMES),
+        allowed=expectations.load(golden_set.allowed_file, note_keys=("reason",), shapes=SHAPE_NAMES),
         known_gaps=expectations.load(
-            expectations.KNOWN_GAPS_FILE, note_keys=("issue", "cause"), shapes=SHAPE_NAMES
+            golden_set.known_gaps_file, note_keys=("issue", "cause"), shapes=SHAPE_NAMES
         ),
     )
 
 
-def run() -> Report:
-    """Raises GoldensMissing when the goldens are not there (never a silent skip)."""
-    judge = load_judge()
-    report = Report()
-    for example in discover(SHAPE_NAMES):
+def run(golden_set: GoldenSet = SET_DF888F68) -> Report:
+    """One set of goldens. Raises GoldensMissing when they are not there (never a silent skip)."""
+    judge = load_judge(golden_set)
+    report = Report(golden_set)
+    for example in discover(SHAPE_NAMES, golden_set):
         for shape in SHAPES:
             ours = generate(example, shape)
             comparison = compare(load_golden(example, shape.name), ours.objects)
