@@ -304,6 +304,7 @@ def _sglang_multinode(container: dict[str, Any], role: Role, info: MultinodeInfo
 
 
 TRTLLM_FORWARDED_ENV = (
+    "CPATH", "TRITON_PTXAS_PATH",  # 2a6da14c: Triton's compiler needs both on every rank
     "CUDA_VISIBLE_DEVICES", "MODEL_PATH", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_ENDPOINT",
     "TOKENIZERS_PARALLELISM", "NCCL_DEBUG", "NCCL_IB_DISABLE", "NCCL_P2P_DISABLE",
     "TENSORRT_LLM_CACHE_DIR", "HF_HOME", "TRANSFORMERS_CACHE", "HF_DATASETS_CACHE", "PATH",

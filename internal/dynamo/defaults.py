@@ -1,7 +1,8 @@
 """Per-component-type defaults: the main container's command, ports, probes and env.
 
-Probe numbers for frontend and worker types follow the spec's "Operator Default Values Injection"
-chapter; where the spec is silent (planner, epp, extra worker env) the upstream values are used.
+Probes and env are upstream's at 2a6da14c (August 2026). Seed 001's "Operator Default Values
+Injection" table is older (frontend 60/60/30/10 with an exec readiness, worker timeouts of 30 s): a
+takeover of upstream's graphs would restart every pod for probe values alone, so upstream wins.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from typing import Any
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.merge import env
 
-FRONTEND_READINESS_COMMAND = (
-    'curl -s http://localhost:${DYNAMO_PORT}/health | jq -e ".status == \\"healthy\\""'
-)
+# Where a worker serves its forward-pass metrics; under failover engine i binds base + i.
+ENV_DYN_FORWARDPASS_METRIC_PORT = "DYN_FORWARDPASS_METRIC_PORT"
+FORWARDPASS_METRIC_BASE_PORT = 20380
 
 
 @dataclass(frozen=True)
@@ -45,21 +46,23 @@ def _frontend(dyn_ns: str) -> ComponentDefaults:
         args=["-m", "dynamo.frontend"],
         ports=[port(c.HTTP_PORT_NAME, c.HTTP_PORT)],
         probes={
+            # /live does no I/O, so a 1 s timeout is enough; the frontend serves within ~10 s.
             "livenessProbe": http_probe(
+                "/live",
+                c.HTTP_PORT_NAME,
+                initialDelaySeconds=15,
+                periodSeconds=10,
+                timeoutSeconds=1,
+                failureThreshold=3,
+            ),
+            "readinessProbe": http_probe(
                 "/health",
                 c.HTTP_PORT_NAME,
-                initialDelaySeconds=60,
-                periodSeconds=60,
-                timeoutSeconds=30,
-                failureThreshold=10,
+                initialDelaySeconds=10,
+                periodSeconds=10,
+                timeoutSeconds=3,
+                failureThreshold=3,
             ),
-            "readinessProbe": {
-                "exec": {"command": ["/bin/sh", "-c", FRONTEND_READINESS_COMMAND]},
-                "initialDelaySeconds": 60,
-                "periodSeconds": 60,
-                "timeoutSeconds": 30,
-                "failureThreshold": 10,
-            },
         },
         env=[
             env(c.ENV_DYNAMO_PORT, str(c.HTTP_PORT)),
@@ -73,11 +76,12 @@ def _worker() -> ComponentDefaults:
     return ComponentDefaults(
         ports=[port(c.SYSTEM_PORT_NAME, c.SYSTEM_PORT), port(c.NIXL_PORT_NAME, c.NIXL_PORT)],
         probes={
+            # Timeouts below the period (4 < 5); one failed liveness check restarts the pod.
             "livenessProbe": http_probe(
-                "/live", c.SYSTEM_PORT_NAME, periodSeconds=5, timeoutSeconds=30, failureThreshold=1
+                "/live", c.SYSTEM_PORT_NAME, periodSeconds=5, timeoutSeconds=4, failureThreshold=1
             ),
             "readinessProbe": http_probe(
-                "/health", c.SYSTEM_PORT_NAME, periodSeconds=10, timeoutSeconds=30, failureThreshold=60
+                "/health", c.SYSTEM_PORT_NAME, periodSeconds=10, timeoutSeconds=4, failureThreshold=3
             ),
             "startupProbe": http_probe(
                 "/live", c.SYSTEM_PORT_NAME, periodSeconds=10, timeoutSeconds=5, failureThreshold=720
@@ -91,6 +95,7 @@ def _worker() -> ComponentDefaults:
             env(c.ENV_NIXL_TELEMETRY_ENABLE, "n"),
             env(c.ENV_NIXL_TELEMETRY_EXPORTER, "prometheus"),
             env(c.ENV_NIXL_TELEMETRY_PROMETHEUS_PORT, str(c.NIXL_PORT)),
+            env(ENV_DYN_FORWARDPASS_METRIC_PORT, str(FORWARDPASS_METRIC_BASE_PORT)),
         ],
     )
 
@@ -150,7 +155,7 @@ def _epp(dyn_ns: str, dgd_name: str, namespace: str) -> ComponentDefaults:
         },
         env=[
             env(c.ENV_USE_STREAMING, "true"),
-            env(c.ENV_RUST_LOG, "debug,dynamo_llm::kv_router=trace"),
+            env(c.ENV_RUST_LOG, "info"),
             env(c.ENV_DYN_ENFORCE_DISAGG, "false"),
             env(c.ENV_DYN_NAMESPACE_PREFIX, dyn_ns),
         ],

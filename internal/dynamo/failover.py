@@ -15,6 +15,10 @@ from typing import Any
 
 from dynamo_operator.api.v1alpha1.graph import BackendFramework
 from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo.defaults import (
+    ENV_DYN_FORWARDPASS_METRIC_PORT,
+    FORWARDPASS_METRIC_BASE_PORT,
+)
 from dynamo_operator.internal.dynamo.errors import GenerationError
 from dynamo_operator.internal.dynamo.gpu_memory_service import SHARED_MOUNT_PATH
 from dynamo_operator.internal.dynamo.merge import env
@@ -30,6 +34,7 @@ _REPLACED_ENV = frozenset(
         c.ENV_DYN_SYSTEM_ENABLED,
         c.ENV_DYN_HEALTH_CHECK_ENABLED,
         c.ENV_CONTAINER_NAME,
+        ENV_DYN_FORWARDPASS_METRIC_PORT,
     }
 )
 _PROBES = ("startupProbe", "livenessProbe", "readinessProbe")
@@ -66,6 +71,8 @@ def engine_container(main: Obj, index: int) -> Obj:
         env("DYN_SYSTEM_STARTING_HEALTH_STATUS", "notready"),
         env(c.ENV_DYN_SYSTEM_PORT, str(port)),
         env(c.ENV_DYN_SYSTEM_ENABLED, "true"),
+        # Engines share the pod's network: each binds its own forward-pass metrics port.
+        env(ENV_DYN_FORWARDPASS_METRIC_PORT, str(FORWARDPASS_METRIC_BASE_PORT + index)),
     ]
     for probe in _PROBES:
         http = (engine.get(probe) or {}).get("httpGet")

@@ -24,13 +24,9 @@ SERVER_MODULE = "gpu_memory_service.cli.server"
 SHARED_VOLUME_NAME = "gms-intrapod-control"
 SHARED_MOUNT_PATH = "/gms-intrapod-control"
 ENV_SOCKET_DIR = "GMS_SOCKET_DIR"
-READY_FILE = f"{SHARED_MOUNT_PATH}/gms-ready"
 DEFAULT_DEVICE_CLASS_NAME = "gpu.nvidia.com"
 DRA_API_VERSION = "resource.k8s.io/v1"
 DRA_API = f"{DRA_API_VERSION} ResourceClaimTemplate"
-# The server may take minutes to map the model's memory: probe every second for up to 5 minutes.
-_STARTUP_PERIOD_SECONDS = 1
-_STARTUP_FAILURE_THRESHOLD = 300
 
 Obj = dict[str, Any]
 
@@ -130,12 +126,9 @@ def server_container(image: str | None) -> Obj:
         "env": [env(ENV_SOCKET_DIR, SHARED_MOUNT_PATH)],
         "volumeMounts": [{"name": SHARED_VOLUME_NAME, "mountPath": SHARED_MOUNT_PATH}],
         "resources": {"claims": [{"name": CLAIM_NAME}]},
+        # No startupProbe (as upstream since 2a6da14c): the sidecar counts as started once its
+        # process runs, and clients retry their connect through the short socket bind.
         "restartPolicy": "Always",
-        "startupProbe": {
-            "exec": {"command": ["test", "-f", READY_FILE]},
-            "periodSeconds": _STARTUP_PERIOD_SECONDS,
-            "failureThreshold": _STARTUP_FAILURE_THRESHOLD,
-        },
     }
     if image:
         container["image"] = image

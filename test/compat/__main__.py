@@ -68,7 +68,15 @@ def difference_class(j_path: str, change: str) -> str:
 
 
 def _summary(reports: list[Report]) -> str:
-    head = ("set", "shape", "objects", "objects differing", "classes differing", "fields differing", "unexpected")
+    head = (
+        "set",
+        "shape",
+        "objects",
+        "objects differing",
+        "classes differing",
+        "fields differing",
+        "unexpected",
+    )
     rows = []
     for report in reports:
         for shape in [s.name for s in SHAPES] + ["all"]:
@@ -86,7 +94,9 @@ def _summary(reports: list[Report]) -> str:
             )
     widths = [max(len(row[i]) for row in (head, *rows)) for i in range(len(head))]
     return "\n".join(
-        "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+        "  ".join(
+            c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        )
         for row in (head, *rows)
     )
 

@@ -113,7 +113,9 @@ def discover(shapes: tuple[str, ...], golden_set: GoldenSet = SET_DF888F68) -> l
     if golden_set.missing_is_refused:
         absent = [str(golden_set.root() / s) for s in shapes if not (golden_set.root() / s).is_dir()]
     else:
-        absent = [str(ex.golden_path(s)) for ex in examples for s in shapes if not ex.golden_path(s).is_file()]
+        absent = [
+            str(ex.golden_path(s)) for ex in examples for s in shapes if not ex.golden_path(s).is_file()
+        ]
     if absent:
         raise GoldensMissing(f"{len(absent)} golden file(s) missing, first {absent[0]}: {hint}")
     return examples

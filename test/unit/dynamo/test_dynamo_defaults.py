@@ -108,30 +108,32 @@ def test_every_component_gets_common_default(
 
 # --- per component type ------------------------------------------------------------------------------
 
+# Upstream 2a6da14c's probes (they replace seed 001's older 60/60/30/10 table and exec readiness).
 FRONTEND_LIVENESS = {
-    "httpGet": {"path": "/health", "port": "http"},
-    "initialDelaySeconds": 60,
-    "periodSeconds": 60,
-    "timeoutSeconds": 30,
-    "failureThreshold": 10,
+    "httpGet": {"path": "/live", "port": "http"},
+    "initialDelaySeconds": 15,
+    "periodSeconds": 10,
+    "timeoutSeconds": 1,
+    "failureThreshold": 3,
 }
-FRONTEND_READINESS_NUMBERS = {
-    "initialDelaySeconds": 60,
-    "periodSeconds": 60,
-    "timeoutSeconds": 30,
-    "failureThreshold": 10,
+FRONTEND_READINESS = {
+    "httpGet": {"path": "/health", "port": "http"},
+    "initialDelaySeconds": 10,
+    "periodSeconds": 10,
+    "timeoutSeconds": 3,
+    "failureThreshold": 3,
 }
 WORKER_LIVENESS = {
     "httpGet": {"path": "/live", "port": "system"},
     "periodSeconds": 5,
-    "timeoutSeconds": 30,
+    "timeoutSeconds": 4,
     "failureThreshold": 1,
 }
 WORKER_READINESS = {
     "httpGet": {"path": "/health", "port": "system"},
     "periodSeconds": 10,
-    "timeoutSeconds": 30,
-    "failureThreshold": 60,
+    "timeoutSeconds": 4,
+    "failureThreshold": 3,
 }
 WORKER_STARTUP = {
     "httpGet": {"path": "/live", "port": "system"},
@@ -142,19 +144,9 @@ WORKER_STARTUP = {
 
 
 def _frontend_checks() -> dict[str, Callable[[Obj], bool]]:
-    def readiness(t: Obj) -> bool:
-        probe = main_container(t)["readinessProbe"]
-        command = probe["exec"]["command"]
-        return (
-            {k: probe[k] for k in FRONTEND_READINESS_NUMBERS} == FRONTEND_READINESS_NUMBERS
-            and command[:2] == ["/bin/sh", "-c"]
-            and command[2]
-            == 'curl -s http://localhost:${DYNAMO_PORT}/health | jq -e ".status == \\"healthy\\""'
-        )
-
     return {
         "liveness": lambda t: main_container(t)["livenessProbe"] == FRONTEND_LIVENESS,
-        "readiness": readiness,
+        "readiness": lambda t: main_container(t)["readinessProbe"] == FRONTEND_READINESS,
         "no-startup": lambda t: "startupProbe" not in main_container(t),
         "port-http-8000": lambda t: (
             main_container(t)["ports"] == [{"name": "http", "containerPort": 8000, "protocol": "TCP"}]
@@ -182,6 +174,9 @@ def _worker_checks() -> dict[str, Callable[[Obj], bool]]:
             env_map(main_container(t))["DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS"] == '["generate"]'
         ),
         "env-system-enabled": lambda t: env_map(main_container(t))["DYN_SYSTEM_ENABLED"] == "true",
+        "env-forwardpass-metric-port": lambda t: (
+            env_map(main_container(t))["DYN_FORWARDPASS_METRIC_PORT"] == "20380"
+        ),
         "no-dynamo-port": lambda t: "DYNAMO_PORT" not in env_map(main_container(t)),
         "no-service-account-override": lambda t: (
             t["spec"].get("serviceAccountName") != "planner-serviceaccount"

@@ -122,19 +122,19 @@ def test_main_container_probe_numbers_layer_over_default() -> None:
     assert main_container(_t(spec))["livenessProbe"] == {
         "httpGet": {"path": "/live", "port": "system"},
         "periodSeconds": 5,
-        "timeoutSeconds": 30,
+        "timeoutSeconds": 4,
         "failureThreshold": 9,
     }
 
 
-def test_main_container_probe_handler_replaces_exec_default() -> None:
-    """A frontend readiness httpGet in mainContainer drops the default exec (never two handlers)."""
+def test_main_container_probe_handler_replaces_http_default() -> None:
+    """A frontend readiness exec in mainContainer drops the default httpGet (never two handlers)."""
     spec = service(
         "frontend",
-        extraPodSpec={"mainContainer": {"readinessProbe": {"httpGet": {"path": "/r", "port": 8000}}}},
+        extraPodSpec={"mainContainer": {"readinessProbe": {"exec": {"command": ["true"]}}}},
     )
     probe = main_container(_t(spec))["readinessProbe"]
-    assert "exec" not in probe and probe["httpGet"] == {"path": "/r", "port": 8000}
+    assert "httpGet" not in probe and probe["exec"] == {"command": ["true"]}
 
 
 def test_top_level_probe_beats_main_container_probe() -> None:

@@ -140,9 +140,10 @@ def test_gms_shares_a_socket_directory_with_the_main_container() -> None:
     assert env_of(main)["GMS_SOCKET_DIR"] == "/gms-intrapod-control"
 
 
-def test_gms_server_runs_as_a_restartable_init_sidecar() -> None:
+def test_gms_server_runs_as_a_restartable_init_sidecar_without_a_startup_probe() -> None:
     """`gms-server`: the engine's image, `python3 -m gpu_memory_service.cli.server`, the claim and
-    the socket directory, restartPolicy Always, a startup probe on its ready file (1 s x 300)."""
+    the socket directory, restartPolicy Always, and no startupProbe (upstream 2a6da14c's sidecar:
+    started once its process runs)."""
     p = pod(objs(worker(gpuMemoryService=GMS)))
     assert by_name(p["initContainers"])["gms-server"] == {
         "name": "gms-server",
@@ -152,11 +153,6 @@ def test_gms_server_runs_as_a_restartable_init_sidecar() -> None:
         "volumeMounts": [{"name": "gms-intrapod-control", "mountPath": "/gms-intrapod-control"}],
         "resources": {"claims": [{"name": "intrapod-shared-gpu"}]},
         "restartPolicy": "Always",
-        "startupProbe": {
-            "exec": {"command": ["test", "-f", "/gms-intrapod-control/gms-ready"]},
-            "periodSeconds": 1,
-            "failureThreshold": 300,
-        },
     }
 
 
