@@ -65,17 +65,22 @@ lint: venv ## ruff (lint + format check), mypy --strict, import layering contrac
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+	@$(MAKE) --no-print-directory docs
 
 fmt: venv ## Format the code
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-manifests: venv ## Generate config/crd/bases from the API models (and copy them into the Helm chart)
+manifests: venv ## Generate config/crd/bases and docs/reference from the API models (and copy the CRDs into the Helm chart)
 	$(PY) hack/gen_crds.py
+	$(PY) hack/gen_api_reference.py
 	@$(MAKE) --no-print-directory chart-sync
 
 chart-sync: ## Copy the CRDs, the manager rules and the admission policy from config/ into the Helm chart
 	@hack/chart-sync.sh
+
+docs: venv ## Build the docs site (mkdocs.yml) into build/site with --strict: a broken link or page fails
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 render: venv ## Render a DGD offline, YAML on stdout: make render F=config/samples/x.yaml > out.yaml
 	@test -n "$(F)" || { echo "usage: make render F=<file with DynamoGraphDeployments> [> out.yaml]" >&2; exit 2; }
@@ -149,4 +154,4 @@ deploy: ## Deploy config/default (CRDs, RBAC, operator) with the image IMG
 undeploy: ## Delete every Dynamo custom resource while the operator runs, then the operator; CRDs stay
 	@hack/deploy.sh undeploy
 
-.PHONY: help doctor venv reinstall lock audit lint fmt manifests chart-sync render cluster-bins helm cluster-up cluster-down kubeconfig run test multinode test-unit compat test-e2e faults bench docker-build docker-push build-installer install uninstall deploy undeploy
+.PHONY: help doctor venv reinstall lock audit lint fmt manifests chart-sync docs render cluster-bins helm cluster-up cluster-down kubeconfig run test multinode test-unit compat test-e2e faults bench docker-build docker-push build-installer install uninstall deploy undeploy
