@@ -13,7 +13,12 @@ Safety against a stale cache, where acting on it would be irreversible:
   set, so a DGD a user deleted is never recreated; a DGD missing from the cache is confirmed missing
   by the API server before the request turns DeploymentDeleted;
 - a Job that completed but whose output ConfigMap is not visible yet is given
-  `OUTPUT_GRACE_SECONDS` before it counts as a generation failure.
+  `machine.OUTPUT_GRACE_SECONDS` before it counts as a generation failure.
+
+What to do next is never decided here: each state's I/O ends in one observation, and the transition
+`advance` returns says what to write, which Events to record, whether to go on, when to look again
+and whether a failed attempt is retried. The objects written (Job, profiling RBAC, DGD, extra
+ConfigMaps) are generated in `internal.dynamo.dgdr`.
 
 Tenancy: a request writes only into its own namespace. `spec.deploymentOverrides.namespace`, the
 generated DGD's namespace and each extra ConfigMap's are checked at validation, when the output is
@@ -36,10 +41,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import structlog
 from dynamo_operator.internal import kinds
@@ -48,25 +52,31 @@ from dynamo_operator.internal.cache.interface import Informer
 from dynamo_operator.internal.cache.transform import keep_fields
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import CONFIG_MAP, JOB, POD, Resource, object_key
+from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions
 from dynamo_operator.internal.controller.handlers import Mapper
 from dynamo_operator.internal.controller.owners import owner_reference
 from dynamo_operator.internal.controller.result import Result, TerminalError
-from dynamo_operator.internal.dynamo.conditions import Clock, utc_now
-from dynamo_operator.internal.dynamo.dgdr import deployment, job, names, output, profiler_config
+from dynamo_operator.internal.dynamo.dgdr import deployment, job, names, output, profiler_config, rbac
 from dynamo_operator.internal.dynamo.dgdr.machine import (
+    AutoApplyOff,
+    DeploymentAlreadyCreated,
     DeploymentCreated,
+    DeploymentCreationFailed,
     DeploymentMissing,
     DeploymentObserved,
     ForeignNamespace,
     GenerationFailed,
     JobCreated,
     JobCreationFailed,
+    JobHeldByAnother,
     Observation,
+    OutputMissing,
     OutputRefused,
     ProfilingFailed,
     ProfilingRunning,
     ReferencesMissing,
+    Retry,
     SpecChanged,
     SpecGenerated,
     State,
@@ -77,9 +87,11 @@ from dynamo_operator.internal.dynamo.dgdr.machine import (
 )
 from dynamo_operator.internal.dynamo.dgdr.status import request_status
 from dynamo_operator.internal.dynamo.dgdr.view import RequestView, read_request
+from dynamo_operator.internal.events import Recorder
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.observability.reconcile_metrics import observed
 from dynamo_operator.internal.settings import Settings
+from dynamo_operator.internal.timestamps import parse_rfc3339
 
 log = structlog.get_logger(__name__)
 
@@ -87,8 +99,6 @@ Obj = dict[str, Any]
 
 # Enough for the longest chain that can run without waiting: "" → Pending → Profiling (+1 spare).
 MAX_STEPS = 5
-OUTPUT_GRACE_SECONDS = 60.0
-OUTPUT_RECHECK_SECONDS = 5.0
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 LEGACY_JOB_NAME_LABEL = "job-name"
 SERVICE_ACCOUNT = kinds.SERVICE_ACCOUNT
@@ -109,27 +119,22 @@ class RequestReader(Protocol):
     def by_index(self, resource: Resource, index: str, value: str) -> list[Obj]: ...
 
 
-class Recorder(Protocol):
-    def event(self, obj: Obj, *, type: Literal["Normal", "Warning"], reason: str, message: str) -> None: ...
-
-
 @dataclass(frozen=True, slots=True)
 class Step:
-    """The outcome of one state's work: the transition and the status fields it produced."""
+    """The outcome of one state's work: the transition, the status fields the work produced, and
+    for a failed attempt the error behind it."""
 
     transition: Transition
     fields: dict[str, Any] = field(default_factory=dict)
-    requeue_after: float | None = None
+    cause: Exception | None = None
+
+
+class AttemptFailed(Exception):
+    """A step's attempt failed and will be retried with the controller's error backoff."""
 
 
 def _meta(obj: Mapping[str, Any], key: str) -> Any:
     return (obj.get("metadata") or {}).get(key)
-
-
-def _parse_time(value: str | None) -> datetime.datetime | None:
-    if not value:
-        return None
-    return datetime.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,14 +187,14 @@ class DynamoGraphDeploymentRequestReconciler:
         pods: Informer,
         namespace_restricted: bool = False,
         profiling_cluster_role: str | None = None,
-        clock: Clock = utc_now,
+        clock: Clock | None = None,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
         # The label-scoped informer of profiling pods (metadata and status), read directly.
         self._pods = pods
         self._restricted = namespace_restricted
         self._cluster_role = profiling_cluster_role
-        self._clock = clock
+        self._clock: Clock = clock or RealClock()
         # Each step of the state machine starts from the state the server holds: a status write
         # computed from a stale view is refused (409) and retried, never applied.
         self._status = StatusWriter(client, kinds.DGDR, precondition=True)
@@ -245,9 +250,11 @@ class DynamoGraphDeploymentRequestReconciler:
             step = await self._step(dgdr.state, dgdr)
             if step is None:
                 return Result()
+            if step.transition.retry is not None:
+                return self._failed_attempt(dgdr, step)
             dgdr = read_request(await self._commit(dgdr, step))
             if not step.transition.proceed:
-                return Result(requeue_after=step.requeue_after)
+                return Result(requeue_after=step.transition.requeue_after)
         return Result()
 
     async def _step(self, state: State, dgdr: RequestView) -> Step | None:
@@ -271,16 +278,32 @@ class DynamoGraphDeploymentRequestReconciler:
         t = step.transition
         old = dgdr.status
         new = request_status(
-            old, t, step.fields, generation=dgdr.generation, backend=dgdr.spec.get("backend"), now=self._clock
+            old,
+            t,
+            step.fields,
+            generation=dgdr.generation,
+            backend=dgdr.spec.get("backend"),
+            now=self._clock.wall(),
         )
         written = await self._status.commit(dgdr.raw, new)
         if written is None:
             return dgdr.raw
-        for event in t.events:
-            self._recorder.event(
-                dgdr.raw, type=event.type.value, reason=event.reason.value, message=event.message
-            )
+        self._record(dgdr, t)
         return written
+
+    def _record(self, dgdr: RequestView, t: Transition) -> None:
+        for event in t.events:
+            self._recorder.event(dgdr.raw, type=event.type.value, reason=event.reason, message=event.message)
+
+    def _failed_attempt(self, dgdr: RequestView, step: Step) -> Result:
+        """A failed attempt writes nothing: its Events are recorded each time, and the reconcile ends
+        as the transition says (an error retried with backoff, or one never retried)."""
+        t = step.transition
+        self._record(dgdr, t)
+        message = "; ".join(event.message for event in t.events) or "attempt failed"
+        if t.retry is Retry.NEVER:
+            raise TerminalError(message) from step.cause
+        raise AttemptFailed(message) from step.cause
 
     # -- "" ----------------------------------------------------------------------------------------
 
@@ -319,59 +342,34 @@ class DynamoGraphDeploymentRequestReconciler:
         except profiler_config.ProfilerConfigError as err:  # edited into shape after validation
             return Step(advance(State.PENDING, JobCreationFailed(str(err))))
         aic = desired["metadata"]["labels"][names.LABEL_APP] == names.APP_AIC_PROFILER
+        created = JobCreated(ai_configurator=aic)
         existing = self._cache.get(JOB, f"{namespace}/{names.job_name(name)}")
         if existing is not None:
-            self._check_job_owner(dgdr, existing)
-            return Step(advance(State.PENDING, JobCreated(ai_configurator=aic)))
+            return Step(advance(State.PENDING, _job_observation(dgdr, existing, created)))
         # Results of an earlier request of the same name must not be mistaken for ours.
         with contextlib.suppress(errors.NotFound):
             await self._client.delete(CONFIG_MAP, names.output_config_map_name(name), namespace=namespace)
-        await self._ensure_service_account(namespace)
+        await self._ensure_profiling_rbac(namespace)
         desired["metadata"]["ownerReferences"] = [owner_reference(dgdr.raw)]
         try:
             await self._client.create(JOB, desired)
         except errors.AlreadyExists:
-            self._check_job_owner(
-                dgdr, await self._client.get(JOB, names.job_name(name), namespace=namespace)
-            )
+            existing = await self._client.get(JOB, names.job_name(name), namespace=namespace)
+            return Step(advance(State.PENDING, _job_observation(dgdr, existing, created)))
         except (errors.Invalid, errors.BadRequest, errors.Forbidden) as err:
             return Step(advance(State.PENDING, JobCreationFailed(f"failed to create profiling job: {err}")))
-        return Step(advance(State.PENDING, JobCreated(ai_configurator=aic)))
+        return Step(advance(State.PENDING, created))
 
-    @staticmethod
-    def _check_job_owner(dgdr: RequestView, existing: Obj) -> None:
-        refs = _meta(existing, "ownerReferences") or []
-        if not any(r.get("controller") and r.get("uid") == dgdr.uid for r in refs):
-            # A Job of an earlier request of the same name, on its way out through GC: retry later.
-            raise RuntimeError(
-                f"job {_meta(existing, 'name')} belongs to another object; waiting for it to go"
-            )
-
-    async def _ensure_service_account(self, namespace: str) -> None:
-        """The Job's pods run as `dgdr-profiling-job`; pod creation fails without it."""
-        labels = {
-            "app.kubernetes.io/managed-by": names.MANAGED_BY_OPERATOR,
-            "app.kubernetes.io/component": "rbac",
-            "app.kubernetes.io/name": names.PROFILING_SERVICE_ACCOUNT,
-        }
-        sa = {"metadata": {"name": names.PROFILING_SERVICE_ACCOUNT, "namespace": namespace, "labels": labels}}
+    async def _ensure_profiling_rbac(self, namespace: str) -> None:
+        """What the Job's pods run as (pod creation fails without the ServiceAccount); create-only."""
+        wanted = rbac.profiling_rbac(
+            namespace, cluster_role=self._cluster_role, namespace_restricted=self._restricted
+        )
         with contextlib.suppress(errors.AlreadyExists):
-            await self._client.create(SERVICE_ACCOUNT, sa)
-        if self._restricted or not self._cluster_role:
-            return  # restricted installs ship the Role and RoleBinding with the operator
-        binding = {
-            "metadata": {"name": names.PROFILING_ROLE_BINDING, "namespace": namespace, "labels": labels},
-            "subjects": [
-                {"kind": "ServiceAccount", "name": names.PROFILING_SERVICE_ACCOUNT, "namespace": namespace}
-            ],
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": self._cluster_role,
-            },
-        }
-        with contextlib.suppress(errors.AlreadyExists):
-            await self._client.create(ROLE_BINDING, binding)
+            await self._client.create(SERVICE_ACCOUNT, wanted.service_account)
+        if wanted.role_binding is not None:
+            with contextlib.suppress(errors.AlreadyExists):
+                await self._client.create(ROLE_BINDING, wanted.role_binding)
 
     # -- Profiling ---------------------------------------------------------------------------------
 
@@ -421,14 +419,9 @@ class DynamoGraphDeploymentRequestReconciler:
             # may be large); this GET is the one time the operator holds it.
             cm = await self._client.get(CONFIG_MAP, cm_name, namespace=namespace)
         except errors.NotFound:
-            finished = _parse_time((profiling_job.get("status") or {}).get("completionTime"))
-            waited = (self._clock() - finished).total_seconds() if finished else OUTPUT_GRACE_SECONDS
-            if waited < OUTPUT_GRACE_SECONDS:
-                return Step(
-                    advance(State.PROFILING, ProfilingRunning()), requeue_after=OUTPUT_RECHECK_SECONDS
-                )
-            error = f"ConfigMap {cm_name} not found: profiling may not have completed"
-            return Step(advance(State.PROFILING, GenerationFailed(error)))
+            finished = parse_rfc3339((profiling_job.get("status") or {}).get("completionTime"))
+            waited = (self._clock.wall() - finished).total_seconds() if finished else None
+            return Step(advance(State.PROFILING, OutputMissing(cm_name, waited)))
         use_mocker = bool(dgdr.spec.get("useMocker"))
         try:
             # Off the event loop: a parse takes up to a few seconds within the limits.
@@ -442,9 +435,10 @@ class DynamoGraphDeploymentRequestReconciler:
         if foreign := deployment.foreign_namespaces(dgdr.raw, result.deployment, result.extra):
             return Step(advance(State.PROFILING, ForeignNamespace("; ".join(foreign))))
         await self._adopt_output(dgdr, cm)
-        await self._create_extra_resources(dgdr, result.extra)
+        failed = await self._create_extra_resources(dgdr, result.extra)
         fields = {"generatedDeployment": result.deployment, "profilingResults": f"configmap/{cm_name}"}
-        return Step(advance(State.PROFILING, SpecGenerated(auto_apply=dgdr.auto_apply)), fields)
+        generated = SpecGenerated(auto_apply=dgdr.auto_apply, failed_config_maps=failed)
+        return Step(advance(State.PROFILING, generated), fields)
 
     async def _adopt_output(self, dgdr: RequestView, cm: Obj) -> None:
         """Hang the output ConfigMap (written by the sidecar, unowned) off the request, so it goes
@@ -463,36 +457,34 @@ class DynamoGraphDeploymentRequestReconciler:
         except errors.ApiError as err:
             log.info("could not adopt the output ConfigMap", dgdr=object_key(dgdr.raw), error=str(err))
 
-    async def _create_extra_resources(self, dgdr: RequestView, extra: Sequence[Obj]) -> None:
+    async def _create_extra_resources(self, dgdr: RequestView, extra: Sequence[Obj]) -> tuple[str, ...]:
         """ConfigMaps the profiler produced next to the DGD (e.g. planner data), in the request's
-        namespace, tracked by labels; a failure is reported, not fatal (the DGD may not need them)."""
+        namespace, tracked by labels; what failed is returned, one message each, to be reported
+        (not fatal: the DGD may not need them)."""
         config_maps, skipped = output.extra_config_maps(
             extra, dgdr_name=dgdr.name, dgdr_namespace=dgdr.namespace
         )
         if skipped:
             log.info("skipping non-ConfigMap profiler output", dgdr=object_key(dgdr.raw), skipped=skipped)
+        failed: list[str] = []
         for cm in config_maps:
             try:
                 await self._client.create(CONFIG_MAP, cm)
             except errors.AlreadyExists:
                 continue
             except errors.ApiError as err:
-                message = f"Failed to create ConfigMap {cm['metadata']['name']}: {err}"
-                self._recorder.event(
-                    dgdr.raw, type="Warning", reason="ConfigMapCreationFailed", message=message
-                )
+                failed.append(f"Failed to create ConfigMap {cm['metadata']['name']}: {err}")
+        return tuple(failed)
 
     # -- Deploying / Ready -------------------------------------------------------------------------
 
     async def _deploy(self, dgdr: RequestView) -> Step:
         if not dgdr.auto_apply:
-            return Step(Transition(State.READY))
+            return Step(advance(State.DEPLOYING, AutoApplyOff()))
         if not dgdr.deployment.get("created"):
             fresh = read_request(await self._client.get(kinds.DGDR, dgdr.name, namespace=dgdr.namespace))
             if fresh.deployment.get("created"):
-                return Step(
-                    Transition(State.DEPLOYING, proceed=False)
-                )  # stale view: the watch brings the fresh one
+                return Step(advance(State.DEPLOYING, DeploymentAlreadyCreated()))
             return await self._create_deployment(dgdr)
         return await self._observe_deployment(State.DEPLOYING, dgdr)
 
@@ -511,11 +503,9 @@ class DynamoGraphDeploymentRequestReconciler:
         except errors.AlreadyExists:
             log.info("adopting existing DGD", dgdr=object_key(dgdr.raw), dgd=f"{dgd_namespace}/{dgd_name}")
         except errors.ApiError as err:
-            message = f"Failed to create DynamoGraphDeployment {dgd_name}: {err}"
-            self._recorder.event(dgdr.raw, type="Warning", reason="DeploymentCreationFailed", message=message)
-            if isinstance(err, errors.Invalid | errors.BadRequest | errors.Forbidden):
-                raise TerminalError(message) from err
-            raise
+            permanent = isinstance(err, errors.Invalid | errors.BadRequest | errors.Forbidden)
+            failed = DeploymentCreationFailed(dgd_name, str(err), permanent=permanent)
+            return Step(advance(State.DEPLOYING, failed), cause=err)
         fields = {
             "deployment": {"name": dgd_name, "namespace": dgd_namespace, "state": "pending", "created": True}
         }
@@ -532,6 +522,18 @@ class DynamoGraphDeploymentRequestReconciler:
         tracked["state"] = dgd_state
         obs: Observation = DeploymentObserved(name, dgd_state)
         return Step(advance(state, obs), {"deployment": tracked})
+
+
+def _job_observation(dgdr: RequestView, existing: Obj, created: JobCreated) -> JobCreated | JobHeldByAnother:
+    """What an existing Job of the request's Job name says: ours (controller reference with this
+    request's uid), or an earlier request's Job of the same name, on its way out through GC."""
+    refs = _meta(existing, "ownerReferences") or []
+    if any(r.get("controller") and r.get("uid") == dgdr.uid for r in refs):
+        return created
+    log.info(
+        "profiling job name held by another object", dgdr=object_key(dgdr.raw), job=_meta(existing, "name")
+    )
+    return JobHeldByAnother(str(_meta(existing, "name") or ""))
 
 
 # -- wiring ------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """core/v1 Event recording with client-go-style aggregation and spam limits."""
 
+from dynamo_operator.internal.events.interface import EventTypeName, Recorder
 from dynamo_operator.internal.events.recorder import (
     EventBroadcaster,
     EventRecorder,
@@ -8,4 +9,13 @@ from dynamo_operator.internal.events.recorder import (
 )
 from dynamo_operator.internal.events.sink import ApiEventSink, EventSink
 
-__all__ = ["ApiEventSink", "EventBroadcaster", "EventRecorder", "EventSink", "EventType", "object_reference"]
+__all__ = [
+    "ApiEventSink",
+    "EventBroadcaster",
+    "EventRecorder",
+    "EventSink",
+    "EventType",
+    "EventTypeName",
+    "Recorder",
+    "object_reference",
+]

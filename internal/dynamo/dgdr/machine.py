@@ -8,9 +8,13 @@ to upsert and Events to record. Keeping the decision pure lets every arrow be a 
     ""        ──Validated──────────► Pending     (errors ──► Failed)
     ""        ──ReferencesMissing──► ""          waits: the object's watch brings it back
     Pending   ──JobCreated─────────► Profiling   (JobCreationFailed ──► Failed)
+    Pending   ──JobHeldByAnother───► Pending     rechecked: an earlier request's Job is going
     Profiling ──SpecGenerated──────► Ready, or Deploying with autoApply
               (ProfilingFailed, GenerationFailed ──► Failed)
+    Profiling ──OutputMissing──────► Profiling within the grace, then Failed
+    Deploying ──DeploymentCreationFailed──► Deploying: one Warning, retried with backoff unless refused
     Deploying ──DeploymentObserved─► Ready once the DGD is successful; Ready ──► Deploying if it degrades
+    Deploying ──AutoApplyOff───────► Ready       (a request stored in Deploying without autoApply)
     Deploying/Ready ──DeploymentMissing──► DeploymentDeleted (terminal: the DGD is never recreated)
     "", Profiling, Deploying ──ForeignNamespace──► Failed   (nothing is created in another namespace)
     Profiling ──OutputRefused──► Failed                      (the output passed a parser limit)
@@ -18,6 +22,7 @@ to upsert and Events to record. Keeping the decision pure lets every arrow be a 
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +53,14 @@ def parse_state(value: str | None) -> State | None:
 # from the spec as it was; applying an edit would silently desynchronise them.
 IMMUTABLE_STATES = frozenset(IMMUTABLE_SPEC_STATES)
 TERMINAL_STATES = frozenset({State.FAILED, State.DEPLOYMENT_DELETED})
+
+# A Job that completed may show before the sidecar's output ConfigMap does: it is given this long
+# (from the Job's completionTime) before the missing output fails the request, rechecked this often.
+OUTPUT_GRACE_SECONDS = 60.0
+OUTPUT_RECHECK_SECONDS = 5.0
+# How often a request whose Job name is still held by an earlier request's Job looks again (the
+# Job's deletion brings it back sooner through the Job watch; this is the fallback).
+JOB_RELEASE_RECHECK_SECONDS = 5.0
 
 
 # ---- observations -----------------------------------------------------------------------------------
@@ -81,6 +94,14 @@ class JobCreationFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class JobHeldByAnother:
+    """The profiling Job's name is taken by a Job another object controls (PENDING): the Job of an
+    earlier request of the same name, on its way out through garbage collection."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class ProfilingRunning:
     """The Job has not finished yet (PROFILING)."""
 
@@ -94,9 +115,21 @@ class ProfilingFailed:
 
 @dataclass(frozen=True, slots=True)
 class SpecGenerated:
-    """The Job completed and its output held a DGD (PROFILING)."""
+    """The Job completed and its output held a DGD (PROFILING). `failed_config_maps`: one message
+    per extra ConfigMap of the output that could not be created (reported, not fatal: the DGD may
+    not need it)."""
 
     auto_apply: bool
+    failed_config_maps: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class OutputMissing:
+    """The Job completed `waited` seconds ago (None: unknown) and its output ConfigMap `name` is not
+    there (PROFILING)."""
+
+    name: str
+    waited: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +164,23 @@ class DeploymentCreated:
 
 @dataclass(frozen=True, slots=True)
 class DeploymentCreationFailed:
+    """The API server refused the DGD's create (DEPLOYING); `permanent` when a retry of the same
+    create cannot succeed (invalid, forbidden)."""
+
     name: str
     error: str
+    permanent: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentAlreadyCreated:
+    """A fresh read of the request says the DGD was created, where the view at hand (the cache's)
+    does not: it is stale, and its watch brings the fresh one (DEPLOYING)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AutoApplyOff:
+    """The request reached DEPLOYING without autoApply (stored so by hand or by an older operator)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,18 +208,29 @@ Observation = (
     | ReferencesMissing
     | JobCreated
     | JobCreationFailed
+    | JobHeldByAnother
     | ProfilingRunning
     | ProfilingFailed
     | SpecGenerated
+    | OutputMissing
     | GenerationFailed
     | OutputRefused
     | ForeignNamespace
     | DeploymentCreated
     | DeploymentCreationFailed
+    | DeploymentAlreadyCreated
+    | AutoApplyOff
     | DeploymentObserved
     | DeploymentMissing
     | SpecChanged
 )
+
+
+class Retry(enum.Enum):
+    """How a reconcile ends after an attempt that failed and changed no status."""
+
+    BACKOFF = "backoff"  # transient: the controller retries with its error backoff
+    NEVER = "never"  # refused for good: nothing is retried until the request or the cluster changes
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +246,11 @@ class Transition:
     # work can start at once); False when progress waits for a watch event.
     proceed: bool = False
     terminal: bool = field(default=False)
+    # Seconds until the request is looked at again when no watch event is sure to bring it back.
+    requeue_after: float | None = None
+    # Set for a failed attempt: nothing is written, the Events are recorded every time (there is no
+    # status write for them to follow) and the reconcile ends as an error.
+    retry: Retry | None = None
 
 
 class InvalidObservation(ValueError):
@@ -255,6 +319,8 @@ def advance(state: State, obs: Observation) -> Transition:
                 events=(_normal(EventReason.PROFILING_JOB_CREATED, created),),
                 proceed=True,
             )
+        case State.PENDING, JobHeldByAnother():
+            return Transition(State.PENDING, requeue_after=JOB_RELEASE_RECHECK_SECONDS)
         case State.PENDING, JobCreationFailed(error=error):
             return Transition(
                 State.FAILED,
@@ -264,6 +330,14 @@ def advance(state: State, obs: Observation) -> Transition:
             )
         case State.PROFILING, ProfilingRunning():
             return Transition(State.PROFILING)
+        case State.PROFILING, OutputMissing(waited=waited) if waited is not None and (
+            waited < OUTPUT_GRACE_SECONDS
+        ):
+            return Transition(State.PROFILING, requeue_after=OUTPUT_RECHECK_SECONDS)
+        case State.PROFILING, OutputMissing(name=name):
+            return advance(
+                state, GenerationFailed(f"ConfigMap {name} not found: profiling may not have completed")
+            )
         case State.PROFILING, ProfilingFailed(message=message):
             return Transition(
                 State.FAILED,
@@ -300,7 +374,7 @@ def advance(state: State, obs: Observation) -> Transition:
                 events=(_warning(EventReason.NAMESPACE_NOT_ALLOWED, message),),
                 terminal=True,
             )
-        case State.PROFILING, SpecGenerated(auto_apply=auto_apply):
+        case State.PROFILING, SpecGenerated(auto_apply=auto_apply, failed_config_maps=failed):
             message = (
                 "DynamoGraphDeployment spec generated successfully"
                 if auto_apply
@@ -313,6 +387,7 @@ def advance(state: State, obs: Observation) -> Transition:
                     _cond(ConditionType.SPEC_GENERATED, True, Reason.SPEC_GENERATED, message),
                 ),
                 events=(
+                    *(_warning(EventReason.CONFIG_MAP_CREATION_FAILED, message) for message in failed),
                     _normal(EventReason.SPEC_GENERATED, "DynamoGraphDeployment spec generated successfully"),
                 ),
                 proceed=auto_apply,
@@ -334,7 +409,7 @@ def advance(state: State, obs: Observation) -> Transition:
                     ),
                 ),
             )
-        case State.DEPLOYING, DeploymentCreationFailed(name=name, error=error):
+        case State.DEPLOYING, DeploymentCreationFailed(name=name, error=error, permanent=permanent):
             return Transition(
                 State.DEPLOYING,
                 events=(
@@ -343,7 +418,12 @@ def advance(state: State, obs: Observation) -> Transition:
                         f"Failed to create DynamoGraphDeployment {name}: {error}",
                     ),
                 ),
+                retry=Retry.NEVER if permanent else Retry.BACKOFF,
             )
+        case State.DEPLOYING, DeploymentAlreadyCreated():
+            return Transition(State.DEPLOYING)
+        case State.DEPLOYING, AutoApplyOff():
+            return Transition(State.READY)
         case State.DEPLOYING, DeploymentObserved(name=name, state=dgd_state) if dgd_state == DGD_READY_STATE:
             return Transition(
                 State.READY,

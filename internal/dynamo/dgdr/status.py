@@ -9,11 +9,12 @@ says the spec was taken in (validation): a frozen request's later edits are repo
 from __future__ import annotations
 
 import copy
+import datetime
 from collections.abc import Mapping
 from typing import Any
 
 from dynamo_operator.internal.dynamo import conditions
-from dynamo_operator.internal.dynamo.conditions import Clock, Condition, utc_now
+from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.dgdr.machine import Transition
 
 
@@ -24,9 +25,9 @@ def request_status(
     *,
     generation: int | None,
     backend: str | None,
-    now: Clock = utc_now,
+    now: datetime.datetime,
 ) -> dict[str, Any]:
-    """The whole status to write after `transition` (see the module docstring)."""
+    """The whole status to write after `transition` at `now` (see the module docstring)."""
     new = copy.deepcopy(dict(old))
     new.update(fields)
     new["state"] = transition.state.value
@@ -40,6 +41,6 @@ def request_status(
             for c in transition.conditions
         ],
         observed_generation=generation,
-        now=now,
+        now=lambda: now,
     )
     return new

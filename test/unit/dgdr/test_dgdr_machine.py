@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import pytest
 from dynamo_operator.internal.dynamo.dgdr.machine import (
+    JOB_RELEASE_RECHECK_SECONDS,
+    OUTPUT_GRACE_SECONDS,
+    OUTPUT_RECHECK_SECONDS,
+    AutoApplyOff,
+    DeploymentAlreadyCreated,
     DeploymentCreated,
     DeploymentCreationFailed,
     DeploymentMissing,
@@ -13,10 +18,13 @@ from dynamo_operator.internal.dynamo.dgdr.machine import (
     InvalidObservation,
     JobCreated,
     JobCreationFailed,
+    JobHeldByAnother,
+    OutputMissing,
     OutputRefused,
     ProfilingFailed,
     ProfilingRunning,
     ReferencesMissing,
+    Retry,
     SpecChanged,
     SpecGenerated,
     State,
@@ -174,6 +182,69 @@ def test_deploying_dgd_creation_failure_stays_deploying_with_warning() -> None:
     assert t.state is State.DEPLOYING and t.conditions == ()
     assert [(e.type, e.reason) for e in t.events] == [
         (EventType.WARNING, EventReason.DEPLOYMENT_CREATION_FAILED)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("permanent", "retry"),
+    [pytest.param(False, Retry.BACKOFF, id="transient"), pytest.param(True, Retry.NEVER, id="refused")],
+)
+def test_deploying_dgd_creation_failure_is_retried_unless_refused_for_good(
+    permanent: bool, retry: Retry
+) -> None:
+    t = advance(State.DEPLOYING, DeploymentCreationFailed("g", "quota", permanent=permanent))
+    assert t.retry is retry and not t.proceed
+
+
+def test_deploying_with_a_stale_view_waits_quietly_for_the_fresh_one() -> None:
+    t = advance(State.DEPLOYING, DeploymentAlreadyCreated())
+    assert (t.state, t.conditions, t.events, t.proceed, t.retry) == (State.DEPLOYING, (), (), False, None)
+
+
+def test_deploying_without_auto_apply_is_ready() -> None:
+    t = advance(State.DEPLOYING, AutoApplyOff())
+    assert (t.state, t.events) == (State.READY, ())
+
+
+def test_pending_job_name_held_by_an_earlier_request_is_rechecked_quietly() -> None:
+    t = advance(State.PENDING, JobHeldByAnother("profile-r"))
+    assert (t.state, t.conditions, t.events, t.retry) == (State.PENDING, (), (), None)
+    assert t.requeue_after == JOB_RELEASE_RECHECK_SECONDS
+
+
+@pytest.mark.parametrize(
+    "waited", [pytest.param(0.0, id="just-completed"), pytest.param(OUTPUT_GRACE_SECONDS - 1, id="in-grace")]
+)
+def test_profiling_output_missing_within_the_grace_is_rechecked(waited: float) -> None:
+    t = advance(State.PROFILING, OutputMissing("dgdr-output-r", waited))
+    assert (t.state, t.conditions, t.events) == (State.PROFILING, (), ())
+    assert t.requeue_after == OUTPUT_RECHECK_SECONDS
+
+
+@pytest.mark.parametrize(
+    "waited",
+    [pytest.param(OUTPUT_GRACE_SECONDS, id="past-grace"), pytest.param(None, id="no-completion-time")],
+)
+def test_profiling_output_missing_past_the_grace_fails_generation(waited: float | None) -> None:
+    t = advance(State.PROFILING, OutputMissing("dgdr-output-r", waited))
+    assert t.state is State.FAILED and t.terminal
+    cond = _condition(t, ConditionType.SPEC_GENERATED)
+    assert (cond.reason, cond.message) == (
+        Reason.GENERATION_FAILED,
+        "ConfigMap dgdr-output-r not found: profiling may not have completed",
+    )
+    assert _event_reasons(t) == [EventReason.GENERATION_FAILED]
+
+
+def test_extra_config_maps_that_failed_are_warned_about_with_the_generated_spec() -> None:
+    t = advance(
+        State.PROFILING, SpecGenerated(auto_apply=False, failed_config_maps=("Failed: a", "Failed: b"))
+    )
+    assert t.state is State.READY
+    assert [(e.type, e.reason, e.message) for e in t.events] == [
+        (EventType.WARNING, EventReason.CONFIG_MAP_CREATION_FAILED, "Failed: a"),
+        (EventType.WARNING, EventReason.CONFIG_MAP_CREATION_FAILED, "Failed: b"),
+        (EventType.NORMAL, EventReason.SPEC_GENERATED, "DynamoGraphDeployment spec generated successfully"),
     ]
 
 

@@ -14,13 +14,9 @@ T0 = datetime.datetime(2026, 11, 22, 8, 0, tzinfo=datetime.UTC)
 T1 = T0 + datetime.timedelta(minutes=1)
 
 
-def at(when: datetime.datetime) -> Any:
-    return lambda: when
-
-
 def test_validation_takes_in_the_generation_and_the_backend() -> None:
     t = advance(State.INITIAL, Validated())
-    out = request_status({}, t, {}, generation=2, backend="vllm", now=at(T0))
+    out = request_status({}, t, {}, generation=2, backend="vllm", now=T0)
     assert (out["state"], out["observedGeneration"], out["backend"]) == ("Pending", 2, "vllm")
 
 
@@ -39,7 +35,7 @@ def test_validation_takes_in_the_generation_and_the_backend() -> None:
 def test_the_states_fields_go_over_the_old_status(
     old: dict[str, Any], fields: dict[str, Any], expected: dict[str, Any] | None
 ) -> None:
-    out = request_status(old, Transition(State.PROFILING), fields, generation=1, backend="vllm", now=at(T0))
+    out = request_status(old, Transition(State.PROFILING), fields, generation=1, backend="vllm", now=T0)
     for key, value in (expected or fields).items():
         assert out[key] == value
     assert "observedGeneration" not in out  # a transition that does not take the spec in observes nothing
@@ -47,16 +43,16 @@ def test_the_states_fields_go_over_the_old_status(
 
 def test_the_old_status_is_not_changed_in_place() -> None:
     old: dict[str, Any] = {"deployment": {"state": "pending"}, "conditions": []}
-    request_status(old, Transition(State.READY), {"deployment": {"state": "x"}}, generation=1, backend=None)
+    request_status(
+        old, Transition(State.READY), {"deployment": {"state": "x"}}, generation=1, backend=None, now=T0
+    )
     assert old == {"deployment": {"state": "pending"}, "conditions": []}
 
 
 def test_a_condition_keeps_its_time_until_its_status_flips() -> None:
     spec = ConditionSpec(ConditionType.VALIDATION, False, Reason.REFERENCE_NOT_FOUND, "waiting")
-    first = request_status({}, Transition(State.INITIAL, (spec,)), {}, generation=1, backend=None, now=at(T0))
-    again = request_status(
-        first, Transition(State.INITIAL, (spec,)), {}, generation=1, backend=None, now=at(T1)
-    )
+    first = request_status({}, Transition(State.INITIAL, (spec,)), {}, generation=1, backend=None, now=T0)
+    again = request_status(first, Transition(State.INITIAL, (spec,)), {}, generation=1, backend=None, now=T1)
     assert again == first
     [cond] = first["conditions"]
     assert cond == {
