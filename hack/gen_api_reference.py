@@ -214,6 +214,8 @@ def _escape(text: str, table: bool = True) -> str:
         piece = pieces[i].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         pieces[i] = piece.replace("|", "\\|") if table else piece
     out = "`".join(pieces)
+    if not table:
+        return out
     return out.replace("\n\n", "<br />").replace("\n", " ")
 
 
@@ -317,6 +319,9 @@ def model_section(version: Version, doc: TypeDoc, is_kind: bool) -> list[str]:
     out = [f"#### {cls.__name__}", ""]
     if description := _describe(cls.__doc__):
         out += [_escape(description, table=False), ""]
+    base: K8sType | None = getattr(cls, "__k8s_base__", None)
+    if base is not None:
+        out += [f"_Extends:_ {_k8s_link(base.name)}: its fields are accepted beside the ones below.", ""]
     rules: tuple[Cel, ...] = getattr(cls, "__cel__", ())
     if rules:
         out += ["_Validation:_", ""]
