@@ -132,7 +132,7 @@ faults: venv cluster-bins ## Fault scenarios, each on a fresh cluster: make faul
 bench: venv cluster-bins ## Benchmarks: prints the figures
 	$(PY) test/bench/run.py $(BENCH_ARGS)
 
-##@ Deployment (the cluster in KUBECONFIG; README "Deploying")
+##@ Deployment (the cluster in KUBECONFIG; docs/install.md)
 docker-build: ## Build the operator image IMG (needs a Docker engine): make docker-build IMG=<registry>/dynamo-operator:<tag>
 	$(CONTAINER_TOOL) build --build-arg GIT_COMMIT=$(GIT_COMMIT) -t $(IMG) .
 
