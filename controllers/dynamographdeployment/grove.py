@@ -42,7 +42,7 @@ from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.graph import services_of
 from dynamo_operator.internal.dynamo.graph_children import grove_children
 from dynamo_operator.internal.dynamo.graphview import GraphView
-from dynamo_operator.internal.dynamo.grove import grove_services
+from dynamo_operator.internal.dynamo.grove import grove_services, pod_clique_set_name
 from dynamo_operator.internal.dynamo.grove_status import (
     ServiceObject,
     grove_graph_status,
@@ -80,7 +80,8 @@ class GrovePathway:
     def pod_clique_set(self, raw: Obj) -> Obj | None:
         """The graph's live PodCliqueSet, if it controls one (call only while Grove is served)."""
         meta = raw["metadata"]
-        pcs = self._cache.get(kinds.POD_CLIQUE_SET, f"{meta['namespace']}/{meta['name']}")
+        # Named after the graph, shortened when the graph's name is too long for Grove.
+        pcs = self._cache.get(kinds.POD_CLIQUE_SET, f"{meta['namespace']}/{pod_clique_set_name(raw)}")
         if pcs is None:
             return None
         refs = (pcs.get("metadata") or {}).get("ownerReferences") or ()

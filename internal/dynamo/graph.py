@@ -31,6 +31,9 @@ from dynamo_operator.internal.jsontree import copy_tree
 Obj = dict[str, Any]
 
 
+ISTIO_SIDECAR_INJECT = "sidecar.istio.io/inject"
+
+
 def _meta(dgd: Obj) -> Obj:
     meta = dgd.get("metadata") or {}
     if not meta.get("name"):
@@ -121,6 +124,17 @@ def service_to_dcd_spec(
     return spec
 
 
+def _no_istio_sidecar_for_epp(spec: Obj, own: Obj) -> None:
+    """An EPP DCD's pods opt out of Istio's sidecar: the EPP serves its own TLS, and a sidecar in
+    front of it breaks the handshake under STRICT mTLS. A graph-wide "true" does not undo it; the
+    component's own annotation does (upstream 2a6da14c; its Grove pathway does not do this)."""
+    if spec.get("componentType") != c.COMPONENT_EPP:
+        return
+    if ISTIO_SIDECAR_INJECT in (own.get("annotations") or {}):
+        return
+    spec["annotations"] = {**(spec.get("annotations") or {}), ISTIO_SIDECAR_INJECT: "false"}
+
+
 def dcd_labels(dgd_name: str, service: str, dyn_ns: str) -> dict[str, str]:
     """Labels identifying a DCD (and, through spec.labels, its pods) as one service of one graph."""
     return {
@@ -167,6 +181,7 @@ def desired_dcds(
     out: list[Obj] = []
     for service in services_of(obj):
         spec = service_to_dcd_spec(obj, service, ctx, restart_at=restart_at.get(service), worker_hash=wh)
+        _no_istio_sidecar_for_epp(spec, services_of(obj)[service])
         dcd = envelope(
             c.API_VERSION,
             c.KIND_DCD,

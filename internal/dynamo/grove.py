@@ -107,42 +107,82 @@ class GroveNameTooLongError(GenerationError):
     reason: ClassVar[str] = "GroveNameTooLong"
 
 
-def grove_name_parts(dgd_name: str, service: str, *, multinode: bool) -> tuple[tuple[str, str], ...]:
+def _name_budget(service: str, *, multinode: bool) -> int:
+    """What one service adds to Grove's sum: its clique (single node), or its scaling group plus its
+    longest clique (multinode: `<svc>-ldr`; `-wkr` is as long)."""
+    base = clique_name(service)
+    return len(base) + len(f"{base}-{c.GROVE_ROLE_SUFFIX_LEADER}") if multinode else len(base)
+
+
+# Upstream never shortens a set below this: a service too long even then is refused.
+_MIN_SET_NAME_LENGTH = 8
+_SET_NAME_HASH_LENGTH = 4
+
+
+def _fnv1a_32(data: bytes) -> int:
+    value = 0x811C9DC5
+    for byte in data:
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value
+
+
+def pod_clique_set_name(dgd: Any) -> str:
+    """The graph's PodCliqueSet name: the graph's name when it fits Grove's budget beside the
+    longest service's names, else cut to fit and ended with `-` and 4 hex digits of the FNV-1a hash
+    of the full name (so two long graphs stay apart and the name never changes between reconciles).
+    Upstream 2a6da14c names sets so instead of refusing a long graph; the same name lets this
+    operator take over what upstream made."""
+    obj = as_dict(dgd)
+    dgd_name = str((obj.get("metadata") or {}).get("name") or "")
+    services = services_of(obj)
+    widest = max(
+        (_name_budget(svc, multinode=multinode_node_count(spec) > 1) for svc, spec in services.items()),
+        default=0,
+    )
+    budget = max(GROVE_MAX_COMBINED_NAME_LENGTH - widest, _MIN_SET_NAME_LENGTH)
+    if len(dgd_name) <= budget:
+        return dgd_name
+    suffix = f"{_fnv1a_32(dgd_name.encode()) & 0xFFFF:0{_SET_NAME_HASH_LENGTH}x}"
+    return f"{dgd_name[: budget - _SET_NAME_HASH_LENGTH - 1]}-{suffix}"
+
+
+def grove_name_parts(set_name: str, service: str, *, multinode: bool) -> tuple[tuple[str, str], ...]:
     """(kind, name) of what Grove adds up for the pods of one service: the set, then (multinode) the
     scaling group, then the longest clique (the leader's `<svc>-ldr`; `-wkr` is as long)."""
     base = clique_name(service)
     if multinode:
         return (
-            (c.KIND_POD_CLIQUE_SET, dgd_name),
+            (c.KIND_POD_CLIQUE_SET, set_name),
             (c.KIND_POD_CLIQUE_SCALING_GROUP, base),
             (c.KIND_POD_CLIQUE, f"{base}-{c.GROVE_ROLE_SUFFIX_LEADER}"),
         )
-    return ((c.KIND_POD_CLIQUE_SET, dgd_name), (c.KIND_POD_CLIQUE, base))
+    return ((c.KIND_POD_CLIQUE_SET, set_name), (c.KIND_POD_CLIQUE, base))
 
 
 def grove_name_problems(dgd: Any, ctx: GenContext) -> list[str]:
-    """Per service whose pods Grove would refuse to name, one sentence saying which names add up to
-    how much, and what to do; empty when every service fits."""
+    """Per service whose pods Grove would refuse to name even with the set name shortened (see
+    `pod_clique_set_name`), one sentence saying which names add up to how much, and what to do;
+    empty when every service fits."""
     obj = as_dict(dgd)
-    dgd_name = str((obj.get("metadata") or {}).get("name") or "")
+    set_name = pod_clique_set_name(obj)
     problems = []
     for gs in grove_services(obj, ctx):
-        parts = grove_name_parts(dgd_name, gs.service, multinode=gs.multinode)
+        parts = grove_name_parts(set_name, gs.service, multinode=gs.multinode)
         total = sum(len(name) for _, name in parts)
         if total <= GROVE_MAX_COMBINED_NAME_LENGTH:
             continue
         named = " + ".join(f"{kind} {name!r} ({len(name)})" for kind, name in parts)
         problems.append(
             f"{gs.service}: Grove names its pods from {named} = {total} characters,"
-            f" more than the {GROVE_MAX_COMBINED_NAME_LENGTH} Grove allows; shorten the graph or"
-            f' service name, or keep the graph off Grove ({c.ANNOTATION_ENABLE_GROVE}: "false")'
+            f" more than the {GROVE_MAX_COMBINED_NAME_LENGTH} Grove allows; shorten the service"
+            f' name, or keep the graph off Grove ({c.ANNOTATION_ENABLE_GROVE}: "false")'
         )
     return problems
 
 
-def grove_object_name(dgd_name: str, service: str) -> str:
+def grove_object_name(set_name: str, service: str) -> str:
     """The PodClique (single node) or PodCliqueScalingGroup (multinode) Grove makes for a service."""
-    return f"{dgd_name}-0-{clique_name(service)}"
+    return f"{set_name}-0-{clique_name(service)}"
 
 
 def component_service_name(dgd_name: str, service: str) -> str:
@@ -172,6 +212,7 @@ def grove_services(
     obj = as_dict(dgd)
     dgd_name = str((obj.get("metadata") or {}).get("name") or "")
     restart_at = restart_at or {}
+    set_name = pod_clique_set_name(obj)
     out: list[GroveService] = []
     for service in services_of(obj):
         spec = service_to_dcd_spec(obj, service, ctx, restart_at=restart_at.get(service))
@@ -183,7 +224,7 @@ def grove_services(
                 service=service,
                 component=comp,
                 multinode=comp.is_multinode,
-                object_name=grove_object_name(dgd_name, service),
+                object_name=grove_object_name(set_name, service),
             )
         )
     return out
@@ -270,12 +311,11 @@ def desired_pod_clique_set(
     """The graph's PodCliqueSet: one replica, cliques per service role, scaling groups for multinode
     services. Metadata labels/annotations are the graph's `spec.labels`/`spec.annotations`."""
     obj = as_dict(dgd)
-    meta = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
     pcs = envelope(
         c.GROVE_API_VERSION,
         c.KIND_POD_CLIQUE_SET,
-        str(meta["name"]),
+        pod_clique_set_name(obj),
         ctx.namespace,
         labels=spec.get("labels") or {},
         annotations=spec.get("annotations") or {},
@@ -320,7 +360,8 @@ def desired_pod_clique_set(
 def desired_grove_service(gs: GroveService, ctx: GenContext, owner: Obj) -> Obj | None:
     """The Service of one service on the Grove pathway, owned by the graph: frontends always, others
     with Kubernetes discovery. It selects the service's pods (for multinode: every pod of the group;
-    only the leader serves, workers report not ready), and carries only the discovery labels."""
+    only the leader serves, workers report not ready), and carries only the discovery labels and the
+    graph's and the component's annotations (`service_annotations`)."""
     comp = gs.component
     if not wants_service(comp, ctx):
         return None
@@ -330,10 +371,23 @@ def desired_grove_service(gs: GroveService, ctx: GenContext, owner: Obj) -> Obj 
         name=component_service_name(comp.parent_dgd, gs.service),
         namespace=ctx.namespace,
         labels={},
-        annotations=None,
+        annotations=service_annotations(comp) or None,
         owner=owner,
         leader_only=False,
     )
+
+
+def service_annotations(comp: Component) -> dict[str, str]:
+    """A Grove component Service's annotations, as upstream 2a6da14c writes them: the graph's
+    `spec.annotations` under the component's own (already merged so by `service_to_dcd_spec`).
+    What the graph's metadata contributes (origin version, discovery settings) and the restart stamp
+    steer pods and rollouts, so they stay off the Service."""
+    own = comp.annotations
+    return {
+        key: value
+        for key, value in own.items()
+        if key not in c.PROPAGATED_DGD_ANNOTATIONS and key != c.ANNOTATION_RESTART_AT
+    }
 
 
 def desired_grove_objects(

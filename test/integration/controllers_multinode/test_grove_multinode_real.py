@@ -341,11 +341,11 @@ def assert_mounts_secret(pod: Obj, secret: str) -> None:
     assert running_ready(pod)
 
 
-# Per service, a graph name that brings its Grove names to 46 characters (the CRD admits both: they
-# fit the DCD pathway's budget).
+# Per service, a service name too long for Grove even beside the shortest set name (8 characters: a
+# long graph name is shortened instead, as upstream 2a6da14c does), and the sum it reaches.
 OVER_BUDGET = {
-    "Frontend": "g" * 38,  # PodCliqueSet 38 + PodClique `frontend` 8
-    "SGLangWorker": "sglang-multinode-x",  # 18 + scaling group `sglangworker` 12 + `sglangworker-ldr` 16
+    "Frontend": ("F" * 38, 46),  # set 8 + PodClique 38
+    "SGLangWorker": ("W" * 19, 50),  # set 8 + scaling group 19 + leader clique 23
 }
 
 
@@ -354,16 +354,20 @@ async def test_a_graph_over_groves_name_budget_says_so_and_writes_nothing(
     api: Client, operator: RunningOperator, grove: GroveBackend, short_ns: str, service: str
 ) -> None:
     """Grove names pods from the set, scaling group and clique names and its webhook refuses a
-    PodCliqueSet whose names add up to more than 45 characters. A graph over that budget, with a
-    single-node or a multinode service, gets Ready=False `GroveNameTooLong` naming the service, the
-    names and their lengths, and one Warning Event; nothing is written for it, and it stays quiet."""
+    PodCliqueSet whose names add up to more than 45 characters. A graph whose service is over that
+    budget even with the set name cut to 8, single-node or multinode, gets Ready=False
+    `GroveNameTooLong` naming the service, the names and their lengths, and one Warning Event;
+    nothing is written for it, and it stays quiet."""
     ns = short_ns
-    graph_name = OVER_BUDGET[service]
+    graph_name = "over-budget"
+    long_service, total = OVER_BUDGET[service]
     if service == "SGLangWorker":
         [dgd] = grove_documents(SGLANG_SAMPLE, ns)
-        dgd["metadata"]["name"] = graph_name
     else:
         dgd = two_service_graph(graph_name, ns)
+    dgd["metadata"]["name"] = graph_name
+    services = dgd["spec"]["services"]
+    services[long_service] = services.pop(service)
     await apply(api, dgd)
     failed = await eventually_on_grove(
         api,
@@ -374,8 +378,8 @@ async def test_a_graph_over_groves_name_budget_says_so_and_writes_nothing(
         what=f"{graph_name} GroveNameTooLong",
     )
     message = condition(failed, "Ready")["message"]
-    assert f"{service}: Grove names its pods from PodCliqueSet '{graph_name}'" in message
-    assert "= 46 characters, more than the 45 Grove allows" in message
+    assert f"{long_service}: Grove names its pods from PodCliqueSet 'over-" in message
+    assert f"= {total} characters, more than the 45 Grove allows" in message
     assert failed["status"]["state"] == "failed"
     await wait_quiet()
     assert len(await warnings(api, ns, graph_name)) == 1

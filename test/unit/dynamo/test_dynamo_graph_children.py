@@ -152,7 +152,9 @@ def test_missing_apis_are_reported_together_once_the_rest_generates() -> None:
 
 
 def test_a_grove_name_over_budget_is_refused_with_its_own_reason() -> None:
-    graph = dgd({"Frontend": service("frontend")}, name="g" * 38)  # 38 + "frontend" = 46 > 45
+    # A long graph name is shortened (grove.pod_clique_set_name); a service too long for even the
+    # shortest set name (8 + 38 = 46 > 45) is refused.
+    graph = dgd({"F" * 38: service("frontend")}, name="g" * 20)
     with pytest.raises(GenerationError) as raised:
         grove_children(view_of(graph), ALL, restart_at={})
     assert raised.value.reason == "GroveNameTooLong"

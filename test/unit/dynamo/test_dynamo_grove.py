@@ -21,12 +21,13 @@ from dynamo_operator.internal.dynamo.backends import grove_addressing
 from dynamo_operator.internal.dynamo.context import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.graph import missing_apis
 from dynamo_operator.internal.dynamo.grove import (
-    GROVE_MAX_COMBINED_NAME_LENGTH,
     GroveNameTooLongError,
     desired_grove_objects,
     desired_pod_clique_set,
     grove_name_problems,
     grove_object_name,
+    grove_services,
+    pod_clique_set_name,
     takes_grove,
     uses_grove,
 )
@@ -259,30 +260,77 @@ MULTI = {
 
 
 @pytest.mark.parametrize(
-    ("graph", "service", "spec", "total"),
+    ("graph", "services", "set_name"),
     [
-        pytest.param("g" * 37, "Frontend", SINGLE, 45, id="single-node-at-the-limit"),
-        pytest.param("g" * 38, "Frontend", SINGLE, 46, id="single-node-one-over"),
-        pytest.param("g" * 37, "Cache.A", SINGLE, 44, id="dotted-service-counts-as-dashed"),
-        pytest.param("g" * 29, "Decode", MULTI, 45, id="multinode-at-the-limit"),  # 29 + 6 + 10 (-ldr)
-        pytest.param("g" * 30, "Decode", MULTI, 46, id="multinode-one-over"),
-        pytest.param("g" * 39, "Decode", MULTI, 55, id="multinode-fits-the-crd-not-grove"),
+        pytest.param("g" * 37, {"Frontend": SINGLE}, "g" * 37, id="single-node-at-the-limit"),
+        pytest.param("g" * 29, {"Decode": MULTI}, "g" * 29, id="multinode-at-the-limit"),  # 29 + 6 + 10
+        pytest.param("g" * 37, {"Cache.A": SINGLE}, "g" * 37, id="dotted-service-counts-as-dashed"),
     ],
 )
-def test_grove_name_budget_counts_set_group_and_clique_names(
-    graph: str, service: str, spec: dict[str, Any], total: int
+def test_a_graph_name_that_fits_groves_budget_names_the_set(
+    graph: str, services: dict[str, Any], set_name: str
 ) -> None:
-    """Grove refuses a set whose set + scaling group + clique names exceed 45 characters; generation
-    says so first, per service, naming the parts and their lengths, and generates nothing."""
-    dgd = _named(graph, {service: spec})
-    problems = grove_name_problems(dgd, GROVE_CTX)
-    if total <= GROVE_MAX_COMBINED_NAME_LENGTH:
-        assert problems == []
-        assert desired_grove_objects(dgd, GROVE_CTX)
-        return
-    [problem] = problems
-    assert problem.startswith(f"{service}: Grove names its pods from PodCliqueSet '{graph}' ({len(graph)})")
-    assert f"= {total} characters, more than the 45 Grove allows" in problem
+    dgd = _named(graph, services)
+    assert pod_clique_set_name(dgd) == set_name
+    assert grove_name_problems(dgd, GROVE_CTX) == []
+
+
+@pytest.mark.parametrize(
+    ("graph", "services", "length"),
+    [
+        pytest.param("g" * 38, {"Frontend": SINGLE}, 37, id="single-node-one-over"),  # 45 - 8
+        pytest.param("g" * 30, {"Decode": MULTI}, 29, id="multinode-one-over"),  # 45 - (6 + 10)
+        pytest.param("g" * 39, {"Decode": MULTI, "Frontend": SINGLE}, 29, id="widest-service-decides"),
+    ],
+)
+def test_a_graph_name_over_groves_budget_is_shortened_with_a_hash_not_refused(
+    graph: str, services: dict[str, Any], length: int
+) -> None:
+    """Upstream 2a6da14c cuts the set name to the budget left by the widest service and ends it with
+    `-` + 4 hex digits of the FNV-1a hash of the graph's name; the graph is generated, not refused."""
+    dgd = _named(graph, services)
+    name = pod_clique_set_name(dgd)
+    suffix = f"{_fnv1a(graph) & 0xFFFF:04x}"
+    assert name == graph[: length - 5] + "-" + suffix
+    assert len(name) == length
+    assert grove_name_problems(dgd, GROVE_CTX) == []
+    objects = desired_grove_objects(dgd, GROVE_CTX)
+    [pcs] = [o for o in objects if o["kind"] == "PodCliqueSet"]
+    assert pcs["metadata"]["name"] == name
+
+
+def _fnv1a(text: str) -> int:
+    """FNV-1a 32, written out here so the test does not trust the code's own."""
+    h = 2166136261
+    for b in text.encode():
+        h = ((h ^ b) * 16777619) % 2**32
+    return h
+
+
+def test_the_shortened_set_name_is_the_same_on_every_call_and_differs_between_graphs() -> None:
+    a = _named("a" * 30 + "-x", {"Decode": MULTI})
+    b = _named("a" * 30 + "-y", {"Decode": MULTI})
+    assert pod_clique_set_name(a) == pod_clique_set_name(a)
+    assert pod_clique_set_name(a) != pod_clique_set_name(b)
+
+
+def test_status_and_scaling_address_the_shortened_sets_objects() -> None:
+    dgd = _named("g" * 38, {"Frontend": SINGLE})
+    name = pod_clique_set_name(dgd)
+    [gs] = grove_services(dgd, GROVE_CTX)
+    assert gs.object_name == grove_object_name(name, "Frontend") == f"{name}-0-frontend"
+
+
+def test_a_service_name_too_long_even_for_the_shortest_set_is_refused() -> None:
+    """The set is never cut below 8 characters: a service whose own names leave less is refused,
+    per service, naming the parts and their lengths, and nothing is generated."""
+    service = "S" * 38  # 8 + 38 = 46 > 45
+    dgd = _named("g" * 20, {service: SINGLE})
+    set_name = pod_clique_set_name(dgd)
+    assert len(set_name) == 8
+    [problem] = grove_name_problems(dgd, GROVE_CTX)
+    assert problem.startswith(f"{service}: Grove names its pods from PodCliqueSet '{set_name}' (8)")
+    assert "= 46 characters, more than the 45 Grove allows" in problem
     assert 'nvidia.com/enable-grove: "false"' in problem
     with pytest.raises(GroveNameTooLongError) as refused:
         desired_grove_objects(dgd, GROVE_CTX)
@@ -290,16 +338,13 @@ def test_grove_name_budget_counts_set_group_and_clique_names(
 
 
 def test_grove_name_budget_names_the_scaling_group_and_leader_clique_of_a_multinode_service() -> None:
-    [problem] = grove_name_problems(_named("g" * 30, {"Decode": MULTI}), GROVE_CTX)
-    assert (
-        f"PodCliqueSet '{'g' * 30}' (30) + PodCliqueScalingGroup 'decode' (6) + PodClique 'decode-ldr' (10)"
-        in problem
-    )
+    [problem] = grove_name_problems(_named("g", {"D" * 30: MULTI}), GROVE_CTX)
+    assert "PodCliqueScalingGroup '" + "d" * 30 + "' (30) + PodClique '" + "d" * 30 + "-ldr' (34)" in problem
 
 
 def test_grove_name_budget_reports_every_service_over_it() -> None:
-    dgd = _named("g" * 38, {"Frontend": SINGLE, "Prefill": MULTI, "W": SINGLE})
-    assert [p.split(":")[0] for p in grove_name_problems(dgd, GROVE_CTX)] == ["Frontend", "Prefill"]
+    dgd = _named("g" * 20, {"F" * 38: SINGLE, "P" * 20: MULTI, "W": SINGLE})
+    assert [p.split(":")[0] for p in grove_name_problems(dgd, GROVE_CTX)] == ["F" * 38, "P" * 20]
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
