@@ -49,6 +49,7 @@ from dynamo_operator.internal.dynamo.dynamomodel.status import (
     to_load,
 )
 from dynamo_operator.internal.dynamo.dynamomodel.view import ModelView, read_model
+from dynamo_operator.internal.events import Recorder
 from dynamo_operator.internal.lora.client import LoraApi, LoraClient
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.observability.reconcile_metrics import observed
@@ -68,10 +69,6 @@ class ModelReader(Protocol):
         self, resource: Resource, *, namespace: str | None = None, labels: Mapping[str, str] | None = None
     ) -> builtins.list[Obj]: ...
     def by_index(self, resource: Resource, index: str, value: str) -> builtins.list[Obj]: ...
-
-
-class Recorder(Protocol):
-    def event(self, obj: Obj, *, type: Literal["Normal", "Warning"], reason: str, message: str) -> None: ...
 
 
 def _meta(obj: Mapping[str, Any], field: str) -> Any:

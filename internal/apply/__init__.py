@@ -26,7 +26,6 @@ from dynamo_operator.internal.apply.interface import (
     ChildClient,
     ChildReader,
     HashStamp,
-    Recorder,
     StatusClient,
 )
 from dynamo_operator.internal.apply.mutation_cache import RecentWrites
@@ -34,6 +33,7 @@ from dynamo_operator.internal.apply.refusal import FailedStatus, RefusalReporter
 from dynamo_operator.internal.apply.status import StatusWriter
 from dynamo_operator.internal.apply.syncer import ChildSyncer, Desired, SyncReport, prepare
 from dynamo_operator.internal.apply.terminating import TerminatingNamespaces
+from dynamo_operator.internal.events.interface import Recorder
 
 __all__ = [
     "CONFLICT_RECHECK_SECONDS",

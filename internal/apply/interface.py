@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from dynamo_operator.internal.client.resource import Resource
 
 Obj = dict[str, Any]
-EventType = Literal["Normal", "Warning"]
 
 
 class StatusClient(Protocol):
@@ -57,12 +56,6 @@ class ChildReader(Protocol):
     def is_current(self, resource: Resource) -> bool:
         """Whether reads of `resource` follow the API server at the watch's delivery lag."""
         ...
-
-
-class Recorder(Protocol):
-    """Event sink (internal.events.EventRecorder)."""
-
-    def event(self, obj: Obj, *, type: EventType, reason: str, message: str) -> None: ...
 
 
 class HashStamp(Protocol):

@@ -12,9 +12,10 @@ import functools
 from collections.abc import Mapping
 from typing import Any, NoReturn, Protocol
 
-from dynamo_operator.internal.apply.interface import Obj, Recorder
+from dynamo_operator.internal.apply.interface import Obj
 from dynamo_operator.internal.apply.status import StatusWriter
 from dynamo_operator.internal.controller.rejection import Rejected, reject, warn
+from dynamo_operator.internal.events.interface import Recorder
 
 
 class FailedStatus(Protocol):

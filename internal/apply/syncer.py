@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynamo_operator.internal.apply.failures import ChildrenOwnedByOthers, ChildWriteError, DuplicateChildren
-from dynamo_operator.internal.apply.interface import ChildClient, ChildReader, HashStamp, Obj, Recorder
+from dynamo_operator.internal.apply.interface import ChildClient, ChildReader, HashStamp, Obj
 from dynamo_operator.internal.apply.last_sync import LastSyncs, desired_replicas, replicas_drifted
 from dynamo_operator.internal.apply.mutation_cache import RecentWrites, write_key
 from dynamo_operator.internal.apply.terminating import TerminatingNamespaces
@@ -38,6 +38,7 @@ from dynamo_operator.internal.controller.owners import (
     controller_uid,
     owner_reference,
 )
+from dynamo_operator.internal.events.interface import Recorder
 from dynamo_operator.internal.jsontree import copy_tree
 
 

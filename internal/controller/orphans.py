@@ -40,6 +40,7 @@ from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.controller.controller import Controller
 from dynamo_operator.internal.controller.owners import OwnerReader, OwnerState, controller_uid, owner_state
 from dynamo_operator.internal.controller.result import Result
+from dynamo_operator.internal.events.interface import Recorder
 from dynamo_operator.internal.workqueue.interface import WorkQueue
 from dynamo_operator.internal.workqueue.rate_limiting import RateLimitingQueue
 
@@ -79,10 +80,6 @@ class InformerSource(Protocol):
     """Shared informers by resource (internal.cache.Cache)."""
 
     def informer(self, resource: Resource, *, namespace: str | None = None) -> Informer: ...
-
-
-class Recorder(Protocol):
-    def event(self, obj: Obj, *, type: str, reason: str, message: str) -> None: ...
 
 
 def resource_token(resource: Resource) -> str:

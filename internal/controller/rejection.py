@@ -11,9 +11,10 @@ when that write changed something (so a requeued rejection does not repeat it), 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, NoReturn, Protocol
+from typing import Any, NoReturn
 
 from dynamo_operator.internal.controller.result import TerminalError
+from dynamo_operator.internal.events.interface import Recorder
 
 
 class Rejected(Exception):
@@ -25,20 +26,12 @@ class Rejected(Exception):
         self.reason, self.message = reason, message
 
 
-class EventSink(Protocol):
-    """Where the Warning goes (internal.events.EventRecorder)."""
-
-    def event(
-        self, obj: dict[str, Any], *, type: Literal["Normal", "Warning"], reason: str, message: str
-    ) -> None: ...
-
-
 WriteRejection = Callable[[str, str], Awaitable[bool]]
 """Writes the kind's failure condition for (reason, message); True when the status changed."""
 
 
 async def warn(
-    obj: dict[str, Any], reason: str, message: str, *, write: WriteRejection, recorder: EventSink
+    obj: dict[str, Any], reason: str, message: str, *, write: WriteRejection, recorder: Recorder
 ) -> None:
     """Write the failure condition through `write`, then one Warning Event if that changed the status
     (a failed write raises before any Event, so the retry decides again)."""
@@ -47,7 +40,7 @@ async def warn(
 
 
 async def reject(
-    obj: dict[str, Any], rejected: Rejected, *, write: WriteRejection, recorder: EventSink
+    obj: dict[str, Any], rejected: Rejected, *, write: WriteRejection, recorder: Recorder
 ) -> NoReturn:
     """Report `rejected` on `obj` (`warn`) and end the reconcile as terminal."""
     await warn(obj, rejected.reason, rejected.message, write=write, recorder=recorder)
