@@ -202,7 +202,8 @@ def type_text(annotation: Annotation) -> str:
     for python, name in ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string")):
         if inspect.isclass(base) and issubclass(base, python):
             return name
-    raise SystemExit(f"no reference type for {annotation!r}")
+    # A type this generator does not know yet: its name, rather than failing `make manifests`.
+    return str(getattr(base, "__name__", base))
 
 
 def _escape(text: str, table: bool = True) -> str:
