@@ -20,7 +20,6 @@ The graph's own metadata gets two annotations, the origin version and the servin
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -28,7 +27,6 @@ import structlog
 from dynamo_operator.controllers.dynamographdeployment.desired import children_to_sync, generate_or_reject
 from dynamo_operator.controllers.dynamographdeployment.grove import GrovePathway
 from dynamo_operator.controllers.dynamographdeployment.rollout import Rollout, WorkerRoller
-from dynamo_operator.controllers.dynamographdeployment.worker_hashes import WorkerHashes
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply import (
     SYNC_ERRORS,
@@ -45,6 +43,7 @@ from dynamo_operator.internal.apply import (
     report_sync_failure,
 )
 from dynamo_operator.internal.client.resource import Resource, object_key, split_key
+from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.controller.builder import Builder, Built
 from dynamo_operator.internal.controller.predicates import (
     CHILD_CONTENT_CHANGED,
@@ -60,7 +59,7 @@ from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo.context import GenContext, SharedContexts
 from dynamo_operator.internal.dynamo.dgd_status import explain, rejected_status, synced_status
 from dynamo_operator.internal.dynamo.errors import GenerationError
-from dynamo_operator.internal.dynamo.graph import dcd_names, graph_worker_hash
+from dynamo_operator.internal.dynamo.graph import dcd_names
 from dynamo_operator.internal.dynamo.graph_children import dcd_children
 from dynamo_operator.internal.dynamo.graphmeta import annotations_to_write
 from dynamo_operator.internal.dynamo.graphview import GraphView, read_graph
@@ -71,7 +70,7 @@ from dynamo_operator.internal.dynamo.rollingupdate import (
     RollingPlan,
     with_new_replicas,
 )
-from dynamo_operator.internal.dynamo.rollout import service_of
+from dynamo_operator.internal.dynamo.rollout import WorkerGeneration, hash_annotations_patch, service_of
 from dynamo_operator.internal.dynamo.status import (
     GraphStatus,
     dcd_became_rolled,
@@ -108,11 +107,14 @@ class DynamoGraphDeploymentReconciler:
         recorder: Recorder,
         gen_context: GenContextFor,
         inference_pools: bool = False,
-        clock: Callable[[], float] = time.time,
+        clock: Clock | None = None,
         terminating: TerminatingNamespaces | None = None,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
-        self._terminating = terminating if terminating is not None else TerminatingNamespaces(clock=clock)
+        self._clock: Clock = clock or RealClock()
+        self._terminating = (
+            terminating if terminating is not None else TerminatingNamespaces(clock=self._clock)
+        )
         self._gen_context = SharedContexts(gen_context)  # one context per namespace in `graph_inputs`
         owned = [
             kinds.DCD,
@@ -137,11 +139,10 @@ class DynamoGraphDeploymentReconciler:
             terminating=self._terminating,
         )
         self._status = StatusWriter(client, kinds.DGD)
-        self._refusals = RefusalReporter(self._status, rejected_status, recorder)
+        self._refusals = RefusalReporter(self._status, rejected_status, recorder, clock=self._clock)
         self._annotated = RecentWrites()  # our annotation patches the cache may not show yet
-        self._worker_hashes = WorkerHashes(graph_worker_hash)
         self._grove = GrovePathway(client=client, cache=cache, syncer=self._syncer)
-        self._roller = WorkerRoller(client=client, cache=cache, recorder=recorder, clock=clock)
+        self._roller = WorkerRoller(client=client, cache=cache, recorder=recorder, clock=self._clock)
 
     def setup(self, b: Builder) -> None:
         """For DGD (spec or annotation changes); Owns DCDs (their status drives ours), PVCs, adapters;
@@ -173,7 +174,7 @@ class DynamoGraphDeploymentReconciler:
         """Read → generate → sync → status, on the Grove pathway or the DCD one."""
         raw = self._cache.get(kinds.DGD, key)
         if raw is None or raw["metadata"].get("deletionTimestamp"):
-            self._worker_hashes.forget(key)
+            self._roller.forget(key)
             self._syncer.forget(key)
             return Result()  # gone, or going (foreground deletion): create nothing, GC does the rest
         if (left_alone := self._terminating.leave_alone(raw)) is not None:
@@ -190,12 +191,14 @@ class DynamoGraphDeploymentReconciler:
                 await self._refusals.reject(view.raw, rejected)
         except TerminalError:
             # A refused graph is stamped too.
-            await self._annotate(view.raw, origin=view.origin, serving_hash=None)
+            await self._annotate(view.raw, origin=view.origin)
             raise
 
     async def _reconcile(self, view: GraphView, ctx: GenContext, children: Sequence[Obj]) -> Result:
         """The DCD pathway: a DCD per service (workers named by the worker hash, rolled by `WorkerRoller`)."""
-        new_hash, names = self._dcd_names(view)
+        generation = self._worker_generation(view, children)
+        new_hash = generation.active
+        names = self._dcd_names(view, new_hash)
         restart = self._plan_restart(view, children, names)
         rollout = self._roller.plan(
             view.graph,
@@ -226,7 +229,7 @@ class DynamoGraphDeploymentReconciler:
                 )
             except SYNC_ERRORS as err:
                 if isinstance(err, ChildrenOwnedByOthers):
-                    await self._annotate(view.raw, origin=view.origin, serving_hash=None)
+                    await self._annotate(view.raw, origin=view.origin)
                 return await report_sync_failure(err, functools.partial(self._refusals.fail, view.raw))
             dcds = [o for o in desired if o.get("kind") == kinds.DCD.kind]
         # Before the status: a graph reported Ready already names the workers that serve. The status
@@ -234,16 +237,28 @@ class DynamoGraphDeploymentReconciler:
         # shows next (the annotation event) and the same status is not sent twice.
         await self._roller.scale_old(view.namespace, rollout.plan.old_replicas)
         self._roller.not_supported(view.raw, rollout, report.created, new_hash)
-        raw = await self._annotate(view.raw, origin=view.origin, serving_hash=rollout.plan.serving_hash)
+        settled = rollout.plan.serving_hash == new_hash and not rollout.plan.keep
+        raw = await self._annotate(view.raw, origin=view.origin, hashes=generation, settled=settled)
         current = self._current_dcds(dcds, report)
         return await self._report(view, raw, current, restart=restart, rollout=rollout, new_hash=new_hash)
 
-    def _dcd_names(self, view: GraphView) -> tuple[str, dict[str, str]]:
-        """The graph's worker hash and its services' DCD names; a spec they cannot be made of is
-        `Rejected`."""
+    def _worker_generation(self, view: GraphView, children: Sequence[Obj]) -> WorkerGeneration:
+        """The hash naming the graph's worker DCDs (v1 or v2 era, rollout.py); a spec it cannot be
+        computed for is `Rejected`."""
         try:
-            new_hash = self._worker_hashes.hash_of(object_key(view.raw), view.graph)
-            return new_hash, dcd_names(view.graph, worker_hash=new_hash)
+            return self._roller.generation(
+                object_key(view.raw),
+                view.graph,
+                children=children,
+                previous=self._status.current(view.raw).get("rollingUpdate"),
+            )
+        except GenerationError as err:
+            raise Rejected("InvalidSpec", str(err)) from err
+
+    def _dcd_names(self, view: GraphView, worker_hash: str) -> dict[str, str]:
+        """The services' DCD names; a spec they cannot be made of is `Rejected`."""
+        try:
+            return dcd_names(view.graph, worker_hash=worker_hash)
         except GenerationError as err:
             raise Rejected("InvalidSpec", str(err)) from err
 
@@ -300,7 +315,7 @@ class DynamoGraphDeploymentReconciler:
         """One PodCliqueSet instead of DCDs; no worker hash, so no worker rollout to name."""
 
         async def annotate(obj: Obj) -> Obj:
-            return await self._annotate(obj, origin=view.origin, serving_hash=None)
+            return await self._annotate(obj, origin=view.origin)
 
         return await self._grove.reconcile(
             view,
@@ -313,19 +328,31 @@ class DynamoGraphDeploymentReconciler:
             write_status=self._write_status,  # no rollout: Grove rolls its own pods
         )
 
-    async def _annotate(self, raw: Obj, *, origin: str | None, serving_hash: str | None) -> Obj:
-        """Merge-patch the graph's origin-version / current-worker-hash annotations when they change;
-        returns the graph as written (`raw` itself when nothing was)."""
+    async def _annotate(
+        self,
+        raw: Obj,
+        *,
+        origin: str | None,
+        hashes: WorkerGeneration | None = None,
+        settled: bool = False,
+    ) -> Obj:
+        """Merge-patch the graph's origin-version and worker-hash annotations when they change (the
+        hashes once their generation serves alone, `settled`); returns the graph as written (`raw`
+        itself when nothing was)."""
         meta = raw["metadata"]
         key = ("annotations", meta.get("namespace", ""), meta["name"])
-        current = {**(meta.get("annotations") or {}), **(self._annotated.in_flight(key, raw) or {})}
-        patch = annotations_to_write(current, origin=origin, serving_hash=serving_hash)
+        in_flight = self._annotated.in_flight(key, raw)
+        current = dict(in_flight if in_flight is not None else meta.get("annotations") or {})
+        patch: dict[str, str | None] = dict(annotations_to_write(current, origin=origin, serving_hash=None))
+        if hashes is not None:
+            patch.update(hash_annotations_patch(current, hashes, settled=settled))
         if not patch:
             return raw
         written = await self._client.patch(
             kinds.DGD, meta["name"], {"metadata": {"annotations": patch}}, namespace=meta.get("namespace")
         )
-        self._annotated.remember(key, raw, {**current, **patch})
+        merged = {**current, **patch}
+        self._annotated.remember(key, raw, {k: v for k, v in merged.items() if v is not None})
         return written
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -360,7 +387,9 @@ class DynamoGraphDeploymentReconciler:
         """Write the graph's status; True when a request was sent."""
         old = self._status.current(raw)
         generation = raw["metadata"].get("generation")
-        status = synced_status(old, verdict, generation=generation, restart=restart, rolling=rolling)
+        status = synced_status(
+            old, verdict, generation=generation, restart=restart, rolling=rolling, now=self._clock.wall()
+        )
         return await self._status.write(raw, status)
 
 

@@ -1,30 +1,36 @@
-"""The graph reconciler's worker rollout step: reads what the decision needs from the cache, scales the
-old worker DCDs down, and records the rollout's Events. The decision itself is pure
-(internal/dynamo/rollingupdate.py for single-node graphs, rollout.py for the rest).
+"""The graph reconciler's worker rollout step: chooses the hash naming the worker DCDs, reads what the
+decision needs from the cache, scales the old worker DCDs down, and records the rollout's Events. The
+decisions themselves are pure (internal/dynamo/rollout.py for the worker generation and whole-set
+replacement, rollingupdate.py for single-node graphs).
 """
 
 from __future__ import annotations
 
-import datetime
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from dynamo_operator.api.v1alpha1.graph import RollingUpdatePhase as Phase
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.apply import ChildClient, ChildReader, RecentWrites, Recorder
 from dynamo_operator.internal.client import errors
+from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.dynamo import rollingupdate
 from dynamo_operator.internal.dynamo.graph import services_of
-from dynamo_operator.internal.dynamo.rollingupdate import Event, RollingPlan
-from dynamo_operator.internal.dynamo.rollout import plan_worker_rollout
+from dynamo_operator.internal.dynamo.rollingupdate import RUNNING, Event, RollingPlan
+from dynamo_operator.internal.dynamo.rollout import (
+    ANNOTATION_V1,
+    ANNOTATION_V2,
+    WorkerGeneration,
+    plan_worker_rollout,
+    worker_generation,
+    worker_hashes_of,
+)
 from dynamo_operator.internal.dynamo.workerhash import is_worker
+from dynamo_operator.internal.dynamo.workerhash_v2 import worker_hash_v2
+from dynamo_operator.internal.timestamps import rfc3339
 
 Obj = dict[str, Any]
-
-
-def rfc3339(epoch: float) -> str:
-    return datetime.datetime.fromtimestamp(int(epoch), tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +40,45 @@ class Rollout:
     plan: RollingPlan
     managed: bool
     old_left: bool  # some worker DCD of an older spec is still live
+
+
+class V2Hashes:
+    """The v2 worker hash of each graph, computed again only when what it is made of changes.
+
+    It is made of the spec (`metadata.generation` moves with every spec change), the namespace and
+    the graph's annotations (upstream copies some into the pods; the reserved `nvidia.com/dgd-spec`
+    shapes the v1beta1 view), minus the two hash annotations the operator writes from it. Hashing
+    generates and encodes every worker DCD: too much for each of the four or five reconciles a graph
+    gets on its way to Ready."""
+
+    def __init__(self, compute: Callable[[Obj, str], str] = worker_hash_v2) -> None:
+        self._compute = compute
+        self._known: dict[str, tuple[tuple[object, ...], str]] = {}
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+    def hash_of(self, key: str, graph: Obj, namespace: str) -> str:
+        meta = graph["metadata"]
+        annotations = meta.get("annotations") or {}
+        inputs = (
+            meta.get("uid"),
+            meta.get("generation"),
+            namespace,
+            tuple(sorted((k, v) for k, v in annotations.items() if k not in (ANNOTATION_V1, ANNOTATION_V2))),
+        )
+        known = self._known.get(key)
+        if known is not None and known[0] == inputs:
+            return known[1]
+        value = self._compute(graph, namespace)  # raises for a spec it cannot generate: nothing kept
+        if isinstance(inputs[1], int) and inputs[0]:
+            self._known[key] = (inputs, value)
+        else:
+            self._known.pop(key, None)
+        return value
+
+    def forget(self, key: str) -> None:
+        self._known.pop(key, None)
 
 
 # A graph that is not rolled by this module at all (the Grove pathway: Grove rolls its own pods).
@@ -50,10 +95,30 @@ class WorkerRoller:
         client: ChildClient,
         cache: ChildReader,
         recorder: Recorder,
-        clock: Callable[[], float] = time.time,
+        clock: Clock | None = None,
     ) -> None:
-        self._client, self._cache, self._recorder, self._clock = client, cache, recorder, clock
+        self._client, self._cache, self._recorder = client, cache, recorder
+        self._clock: Clock = clock or RealClock()
         self._scaled = RecentWrites()  # replicas we patched that the cache may not show yet
+        self._v2 = V2Hashes()
+
+    def generation(
+        self, key: str, graph: Obj, *, children: Sequence[Obj], previous: Mapping[str, Any] | None
+    ) -> WorkerGeneration:
+        """The hash naming the worker DCDs of `graph` this round (rollout.worker_generation), from its
+        annotations, its live worker DCDs and its last rollout phase (`previous`). Raises
+        GenerationError when the graph cannot be generated."""
+        namespace = graph["metadata"].get("namespace") or ""
+        workers = frozenset(svc for svc, spec in services_of(graph).items() if is_worker(spec))
+        return worker_generation(
+            graph["metadata"].get("annotations") or {},
+            v2=self._v2.hash_of(key, graph, namespace),
+            live_hashes=worker_hashes_of(children, workers),
+            rolling=Phase((previous or {}).get("phase") or "") in RUNNING,
+        )
+
+    def forget(self, key: str) -> None:
+        self._v2.forget(key)
 
     def plan(
         self,
@@ -78,7 +143,7 @@ class WorkerRoller:
             live=children,
             views=views,
             managed=managed,
-            now=rfc3339(self._clock()),
+            now=rfc3339(self._clock.wall()),
         )
         old_left = bool(rollingupdate.old_worker_dcds(desired=names, workers=workers, live=children))
         if not managed:

@@ -12,6 +12,16 @@ treated the same way, so upgrading the operator keeps workers serving.
 This whole-set replacement is what graphs with a multinode service get (LeaderWorkerSets roll their
 own groups); single-node graphs are rolled replica by replica in `status.rollingUpdate`
 (rollingupdate.py).
+
+Which hash names the worker DCDs (`worker_generation`) follows upstream's two eras, so that a graph
+either era deployed is taken over in place. Upstream 1.0-1.3 named workers with the v1 hash
+(workerhash.py) and recorded it in `nvidia.com/current-worker-hash`; from 1.4 on it names new
+generations with the v2 hash (workerhash_v2.py) in `nvidia.com/current-worker-hash-v2`. The v1 value
+is opaque from then on: a graph recording it keeps that name while its spec has not changed, which is
+known from the v2 value recorded next to it (recorded at the first settled look, as upstream's
+migration does). Any worker change moves it to a v2-named generation, after which only v2 is
+recorded. A v1 graph caught in the middle of a rollout (its workers carry more than one hash) is
+retargeted to v2 at once instead of finishing a v1 generation nobody records.
 """
 
 from __future__ import annotations
@@ -24,6 +34,70 @@ from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.status import dcd_rolled
 
 Obj = Mapping[str, Any]
+
+ANNOTATION_V1 = c.ANNOTATION_CURRENT_WORKER_HASH
+ANNOTATION_V2 = "nvidia.com/current-worker-hash-v2"
+LEGACY_HASH = "legacy"
+"""Upstream's v1 value for workers that predate worker hashes (`<dgd>-<svc>` DCDs): never a name."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerGeneration:
+    """The hash naming this round's worker DCDs, and the spec's v2 hash it was chosen against."""
+
+    active: str
+    v2: str
+
+    @property
+    def v1_era(self) -> bool:
+        """The workers keep a v1 name: the spec is still the one the v1 generation was made of."""
+        return self.active != self.v2
+
+    def recorded(self) -> dict[str, str | None]:
+        """The graph's two hash annotations once this generation serves (None: absent)."""
+        return {ANNOTATION_V1: self.active if self.v1_era else None, ANNOTATION_V2: self.v2}
+
+
+def worker_generation(
+    annotations: Mapping[str, Any], *, v2: str, live_hashes: frozenset[str], rolling: bool
+) -> WorkerGeneration:
+    """Which hash names the graph's worker DCDs (module docstring): the recorded v1 hash while the
+    spec is unchanged since (the recorded v2 absent or equal to `v2`) and no rollout is under way
+    (`rolling`: the graph's rollout status says so; `live_hashes`: the worker-hash labels of its live
+    worker DCDs), else `v2`."""
+    v1 = str(annotations.get(ANNOTATION_V1) or "")
+    recorded_v2 = str(annotations.get(ANNOTATION_V2) or "")
+    if not v1 or v1 == LEGACY_HASH or (recorded_v2 and recorded_v2 != v2):
+        return WorkerGeneration(active=v2, v2=v2)
+    if not recorded_v2 and (rolling or not live_hashes <= {v1}):
+        return WorkerGeneration(active=v2, v2=v2)  # retarget a v1 rollout under way
+    return WorkerGeneration(active=v1, v2=v2)
+
+
+def hash_annotations_patch(
+    annotations: Mapping[str, Any], generation: WorkerGeneration, *, settled: bool
+) -> dict[str, str | None]:
+    """The merge patch bringing the graph's hash annotations to `generation` (None deletes). Written
+    only once the generation serves alone (`settled`): while old workers serve, the annotations keep
+    naming them, as upstream's do until its rollout completes."""
+    if not settled:
+        return {}
+    return {
+        key: value for key, value in generation.recorded().items() if (annotations.get(key) or None) != value
+    }
+
+
+def worker_hashes_of(live: Sequence[Obj], workers: frozenset[str]) -> frozenset[str]:
+    """The worker-hash labels of the live (not deleting) DCDs of the `workers` services."""
+    out = set()
+    for dcd in live:
+        meta = dcd.get("metadata") or {}
+        if meta.get("deletionTimestamp") or service_of(dcd) not in workers:
+            continue
+        value = (meta.get("labels") or {}).get(c.LABEL_WORKER_HASH)
+        if value:
+            out.add(str(value))
+    return frozenset(out)
 
 
 @dataclass(frozen=True, slots=True)

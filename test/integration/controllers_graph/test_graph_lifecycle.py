@@ -136,7 +136,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
 
 
 ORIGIN_VERSION = "nvidia.com/dynamo-operator-origin-version"
-CURRENT_WORKER_HASH = "nvidia.com/current-worker-hash"
+CURRENT_WORKER_HASH = "nvidia.com/current-worker-hash-v2"
 WORKER_TYPES = ("worker", "prefill", "decode")
 
 

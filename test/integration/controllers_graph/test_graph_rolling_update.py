@@ -171,8 +171,10 @@ async def test_worker_edit_rolls_prefill_and_decode_keeping_workers_serving(
         old_deleted = first(dcd_versions, old_name, is_gone)
         assert new_ready < old_drained < old_deleted, svc
 
-    current_hash = final and graph_versions[-1]["metadata"]["annotations"]["nvidia.com/current-worker-hash"]
-    assert current_hash != before["metadata"]["annotations"]["nvidia.com/current-worker-hash"]
+    current_hash = (
+        final and graph_versions[-1]["metadata"]["annotations"]["nvidia.com/current-worker-hash-v2"]
+    )
+    assert current_hash != before["metadata"]["annotations"]["nvidia.com/current-worker-hash-v2"]
     events = await api.list(EVENT, namespace=ns)
     reasons = [e["reason"] for e in events if e["involvedObject"]["kind"] == "DynamoGraphDeployment"]
     assert (reasons.count("RollingUpdateStarted"), reasons.count("RollingUpdateCompleted")) == (1, 1)
