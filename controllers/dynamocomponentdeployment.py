@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -40,6 +39,7 @@ from dynamo_operator.internal.client.errors import ApiError, TransportError
 from dynamo_operator.internal.client.gate import Priority
 from dynamo_operator.internal.client.model import ListPage
 from dynamo_operator.internal.client.resource import Resource, object_key, split_key
+from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions
 from dynamo_operator.internal.controller.owners import controller_ref
 from dynamo_operator.internal.controller.predicates import (
@@ -47,7 +47,9 @@ from dynamo_operator.internal.controller.predicates import (
     CHILD_STATUS_CHANGED,
     Funcs,
     Predicate,
+    any_of,
     generation_changed,
+    spec_changed,
 )
 from dynamo_operator.internal.controller.rejection import Rejected
 from dynamo_operator.internal.controller.result import Result
@@ -116,12 +118,14 @@ class DynamoComponentDeploymentReconciler:
         istio: bool,
         volcano: bool = False,
         pods: PodLister | None = None,
-        clock: Callable[[], float] = time.time,
+        clock: Clock | None = None,
         terminating: TerminatingNamespaces | None = None,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
-        self._clock = clock
-        self._terminating = terminating if terminating is not None else TerminatingNamespaces(clock=clock)
+        self._clock: Clock = clock or RealClock()
+        self._terminating = (
+            terminating if terminating is not None else TerminatingNamespaces(clock=self._clock)
+        )
         self._pods = pods  # None: conditions carry the workload's counts only
         self._gen_context = SharedContexts(gen_context)  # one context per namespace in `generation_inputs`
         self._syncer = ChildSyncer(
@@ -135,7 +139,7 @@ class DynamoComponentDeploymentReconciler:
             terminating=self._terminating,
         )
         self._status = StatusWriter(client, kinds.DCD)
-        self._refusals = RefusalReporter(self._status, rejected_status, recorder)
+        self._refusals = RefusalReporter(self._status, rejected_status, recorder, clock=self._clock)
         owned = [kinds.DEPLOYMENT, kinds.SERVICE, kinds.INGRESS]
         if lws:
             owned.append(kinds.LWS)
@@ -148,7 +152,7 @@ class DynamoComponentDeploymentReconciler:
     def setup(self, b: Builder) -> None:
         """For DCD (spec changes), Owns every child kind (their status drives ours). Pods are not
         watched: a component that is not ready requeues itself (`not_ready_recheck`)."""
-        b.for_(kinds.DCD, predicates=(generation_changed,))
+        b.for_(kinds.DCD, predicates=(any_of(generation_changed, spec_changed),))
         for resource in self.owned:
             reads_status = resource in (kinds.DEPLOYMENT, kinds.LWS)
             b.owns(
@@ -203,18 +207,37 @@ class DynamoComponentDeploymentReconciler:
             return Result()
         if not old:
             created = raw["metadata"].get("creationTimestamp")
-            wait = first_status_delay(verdict, created=created, now=self._clock())
+            wait = first_status_delay(verdict, created=created, now=self._clock.wall().timestamp())
             if wait:
                 return Result(requeue_after=wait)  # the workload's status usually brings us back sooner
         why = None if verdict.ready else await self._diagnose(raw)
         generation = raw["metadata"].get("generation")
         status = component_status(
-            old, ready_conditions(verdict, why), service=verdict.service, generation=generation
+            old,
+            ready_conditions(verdict, why),
+            service=verdict.service,
+            generation=generation,
+            now=self._clock.wall(),
         )
         await self._status.write(raw, status)
+        await self._acknowledge_restart(raw)
         if verdict.ready:
             return Result()
-        return Result(requeue_after=not_ready_recheck(_available_since(status), self._clock()))
+        return Result(
+            requeue_after=not_ready_recheck(_available_since(status), self._clock.wall().timestamp())
+        )
+
+    async def _acknowledge_restart(self, raw: Obj) -> None:
+        """Say on the DCD which restart id its workload now carries. The stored version (v1beta1)
+        keeps a DCD's restart id outside its spec, so stamping one bumps no generation and
+        `observedGeneration` cannot tell the graph that this controller acted on it; this can. One
+        metadata write per restart of a component, none otherwise."""
+        meta = raw["metadata"]
+        wanted = ((raw.get("spec") or {}).get("annotations") or {}).get(consts.ANNOTATION_RESTART_AT)
+        if not wanted or (meta.get("annotations") or {}).get(consts.ANNOTATION_RESTART_OBSERVED) == wanted:
+            return
+        body = {"metadata": {"annotations": {consts.ANNOTATION_RESTART_OBSERVED: wanted}}}
+        await self._client.patch(kinds.DCD, meta["name"], body, namespace=meta.get("namespace"))
 
     async def _diagnose(self, raw: Obj) -> Diagnosis | None:
         """What the component's pods say; None without a lister or when they cannot be listed (the
@@ -232,13 +255,13 @@ class DynamoComponentDeploymentReconciler:
 
 def generation_inputs(dcd: Obj, ctx: GenContext) -> tuple[object, ...] | None:
     """Everything `desired_component_objects` reads besides the DCD's identity (namespace, name and
-    UID, which its key and the remembered sync pin): its spec (by `metadata.generation`, which the
-    API server bumps on every spec change), its apiVersion, its parent graph and the context. None
-    without a generation: then every reconcile generates."""
+    UID, which its key and the remembered sync pin): its spec as read (the generation alone misses
+    the fields the stored version keeps in annotations, such as the restart id), its apiVersion,
+    its parent graph and the context. None without a generation: then every reconcile generates."""
     generation = dcd["metadata"].get("generation")
     if generation is None:
         return None
-    return (generation, dcd.get("apiVersion"), component_of(dcd).parent_dgd, ctx)
+    return (generation, dcd.get("spec"), dcd.get("apiVersion"), component_of(dcd).parent_dgd, ctx)
 
 
 def _readiness(workloads: Sequence[Obj]) -> WorkloadReadiness:

@@ -24,10 +24,10 @@ import structlog
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.apply import ChildClient, ChildReader, Recorder, StatusWriter
 from dynamo_operator.internal.client.resource import object_key
+from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.controller.builder import Builder, Built
 from dynamo_operator.internal.controller.predicates import Funcs, generation_changed
 from dynamo_operator.internal.controller.result import Result
-from dynamo_operator.internal.dynamo.conditions import Clock, rfc3339, utc_now
 from dynamo_operator.internal.dynamo.pod import multinode_node_count
 from dynamo_operator.internal.dynamo.scalingadapter import adapter as logic
 from dynamo_operator.internal.dynamo.scalingadapter import readiness
@@ -35,6 +35,7 @@ from dynamo_operator.internal.dynamo.scalingadapter.status import adapter_status
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.observability.reconcile_metrics import observed
 from dynamo_operator.internal.settings import Settings
+from dynamo_operator.internal.timestamps import rfc3339
 
 log = structlog.get_logger(__name__)
 
@@ -80,9 +81,10 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
     """Pushes an adapter's replicas into its graph and reports the service's scale."""
 
     def __init__(
-        self, *, client: ChildClient, cache: ChildReader, recorder: Recorder, clock: Clock = utc_now
+        self, *, client: ChildClient, cache: ChildReader, recorder: Recorder, clock: Clock | None = None
     ) -> None:
-        self._client, self._cache, self._recorder, self._clock = client, cache, recorder, clock
+        self._client, self._cache, self._recorder = client, cache, recorder
+        self._clock: Clock = clock or RealClock()
         self._status = StatusWriter(client, kinds.DGDSA)
 
     def setup(self, b: Builder) -> None:
@@ -145,7 +147,7 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
             service=t.service,
             scaled_at=scaled_at,
             generation=adapter["metadata"].get("generation"),
-            now=self._clock,
+            now=self._clock.wall(),
         )
         await self._status.write(adapter, status)
         # After the write, so a failed write re-decides on retry.
@@ -181,7 +183,7 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
             reason="Scaled",
             message=f"Scaled service {t.service} from {current} to {want} replicas",
         )
-        return written, rfc3339(self._clock())
+        return written, rfc3339(self._clock.wall())
 
 
 CONTROLLER_NAME = "dgdscalingadapter"

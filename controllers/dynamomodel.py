@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
-import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol
 
@@ -35,10 +34,10 @@ from dynamo_operator.internal.cache.interface import StoreReader
 from dynamo_operator.internal.cache.transform import keep_fields
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import ENDPOINT_SLICE, POD, Resource, object_key
+from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions
 from dynamo_operator.internal.controller.predicates import Funcs
 from dynamo_operator.internal.controller.result import Result
-from dynamo_operator.internal.dynamo.conditions import Clock, utc_now
 from dynamo_operator.internal.dynamo.dgdr.names import FINALIZER
 from dynamo_operator.internal.dynamo.dynamomodel import endpoints as ep
 from dynamo_operator.internal.dynamo.dynamomodel.status import (
@@ -54,6 +53,7 @@ from dynamo_operator.internal.lora.client import LoraApi, LoraClient
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.observability.reconcile_metrics import observed
 from dynamo_operator.internal.settings import Settings
+from dynamo_operator.internal.timestamps import parse_rfc3339
 
 log = structlog.get_logger(__name__)
 
@@ -85,10 +85,6 @@ spec_or_deletion_changed = Funcs(
 )
 
 
-def _parse_time(value: str) -> datetime.datetime:
-    return datetime.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
-
-
 class DynamoModelReconciler:
     """Reports a model's endpoints; loads (and on deletion unloads) LoRA adapters on them."""
 
@@ -101,7 +97,7 @@ class DynamoModelReconciler:
         lora: LoraApi,
         slices: StoreReader,
         pods: StoreReader | None = None,
-        clock: Clock = utc_now,
+        clock: Clock | None = None,
         unload_grace: float = UNLOAD_GRACE,
     ) -> None:
         self._client, self._cache, self._recorder, self._lora = client, cache, recorder, lora
@@ -110,7 +106,7 @@ class DynamoModelReconciler:
         self._slices = slices
         # Pods carrying a base-model-hash label (see the module docstring); None: slices only.
         self._pods = pods
-        self._clock = clock
+        self._clock: Clock = clock or RealClock()
         self._status = StatusWriter(client, kinds.DYNAMO_MODEL)
 
     def setup(self, b: Builder) -> None:
@@ -193,7 +189,7 @@ class DynamoModelReconciler:
 
     async def _write(self, model: ModelView, status: ModelStatus) -> None:
         new = model_status(
-            model.raw.get("status") or {}, status, generation=model.generation, now=self._clock
+            model.raw.get("status") or {}, status, generation=model.generation, now=self._clock.wall()
         )
         if not await self._status.write(model.raw, new):
             return  # nothing changed: the Events were already recorded when it did
@@ -219,7 +215,8 @@ class DynamoModelReconciler:
                     self._recorder.event(
                         model.raw, type="Warning", reason="LoRAUnloadFailed", message=message
                     )
-                    waited = (self._clock() - _parse_time(str(model.deletion_timestamp))).total_seconds()
+                    deleted = parse_rfc3339(model.deletion_timestamp)
+                    waited = (self._clock.wall() - deleted).total_seconds() if deleted else self._unload_grace
                     if waited < self._unload_grace:
                         return Result(requeue_after=UNLOAD_RETRY)
                     log.warning("giving up LoRA unload", model=object_key(model.raw), waited=waited)

@@ -79,6 +79,11 @@ class FakeClock:
         self._seq = itertools.count()
         self._timers: list[tuple[float, int, _FakeTimer, Callable[[], None]]] = []
 
+    @classmethod
+    def at(cls, epoch_seconds: float) -> FakeClock:
+        """A fake clock whose wall time starts at `epoch_seconds` (POSIX time)."""
+        return cls(wall_start=datetime.fromtimestamp(epoch_seconds, tz=UTC))
+
     def now(self) -> float:
         return self._now
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, NoReturn, Protocol
 
 from dynamo_operator.internal.apply.interface import Obj
 from dynamo_operator.internal.apply.status import StatusWriter
+from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.controller.rejection import Rejected, reject, warn
 from dynamo_operator.internal.events.interface import Recorder
 
@@ -22,21 +24,33 @@ class FailedStatus(Protocol):
     """The kind's status saying why (built on the status as it was)."""
 
     def __call__(
-        self, old: Mapping[str, Any], *, reason: str, message: str, generation: int | None
+        self, old: Mapping[str, Any], *, reason: str, message: str, generation: int | None, now: datetime
     ) -> dict[str, Any]: ...
 
 
 class RefusalReporter:
     """Writes a kind's failure status through its `StatusWriter` and records the Warning."""
 
-    def __init__(self, status: StatusWriter, failed_status: FailedStatus, recorder: Recorder) -> None:
+    def __init__(
+        self,
+        status: StatusWriter,
+        failed_status: FailedStatus,
+        recorder: Recorder,
+        *,
+        clock: Clock | None = None,
+    ) -> None:
         self._status, self._failed_status, self._recorder = status, failed_status, recorder
+        self._clock: Clock = clock or RealClock()
 
     async def write(self, raw: Obj, reason: str, message: str) -> bool:
         """Say on `raw` why; True when that changed its status."""
         generation = raw["metadata"].get("generation")
         status = self._failed_status(
-            self._status.current(raw), reason=reason, message=message, generation=generation
+            self._status.current(raw),
+            reason=reason,
+            message=message,
+            generation=generation,
+            now=self._clock.wall(),
         )
         return await self._status.write(raw, status)
 

@@ -20,12 +20,12 @@ the hold ends.
 
 from __future__ import annotations
 
-import datetime
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.controller.result import Result
+from dynamo_operator.internal.timestamps import parse_rfc3339
 
 HOLD_SECONDS = 10.0
 
@@ -34,14 +34,15 @@ class TerminatingNamespaces:
     """namespace -> when the API server last refused a create in it because it is being deleted:
     by this host's clock (when the hold ends) and by the server's (which objects are older)."""
 
-    def __init__(self, *, clock: Callable[[], float] = time.time, hold: float = HOLD_SECONDS) -> None:
-        self._clock, self._hold = clock, hold
+    def __init__(self, *, clock: Clock | None = None, hold: float = HOLD_SECONDS) -> None:
+        self._clock: Clock = clock or RealClock()
+        self._hold = hold
         self._refused_at: dict[str, tuple[float, float]] = {}
 
     def refused(self, namespace: str, *, server_time: float | None = None) -> None:
         """The API server refused a create in `namespace` (answering at `server_time` by its own
         clock; this host's when unknown): the namespace is being deleted."""
-        now = self._clock()
+        now = self._clock.wall().timestamp()
         # Holds that ended are dropped here too, not only when an object of theirs is looked at: a
         # namespace that is gone sends no more events.
         for ended in [ns for ns, (at, _) in self._refused_at.items() if at + self._hold <= now]:
@@ -58,7 +59,7 @@ class TerminatingNamespaces:
         if refusal is None:
             return None
         refused_at, server_refused_at = refusal
-        left = refused_at + self._hold - self._clock()
+        left = refused_at + self._hold - self._clock.wall().timestamp()
         created = _timestamp(meta.get("creationTimestamp"))
         refusal_second = int(server_refused_at)
         if left <= 0 or (created is not None and created >= refusal_second + 1):
@@ -73,9 +74,5 @@ class TerminatingNamespaces:
 
 
 def _timestamp(value: object) -> float | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
+    when = parse_rfc3339(value)
+    return None if when is None else when.timestamp()

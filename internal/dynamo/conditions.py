@@ -1,28 +1,20 @@
 """Kubernetes `metav1.Condition` lists as plain dicts: find, set, compare.
 
 Setting a condition keeps its `lastTransitionTime` unless the status flips, so writing the same
-condition again yields an identical list and therefore no status write.
+condition again yields an identical list and therefore no status write. The time is a value the
+caller read from its clock (internal.clock.Clock.wall): generation never reads a clock itself.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from dynamo_operator.internal.timestamps import rfc3339
+
 Status = Literal["True", "False", "Unknown"]
-Clock = Callable[[], datetime.datetime]
-
-
-def utc_now() -> datetime.datetime:
-    """The default clock: wall time in UTC."""
-    return datetime.datetime.now(datetime.UTC)
-
-
-def rfc3339(when: datetime.datetime) -> str:
-    """Kubernetes' timestamp form (second precision, `Z`)."""
-    return when.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +45,10 @@ def set_condition(
     want: Condition,
     *,
     observed_generation: int | None,
-    now: Clock = utc_now,
+    now: datetime.datetime,
 ) -> list[dict[str, Any]]:
-    """A new list with `want` upserted by type. The transition time moves only when status changes."""
+    """A new list with `want` upserted by type. The transition time moves (to `now`) only when the
+    status changes."""
     out: list[dict[str, Any]] = []
     replaced = False
     for cond in conditions or ():
@@ -65,7 +58,7 @@ def set_condition(
         replaced = True
         out.append(_render(want, observed_generation, _transition_time(cond, want, now)))
     if not replaced:
-        out.append(_render(want, observed_generation, rfc3339(now())))
+        out.append(_render(want, observed_generation, rfc3339(now)))
     return out
 
 
@@ -74,7 +67,7 @@ def set_conditions(
     wants: Iterable[Condition],
     *,
     observed_generation: int | None,
-    now: Clock = utc_now,
+    now: datetime.datetime,
 ) -> list[dict[str, Any]]:
     """`set_condition` for several conditions at once."""
     out = [dict(c) for c in conditions or ()]
@@ -90,10 +83,10 @@ def same(a: Sequence[Mapping[str, Any]] | None, b: Sequence[Mapping[str, Any]] |
     return by_type_a == by_type_b
 
 
-def _transition_time(old: Mapping[str, Any], want: Condition, now: Clock) -> str:
+def _transition_time(old: Mapping[str, Any], want: Condition, now: datetime.datetime) -> str:
     if old.get("status") == want.status and isinstance(old.get("lastTransitionTime"), str):
         return str(old["lastTransitionTime"])
-    return rfc3339(now())
+    return rfc3339(now)
 
 
 def _render(want: Condition, observed_generation: int | None, when: str) -> dict[str, Any]:

@@ -7,11 +7,12 @@ keeps the replica counts it last reported: nothing was applied, so they still de
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from dynamo_operator.internal.dynamo import conditions
-from dynamo_operator.internal.dynamo.conditions import Clock, Condition, utc_now
+from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.status import failed_conditions
 
 
@@ -21,7 +22,7 @@ def component_status(
     *,
     service: Mapping[str, Any] | None,
     generation: int | None,
-    now: Clock = utc_now,
+    now: datetime.datetime,
 ) -> dict[str, Any]:
     """The whole status: `wants` upserted into the old conditions, `service` (the replica counts;
     None keeps the old ones) and the generation they describe."""
@@ -39,7 +40,7 @@ def component_status(
 
 
 def rejected_status(
-    old: Mapping[str, Any], *, reason: str, message: str, generation: int | None, now: Clock = utc_now
+    old: Mapping[str, Any], *, reason: str, message: str, generation: int | None, now: datetime.datetime
 ) -> dict[str, Any]:
     """Both conditions False with `reason` and `message`; the old replica counts kept."""
     return component_status(

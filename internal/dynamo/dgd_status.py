@@ -10,11 +10,12 @@ the same round twice yields the same status and no write.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dynamo_operator.internal.dynamo import conditions
-from dynamo_operator.internal.dynamo.conditions import Clock, Condition, utc_now
+from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.rollingupdate import MESSAGE_IN_PROGRESS, REASON_IN_PROGRESS, RollingPlan
 from dynamo_operator.internal.dynamo.status import GraphStatus
 
@@ -27,7 +28,7 @@ REASON_SOME_NOT_READY = "some_resources_are_not_ready"
 
 
 def rejected_status(
-    old: Mapping[str, Any], *, reason: str, message: str, generation: int | None, now: Clock = utc_now
+    old: Mapping[str, Any], *, reason: str, message: str, generation: int | None, now: datetime.datetime
 ) -> dict[str, Any]:
     """`old` turned `failed` with `Ready=False` (reason, message); services, restart and rolling
     progress stay as they were (nothing was applied, so they still describe the cluster)."""
@@ -65,7 +66,7 @@ def synced_status(
     generation: int | None,
     restart: Mapping[str, Any] | None = None,
     rolling: RollingPlan | None = None,
-    now: Clock = utc_now,
+    now: datetime.datetime,
 ) -> dict[str, Any]:
     """The status of a graph whose children were synced: `successful` iff `verdict.ready` and no
     managed rolling update runs (upstream reports a graph mid-rollout as pending, whatever its

@@ -10,7 +10,6 @@ pods' own explanation appended when not. A DGD is ready when every service's DCD
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +18,7 @@ from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo import conditions
 from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.pod_diagnosis import Diagnosis
+from dynamo_operator.internal.timestamps import parse_rfc3339
 
 AVAILABLE = "Available"
 COMPONENT_READY = "DynamoComponentReady"
@@ -180,12 +180,8 @@ def not_ready_recheck(since: str | None, now: float) -> float:
 
 def _epoch_seconds(timestamp: str | None) -> float | None:
     """An API timestamp (RFC 3339, `Z` for UTC) in seconds since the epoch; None when absent or unreadable."""
-    if not timestamp:
-        return None
-    try:
-        return datetime.datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
+    when = parse_rfc3339(timestamp)
+    return None if when is None else when.timestamp()
 
 
 def ready_conditions(verdict: WorkloadReadiness, why: Diagnosis | None = None) -> list[Condition]:

@@ -21,7 +21,7 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import structlog
@@ -29,6 +29,7 @@ from dynamo_operator.internal.client.errors import ApiError, NotFound, Transport
 from dynamo_operator.internal.client.gate import Priority, request_priority
 from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.events.sink import EventSink
+from dynamo_operator.internal.timestamps import rfc3339
 
 log = structlog.get_logger(__name__)
 
@@ -97,10 +98,6 @@ class _Seen:
 class _Bucket:
     tokens: float
     updated: float
-
-
-def _timestamp(when: datetime) -> str:
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def object_reference(obj: Obj) -> Obj:
@@ -282,7 +279,7 @@ class EventBroadcaster:
         ref = pending.involved
         # Events of cluster-scoped objects live in "default", as client-go puts them.
         namespace = ref.get("namespace") or "default"
-        stamp = _timestamp(pending.at)
+        stamp = rfc3339(pending.at)
         name = f"{ref.get('name', 'unknown')}.{time.time_ns():x}"
         await self._sink.create(
             {
@@ -308,6 +305,6 @@ class EventBroadcaster:
         await self._sink.patch(
             seen.namespace,
             seen.name,
-            {"count": count, "lastTimestamp": _timestamp(pending.at), "message": pending.message},
+            {"count": count, "lastTimestamp": rfc3339(pending.at), "message": pending.message},
         )
         return _Seen(seen.namespace, seen.name, count, seen.first_timestamp)

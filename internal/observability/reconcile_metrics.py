@@ -11,12 +11,11 @@ the wiring's (operator/operator_metrics.py): they read Dynamo's status conventio
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Final
 
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource, split_key
+from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.controller.reconciler import Reconciler
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.observability.metrics import REGISTRY
@@ -101,14 +100,13 @@ def error_type(err: BaseException) -> str:
 class ObservedReconciler:
     """Wraps one kind's reconciler and records upstream's reconcile metrics for each call."""
 
-    def __init__(
-        self, inner: Reconciler, resource_type: str, *, clock: Callable[[], float] = time.perf_counter
-    ) -> None:
-        self._inner, self._type, self._clock = inner, resource_type, clock
+    def __init__(self, inner: Reconciler, resource_type: str, *, clock: Clock | None = None) -> None:
+        self._inner, self._type = inner, resource_type
+        self._clock: Clock = clock or RealClock()  # its monotonic `now`: durations
 
     async def reconcile(self, key: str) -> Result:
         namespace = split_key(key)[0] or ""
-        start = self._clock()
+        start = self._clock.now()
         try:
             result = await self._inner.reconcile(key)
         except Exception as err:
@@ -119,7 +117,7 @@ class ObservedReconciler:
         return result
 
     def _observe(self, namespace: str, result: str, start: float) -> None:
-        RECONCILE_DURATION.labels(self._type, namespace, result).observe(max(self._clock() - start, 0.0))
+        RECONCILE_DURATION.labels(self._type, namespace, result).observe(max(self._clock.now() - start, 0.0))
         RECONCILE_TOTAL.labels(self._type, namespace, result).inc()
 
 

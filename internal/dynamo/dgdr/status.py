@@ -41,6 +41,6 @@ def request_status(
             for c in transition.conditions
         ],
         observed_generation=generation,
-        now=lambda: now,
+        now=now,
     )
     return new

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from dynamo_operator.api.v1alpha1.model import ModelType
 from dynamo_operator.internal.dynamo import conditions
-from dynamo_operator.internal.dynamo.conditions import Clock, Condition, utc_now
+from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.dynamomodel.endpoints import Endpoint, services_of
 
 SERVICES_FOUND = "ServicesFound"
@@ -126,7 +127,7 @@ def compute(
 
 
 def model_status(
-    old: Mapping[str, Any], status: ModelStatus, *, generation: int | None, now: Clock = utc_now
+    old: Mapping[str, Any], status: ModelStatus, *, generation: int | None, now: datetime.datetime
 ) -> dict[str, Any]:
     """The whole status to write: endpoints and counts, the conditions upserted over the old ones
     (their `lastTransitionTime` moves only when their status flips)."""

@@ -8,11 +8,12 @@ ones. `Ready` is upserted either way; its `lastTransitionTime` moves only when i
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 from typing import Any
 
 from dynamo_operator.internal.dynamo import conditions
-from dynamo_operator.internal.dynamo.conditions import Clock, Condition, utc_now
+from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.scalingadapter import adapter
 
 
@@ -24,7 +25,7 @@ def adapter_status(
     service: str,
     scaled_at: str | None,
     generation: int | None,
-    now: Clock = utc_now,
+    now: datetime.datetime,
 ) -> dict[str, Any]:
     """The whole status to write (see the module docstring); `dgd` is the graph as last written."""
     if ready.status == "True" and dgd is not None:

@@ -3,6 +3,7 @@ changed, and one Warning Event per change (in-memory fakes)."""
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,7 +55,9 @@ def owner(generation: int = 3, status: Obj | None = None) -> Obj:
     }
 
 
-def failed(old: Mapping[str, Any], *, reason: str, message: str, generation: int | None) -> Obj:
+def failed(
+    old: Mapping[str, Any], *, reason: str, message: str, generation: int | None, now: datetime.datetime
+) -> Obj:
     return {**old, "failure": {"reason": reason, "message": message, "generation": generation}}
 
 

@@ -10,6 +10,7 @@ import pytest
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.apply import ChildWriteError, Desired, TerminatingNamespaces
 from dynamo_operator.internal.client import errors
+from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.controller.result import Result
 from unit.apply.fakes import (
     OWNER,
@@ -26,14 +27,6 @@ REFUSED_AT = 1_800_000_000.25  # a quarter past a whole second
 HOLD = 10.0
 
 
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def created(seconds: float) -> str:
     moment = datetime.datetime.fromtimestamp(seconds, tz=datetime.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -46,8 +39,8 @@ def obj(namespace: str = "ns", creation: str | None = created(REFUSED_AT - 60)) 
     return {"metadata": meta}
 
 
-def refused_in(namespace: str = "ns") -> tuple[TerminatingNamespaces, Clock]:
-    clock = Clock(REFUSED_AT)
+def refused_in(namespace: str = "ns") -> tuple[TerminatingNamespaces, FakeClock]:
+    clock = FakeClock.at(REFUSED_AT)
     terminating = TerminatingNamespaces(clock=clock, hold=HOLD)
     terminating.refused(namespace)
     return terminating, clock
@@ -60,7 +53,7 @@ def test_nothing_is_left_alone_before_a_refusal() -> None:
 def test_an_object_older_than_the_refusal_is_left_alone_without_a_requeue() -> None:
     """It goes with the namespace: no event needs to bring it back."""
     terminating, clock = refused_in()
-    clock.now += HOLD - 1
+    clock.advance(HOLD - 1)
     assert terminating.leave_alone(obj()) == Result()
 
 
@@ -80,7 +73,7 @@ def test_other_namespaces_are_not_held() -> None:
 
 def test_the_hold_ends_after_its_seconds_and_is_forgotten() -> None:
     terminating, clock = refused_in()
-    clock.now += HOLD
+    clock.advance(HOLD)
     assert terminating.leave_alone(obj()) is None
     assert len(terminating) == 0
 
@@ -88,14 +81,14 @@ def test_the_hold_ends_after_its_seconds_and_is_forgotten() -> None:
 def test_an_object_created_after_the_refusal_drops_the_hold() -> None:
     """Nothing can be created in a namespace being deleted: the namespace is a new one."""
     terminating, clock = refused_in()
-    clock.now += 2
+    clock.advance(2)
     assert terminating.leave_alone(obj(creation=created(REFUSED_AT + 1))) is None
     assert terminating.leave_alone(obj()) is None  # the hold is gone for everyone in it
 
 
 def test_an_object_created_in_the_refusals_own_second_is_looked_at_when_the_hold_ends() -> None:
     terminating, clock = refused_in()
-    clock.now += 3
+    clock.advance(3)
     assert terminating.leave_alone(obj(creation=created(REFUSED_AT))) == Result(requeue_after=HOLD - 3)
 
 
@@ -103,7 +96,7 @@ def test_an_object_created_in_the_refusals_own_second_is_looked_at_when_the_hold
 def test_ages_are_judged_by_the_servers_clock(host_ahead: float) -> None:
     """The refusal's time is the API server's (its Date header), as creation times are: a host
     clock off by seconds neither holds a new namespace's objects nor frees the old one's."""
-    clock = Clock(REFUSED_AT + host_ahead)
+    clock = FakeClock.at(REFUSED_AT + host_ahead)
     terminating = TerminatingNamespaces(clock=clock, hold=HOLD)
     terminating.refused("ns", server_time=REFUSED_AT)
     assert terminating.leave_alone(obj(creation=created(REFUSED_AT - 2))) == Result()
@@ -112,16 +105,16 @@ def test_ages_are_judged_by_the_servers_clock(host_ahead: float) -> None:
 
 def test_a_later_refusal_renews_the_hold() -> None:
     terminating, clock = refused_in()
-    clock.now += HOLD - 1
+    clock.advance(HOLD - 1)
     terminating.refused("ns")
-    clock.now += HOLD - 1
+    clock.advance(HOLD - 1)
     assert terminating.leave_alone(obj()) == Result()
 
 
 def test_a_refusal_drops_the_holds_that_ended_elsewhere() -> None:
     """A namespace that is gone sends no more events, so its entry goes with the next refusal."""
     terminating, clock = refused_in("gone")
-    clock.now += HOLD
+    clock.advance(HOLD)
     terminating.refused("going")
     assert len(terminating) == 1
 
@@ -147,7 +140,7 @@ async def test_the_syncer_reports_only_refusals_of_a_namespace_going_or_gone(
     error: errors.ApiError, held: bool
 ) -> None:
     cache = FakeCache()
-    terminating = TerminatingNamespaces(clock=Clock(REFUSED_AT), hold=HOLD)
+    terminating = TerminatingNamespaces(clock=FakeClock.at(REFUSED_AT), hold=HOLD)
     child_syncer = syncer(RefusingClient(cache, error), cache, FakeRecorder(), terminating=terminating)
     with pytest.raises(ChildWriteError):
         await child_syncer.sync(OWNER, [Desired(kinds.CONFIG_MAP, cm("c"))], owned=[kinds.CONFIG_MAP])
@@ -158,7 +151,9 @@ async def test_the_syncer_passes_on_the_servers_time_of_the_refusal() -> None:
     cache = FakeCache()
     refusal = terminating_namespace()
     refusal.server_time = REFUSED_AT
-    terminating = TerminatingNamespaces(clock=Clock(REFUSED_AT + 30), hold=60)  # a host clock 30 s ahead
+    terminating = TerminatingNamespaces(
+        clock=FakeClock.at(REFUSED_AT + 30), hold=60
+    )  # a host clock 30 s ahead
     child_syncer = syncer(RefusingClient(cache, refusal), cache, FakeRecorder(), terminating=terminating)
     with pytest.raises(ChildWriteError):
         await child_syncer.sync(OWNER, [Desired(kinds.CONFIG_MAP, cm("c"))], owned=[kinds.CONFIG_MAP])

@@ -17,6 +17,7 @@ import pytest
 from dynamo_operator.controllers import dynamocomponentdeployment as dcd_controller
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.dynamo.context import GenContext
 from unit.apply.fakes import FakeCache, LandingClient, edited, stale_copy
 from unit.controllers.reconcilers_testlib import component_reconciler
@@ -72,7 +73,7 @@ class World:
             gen_context=lambda ns: GenContext(
                 namespace=ns, docker_secrets=MappingProxyType(dict(self.secrets))
             ),
-            clock=lambda: NOW,
+            clock=FakeClock.at(NOW),
         )
 
     async def reconcile(self) -> list[tuple[str, str]]:

@@ -20,6 +20,7 @@ from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.model import ListPage
 from dynamo_operator.internal.client.resource import Resource, object_key
+from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.status import (
@@ -127,7 +128,7 @@ async def component(workload_status: Obj, pods: Pods, *, now: float) -> tuple[Cl
     cache.objects[(kinds.DCD, KEY)] = dcd()
     client = Client(cache)
     client.server[(kinds.DCD, KEY)] = dcd()  # the owner is confirmed before its children are created
-    reconciler = component_reconciler(client, cache, pods=pods, clock=lambda: now)
+    reconciler = component_reconciler(client, cache, pods=pods, clock=FakeClock.at(now))
     await reconciler.reconcile(KEY)  # creates the children; their controllers have not reported yet
     assert pods.calls == []
     for (resource, key), obj in client.applied.items():

@@ -186,14 +186,12 @@ def test_condition_keeps_transition_time_while_status_holds() -> None:
     """Re-setting an unchanged condition yields an identical list (hence no status write)."""
     t0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
     t1 = t0 + datetime.timedelta(hours=1)
-    first = conditions.set_condition(
-        [], Condition("Ready", "False", "r", "m"), observed_generation=1, now=lambda: t0
-    )
+    first = conditions.set_condition([], Condition("Ready", "False", "r", "m"), observed_generation=1, now=t0)
     again = conditions.set_condition(
-        first, Condition("Ready", "False", "r", "m2"), observed_generation=1, now=lambda: t1
+        first, Condition("Ready", "False", "r", "m2"), observed_generation=1, now=t1
     )
     flipped = conditions.set_condition(
-        first, Condition("Ready", "True", "r", "m"), observed_generation=1, now=lambda: t1
+        first, Condition("Ready", "True", "r", "m"), observed_generation=1, now=t1
     )
     assert again[0]["lastTransitionTime"] == first[0]["lastTransitionTime"] == "2026-01-01T00:00:00Z"
     assert flipped[0]["lastTransitionTime"] == "2026-01-01T01:00:00Z"

@@ -13,6 +13,7 @@ from typing import Any
 
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.apply import TerminatingNamespaces
+from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.controller.result import Result
 from unit.apply.fakes import FakeCache, RefusingClient, terminating_namespace
 from unit.controllers.reconcilers_testlib import component_reconciler, graph_reconciler
@@ -57,8 +58,8 @@ def world(resource: Any, obj: Obj) -> tuple[FakeCache, RefusingClient]:
 
 async def test_a_component_in_a_namespace_being_deleted_is_left_alone_after_the_first_refusal() -> None:
     cache, client = world(kinds.DCD, component())
-    terminating = TerminatingNamespaces(clock=lambda: NOW)
-    reconciler = component_reconciler(client, cache, clock=lambda: NOW, terminating=terminating)
+    terminating = TerminatingNamespaces(clock=FakeClock.at(NOW))
+    reconciler = component_reconciler(client, cache, clock=FakeClock.at(NOW), terminating=terminating)
     assert await reconciler.reconcile("ns/g-worker") == Result()
     refused = len(client.calls)
     assert refused > 0
@@ -69,7 +70,7 @@ async def test_a_component_in_a_namespace_being_deleted_is_left_alone_after_the_
 
 async def test_a_graph_in_a_namespace_being_deleted_is_left_alone_after_the_first_refusal() -> None:
     cache, client = world(kinds.DGD, graph())
-    reconciler = graph_reconciler(client, cache, terminating=TerminatingNamespaces(clock=lambda: NOW))
+    reconciler = graph_reconciler(client, cache, terminating=TerminatingNamespaces(clock=FakeClock.at(NOW)))
     assert await reconciler.reconcile("ns/g") == Result()
     refused = len(client.calls)
     assert refused > 0
@@ -82,7 +83,7 @@ async def test_a_graph_created_after_the_refusal_is_reconciled() -> None:
     """Nothing can be created in a namespace being deleted: a graph created later is in a new
     namespace of the same name, and gets its children."""
     cache, client = world(kinds.DGD, graph())
-    terminating = TerminatingNamespaces(clock=lambda: NOW)
+    terminating = TerminatingNamespaces(clock=FakeClock.at(NOW))
     terminating.refused("ns")
     newer = graph()
     newer["metadata"]["creationTimestamp"] = "2027-01-15T08:00:01Z"  # NOW + 1 s

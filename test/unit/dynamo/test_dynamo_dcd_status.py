@@ -14,10 +14,6 @@ SERVICE = {"componentKind": "Deployment", "componentName": "c", "replicas": 1, "
 OLD_SERVICE = {"componentKind": "Deployment", "componentName": "c", "replicas": 2}
 
 
-def now() -> datetime.datetime:
-    return T0
-
-
 def by_type(status: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
     return {c["type"]: (c["status"], c["reason"], c["message"]) for c in status["conditions"]}
 
@@ -34,14 +30,14 @@ def by_type(status: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
 def test_replica_counts_are_the_new_ones_else_the_old(
     old: dict[str, Any], service: dict[str, Any] | None, expected: dict[str, Any] | None
 ) -> None:
-    out = component_status(old, [], service=service, generation=4, now=now)
+    out = component_status(old, [], service=service, generation=4, now=T0)
     assert out.get("service") == expected
     assert out["observedGeneration"] == 4
 
 
 def test_a_ready_component_says_so_in_both_conditions() -> None:
     verdict = WorkloadReadiness(True, "1/1 ready", SERVICE)
-    out = component_status({}, ready_conditions(verdict), service=verdict.service, generation=1, now=now)
+    out = component_status({}, ready_conditions(verdict), service=verdict.service, generation=1, now=T0)
     assert by_type(out) == {
         "Available": ("True", "DeploymentReady", "Deployment is ready: 1/1 ready"),
         "DynamoComponentReady": ("True", "ComponentReady", "1/1 ready"),
@@ -49,7 +45,7 @@ def test_a_ready_component_says_so_in_both_conditions() -> None:
 
 
 def test_a_rejected_component_names_the_reason_in_both_conditions_and_keeps_its_counts() -> None:
-    out = rejected_status({"service": OLD_SERVICE}, reason="MissingAPI", message="m", generation=2, now=now)
+    out = rejected_status({"service": OLD_SERVICE}, reason="MissingAPI", message="m", generation=2, now=T0)
     assert by_type(out) == {
         "Available": ("False", "MissingAPI", "m"),
         "DynamoComponentReady": ("False", "MissingAPI", "m"),

@@ -15,10 +15,6 @@ T1 = T0 + datetime.timedelta(minutes=5)
 SERVICES = {"Frontend": {"componentKind": "Deployment", "componentName": "g-frontend", "replicas": 1}}
 
 
-def at(when: datetime.datetime) -> Any:
-    return lambda: when
-
-
 def ready_of(status: dict[str, Any]) -> dict[str, Any]:
     [cond] = [c for c in status["conditions"] if c["type"] == "Ready"]
     return dict(cond)
@@ -61,7 +57,7 @@ def test_a_synced_graph_states_its_readiness(
     verdict: GraphStatus, rolling: RollingPlan | None, state: str, ready: tuple[str, str, str]
 ) -> None:
     status, reason, message = ready
-    out = synced_status({}, verdict, generation=3, rolling=rolling, now=at(T0))
+    out = synced_status({}, verdict, generation=3, rolling=rolling, now=T0)
     assert (out["state"], out["observedGeneration"], out["services"]) == (state, 3, SERVICES)
     assert ready_of(out) == {
         "type": "Ready",
@@ -86,21 +82,21 @@ def test_restart_and_rolling_progress_appear_only_when_given(
     restart: dict[str, Any] | None, rolling: RollingPlan | None, keys: set[str]
 ) -> None:
     old = {"restart": {"id": "r0"}, "rollingUpdate": {"phase": "Completed"}}
-    out = synced_status(old, GraphStatus(True, "ok"), generation=1, restart=restart, rolling=rolling)
+    out = synced_status(old, GraphStatus(True, "ok"), generation=1, restart=restart, rolling=rolling, now=T0)
     assert {"restart", "rollingUpdate"} & out.keys() == keys
 
 
 def test_the_ready_time_stays_while_the_status_does_not_flip() -> None:
-    first = synced_status({}, GraphStatus(False, "a: 0/1 ready"), generation=1, now=at(T0))
-    second = synced_status(first, GraphStatus(False, "a: rolling"), generation=2, now=at(T1))
+    first = synced_status({}, GraphStatus(False, "a: 0/1 ready"), generation=1, now=T0)
+    second = synced_status(first, GraphStatus(False, "a: rolling"), generation=2, now=T1)
     assert ready_of(second)["lastTransitionTime"] == "2026-11-22T08:00:00Z"
-    flipped = synced_status(second, GraphStatus(True, "All resources are ready"), generation=2, now=at(T1))
+    flipped = synced_status(second, GraphStatus(True, "All resources are ready"), generation=2, now=T1)
     assert ready_of(flipped)["lastTransitionTime"] == "2026-11-22T08:05:00Z"
 
 
 def test_a_rejected_graph_fails_and_keeps_the_rest_of_its_status() -> None:
-    old = synced_status({}, GraphStatus(True, "All resources are ready", SERVICES), generation=1, now=at(T0))
-    out = rejected_status(old, reason="InvalidSpec", message="spec: bad", generation=2, now=at(T1))
+    old = synced_status({}, GraphStatus(True, "All resources are ready", SERVICES), generation=1, now=T0)
+    out = rejected_status(old, reason="InvalidSpec", message="spec: bad", generation=2, now=T1)
     assert out["state"] == "failed"
     assert (out["services"], out["observedGeneration"]) == (SERVICES, 1)
     assert ready_of(out) == {
@@ -114,8 +110,8 @@ def test_a_rejected_graph_fails_and_keeps_the_rest_of_its_status() -> None:
 
 
 def test_rejecting_again_with_the_same_words_changes_nothing() -> None:
-    once = rejected_status({}, reason="NameCollision", message="m", generation=1, now=at(T0))
-    assert rejected_status(once, reason="NameCollision", message="m", generation=1, now=at(T1)) == once
+    once = rejected_status({}, reason="NameCollision", message="m", generation=1, now=T0)
+    assert rejected_status(once, reason="NameCollision", message="m", generation=1, now=T1) == once
 
 
 @pytest.mark.parametrize(

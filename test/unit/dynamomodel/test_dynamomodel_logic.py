@@ -212,7 +212,7 @@ def test_model_status_is_the_counts_and_endpoints_with_the_conditions_upserted()
     computed = compute(_model(), found, {e.address: LoadResult(True) for e in found})
     then = datetime.datetime(2026, 11, 22, 8, 0, tzinfo=datetime.UTC)
     old = {"conditions": [{"type": "Other", "status": "True", "reason": "R", "message": ""}], "stale": 1}
-    out = model_status(old, computed, generation=3, now=lambda: then)
+    out = model_status(old, computed, generation=3, now=then)
     assert (out["readyEndpoints"], out["totalEndpoints"], out["endpoints"]) == (2, 2, computed.endpoints)
     assert "stale" not in out  # the whole status: fields not computed are dropped
     assert [(c["type"], c["status"], c.get("observedGeneration")) for c in out["conditions"]] == [
@@ -224,8 +224,9 @@ def test_model_status_is_the_counts_and_endpoints_with_the_conditions_upserted()
 
 def test_model_status_twice_is_the_same_status() -> None:
     computed = compute(_model(), [], {})
-    first = model_status({}, computed, generation=1)
-    assert model_status(first, computed, generation=1) == first
+    then = datetime.datetime(2026, 11, 22, 8, 0, tzinfo=datetime.UTC)
+    first = model_status({}, computed, generation=1, now=then)
+    assert model_status(first, computed, generation=1, now=then + datetime.timedelta(minutes=1)) == first
 
 
 @pytest.mark.parametrize(

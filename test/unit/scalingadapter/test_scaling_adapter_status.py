@@ -20,10 +20,6 @@ DGD = {
 }
 
 
-def now() -> datetime.datetime:
-    return T0
-
-
 @pytest.mark.parametrize(
     ("ready", "dgd", "scaled_at", "figures"),
     [
@@ -37,7 +33,7 @@ def test_the_figures_are_the_services_only_while_the_adapter_drives_it(
     ready: Condition, dgd: dict[str, Any] | None, scaled_at: str | None, figures: tuple[int, str]
 ) -> None:
     out = adapter_status(
-        PREVIOUS, ready, dgd=dgd, service="VllmWorker", scaled_at=scaled_at, generation=4, now=now
+        PREVIOUS, ready, dgd=dgd, service="VllmWorker", scaled_at=scaled_at, generation=4, now=T0
     )
     assert (out["replicas"], out["lastScaleTime"]) == figures
     [cond] = out["conditions"]
@@ -46,5 +42,5 @@ def test_the_figures_are_the_services_only_while_the_adapter_drives_it(
 
 def test_the_previous_status_is_not_changed_in_place() -> None:
     previous = dict(PREVIOUS)
-    adapter_status(previous, NOT_READY, dgd=None, service="VllmWorker", scaled_at=None, generation=1, now=now)
+    adapter_status(previous, NOT_READY, dgd=None, service="VllmWorker", scaled_at=None, generation=1, now=T0)
     assert previous == PREVIOUS
