@@ -74,10 +74,9 @@ def read_graph(raw: Obj, *, children: Sequence[Obj], operator_version: str) -> G
 
 
 def semantic_problems(view: GraphView) -> list[str]:
-    """What the CRD schema cannot refuse: cross-references between fields."""
+    """What the CRD schema cannot refuse: cross-references between fields. (A graph without services
+    is refused by the CRD and, as a backstop, by generation's `validate_graph`.)"""
     problems = []
-    if not view.services:
-        problems.append("services: at least one service is required")
     order = ((view.restart or {}).get("strategy") or {}).get("order") or []
     unknown = [s for s in order if s not in view.services]
     if unknown:
