@@ -27,3 +27,9 @@ def parse_rfc3339(value: object) -> datetime | None:
     except ValueError:
         return None
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def epoch_seconds(value: object) -> float | None:
+    """`parse_rfc3339` as seconds since the epoch (POSIX time), for comparing with a clock's reading."""
+    when = parse_rfc3339(value)
+    return None if when is None else when.timestamp()

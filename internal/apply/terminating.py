@@ -25,7 +25,7 @@ from typing import Any
 
 from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.controller.result import Result
-from dynamo_operator.internal.timestamps import parse_rfc3339
+from dynamo_operator.internal.timestamps import epoch_seconds
 
 HOLD_SECONDS = 10.0
 
@@ -60,7 +60,7 @@ class TerminatingNamespaces:
             return None
         refused_at, server_refused_at = refusal
         left = refused_at + self._hold - self._clock.wall().timestamp()
-        created = _timestamp(meta.get("creationTimestamp"))
+        created = epoch_seconds(meta.get("creationTimestamp"))
         refusal_second = int(server_refused_at)
         if left <= 0 or (created is not None and created >= refusal_second + 1):
             del self._refused_at[namespace]
@@ -71,8 +71,3 @@ class TerminatingNamespaces:
 
     def __len__(self) -> int:
         return len(self._refused_at)
-
-
-def _timestamp(value: object) -> float | None:
-    when = parse_rfc3339(value)
-    return None if when is None else when.timestamp()

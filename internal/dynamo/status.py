@@ -18,7 +18,7 @@ from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo import conditions
 from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.pod_diagnosis import Diagnosis
-from dynamo_operator.internal.timestamps import parse_rfc3339
+from dynamo_operator.internal.timestamps import epoch_seconds
 
 AVAILABLE = "Available"
 COMPONENT_READY = "DynamoComponentReady"
@@ -153,7 +153,7 @@ def first_status_delay(verdict: WorkloadReadiness, *, created: str | None, now: 
     says the same. Nothing is held once `FIRST_STATUS_GRACE_SECONDS` have passed since the DCD's
     creation; a problem the pods show (unschedulable, image pull, crash loop) is then told with it.
     """
-    born = _epoch_seconds(created)
+    born = epoch_seconds(created)
     if verdict.ready or born is None:
         return 0.0
     # A skewed clock can make the age negative: never wait longer than the grace itself.
@@ -173,15 +173,9 @@ def not_ready_recheck(since: str | None, now: float) -> float:
     (`since`: its Available condition's lastTransitionTime), between 10 s and 2 min: a fresh rollout
     is looked at again soon, a lasting problem costs one small LIST every 2 min.
     """
-    changed = _epoch_seconds(since)
+    changed = epoch_seconds(since)
     age = 0.0 if changed is None else now - changed
     return min(max(age / 2, NOT_READY_RECHECK_MIN_SECONDS), NOT_READY_RECHECK_MAX_SECONDS)
-
-
-def _epoch_seconds(timestamp: str | None) -> float | None:
-    """An API timestamp (RFC 3339, `Z` for UTC) in seconds since the epoch; None when absent or unreadable."""
-    when = parse_rfc3339(timestamp)
-    return None if when is None else when.timestamp()
 
 
 def ready_conditions(verdict: WorkloadReadiness, why: Diagnosis | None = None) -> list[Condition]:
