@@ -47,7 +47,9 @@ from dynamo_operator.internal.controller.predicates import (
     CHILD_STATUS_CHANGED,
     Funcs,
     Predicate,
+    any_of,
     generation_changed,
+    spec_changed,
 )
 from dynamo_operator.internal.controller.rejection import Rejected
 from dynamo_operator.internal.controller.result import Result
@@ -150,7 +152,7 @@ class DynamoComponentDeploymentReconciler:
     def setup(self, b: Builder) -> None:
         """For DCD (spec changes), Owns every child kind (their status drives ours). Pods are not
         watched: a component that is not ready requeues itself (`not_ready_recheck`)."""
-        b.for_(kinds.DCD, predicates=(generation_changed,))
+        b.for_(kinds.DCD, predicates=(any_of(generation_changed, spec_changed),))
         for resource in self.owned:
             reads_status = resource in (kinds.DEPLOYMENT, kinds.LWS)
             b.owns(
@@ -218,11 +220,24 @@ class DynamoComponentDeploymentReconciler:
             now=self._clock.wall(),
         )
         await self._status.write(raw, status)
+        await self._acknowledge_restart(raw)
         if verdict.ready:
             return Result()
         return Result(
             requeue_after=not_ready_recheck(_available_since(status), self._clock.wall().timestamp())
         )
+
+    async def _acknowledge_restart(self, raw: Obj) -> None:
+        """Say on the DCD which restart id its workload now carries. The stored version (v1beta1)
+        keeps a DCD's restart id outside its spec, so stamping one bumps no generation and
+        `observedGeneration` cannot tell the graph that this controller acted on it; this can. One
+        metadata write per restart of a component, none otherwise."""
+        meta = raw["metadata"]
+        wanted = ((raw.get("spec") or {}).get("annotations") or {}).get(consts.ANNOTATION_RESTART_AT)
+        if not wanted or (meta.get("annotations") or {}).get(consts.ANNOTATION_RESTART_OBSERVED) == wanted:
+            return
+        body = {"metadata": {"annotations": {consts.ANNOTATION_RESTART_OBSERVED: wanted}}}
+        await self._client.patch(kinds.DCD, meta["name"], body, namespace=meta.get("namespace"))
 
     async def _diagnose(self, raw: Obj) -> Diagnosis | None:
         """What the component's pods say; None without a lister or when they cannot be listed (the
@@ -240,13 +255,13 @@ class DynamoComponentDeploymentReconciler:
 
 def generation_inputs(dcd: Obj, ctx: GenContext) -> tuple[object, ...] | None:
     """Everything `desired_component_objects` reads besides the DCD's identity (namespace, name and
-    UID, which its key and the remembered sync pin): its spec (by `metadata.generation`, which the
-    API server bumps on every spec change), its apiVersion, its parent graph and the context. None
-    without a generation: then every reconcile generates."""
+    UID, which its key and the remembered sync pin): its spec as read (the generation alone misses
+    the fields the stored version keeps in annotations, such as the restart id), its apiVersion,
+    its parent graph and the context. None without a generation: then every reconcile generates."""
     generation = dcd["metadata"].get("generation")
     if generation is None:
         return None
-    return (generation, dcd.get("apiVersion"), component_of(dcd).parent_dgd, ctx)
+    return (generation, dcd.get("spec"), dcd.get("apiVersion"), component_of(dcd).parent_dgd, ctx)
 
 
 def _readiness(workloads: Sequence[Obj]) -> WorkloadReadiness:

@@ -48,7 +48,7 @@ def _kind(model: type[ApiModel]) -> str:
 
 
 def crds() -> list[dict[str, Any]]:
-    """Every CRD: v1alpha1 (storage) plus v1beta1 where the kind has it, converted by the webhook."""
+    """Every CRD: v1alpha1, plus v1beta1 (then the storage version) where the kind has it, converted by the webhook."""
     later = {_kind(model): model for model in v1beta1.KINDS}
     out = []
     for kind in KINDS:

@@ -17,6 +17,7 @@ from dynamo_operator.internal.manager.manager import Manager, ManagerError
 from dynamo_operator.internal.manager.options import ManagerOptions
 from dynamo_operator.internal.observability.logging import configure_logging
 from dynamo_operator.internal.observability.tracing import configure_tracing
+from dynamo_operator.storage_version import stored_version_codecs
 
 log = structlog.get_logger(__name__)
 
@@ -87,6 +88,7 @@ async def run_operator(options: OperatorOptions) -> int:
     try:
         async with client:
             settings = settings_from(options, await detect_capabilities(client))
+            client.speak(await stored_version_codecs(client))
             if settings.grove == "true" and not settings.capabilities.grove:
                 # Upstream's rule for orchestrators.grove.enabled=true: asked for and missing is a
                 # configuration error, not something to discover graph by graph.

@@ -256,7 +256,7 @@ def crd_info(kind: type[ApiModel]) -> CrdInfo:
     return info
 
 
-def _version(kind: type[ApiModel], name: str, storage: bool) -> Json:
+def _version(kind: type[ApiModel], name: str, storage: bool, deprecated_for: str | None = None) -> Json:
     """One `spec.versions[]` entry of a kind's CRD: schema, subresources and printer columns."""
     info = crd_info(kind)
     subresources: Json = {"status": {}}
@@ -283,14 +283,19 @@ def _version(kind: type[ApiModel], name: str, storage: bool) -> Json:
         schema["properties"]["apiVersion"]["description"] = (
             f"Versioned schema of this representation of an object ({GROUP}/{name})."
         )
-    return {
-        "name": name,
-        "served": True,
-        "storage": storage,
-        "subresources": subresources,
-        "additionalPrinterColumns": columns,
-        "schema": {"openAPIV3Schema": schema},
-    }
+    kind_name = str(kind.model_fields["kind"].default)
+    entry_out: Json = {"name": name, "served": True, "storage": storage}
+    if deprecated_for is not None:
+        # kubectl prints the warning on every request of this version; the text says what to do.
+        entry_out["deprecated"] = True
+        entry_out["deprecationWarning"] = (
+            f"{GROUP}/{name} {kind_name} is deprecated; write {GROUP}/{deprecated_for} "
+            f"(`dynamo-operator convert --to {deprecated_for}` rewrites a manifest)"
+        )
+    entry_out["subresources"] = subresources
+    entry_out["additionalPrinterColumns"] = columns
+    entry_out["schema"] = {"openAPIV3Schema": schema}
+    return entry_out
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -332,15 +337,17 @@ def build_crd(
 ) -> Json:
     """The CustomResourceDefinition of one top-level kind.
 
-    `kind` is the v1alpha1 model (the storage version this release); `others` are further served
-    versions, (name, model), converted by `conversion`.
+    `kind` is the v1alpha1 model; `others` are further served versions, (name, model), converted by
+    `conversion`. With others, the last of them is the storage version and v1alpha1 is served
+    deprecated (the operator reads and writes the storage version only); alone, v1alpha1 is stored.
     """
     info = crd_info(kind)
     kind_name = str(kind.model_fields["kind"].default)
     token = _K8S_DESCRIPTIONS.set(not others)
     try:
-        versions = [_version(kind, VERSION, storage=True)]
-        versions += [_version(model, name, storage=False) for name, model in others]
+        stored = others[-1][0] if others else VERSION
+        versions = [_version(kind, VERSION, storage=not others, deprecated_for=stored if others else None)]
+        versions += [_version(model, name, storage=name == stored) for name, model in others]
     finally:
         _K8S_DESCRIPTIONS.reset(token)
     spec: Json = {

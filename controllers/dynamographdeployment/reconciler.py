@@ -271,7 +271,7 @@ class DynamoGraphDeploymentReconciler:
             view.restart,
             list(view.services),
             live_values={s: restart_value(d) for s, d in live.items()},
-            rolled={s: dcd_rolled(d) for s, d in live.items()},
+            rolled={s: dcd_rolled(d) and restart_acknowledged(d) for s, d in live.items()},
             previous=self._status.current(view.raw).get("restart"),
         )
 
@@ -429,6 +429,13 @@ def _kept(view: GraphView, rolling: RollingPlan, resource: Resource, obj: Obj) -
 def restart_value(dcd: Obj) -> str | None:
     """The restart id a DCD was last restarted for."""
     return ((dcd.get("spec") or {}).get("annotations") or {}).get(consts.ANNOTATION_RESTART_AT)
+
+
+def restart_acknowledged(dcd: Obj) -> bool:
+    """The DCD's controller has acted on the restart id it carries (or it carries none)."""
+    wanted = restart_value(dcd)
+    seen = ((dcd.get("metadata") or {}).get("annotations") or {}).get(consts.ANNOTATION_RESTART_OBSERVED)
+    return wanted is None or seen == wanted
 
 
 def build(mgr: Manager, settings: Settings) -> Built[DynamoGraphDeploymentReconciler]:

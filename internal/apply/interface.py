@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from dynamo_operator.internal.client.resource import Resource
 
 Obj = dict[str, Any]
+
+
+@runtime_checkable
+class WireForms(Protocol):
+    """A client that may speak a resource in another version on the wire (internal/client/codec.py)."""
+
+    def to_wire(self, resource: Resource, obj: Obj) -> Obj: ...
 
 
 class StatusClient(Protocol):

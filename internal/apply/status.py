@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dynamo_operator.internal.apply.interface import Obj, StatusClient
+from dynamo_operator.internal.apply.interface import Obj, StatusClient, WireForms
 from dynamo_operator.internal.apply.mutation_cache import RecentWrites, write_key
 from dynamo_operator.internal.client.gate import Priority, request_priority
 from dynamo_operator.internal.client.patch import merge_patch, without_none
@@ -52,7 +52,7 @@ class StatusWriter:
         # still shows the status from before it. A patch computed from the cache's older status would
         # leave out fields that went back to what the cache shows, and the server would keep our
         # in-between values of them (a Ready condition beside the state of an earlier write).
-        patch = merge_patch(self.current(live), new)
+        patch = merge_patch(*self._on_wire(live, self.current(live), new))
         if not patch:
             return None
         meta = live["metadata"]
@@ -68,6 +68,19 @@ class StatusWriter:
             self._recent.remember(self._key(live), live, new)
         # A patch response may lack the type fields; callers read the object on as a whole.
         return {**written, "apiVersion": self._resource.api_version, "kind": self._resource.kind}
+
+    def _on_wire(self, live: Mapping[str, Any], *statuses: Mapping[str, Any]) -> list[Obj]:
+        """The statuses as the API server holds them. Where the client speaks the kind in another
+        version (codec.py), the patch is computed between the two encoded objects: a status patch
+        cannot be converted on its own, and two statuses that differ only in what the wire version
+        does not hold need no write at all."""
+        if not isinstance(self._client, WireForms):
+            return [dict(s) for s in statuses]
+        out = []
+        for status in statuses:
+            wire = self._client.to_wire(self._resource, {**live, "status": dict(status)})
+            out.append(dict(wire.get("status") or {}))
+        return out
 
     def _key(self, live: Mapping[str, Any]) -> tuple[str, ...]:
         return ("status", *write_key(self._resource, live))

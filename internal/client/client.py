@@ -20,6 +20,7 @@ import aiohttp
 import orjson
 from dynamo_operator.internal.client import config as cfg
 from dynamo_operator.internal.client import metrics
+from dynamo_operator.internal.client.codec import VersionCodec
 from dynamo_operator.internal.client.errors import ApiError, NotFound, TransportError, error_from_status
 from dynamo_operator.internal.client.gate import RequestGate
 from dynamo_operator.internal.client.model import ListPage, Obj, PatchType, WatchEvent, WatchEventType
@@ -98,8 +99,11 @@ class Client:
         rng: random.Random | None = None,
         max_connections: int = 256,
         max_in_flight: int | None = None,
+        codecs: Mapping[Resource, VersionCodec] | None = None,
     ) -> None:
         self.config = config
+        # Resources spoken in another version on the wire than callers use (codec.py).
+        self._codecs: dict[Resource, VersionCodec] = dict(codecs or {})
         # Requests (not watches) in flight at once, the rest handed out by priority (gate.py).
         self.gate = RequestGate(max_in_flight)
         self._retry = retry
@@ -113,10 +117,40 @@ class Client:
 
     @classmethod
     async def from_kubeconfig(
-        cls, path: str | None = None, *, context: str | None = None, max_in_flight: int | None = None
+        cls,
+        path: str | None = None,
+        *,
+        context: str | None = None,
+        max_in_flight: int | None = None,
+        codecs: Mapping[Resource, VersionCodec] | None = None,
     ) -> Client:
         """A client for a kubeconfig (default $KUBECONFIG / ~/.kube/config), else in-cluster."""
-        return cls(await cfg.load_default(path, context=context), max_in_flight=max_in_flight)
+        return cls(await cfg.load_default(path, context=context), max_in_flight=max_in_flight, codecs=codecs)
+
+    # -- versions on the wire (codec.py) ---------------------------------------------------------
+
+    def speak(self, codecs: Mapping[Resource, VersionCodec]) -> None:
+        """Use `codecs` from now on; called once, before any informer or write (the operator learns
+        which versions the API server serves from this very client)."""
+        self._codecs = dict(codecs)
+
+    def _wire(self, resource: Resource) -> Resource:
+        codec = self._codecs.get(resource)
+        return codec.wire if codec is not None else resource
+
+    def _decoded(self, resource: Resource, obj: Obj) -> Obj:
+        codec = self._codecs.get(resource)
+        if codec is None or obj.get("apiVersion") != codec.wire.api_version:
+            return obj
+        return codec.decode(obj)
+
+    def to_wire(self, resource: Resource, obj: Obj) -> Obj:
+        """`obj` as the API server is to receive it: encoded when `resource` has a codec and `obj` is
+        not in the wire version already; else `obj` itself."""
+        codec = self._codecs.get(resource)
+        if codec is None or obj.get("apiVersion") == codec.wire.api_version:
+            return obj
+        return codec.encode(_with_type(resource, obj))
 
     def _http(self) -> aiohttp.ClientSession:
         if self._closed:
@@ -295,12 +329,15 @@ class Client:
         self, resource: Resource, name: str, *, namespace: str | None = None, subresource: str | None = None
     ) -> Obj:
         """GET one object (or its `status`/`scale` subresource); raises NotFound."""
+        wire = self._wire(resource)
         obj = await self._send(
             "GET",
-            resource.object_path(name, namespace, subresource),
+            wire.object_path(name, namespace, subresource),
             label=_resource_label(resource),
         )
-        return obj if subresource else _with_type(resource, obj)
+        if subresource == "scale":
+            return obj
+        return self._decoded(resource, _with_type(wire, obj) if not subresource else obj)
 
     async def list_page(
         self,
@@ -327,16 +364,20 @@ class Client:
             params["continue"] = continue_token
         elif resource_version:
             params["resourceVersion"] = resource_version
+        wire = self._wire(resource)
         body = await self._send(
             "GET",
-            resource.collection_path(namespace),
+            wire.collection_path(namespace),
             params=params,
             label=_resource_label(resource),
             verb="LIST",
             accept=METADATA_ONLY_LIST_ACCEPT if metadata_only else None,
         )
         meta = body.get("metadata") or {}
-        items = [_with_type(resource, item, retype=metadata_only) for item in body.get("items") or []]
+        if metadata_only:
+            items = [_with_type(resource, item, retype=True) for item in body.get("items") or []]
+        else:
+            items = [self._decoded(resource, _with_type(wire, item)) for item in body.get("items") or []]
         return ListPage(
             items=items,
             resource_version=str(meta.get("resourceVersion", "")),
@@ -401,9 +442,10 @@ class Client:
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=CONNECT_TIMEOUT, sock_read=timeout_seconds + WATCH_READ_MARGIN
         )
+        wire = self._wire(resource)
         resp = await self._open(
             "GET",
-            resource.collection_path(namespace),
+            wire.collection_path(namespace),
             params=params,
             body=None,
             content_type=None,
@@ -412,7 +454,11 @@ class Client:
             verb="WATCH",
             accept=METADATA_ONLY_WATCH_ACCEPT if metadata_only else None,
         )
-        events = _events(resp, resource, retype=metadata_only)
+        if metadata_only:
+            events = _events(resp, resource, retype=True)
+        else:
+            decode = (lambda obj: self._decoded(resource, obj)) if wire is not resource else None
+            events = _events(resp, wire, decode=decode)
         try:
             yield events
         finally:
@@ -433,13 +479,15 @@ class Client:
     async def create(self, resource: Resource, obj: Obj) -> Obj:
         """POST a new object into `metadata.namespace`; raises AlreadyExists, Invalid, ..."""
         namespace = (obj.get("metadata") or {}).get("namespace")
-        return await self._send(
+        wire = self._wire(resource)
+        created = await self._send(
             "POST",
-            resource.collection_path(namespace),
-            body=_with_type(resource, obj),
+            wire.collection_path(namespace),
+            body=self.to_wire(resource, _with_type(resource, obj)),
             label=_resource_label(resource),
             idempotent=False,
         )
+        return self._decoded(resource, created)
 
     async def apply(
         self,
@@ -452,21 +500,22 @@ class Client:
     ) -> Obj:
         """Server-side apply `obj` (the fields we own) under `field_manager`; creates when absent."""
         meta = _meta(obj)
-        body = _with_type(resource, obj)
+        body = self.to_wire(resource, _with_type(resource, obj))
         if "managedFields" in meta:  # the server rejects an apply that carries managedFields
             body = {**body, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
         params = {"fieldManager": field_manager}
         if force:
             params["force"] = "true"
-        return await self._send(
+        applied = await self._send(
             "PATCH",
-            resource.object_path(meta["name"], meta.get("namespace"), subresource),
+            self._wire(resource).object_path(meta["name"], meta.get("namespace"), subresource),
             params=params,
             body=body,
             content_type=PatchType.APPLY.value,
             label=_resource_label(resource),
             verb="APPLY",
         )
+        return self._decoded(resource, applied)
 
     async def patch(
         self,
@@ -479,17 +528,22 @@ class Client:
         subresource: str | None = None,
         field_manager: str | None = FIELD_MANAGER,
     ) -> Obj:
-        """PATCH with merge (default), JSON or strategic-merge semantics."""
+        """PATCH with merge (default), JSON or strategic-merge semantics.
+
+        The body goes as it is: for a resource with a codec it must hold in the wire version
+        (codec.py); the object returned is decoded.
+        """
         params = {"fieldManager": field_manager} if field_manager else None
-        return await self._send(
+        patched = await self._send(
             "PATCH",
-            resource.object_path(name, namespace, subresource),
+            self._wire(resource).object_path(name, namespace, subresource),
             params=params,
             body=body,
             content_type=patch_type.value,
             label=_resource_label(resource),
             idempotent=patch_type is not PatchType.JSON,
         )
+        return patched if subresource == "scale" else self._decoded(resource, patched)
 
     async def replace(
         self,
@@ -502,13 +556,22 @@ class Client:
         """PUT the whole object; `metadata.resourceVersion` makes it conditional (else Conflict)."""
         meta = _meta(obj)
         params = {"fieldManager": field_manager} if field_manager else None
-        return await self._send(
+        if subresource == "scale":
+            return await self._send(
+                "PUT",
+                self._wire(resource).object_path(meta["name"], meta.get("namespace"), subresource),
+                params=params,
+                body=obj,
+                label=_resource_label(resource),
+            )
+        replaced = await self._send(
             "PUT",
-            resource.object_path(meta["name"], meta.get("namespace"), subresource),
+            self._wire(resource).object_path(meta["name"], meta.get("namespace"), subresource),
             params=params,
-            body=_with_type(resource, obj) if subresource != "scale" else obj,
+            body=self.to_wire(resource, _with_type(resource, obj)),
             label=_resource_label(resource),
         )
+        return self._decoded(resource, replaced)
 
     async def delete(
         self,
@@ -527,14 +590,18 @@ class Client:
             options["preconditions"] = dict(preconditions)
         await self._send(
             "DELETE",
-            resource.object_path(name, namespace),
+            self._wire(resource).object_path(name, namespace),
             body=options,
             label=_resource_label(resource),
         )
 
 
 async def _events(
-    resp: aiohttp.ClientResponse, resource: Resource, *, retype: bool = False
+    resp: aiohttp.ClientResponse,
+    resource: Resource,
+    *,
+    retype: bool = False,
+    decode: Callable[[Obj], Obj] | None = None,
 ) -> AsyncGenerator[WatchEvent, None]:
     """Split the chunked body into lines ourselves (no line-length cap) and decode each one."""
     buffer = bytearray()
@@ -548,14 +615,19 @@ async def _events(
             buffer = bytearray(rest)
             for line in lines:
                 if line.strip():
-                    yield _decode(line, resource, retype)
+                    yield _decode(line, resource, retype, decode)
     except _TRANSPORT_ERRORS as err:
         raise _map_transport(err) from err
     if buffer.strip():
-        yield _decode(buffer, resource, retype)
+        yield _decode(buffer, resource, retype, decode)
 
 
-def _decode(line: bytes | bytearray, resource: Resource, retype: bool = False) -> WatchEvent:
+def _decode(
+    line: bytes | bytearray,
+    resource: Resource,
+    retype: bool = False,
+    decode: Callable[[Obj], Obj] | None = None,
+) -> WatchEvent:
     raw = orjson.loads(line)
     kind = raw.get("type")
     if kind not in _WATCH_TYPES:
@@ -564,6 +636,8 @@ def _decode(line: bytes | bytearray, resource: Resource, retype: bool = False) -
     obj = raw.get("object") or {}
     if event_type in ("ADDED", "MODIFIED", "DELETED"):
         obj = _with_type(resource, obj, retype=retype)
+        if decode is not None:
+            obj = decode(obj)
     return WatchEvent(event_type, obj)
 
 

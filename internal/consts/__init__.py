@@ -100,6 +100,9 @@ ANNOTATION_VLLM_EXECUTOR_BACKEND: Final = "nvidia.com/vllm-distributed-executor-
 ANNOTATION_ENABLE_METRICS: Final = "nvidia.com/enable-metrics"
 ANNOTATION_KAI_SCHEDULER_QUEUE: Final = "nvidia.com/kai-scheduler-queue"
 ANNOTATION_RESTART_AT: Final = "nvidia.com/restartAt"
+# On a DCD: the restart id its controller has acted on. v1beta1 stores a DCD's restart id outside
+# its spec, so stamping one bumps no generation; the graph waits for this instead.
+ANNOTATION_RESTART_OBSERVED: Final = "nvidia.com/restart-observed"
 ANNOTATION_CURRENT_WORKER_HASH: Final = "nvidia.com/current-worker-hash"
 ANNOTATION_DEPLOYMENT_STRATEGY: Final = "nvidia.com/deployment-strategy"
 ANNOTATION_MAX_SURGE: Final = "nvidia.com/deployment-rolling-update-max-surge"

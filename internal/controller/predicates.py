@@ -54,6 +54,11 @@ generation_changed: Predicate = Funcs(
 """Skips updates that leave metadata.generation alone: status writes, label/annotation edits and resyncs.
 Caveat: a kind without a generation (most built-ins bump it only on spec) never passes an update."""
 
+spec_changed: Predicate = Funcs(on_update=lambda old, new: old.get("spec") != new.get("spec"))
+"""Passes updates whose spec differs as read. Beside `generation_changed` where the version a cache
+holds has spec fields the stored version keeps outside its spec (in annotations): changing those
+bumps no generation (internal/client/codec.py)."""
+
 annotation_changed: Predicate = Funcs(
     on_update=lambda old, new: (_meta(old, "annotations") or {}) != (_meta(new, "annotations") or {})
 )

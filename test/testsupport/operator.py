@@ -28,6 +28,7 @@ from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.manager.options import ManagerOptions
 from dynamo_operator.optional_api_watch import OptionalApiWatch
+from dynamo_operator.storage_version import stored_version_codecs
 from dynamo_operator.wiring import register_controllers
 
 from testsupport.api import eventually
@@ -115,6 +116,7 @@ async def operator(cluster: Any) -> AsyncIterator[RunningOperator]:
     real_lws = "lws" in getattr(cluster, "addons", ())
     await install_crds(own, sorted(CRD_DIR.glob("*.yaml")) if real_lws else None)
     capabilities = await detect_capabilities(own)
+    client.speak(await stored_version_codecs(own))  # as `dynamo-operator` does at start
     settings = settings_from(
         # A short LoRA unload grace: the test of a model that cannot unload waits it out.
         OperatorOptions(max_concurrent_reconciles=8, enable_grove="auto", lora_unload_grace=15.0),
@@ -217,6 +219,7 @@ async def running_operator(cluster: Any, ns: str, *flags: str) -> AsyncIterator[
         client,
         options=ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0", namespace=ns),
     )
+    client.speak(await stored_version_codecs(client))
     register_controllers(mgr, settings_from(options, await detect_capabilities(client)))
     task = asyncio.create_task(mgr.run())
     try:

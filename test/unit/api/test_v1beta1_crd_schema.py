@@ -168,10 +168,10 @@ def test_v1beta1_graph_columns_say_why_a_graph_is_not_ready() -> None:
 
 
 @pytest.mark.parametrize("plural", sorted(set(OURS) - {"dynamomodels"}))
-def test_served_versions_store_v1alpha1_and_convert_through_the_webhook(plural: str) -> None:
+def test_served_versions_store_v1beta1_and_convert_v1alpha1_through_the_webhook(plural: str) -> None:
     crd = OURS[plural]
     versions = [(v["name"], v["served"], v["storage"]) for v in crd["spec"]["versions"]]
-    assert versions == [("v1alpha1", True, True), ("v1beta1", True, False)]
+    assert versions == [("v1alpha1", True, False), ("v1beta1", True, True)]
     assert crd["spec"]["conversion"] == {
         "strategy": "Webhook",
         "webhook": {
@@ -200,3 +200,17 @@ def test_dynamo_model_stays_single_version_without_conversion() -> None:
 def test_two_version_crd_fits_a_client_side_apply_annotation(plural: str) -> None:
     """Both versions together stay under the last-applied annotation's 256 KiB (with 16 KiB spare)."""
     assert len(json.dumps(OURS[plural], separators=(",", ":"))) < 256 * 1024 - 16 * 1024
+
+
+@pytest.mark.parametrize("plural", sorted(set(OURS) - {"dynamomodels"}))
+def test_v1alpha1_is_served_deprecated_with_a_warning_that_says_what_to_write(plural: str) -> None:
+    alpha, beta = OURS[plural]["spec"]["versions"]
+    assert alpha["deprecated"] is True
+    assert "nvidia.com/v1beta1" in alpha["deprecationWarning"]
+    assert "dynamo-operator convert" in alpha["deprecationWarning"]
+    assert "deprecated" not in beta
+
+
+def test_dynamo_model_stays_a_single_stored_v1alpha1() -> None:
+    versions = OURS["dynamomodels"]["spec"]["versions"]
+    assert [(v["name"], v["storage"], v.get("deprecated")) for v in versions] == [("v1alpha1", True, None)]
