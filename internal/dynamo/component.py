@@ -57,8 +57,11 @@ def multinode_missing_api(comp: Component, ctx: GenContext) -> str | None:
 
 
 def workload_labels(comp: Component) -> dict[str, str]:
-    """Labels of the Deployment/LWS object itself."""
+    """Labels of the Deployment/LWS/Service object itself (with the worker's sub-type, as upstream
+    2a6da14c writes it there as well as on the pods)."""
     labels = comp.labels
+    if comp.spec.get("subComponentType"):
+        labels[c.LABEL_SUB_COMPONENT_TYPE] = str(comp.spec["subComponentType"])
     model = (comp.spec.get("modelRef") or {}).get("name")
     if model:
         labels[c.LABEL_BASE_MODEL_HASH] = naming.base_model_hash(str(model))
@@ -66,13 +69,24 @@ def workload_labels(comp: Component) -> dict[str, str]:
 
 
 def workload_annotations(comp: Component) -> dict[str, str]:
-    """Annotations of the Deployment/LWS object itself."""
+    """Annotations of the Deployment/LWS/Service object itself. The origin version describes the
+    graph, not its workloads: upstream 2a6da14c keeps it off them (df888f68 put it there)."""
     out = comp.annotations
     out.update((comp.spec.get("extraPodMetadata") or {}).get("annotations") or {})
+    out.pop(c.ANNOTATION_ORIGIN_VERSION, None)
     model = (comp.spec.get("modelRef") or {}).get("name")
     if model:
         out[c.ANNOTATION_BASE_MODEL] = str(model)
     return out
+
+
+def _with_base_model(template: Obj, comp: Component) -> Obj:
+    """A pod of a component serving a model names it (upstream 2a6da14c annotates the pod template
+    as well as the workload), so model discovery can read it off the pod."""
+    model = (comp.spec.get("modelRef") or {}).get("name")
+    if model:
+        template["metadata"].setdefault("annotations", {})[c.ANNOTATION_BASE_MODEL] = str(model)
+    return template
 
 
 def _int_or_percent(value: str) -> int | str:
@@ -117,7 +131,7 @@ def _compact_template(template: Obj) -> Obj:
 
 def desired_deployment(comp: Component, ctx: GenContext, owner: Obj | None) -> Obj:
     """The Deployment of a single-node component."""
-    template = _compact_template(build_pod_template(comp, ctx, role=Role.MAIN))
+    template = _compact_template(_with_base_model(build_pod_template(comp, ctx, role=Role.MAIN), comp))
     obj = envelope(
         "apps/v1",
         "Deployment",
@@ -149,7 +163,7 @@ def _role_template(comp: Component, ctx: GenContext, role: Role, lws: str, index
     if ctx.capabilities.volcano:
         template["metadata"]["annotations"][c.ANNOTATION_VOLCANO_GROUP_NAME] = lws
         template["spec"]["schedulerName"] = c.VOLCANO_SCHEDULER_NAME
-    return _compact_template(template)
+    return _compact_template(_with_base_model(template, comp))
 
 
 def desired_leader_worker_sets(comp: Component, ctx: GenContext, owner: Obj | None) -> list[Obj]:
@@ -273,8 +287,8 @@ def component_service(
         c.LABEL_DYNAMO_NAMESPACE: naming.label_value(dynamo_namespace_of(comp)),
         c.LABEL_COMPONENT: comp.service_name,
     }
-    if comp.component_type:
-        selector[c.LABEL_COMPONENT_TYPE] = comp.component_type
+    if comp.role_type:
+        selector[c.LABEL_COMPONENT_TYPE] = comp.role_type
     if leader_only:
         selector[c.LABEL_ROLE] = Role.LEADER.value
     obj = envelope("v1", "Service", name, namespace, labels=labels, annotations=annotations, owner=owner)

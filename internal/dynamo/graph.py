@@ -21,7 +21,9 @@ from dynamo_operator.internal.dynamo.objects import as_dict, envelope
 from dynamo_operator.internal.dynamo.pod import Component, kube_discovery_enabled
 from dynamo_operator.internal.dynamo.resources import check_quantity
 from dynamo_operator.internal.dynamo.sideobjects import (
+    COMPONENT_CLASS_WORKER,
     EPP_CONFIG_TYPE,
+    LABEL_COMPONENT_CLASS,
     desired_epp_objects,
     desired_wait_leader_config_map,
 )
@@ -97,6 +99,8 @@ def service_to_dcd_spec(
     labels.update(dcd_labels(dgd_name, service, dyn_ns))
     if worker_hash and is_worker(spec):
         labels[c.LABEL_WORKER_HASH] = worker_hash
+    if is_worker(spec) and _has_epp(dgd):
+        labels[LABEL_COMPONENT_CLASS] = COMPONENT_CLASS_WORKER
     spec["annotations"] = annotations
     spec["labels"] = labels
     if not annotations:
@@ -133,6 +137,10 @@ def _no_istio_sidecar_for_epp(spec: Obj, own: Obj) -> None:
     if ISTIO_SIDECAR_INJECT in (own.get("annotations") or {}):
         return
     spec["annotations"] = {**(spec.get("annotations") or {}), ISTIO_SIDECAR_INJECT: "false"}
+
+
+def _has_epp(dgd: Obj) -> bool:
+    return any(s.get("componentType") == c.COMPONENT_EPP for s in services_of(dgd).values())
 
 
 def dcd_labels(dgd_name: str, service: str, dyn_ns: str) -> dict[str, str]:

@@ -46,6 +46,9 @@ from dynamo_operator.internal.secrets.registry import InvalidRegistryError, imag
 
 # Annotations that steer the operator. They are not copied onto pods: their effect on the pod (if
 # any) is already explicit, and e.g. retuning the rollout budget must not itself roll the pods.
+# Worker sub-types that upstream's v1beta1 knows as component types (`type: prefill|decode`).
+DISAGGREGATED_ROLES = ("prefill", "decode")
+
 _CONTROL_ANNOTATIONS = frozenset(
     {
         c.ANNOTATION_LAST_APPLIED_HASH,
@@ -74,6 +77,16 @@ class Component:
     @property
     def component_type(self) -> str:
         return str(self.spec.get("componentType") or "")
+
+    @property
+    def role_type(self) -> str:
+        """The type pods and Services are labelled with and `DYN_COMPONENT` names: a worker's
+        `prefill`/`decode` sub-type when it has one. v1beta1 made these component types of their
+        own, and upstream 2a6da14c labels v1alpha1 workers carrying them the same way."""
+        sub = str(self.spec.get("subComponentType") or "")
+        if self.component_type == c.COMPONENT_WORKER and sub in DISAGGREGATED_ROLES:
+            return sub
+        return self.component_type
 
     @property
     def service_name(self) -> str:
@@ -149,8 +162,8 @@ def pod_labels(comp: Component, ctx: GenContext) -> dict[str, str]:
     labels[c.LABEL_DYNAMO_NAMESPACE] = naming.label_value(dynamo_namespace_of(comp))
     if comp.parent_dgd:
         labels[c.LABEL_GRAPH_DEPLOYMENT_NAME] = comp.parent_dgd
-    if comp.component_type:
-        labels[c.LABEL_COMPONENT_TYPE] = comp.component_type
+    if comp.role_type:
+        labels[c.LABEL_COMPONENT_TYPE] = comp.role_type
     if spec.get("subComponentType"):
         labels[c.LABEL_SUB_COMPONENT_TYPE] = str(spec["subComponentType"])
     if comp.labels.get(c.LABEL_WORKER_HASH):
@@ -173,7 +186,7 @@ def _base_env(
 ) -> list[dict[str, Any]]:
     out = [
         env(c.ENV_DYN_NAMESPACE, dyn_ns),
-        env(c.ENV_DYN_COMPONENT, comp.component_type),
+        env(c.ENV_DYN_COMPONENT, comp.role_type),
         env(c.ENV_DYN_PARENT_DGD_NAME, comp.parent_dgd),
         env(c.ENV_DYN_PARENT_DGD_NAMESPACE, comp.namespace),
         field_env(c.ENV_POD_NAME, "metadata.name"),

@@ -67,6 +67,12 @@ def desired_wait_leader_config_map(dgd: Obj, ctx: GenContext) -> Obj:
     return cm
 
 
+# The workers of a graph with an EPP are marked as the class its InferencePool selects (any worker
+# type: prefill, decode or aggregated), as upstream 2a6da14c does.
+LABEL_COMPONENT_CLASS = "nvidia.com/dynamo-component-class"
+COMPONENT_CLASS_WORKER = "worker"
+
+
 def epp_config_map_name(dgd_name: str) -> str:
     """ConfigMap the operator writes for an inline `eppConfig.config`."""
     return f"{dgd_name}-epp-config"
@@ -115,7 +121,7 @@ def desired_epp_objects(dgd: Obj, service: str, spec: Obj, ctx: GenContext) -> l
         "targetPorts": [{"number": c.HTTP_PORT}],
         "selector": {
             "matchLabels": {
-                c.LABEL_COMPONENT_TYPE: c.COMPONENT_WORKER,
+                LABEL_COMPONENT_CLASS: COMPONENT_CLASS_WORKER,
                 c.LABEL_DYNAMO_NAMESPACE: naming.label_value(dyn_ns),
             }
         },

@@ -378,7 +378,7 @@ async def test_a_graph_over_groves_name_budget_says_so_and_writes_nothing(
         what=f"{graph_name} GroveNameTooLong",
     )
     message = condition(failed, "Ready")["message"]
-    assert f"{long_service}: Grove names its pods from PodCliqueSet 'over-" in message
+    assert f"{long_service}: Grove names its pods from PodCliqueSet 'ove-" in message  # cut to 8
     assert f"= {total} characters, more than the 45 Grove allows" in message
     assert failed["status"]["state"] == "failed"
     await wait_quiet()

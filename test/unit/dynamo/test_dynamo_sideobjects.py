@@ -67,8 +67,9 @@ def test_epp_inline_config_becomes_config_map_and_pool() -> None:
     assert "kind: EndpointPickerConfig" in cm["data"]["epp-config-dynamo.yaml"]
     assert pool["metadata"]["name"] == "g-pool"
     assert pool["spec"]["endpointPickerRef"] == {"kind": "Service", "name": "g-epp", "port": {"number": 9002}}
+    # Every worker class (prefill, decode, aggregated) as upstream 2a6da14c selects them.
     assert pool["spec"]["selector"]["matchLabels"] == {
-        "nvidia.com/dynamo-component-type": "worker",
+        "nvidia.com/dynamo-component-class": "worker",
         "nvidia.com/dynamo-namespace": "ns1-g",
     }
 
