@@ -94,6 +94,9 @@ cluster-bins: ## Build the control-plane binaries and add-ons (LWS; Grove's CRDs
 helm: ## Build helm from its Go module into ~/.cache (once; the chart tests need it)
 	@hack/build-helm.sh
 
+promtool: ## Build promtool from its Go module into ~/.cache (once) and check config/prometheus's alert rules with it
+	@hack/promtool.sh check-rules config/prometheus/prometheus_rule.yaml
+
 cluster-up: cluster-bins venv ## Start the local control plane on loopback (ADDONS=lws,grove also runs those); prints the kubeconfig path
 	@$(PY) hack/localcluster.py up --addons "$(ADDONS)"
 	@echo "cluster-up: in your shell: eval \$$(make kubeconfig)" >&2
@@ -110,13 +113,13 @@ kubeconfig: ## Print "export KUBECONFIG=..." of the local control plane: eval $(
 run: venv ## Run the operator (console logs) against KUBECONFIG's cluster, else a local control plane it starts
 	@hack/run-local.sh
 
-test: venv cluster-bins helm ## Unit tests beside the multinode session, then the integration tests (own local clusters)
+test: venv cluster-bins helm promtool ## Unit tests beside the multinode session, then the integration tests (own local clusters)
 	@hack/run-tests.sh $(VENV) $(MULTINODE_TESTS) $(PYTEST_ARGS)
 
 multinode: venv cluster-bins ## Multinode graphs through the real LWS controller and Grove (stand-in; GROVE_OPERATOR=/path adds the real one)
 	$(VENV)/bin/pytest $(MULTINODE_TESTS) $(PYTEST_ARGS)
 
-test-unit: venv helm ## Unit tests only (no cluster; helm renders the chart)
+test-unit: venv helm promtool ## Unit tests only (no cluster; helm renders the chart)
 	$(VENV)/bin/pytest test/unit $(PYTEST_ARGS)
 
 compat: venv ## Diff upstream's examples against its goldens, offline (COMPAT_ARGS="--list gaps")

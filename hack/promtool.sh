@@ -6,7 +6,11 @@
 #   hack/promtool.sh check-rules FILE..  check the rule groups of each PrometheusRule FILE with promtool
 #                                        (`promtool check rules` reads plain rule files: the groups are
 #                                        taken out of .spec first)
-# `make promtool` runs the second form on config/prometheus; the observability asset tests run both.
+#   hack/promtool.sh prometheus          the Prometheus server of the same release (no web UI assets,
+#                                        the API only), built if missing: hack/render_dashboard.py runs
+#                                        it; it shares most packages with promtool, so it builds fast after
+# `make promtool` runs the second form on config/prometheus; the observability asset tests run the first
+# two.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=cluster-versions.sh
@@ -16,8 +20,9 @@ PROMTOOL_MODULE_VERSION=${PROMTOOL_MODULE_VERSION:-v0.316.0}
 PROMTOOL_BIN_DIR=$TOOLS_CACHE_ROOT/promtool-$PROMTOOL_MODULE_VERSION/bin
 log() { printf '%s promtool: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
-build() {
-  local promtool=$PROMTOOL_BIN_DIR/promtool
+build() {  # build [promtool|prometheus]
+  local cmd=${1:-promtool}
+  local promtool=$PROMTOOL_BIN_DIR/$cmd
   if [ -x "$promtool" ]; then echo "$promtool"; return 0; fi
   "$here/doctor.sh" --need go
   mkdir -p "$PROMTOOL_BIN_DIR"
@@ -28,29 +33,32 @@ build() {
   fi
   if [ ! -x "$promtool" ]; then
     export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 GOFLAGS="-trimpath -mod=readonly"
-    log "building promtool $PROMTOOL_MODULE_VERSION (a few minutes on 2 cores the first time)"
+    log "building $cmd $PROMTOOL_MODULE_VERSION (minutes on 2 cores the first time)"
     local start=$SECONDS tmp
     tmp=$(mktemp -d "$PROMTOOL_BIN_DIR/.build-XXXXXX")
     # Installed into a temporary folder and renamed: a cut-off build never leaves a half-written file.
     GOBIN=$tmp go install -ldflags "-s -w" \
-      "github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_MODULE_VERSION"
-    mv "$tmp/promtool" "$promtool"
+      "github.com/prometheus/prometheus/cmd/$cmd@$PROMTOOL_MODULE_VERSION"
+    mv "$tmp/$cmd" "$promtool"
     rmdir "$tmp"
-    log "built promtool in $((SECONDS - start)) s"
+    log "built $cmd in $((SECONDS - start)) s"
   fi
   echo "$promtool"
 }
 
 check_rules() {
   local promtool work rc=0 file
-  promtool=$(build | tail -n 1)
+  promtool=$(build promtool | tail -n 1)
+  # PyYAML reads the PrometheusRule: the venv's, else the system's.
+  local py=$here/../.venv/bin/python
+  [ -x "$py" ] || py=python3
   work=$(mktemp -d -t dynamo-promtool-XXXXXX)
   trap 'rm -rf "$work"' RETURN
   for file in "$@"; do
     local plain
     plain="$work/$(basename "$file")"
     # The PrometheusRule's .spec is a rule file ({groups: [...]}); promtool reads nothing else.
-    PYTHONSAFEPATH=1 python3 - "$file" "$plain" <<'EOF'
+    PYTHONSAFEPATH=1 "$py" - "$file" "$plain" <<'EOF'
 import json, sys
 import yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
@@ -67,7 +75,8 @@ EOF
 }
 
 case "${1:-}" in
-  "") build ;;
+  "") build promtool ;;
+  prometheus) build prometheus ;;
   check-rules) shift; [ $# -gt 0 ] || { echo "usage: $0 check-rules FILE..." >&2; exit 2; }; check_rules "$@" ;;
-  *) echo "usage: $0 [check-rules FILE...]" >&2; exit 2 ;;
+  *) echo "usage: $0 [check-rules FILE... | prometheus]" >&2; exit 2 ;;
 esac
