@@ -8,6 +8,7 @@ from typing import Any
 
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo import naming, workerhash
+from dynamo_operator.internal.dynamo.backends import detect_backend
 from dynamo_operator.internal.dynamo.component import desired_model_service
 from dynamo_operator.internal.dynamo.context import GenContext
 from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError, NameCollisionError
@@ -107,8 +108,9 @@ def service_to_dcd_spec(
         spec.pop("annotations")
     spec["serviceName"] = service
     spec["dynamoNamespace"] = dyn_ns
-    if dgd_spec.get("backendFramework"):
-        spec["backendFramework"] = dgd_spec["backendFramework"]
+    backend = generated_backend_framework(dgd)
+    if backend:
+        spec["backendFramework"] = backend
     envs = merge_env(dgd_spec.get("envs") or [], spec.get("envs") or [])
     if envs:
         spec["envs"] = envs
@@ -137,6 +139,25 @@ def _no_istio_sidecar_for_epp(spec: Obj, own: Obj) -> None:
     if ISTIO_SIDECAR_INJECT in (own.get("annotations") or {}):
         return
     spec["annotations"] = {**(spec.get("annotations") or {}), ISTIO_SIDECAR_INJECT: "false"}
+
+
+def generated_backend_framework(dgd: Obj) -> str:
+    """The backend every DCD of the graph is written with (upstream 2a6da14c stamps it on each, the
+    frontend's too): the graph's own, else the one its workers' command lines run; "" when none
+    does. Workers running different backends are refused, as upstream refuses them."""
+    explicit = str((dgd.get("spec") or {}).get("backendFramework") or "")
+    if explicit:
+        return explicit
+    found = ""
+    for service, spec in services_of(dgd).items():
+        main = (spec.get("extraPodSpec") or {}).get("mainContainer") or {}
+        backend = detect_backend(str(spec.get("componentType") or ""), None, main)
+        if backend and found and backend != found:
+            raise GenerationError(
+                f"spec.services.{service}", f"workers run several backend frameworks: {found} and {backend}"
+            )
+        found = backend or found
+    return found
 
 
 def _has_epp(dgd: Obj) -> bool:
