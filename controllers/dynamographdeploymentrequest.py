@@ -361,15 +361,11 @@ class DynamoGraphDeploymentRequestReconciler:
         return Step(advance(State.PENDING, created))
 
     async def _ensure_profiling_rbac(self, namespace: str) -> None:
-        """What the Job's pods run as (pod creation fails without the ServiceAccount); create-only."""
+        """What the Job's pods run as (pod creation fails without the ServiceAccount)."""
         wanted = rbac.profiling_rbac(
             namespace, cluster_role=self._cluster_role, namespace_restricted=self._restricted
         )
-        with contextlib.suppress(errors.AlreadyExists):
-            await self._client.create(SERVICE_ACCOUNT, wanted.service_account)
-        if wanted.role_binding is not None:
-            with contextlib.suppress(errors.AlreadyExists):
-                await self._client.create(ROLE_BINDING, wanted.role_binding)
+        await create_profiling_rbac(self._client, wanted)
 
     # -- Profiling ---------------------------------------------------------------------------------
 
@@ -522,6 +518,16 @@ class DynamoGraphDeploymentRequestReconciler:
         tracked["state"] = dgd_state
         obs: Observation = DeploymentObserved(name, dgd_state)
         return Step(advance(state, obs), {"deployment": tracked})
+
+
+async def create_profiling_rbac(client: ChildClient, wanted: rbac.ProfilingRbac) -> None:
+    """Create-only: an existing ServiceAccount or RoleBinding is kept as found (an administrator may
+    have adjusted it; the operator never prunes them)."""
+    with contextlib.suppress(errors.AlreadyExists):
+        await client.create(SERVICE_ACCOUNT, wanted.service_account)
+    if wanted.role_binding is not None:
+        with contextlib.suppress(errors.AlreadyExists):
+            await client.create(ROLE_BINDING, wanted.role_binding)
 
 
 def _job_observation(dgdr: RequestView, existing: Obj, created: JobCreated) -> JobCreated | JobHeldByAnother:
