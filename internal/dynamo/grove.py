@@ -317,7 +317,8 @@ def desired_pod_clique_set(
         c.KIND_POD_CLIQUE_SET,
         pod_clique_set_name(obj),
         ctx.namespace,
-        labels=spec.get("labels") or {},
+        # The graph's name in a label: the set's own name may be shortened (pod_clique_set_name).
+        labels={**(spec.get("labels") or {}), c.LABEL_GRAPH_DEPLOYMENT_NAME: str(obj["metadata"]["name"])},
         annotations=spec.get("annotations") or {},
         owner=obj,
     )
