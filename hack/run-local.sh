@@ -71,7 +71,7 @@ if [ -n "$local_plane" ] && [ -d config/crd ]; then
   webhook_args=(--webhook-bind-address="${route% *}")
   say "conversion webhook: https://${route% *}/convert (the CRDs' Service in $POD_NAMESPACE points there)"
 else
-  say "conversion webhook off: v1beta1 objects cannot be read or written while this runs (v1alpha1 can)"
+  say "conversion webhook off: v1alpha1 objects cannot be read or written while this runs (v1beta1, the stored version, can)"
 fi
 
 if [ ! -x .venv/bin/dynamo-operator ]; then

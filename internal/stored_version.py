@@ -65,4 +65,10 @@ def storage_codecs(served: frozenset[str]) -> dict[Resource, VersionCodec]:
     return {view: StorageCodec(view, stored(view)) for view in CONVERTED if view.plural in served}
 
 
-__all__ = ["CONVERTED", "StorageCodec", "storage_codecs", "stored"]
+def every_storage_codec() -> dict[Resource, VersionCodec]:
+    """A codec for each converted kind, for clients of a cluster known to run this release's CRDs
+    (benchmarks, fault runs): they then need no conversion webhook to be reachable."""
+    return storage_codecs(frozenset(view.plural for view in CONVERTED))
+
+
+__all__ = ["CONVERTED", "StorageCodec", "every_storage_codec", "storage_codecs", "stored"]

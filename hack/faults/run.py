@@ -58,6 +58,7 @@ from dynamo_operator.internal.client.resource import (
     SERVICE_ACCOUNT,
     Resource,
 )
+from dynamo_operator.internal.stored_version import every_storage_codec
 from localcluster import LocalCluster
 
 PV = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
@@ -98,7 +99,7 @@ class Run:
 
     async def reconnect(self) -> None:
         await self.api.close()
-        self.api = await Client.from_kubeconfig(self.cluster.kubeconfig)
+        self.api = await Client.from_kubeconfig(self.cluster.kubeconfig, codecs=every_storage_codec())
 
     def operator(self, *extra: str) -> h.OperatorProcess:
         op = h.OperatorProcess(
@@ -130,7 +131,7 @@ async def scenario(name: str, *, nodes: int = 4, keep: bool = False) -> AsyncIte
     try:
         h.deploy_default(cluster.kubeconfig)
         op_kubeconfig = h.operator_kubeconfig(cluster, workdir / "operator.kubeconfig")
-        api = await Client.from_kubeconfig(cluster.kubeconfig)
+        api = await Client.from_kubeconfig(cluster.kubeconfig, codecs=every_storage_codec())
         try:
             await h.ensure_namespace(api, NS)
             await h.eventually(

@@ -42,6 +42,7 @@ from dynamo_operator.internal.cache.transform import Transform, metadata_only
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.client import Client, _events
 from dynamo_operator.internal.client.resource import CONFIG_MAP, DEPLOYMENT, NAMESPACE
+from dynamo_operator.internal.stored_version import every_storage_codec
 
 # -- helpers -------------------------------------------------------------------------------------
 
@@ -378,12 +379,12 @@ async def bench_list_sync(api: Client, *, count: int) -> None:
 @contextlib.asynccontextmanager
 async def target(kubeconfig: str | None) -> AsyncIterator[Client]:
     if kubeconfig:
-        async with await Client.from_kubeconfig(kubeconfig) as api:
+        async with await Client.from_kubeconfig(kubeconfig, codecs=every_storage_codec()) as api:
             yield api
         return
     cluster = localcluster.LocalCluster(f"bench-cache-{os.getpid()}", owner_pid=os.getpid(), nodes=1)
     with localcluster.running(cluster):
-        async with await Client.from_kubeconfig(cluster.kubeconfig) as api:
+        async with await Client.from_kubeconfig(cluster.kubeconfig, codecs=every_storage_codec()) as api:
             yield api
 
 

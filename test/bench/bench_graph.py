@@ -45,6 +45,7 @@ from dynamo_operator.internal.client.resource import NAMESPACE  # noqa: E402
 from dynamo_operator.internal.dynamo.component import desired_component_objects  # noqa: E402
 from dynamo_operator.internal.dynamo.context import GenContext  # noqa: E402
 from dynamo_operator.internal.dynamo.graph import desired_dcds  # noqa: E402
+from dynamo_operator.internal.stored_version import every_storage_codec  # noqa: E402
 from localcluster import LocalCluster  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 from testsupport.graphs import two_service_graph  # noqa: E402
@@ -492,7 +493,7 @@ async def main(args: argparse.Namespace) -> int:
     cluster = LocalCluster(f"bench-{os.getpid()}", owner_pid=os.getpid())
     try:
         cluster.up()
-        api = await Client.from_kubeconfig(cluster.kubeconfig)
+        api = await Client.from_kubeconfig(cluster.kubeconfig, codecs=every_storage_codec())
         try:
             await install_crds(api)
             cpu = ClusterCPU(cluster)

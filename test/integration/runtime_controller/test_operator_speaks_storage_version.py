@@ -1,0 +1,93 @@
+"""The operator speaks Dynamo's converted kinds in their storage version, v1beta1, so none of its own
+requests makes the API server call the conversion webhook (internal/stored_version.py).
+
+Every request the session operator's client opens while a v1beta1 graph is created, becomes Ready, is
+scaled and is deleted is recorded by path; the test reads the graph as v1beta1 too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from dynamo_operator.api.conversion import V1BETA1, convert
+from dynamo_operator.internal import kinds
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.errors import NotFound
+from dynamo_operator.internal.stored_version import CONVERTED, stored
+from testsupport.api import eventually
+from testsupport.graphs import two_service_graph
+from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(240)]
+
+DGD_BETA = stored(kinds.DGD)
+
+
+@contextlib.contextmanager
+def requests_of(client: Client) -> Iterator[list[str]]:
+    """The paths of every request `client` opens (requests, retries and watches) during the block."""
+    paths: list[str] = []
+    original = Client._open
+
+    async def recording(self: Client, method: str, path: str, **kwargs: Any) -> Any:
+        if self is client:
+            paths.append(path)
+        return await original(self, method, path, **kwargs)
+
+    Client._open = recording  # type: ignore[method-assign]
+    try:
+        yield paths
+    finally:
+        Client._open = original  # type: ignore[method-assign]
+
+
+def is_ready(dgd: dict[str, Any]) -> bool:
+    status = dgd.get("status") or {}
+    return status.get("state") == "successful" and status.get("observedGeneration") == dgd["metadata"].get(
+        "generation"
+    )
+
+
+async def gone(api: Client, ns: str) -> bool:
+    try:
+        await api.get(DGD_BETA, "g", namespace=ns)
+    except NotFound:
+        return True
+    return False
+
+
+async def test_the_operator_reads_and_writes_only_v1beta1_of_the_converted_kinds(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    graph = convert(two_service_graph("g", ns, adapter=True), V1BETA1)
+    with requests_of(operator.manager.client) as paths:
+        await api.apply(DGD_BETA, graph, field_manager=TEST_FIELD_MANAGER)
+        await eventually(lambda: api.get(DGD_BETA, "g", namespace=ns), until=is_ready, timeout=120)
+        worker = next(c for c in graph["spec"]["components"] if c["name"] == "Worker")
+        worker["replicas"] = 2
+        await api.apply(DGD_BETA, graph, field_manager=TEST_FIELD_MANAGER)
+        await eventually(lambda: api.get(DGD_BETA, "g", namespace=ns), until=is_ready, timeout=120)
+        await api.delete(DGD_BETA, "g", namespace=ns)
+        await eventually(lambda: gone(api, ns), timeout=60)
+
+    converted = {f"/{r.plural}" for r in CONVERTED}
+    ours = [p for p in paths if p.startswith("/apis/nvidia.com/") and any(c in p for c in converted)]
+    assert any(p.startswith("/apis/nvidia.com/v1beta1/") for p in ours), paths
+    assert [p for p in ours if not p.startswith("/apis/nvidia.com/v1beta1/")] == []
+
+
+async def test_a_v1beta1_graph_reads_back_through_v1alpha1_as_the_operator_saw_it(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """The v1alpha1 view a user's old tooling reads (through the webhook) is the operator's own view."""
+    graph = convert(two_service_graph("g", ns), V1BETA1)
+    await api.apply(DGD_BETA, graph, field_manager=TEST_FIELD_MANAGER)
+    await eventually(lambda: api.get(DGD_BETA, "g", namespace=ns), until=is_ready, timeout=120)
+    through_webhook = await api.get(kinds.DGD, "g", namespace=ns)
+    cached = operator.manager.cache.get(kinds.DGD, f"{ns}/g")
+    assert cached is not None
+    assert cached["spec"] == through_webhook["spec"]
+    assert cached["apiVersion"] == through_webhook["apiVersion"] == kinds.DGD.api_version

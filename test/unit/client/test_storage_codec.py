@@ -1,0 +1,59 @@
+"""The codec the operator's client speaks Dynamo's converted kinds with (internal/stored_version.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1
+from dynamo_operator.internal import kinds
+from dynamo_operator.internal.stored_version import (
+    CONVERTED,
+    StorageCodec,
+    every_storage_codec,
+    storage_codecs,
+    stored,
+)
+
+
+def graph() -> dict[str, Any]:
+    return {
+        "apiVersion": V1ALPHA1,
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "g", "namespace": "n"},
+        "spec": {"services": {"Worker": {"componentType": "worker", "replicas": 2}}},
+    }
+
+
+def test_the_wire_is_the_same_collection_at_v1beta1() -> None:
+    for view in CONVERTED:
+        wire = stored(view)
+        assert (wire.group, wire.plural, wire.kind, wire.version) == (
+            view.group,
+            view.plural,
+            view.kind,
+            "v1beta1",
+        )
+
+
+def test_encode_then_decode_gives_back_the_operators_object() -> None:
+    codec = StorageCodec(kinds.DGD, stored(kinds.DGD))
+    wire = codec.encode(graph())
+    assert wire["apiVersion"] == V1BETA1
+    assert wire["spec"]["components"] == [{"name": "Worker", "type": "worker", "replicas": 2}]
+    assert codec.decode(wire) == graph()
+
+
+def test_an_object_that_cannot_be_converted_is_handed_on_as_read() -> None:
+    codec = StorageCodec(kinds.DGD, stored(kinds.DGD))
+    odd = {"apiVersion": V1BETA1, "kind": "NotDynamo", "metadata": {"name": "x"}}
+    assert codec.decode(odd) == odd
+
+
+def test_only_kinds_served_as_v1beta1_get_a_codec() -> None:
+    assert set(storage_codecs(frozenset({"dynamographdeployments"}))) == {kinds.DGD}
+    assert storage_codecs(frozenset()) == {}
+    assert set(every_storage_codec()) == set(CONVERTED)
+
+
+def test_dynamo_model_is_never_converted() -> None:
+    assert kinds.DYNAMO_MODEL not in every_storage_codec()
