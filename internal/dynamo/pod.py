@@ -175,9 +175,12 @@ def pod_labels(comp: Component, ctx: GenContext) -> dict[str, str]:
 
 
 def pod_annotations(comp: Component) -> dict[str, str]:
-    """Component annotations (incl. restartAt) then extraPodMetadata annotations (which win)."""
+    """Component annotations (incl. restartAt) then extraPodMetadata annotations (which win). Never
+    the origin version, from either: it describes the graph, and upstream drops it from pods after
+    the merge (a v1beta1 DCD carries it in its pod template metadata, i.e. extraPodMetadata here)."""
     out = {k: v for k, v in comp.annotations.items() if k not in _CONTROL_ANNOTATIONS}
     out.update((comp.spec.get("extraPodMetadata") or {}).get("annotations") or {})
+    out.pop(c.ANNOTATION_ORIGIN_VERSION, None)
     return out
 
 
