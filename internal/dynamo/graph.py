@@ -468,14 +468,14 @@ def missing_apis(dgd: Any, ctx: GenContext, *, grove: bool = False) -> list[Miss
     (the reconciler reports them as a Failed condition, e.g. reason NoOrchestratorAvailable).
     `grove`: the graph takes the Grove pathway, whose scaling groups run multinode services.
 
-    gpuMemoryService without DRA fails the whole graph only on the Grove pathway (one PodCliqueSet
-    for all services, as upstream); otherwise only that service's DCD waits (component.py)."""
+    gpuMemoryService without DRA fails the whole graph on both pathways: upstream 2a6da14c creates
+    no workload for such a graph (df888f68 let the other services run and only that DCD wait)."""
     obj = as_dict(dgd)
     caps = ctx.capabilities
     out: list[MissingAPIError] = []
     for svc, spec in services_of(obj).items():
         field = f"spec.services.{svc}"
-        if gms_enabled(spec) and not caps.dra and grove:
+        if gms_enabled(spec) and not caps.dra:
             out.append(missing_dra(f"{field}.gpuMemoryService.enabled"))
         if spec.get("multinode") is not None and not caps.lws and not grove:
             api = f"{c.LWS_GROUP}/v1 LeaderWorkerSet"

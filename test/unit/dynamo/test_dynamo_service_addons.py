@@ -169,15 +169,18 @@ def test_gms_without_the_dra_api_generates_nothing() -> None:
     [
         pytest.param(Capabilities(grove=True), {}, True, id="grove-fails-the-graph"),
         pytest.param(
-            Capabilities(grove=True), {"nvidia.com/enable-grove": "False"}, False, id="grove-opt-out"
+            Capabilities(grove=True), {"nvidia.com/enable-grove": "False"}, True, id="grove-opt-out"
         ),
-        pytest.param(Capabilities(), {}, False, id="dcd-pathway-waits-per-service"),
+        pytest.param(Capabilities(), {}, True, id="dcd-pathway-fails-the-graph"),
         pytest.param(Capabilities(grove=True, dra=True), {}, False, id="grove-with-dra"),
+        pytest.param(Capabilities(dra=True), {}, False, id="dcd-pathway-with-dra"),
     ],
 )
-def test_missing_dra_fails_the_whole_graph_only_on_the_grove_pathway(
+def test_missing_dra_fails_the_whole_graph_on_either_pathway(
     caps: Capabilities, annotations: dict[str, str], fails: bool
 ) -> None:
+    """Upstream 2a6da14c creates no workload for a graph whose GMS has no DRA (df888f68 let the
+    DCD pathway run the other services and only that DCD wait)."""
     g = dgd({"W": worker(gpuMemoryService=GMS)})
     g["metadata"]["annotations"] = annotations
     ctx = GenContext(namespace=NS, capabilities=caps)
