@@ -21,6 +21,7 @@ import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+import orjson
 import structlog
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply import (
@@ -255,13 +256,15 @@ class DynamoComponentDeploymentReconciler:
 
 def generation_inputs(dcd: Obj, ctx: GenContext) -> tuple[object, ...] | None:
     """Everything `desired_component_objects` reads besides the DCD's identity (namespace, name and
-    UID, which its key and the remembered sync pin): its spec as read (the generation alone misses
-    the fields the stored version keeps in annotations, such as the restart id), its apiVersion,
-    its parent graph and the context. None without a generation: then every reconcile generates."""
+    UID, which its key and the remembered sync pin): its spec as read, by a digest (the generation
+    alone misses the fields the stored version keeps in annotations, such as the restart id; a
+    digest, not the spec, so the memory of a sync holds no second copy of it), its apiVersion, its
+    parent graph and the context. None without a generation: then every reconcile generates."""
     generation = dcd["metadata"].get("generation")
     if generation is None:
         return None
-    return (generation, dcd.get("spec"), dcd.get("apiVersion"), component_of(dcd).parent_dgd, ctx)
+    spec = hash(orjson.dumps(dcd.get("spec"), option=orjson.OPT_SORT_KEYS))
+    return (generation, spec, dcd.get("apiVersion"), component_of(dcd).parent_dgd, ctx)
 
 
 def _readiness(workloads: Sequence[Obj]) -> WorkloadReadiness:

@@ -125,6 +125,21 @@ async def test_a_spec_change_generates_and_writes_the_new_workload(monkeypatch: 
     )
 
 
+async def test_a_restart_id_stamped_without_a_generation_bump_generates_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """v1beta1 keeps a DCD's `spec.annotations` outside its spec, so stamping a restart id bumps no
+    generation: the spec as read still brings generation back, and the pods carry the id."""
+    world = await created(monkeypatch)
+    restarted = component(generation=1)
+    restarted["spec"]["annotations"] = {"nvidia.com/restartAt": "r1"}
+    world.cache.objects[(kinds.DCD, KEY)] = restarted
+    assert ("apply", "g-worker") in await world.reconcile()
+    assert world.generated == 2
+    template = world.cache.objects[DEPLOYMENT]["spec"]["template"]
+    assert template["metadata"]["annotations"]["nvidia.com/restartAt"] == "r1"
+
+
 async def test_a_context_change_generates_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """A pull secret for the image's registry appeared: the pods must name it."""
     world = await created(monkeypatch)

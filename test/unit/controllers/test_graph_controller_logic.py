@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from dynamo_operator.controllers.dynamocomponentdeployment import PullSecretNotifier
+from dynamo_operator.controllers.dynamographdeployment.reconciler import restart_acknowledged
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.dynamo import conditions
 from dynamo_operator.internal.dynamo.conditions import Condition
@@ -255,3 +256,19 @@ async def test_graph_with_colliding_service_keys_is_reported_once_and_writes_not
         await reconciler.reconcile("ns/g")
     assert client.calls == [("patch", "g")]
     assert recorder.events == [("Warning", "NameCollision")]
+
+
+def _dcd_with_restart(wanted: str | None, seen: str | None) -> dict[str, Any]:
+    annotations = {"nvidia.com/restart-observed": seen} if seen else {}
+    spec = {"annotations": {"nvidia.com/restartAt": wanted}} if wanted else {}
+    return {"metadata": {"name": "g-worker", "annotations": annotations}, "spec": spec}
+
+
+def test_a_component_without_a_restart_id_has_nothing_to_acknowledge() -> None:
+    assert restart_acknowledged(_dcd_with_restart(None, None))
+
+
+def test_a_restart_id_counts_once_the_components_controller_says_it_acted_on_it() -> None:
+    assert not restart_acknowledged(_dcd_with_restart("r2", None))
+    assert not restart_acknowledged(_dcd_with_restart("r2", "r1"))
+    assert restart_acknowledged(_dcd_with_restart("r2", "r2"))
