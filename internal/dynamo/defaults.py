@@ -125,22 +125,24 @@ def _planner(service_account: str) -> ComponentDefaults:
 def _epp(dyn_ns: str, dgd_name: str, namespace: str) -> ComponentDefaults:
     grpc_probe = {"grpc": {"port": c.EPP_GRPC_HEALTH_PORT, "service": "inference-extension"}}
     return ComponentDefaults(
+        # Long flags with two dashes, as upstream 2a6da14c writes them (Go's flag package reads
+        # both spellings; df888f68 wrote one dash).
         args=[
-            "-pool-name",
+            "--pool-name",
             f"{dgd_name}-pool",
-            "-pool-namespace",
+            "--pool-namespace",
             namespace,
-            "-pool-group",
+            "--pool-group",
             c.GATEWAY_INFERENCE_GROUP,
             "-v",
             "4",
             "--zap-encoder",
             "json",
-            "-grpc-port",
+            "--grpc-port",
             str(c.EPP_GRPC_PORT),
-            "-grpc-health-port",
+            "--grpc-health-port",
             str(c.EPP_GRPC_HEALTH_PORT),
-            "-config-file",
+            "--config-file",
             "/etc/epp/epp-config-dynamo.yaml",
         ],
         ports=[

@@ -123,7 +123,7 @@ EPP_CHECKS = {
     "config-mount": lambda t: (
         {"name": "epp-config", "mountPath": "/etc/epp", "readOnly": True} in main_container(t)["volumeMounts"]
     ),
-    "pool-args": lambda t: main_container(t)["args"][:2] == ["-pool-name", "g-pool"],
+    "pool-args": lambda t: main_container(t)["args"][:2] == ["--pool-name", "g-pool"],
     "no-command": lambda t: "command" not in main_container(t),
     "env-streaming": lambda t: env_map(main_container(t))["USE_STREAMING"] == "true",
 }
