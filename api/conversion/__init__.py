@@ -9,9 +9,10 @@ from.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from dynamo_operator.internal.jsontree import copy_tree
 
 GROUP = "nvidia.com"
 V1ALPHA1 = f"{GROUP}/v1alpha1"
@@ -63,7 +64,7 @@ def convert(obj: Mapping[str, object], to_api_version: str) -> dict[str, object]
     kind = obj.get("kind")
     if not isinstance(kind, str) or kind not in SUPPORTED_KINDS:
         raise ConversionError(f"kind {kind!r} has no v1beta1 conversion")
-    out: dict[str, Any] = copy.deepcopy(dict(obj))
+    out: dict[str, Any] = copy_tree(dict(obj))
     if source == to_api_version:
         return out
     to_beta, to_alpha = _converters(kind)

@@ -8,8 +8,9 @@ What one version cannot hold travels in `nvidia.com/dcd-spec` and `nvidia.com/dc
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+
+from dynamo_operator.internal.jsontree import copy_tree
 
 from . import preserve, shared_spec, sparse
 
@@ -44,7 +45,7 @@ def _name(obj: Json) -> str:
 
 def to_v1beta1(obj: Json) -> Json:
     """A v1alpha1 DynamoComponentDeployment as v1beta1 (a new object; `obj` is not changed)."""
-    out = copy.deepcopy(obj)
+    out = copy_tree(obj)
     metadata = out.setdefault("metadata", {})
     taken = preserve.take(metadata, (preserve.DCD_SPEC, preserve.DCD_STATUS))
     if not metadata:
@@ -72,7 +73,7 @@ def to_v1beta1(obj: Json) -> Json:
             preserve.put(out.setdefault("metadata", {}), preserve.DCD_SPEC, payload)
     status = out.get("status")
     if isinstance(status, dict):
-        hub_status = copy.deepcopy(status)
+        hub_status = copy_tree(status)
         status_save: Json = {}
         if "podSelector" in hub_status:
             status_save["podSelector"] = hub_status.pop("podSelector")
@@ -81,7 +82,7 @@ def to_v1beta1(obj: Json) -> Json:
             hub_status["component"] = _replica_to_hub(service)
             if _name_needs_saving(service):
                 status_save["service"] = {
-                    k: copy.deepcopy(service[k]) for k in ("componentName", "componentNames") if k in service
+                    k: copy_tree(service[k]) for k in ("componentName", "componentNames") if k in service
                 }
         out["status"] = hub_status
         if status_save:
@@ -93,7 +94,7 @@ def to_v1beta1(obj: Json) -> Json:
 
 def to_v1alpha1(obj: Json) -> Json:
     """A v1beta1 DynamoComponentDeployment as v1alpha1 (a new object; `obj` is not changed)."""
-    out = copy.deepcopy(obj)
+    out = copy_tree(obj)
     metadata = out.setdefault("metadata", {})
     taken = preserve.take(metadata, (preserve.DCD_SPEC, preserve.DCD_STATUS))
     if not metadata:
@@ -118,20 +119,20 @@ def to_v1alpha1(obj: Json) -> Json:
             preserve.put(out.setdefault("metadata", {}), preserve.DCD_SPEC, preserve.encode_spec(save))
     status = out.get("status")
     if isinstance(status, dict):
-        alpha_status = copy.deepcopy(status)
+        alpha_status = copy_tree(status)
         kept = preserve.decode_status(taken.get(preserve.DCD_STATUS, "")) or {}
         component = alpha_status.pop("component", None)
         if isinstance(component, dict):
             alpha_status["service"] = _replica_from_hub(component)
             _restore_names(alpha_status["service"], kept.get("service"))
         if isinstance(kept.get("podSelector"), dict) and "podSelector" not in alpha_status:
-            alpha_status["podSelector"] = copy.deepcopy(kept["podSelector"])
+            alpha_status["podSelector"] = copy_tree(kept["podSelector"])
         out["status"] = alpha_status
     return out
 
 
 def _replica_to_hub(alpha: Json) -> Json:
-    hub = copy.deepcopy(alpha)
+    hub = copy_tree(alpha)
     name = hub.pop("componentName", None)
     if not hub.get("componentNames") and name:
         hub["componentNames"] = [name]
@@ -139,7 +140,7 @@ def _replica_to_hub(alpha: Json) -> Json:
 
 
 def _replica_from_hub(hub: Json) -> Json:
-    alpha = copy.deepcopy(hub)
+    alpha = copy_tree(hub)
     if alpha.get("componentNames"):
         alpha["componentName"] = alpha["componentNames"][-1]
     return alpha
@@ -162,4 +163,4 @@ def _restore_names(current: Json, entry: Any) -> None:
         for key in ("componentName", "componentNames"):
             current.pop(key, None)
             if key in entry:
-                current[key] = copy.deepcopy(entry[key])
+                current[key] = copy_tree(entry[key])

@@ -13,9 +13,10 @@ keeps its live fields and drops the stale difference (see `sparse.py`).
 
 from __future__ import annotations
 
-import copy
 import itertools
 from typing import Any
+
+from dynamo_operator.internal.jsontree import copy_tree
 
 from . import ConversionError, preserve, shared_spec, sparse
 
@@ -29,9 +30,9 @@ _TOP_SAME = ("annotations", "labels", "priorityClassName", "backendFramework", "
 
 
 def _top_to_hub(alpha: Json) -> Json:
-    hub: Json = {k: copy.deepcopy(alpha[k]) for k in _TOP_SAME if k in alpha}
+    hub: Json = {k: copy_tree(alpha[k]) for k in _TOP_SAME if k in alpha}
     if "envs" in alpha:
-        hub["env"] = copy.deepcopy(alpha["envs"])
+        hub["env"] = copy_tree(alpha["envs"])
     topology = alpha.get("topologyConstraint")
     if isinstance(topology, dict):
         hub["topologyConstraint"] = {
@@ -39,14 +40,14 @@ def _top_to_hub(alpha: Json) -> Json:
             **({"packDomain": topology["packDomain"]} if "packDomain" in topology else {}),
         }
     if isinstance(alpha.get("experimental"), dict):
-        hub["experimental"] = copy.deepcopy(alpha["experimental"])
+        hub["experimental"] = copy_tree(alpha["experimental"])
     return hub
 
 
 def _top_from_hub(hub: Json) -> Json:
-    alpha: Json = {k: copy.deepcopy(hub[k]) for k in _TOP_SAME if k in hub}
+    alpha: Json = {k: copy_tree(hub[k]) for k in _TOP_SAME if k in hub}
     if "env" in hub:
-        alpha["envs"] = copy.deepcopy(hub["env"])
+        alpha["envs"] = copy_tree(hub["env"])
     topology = hub.get("topologyConstraint")
     if isinstance(topology, dict):
         alpha["topologyConstraint"] = {
@@ -58,7 +59,7 @@ def _top_from_hub(hub: Json) -> Json:
             **({"packDomain": topology["packDomain"]} if "packDomain" in topology else {}),
         }
     if isinstance(hub.get("experimental"), dict):
-        alpha["experimental"] = copy.deepcopy(hub["experimental"])
+        alpha["experimental"] = copy_tree(hub["experimental"])
     return alpha
 
 
@@ -93,7 +94,7 @@ def _sorted(names: list[str]) -> bool:
 
 def to_v1beta1(obj: Json) -> Json:
     """A v1alpha1 DynamoGraphDeployment as v1beta1 (a new object; `obj` is not changed)."""
-    out = copy.deepcopy(obj)
+    out = copy_tree(obj)
     metadata = out.setdefault("metadata", {})
     taken = preserve.take(metadata, (preserve.DGD_SPEC, preserve.DGD_STATUS))
     if not metadata:
@@ -127,7 +128,7 @@ def to_v1beta1(obj: Json) -> Json:
             if service_saves:
                 spoke_save["services"] = service_saves
         elif services is not None:
-            spoke_save["services"] = copy.deepcopy(services)
+            spoke_save["services"] = copy_tree(services)
         out["spec"] = hub_spec
     # A v1alpha1-made object that gains a podTemplate carries a payload even with nothing to keep, so a
     # later conversion back does not take it for a v1beta1-made one (upstream does the same).
@@ -182,7 +183,7 @@ def _services_to_hub(services: Json, saved: dict[str, Json], hub_saved: Json) ->
 
 def to_v1alpha1(obj: Json) -> Json:
     """A v1beta1 DynamoGraphDeployment as v1alpha1 (a new object; `obj` is not changed)."""
-    out = copy.deepcopy(obj)
+    out = copy_tree(obj)
     metadata = out.setdefault("metadata", {})
     taken = preserve.take(metadata, (preserve.DGD_SPEC, preserve.DGD_STATUS))
     if not metadata:
@@ -213,7 +214,7 @@ def to_v1alpha1(obj: Json) -> Json:
             if component_saves:
                 hub_save["components"] = component_saves
         elif components is not None:
-            hub_save["components"] = copy.deepcopy(components)
+            hub_save["components"] = copy_tree(components)
         out["spec"] = alpha_spec
     if hub_save:
         preserve.put(out.setdefault("metadata", {}), preserve.DGD_SPEC, preserve.encode_spec(hub_save))
@@ -257,7 +258,7 @@ def _components_to_alpha(components: list[Any], saved: Json, spoke_origin: bool)
 
 
 def _replica_status_to_hub(alpha: Json) -> Json:
-    hub = copy.deepcopy(alpha)
+    hub = copy_tree(alpha)
     name = hub.pop("componentName", None)
     if not hub.get("componentNames") and name:
         hub["componentNames"] = [name]
@@ -265,7 +266,7 @@ def _replica_status_to_hub(alpha: Json) -> Json:
 
 
 def _replica_status_from_hub(hub: Json) -> Json:
-    alpha = copy.deepcopy(hub)
+    alpha = copy_tree(hub)
     names = alpha.get("componentNames")
     if names:
         alpha["componentName"] = names[-1]
@@ -281,7 +282,7 @@ def _name_needs_saving(alpha: Json) -> bool:
 
 
 def _status_to_hub(status: Json, _saved: Json | None) -> tuple[Json, Json]:
-    hub = copy.deepcopy(status)
+    hub = copy_tree(status)
     services = hub.pop("services", None)
     rolling = hub.get("rollingUpdate")
     if isinstance(rolling, dict) and "updatedServices" in rolling:
@@ -290,7 +291,7 @@ def _status_to_hub(status: Json, _saved: Json | None) -> tuple[Json, Json]:
     if isinstance(services, dict):
         hub["components"] = {k: _replica_status_to_hub(v) for k, v in services.items() if isinstance(v, dict)}
         kept = {
-            k: {key: copy.deepcopy(v[key]) for key in ("componentName", "componentNames") if key in v}
+            k: {key: copy_tree(v[key]) for key in ("componentName", "componentNames") if key in v}
             for k, v in services.items()
             if isinstance(v, dict) and _name_needs_saving(v)
         }
@@ -300,7 +301,7 @@ def _status_to_hub(status: Json, _saved: Json | None) -> tuple[Json, Json]:
 
 
 def _status_from_hub(status: Json, saved: Json | None) -> Json:
-    alpha = copy.deepcopy(status)
+    alpha = copy_tree(status)
     components = alpha.pop("components", None)
     rolling = alpha.get("rollingUpdate")
     if isinstance(rolling, dict) and "updatedComponents" in rolling:
@@ -322,5 +323,5 @@ def _status_from_hub(status: Json, saved: Json | None) -> Json:
                     for key in ("componentName", "componentNames"):
                         current.pop(key, None)
                         if key in entry:
-                            current[key] = copy.deepcopy(entry[key])
+                            current[key] = copy_tree(entry[key])
     return alpha

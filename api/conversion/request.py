@@ -51,11 +51,12 @@ the version's CRD schema); the fields are then converted as if there were no ann
 
 from __future__ import annotations
 
-import copy
 import functools
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+from dynamo_operator.internal.jsontree import copy_tree
 
 from ..v1alpha1 import crd
 from ..v1alpha1.base import ApiModel
@@ -130,7 +131,7 @@ def _missing(want: object, got: object) -> Json:
     have = got if isinstance(got, dict) else {}
     for key, value in want.items():
         if key not in have:
-            out[key] = copy.deepcopy(value)
+            out[key] = copy_tree(value)
         elif isinstance(value, dict):
             inner = _missing(value, have[key])
             if inner:
@@ -142,7 +143,7 @@ def _merge(into: Json, extra: Mapping[str, Any]) -> None:
     """Adds `extra` to `into`, recursing into dicts both hold; `into` wins where both have a leaf."""
     for key, value in extra.items():
         if key not in into:
-            into[key] = copy.deepcopy(value)
+            into[key] = copy_tree(value)
         elif isinstance(into[key], dict) and isinstance(value, dict):
             _merge(into[key], value)
 
@@ -155,7 +156,7 @@ def _fill(dst: Json, saved: Mapping[str, Any], skip: Iterable[str] = ()) -> None
         if key in skipped:
             continue
         if key not in dst:
-            dst[key] = copy.deepcopy(value)
+            dst[key] = copy_tree(value)
         elif isinstance(dst[key], dict) and isinstance(value, dict):
             _fill(dst[key], value)
 
@@ -219,12 +220,12 @@ def _project_blob(blob: Json, beta: Json) -> None:
                 _child(beta, "modelCache")[beta_key] = cache[alpha_key]
     planner = _dict(blob.get("planner"))
     if planner:
-        _child(beta, "features")["planner"] = copy.deepcopy(planner)
+        _child(beta, "features")["planner"] = copy_tree(planner)
 
 
 def _strip_blob(blob: Json) -> Json:
     """`blob` without the leaves `_project_blob` turns into typed fields (a copy; `blob` is kept)."""
-    out = copy.deepcopy(blob)
+    out = copy_tree(blob)
     sla = _dict(out.get("sla"))
     if sla is not None:
         stripped = False
@@ -280,7 +281,7 @@ def _write_blob(beta: Json, blob: Json) -> bool:
             wrote = True
     planner = _dict((_dict(beta.get("features")) or {}).get("planner"))
     if planner:
-        blob["planner"] = copy.deepcopy(planner)
+        blob["planner"] = copy_tree(planner)
         wrote = True
     return wrote
 
@@ -343,17 +344,17 @@ def _merge_pod_fields(job: Json, fields: Json) -> None:
         if index < 0:
             containers.append({"name": PROFILER})
             index = len(containers) - 1
-        containers[index]["resources"] = copy.deepcopy(fields["resources"])
+        containers[index]["resources"] = copy_tree(fields["resources"])
     for key in ("tolerations", "nodeSelector"):
         if key in fields:
-            pod[key] = copy.deepcopy(fields[key])
+            pod[key] = copy_tree(fields[key])
 
 
 def _job_remainder(job: Json) -> Json | None:
     """What v1alpha1 cannot hold of a v1beta1 profiling Job: all but the profiler's resources and the
     tolerations (this v1alpha1 has no nodeSelector, so it stays). None when only the skeleton the
     v1alpha1 fields rebuild is left."""
-    out = copy.deepcopy(job)
+    out = copy_tree(job)
     projected = False
     pod = _dict((_dict(out.get("template")) or {}).get("spec"))
     if pod is not None:
@@ -386,7 +387,7 @@ def _spec_to_beta(alpha: Json) -> tuple[Json, Json]:
     overrides = _dict(alpha.get("deploymentOverrides"))
     for key in ("model", "backend", "runtimeVersionOverride"):
         if key in alpha:
-            beta[key] = copy.deepcopy(alpha[key])
+            beta[key] = copy_tree(alpha[key])
     beta["autoApply"] = alpha.get("autoApply", False)
     # Upstream falls back to deploymentOverrides.workersImage when profilerImage is empty; this
     # v1alpha1 requires profilerImage, so only a v1beta1 object without image lacks it, and then a
@@ -403,7 +404,7 @@ def _spec_to_beta(alpha: Json) -> tuple[Json, Json]:
         if remainder or not blob:
             _child(save, "profilingConfig")["config"] = remainder
     elif "config" in config:
-        _child(save, "profilingConfig")["config"] = copy.deepcopy(blob)
+        _child(save, "profilingConfig")["config"] = copy_tree(blob)
 
     pod_fields = _pod_fields(config)
     if pod_fields:
@@ -413,9 +414,9 @@ def _spec_to_beta(alpha: Json) -> tuple[Json, Json]:
         save["enableGpuDiscovery"] = alpha["enableGpuDiscovery"]
     for key in ("configMapRef", "outputPVC"):
         if key in config:
-            _child(save, "profilingConfig")[key] = copy.deepcopy(config[key])
+            _child(save, "profilingConfig")[key] = copy_tree(config[key])
     if overrides is not None:
-        save["deploymentOverrides"] = copy.deepcopy(overrides)
+        save["deploymentOverrides"] = copy_tree(overrides)
     return beta, save
 
 
@@ -426,7 +427,7 @@ def _restore_beta_spec(beta: Json, restored: Json) -> None:
     if job is not None:
 
         def merge_job() -> None:
-            saved = copy.deepcopy(job)
+            saved = copy_tree(job)
             _rename_legacy_profiler(saved)
             live_overrides = _child(beta, "overrides")
             live = _dict(live_overrides.get("profilingJob"))
@@ -464,7 +465,7 @@ def _spec_to_alpha(beta: Json) -> tuple[Json, Json]:
     save: Json = {}
     for key in ("model", "backend"):
         if key in beta:
-            alpha[key] = copy.deepcopy(beta[key])
+            alpha[key] = copy_tree(beta[key])
     alpha["autoApply"] = beta.get("autoApply", True)
     features = _dict(beta.get("features")) or {}
     mocker = _dict(features.get("mocker"))
@@ -480,16 +481,16 @@ def _spec_to_alpha(beta: Json) -> tuple[Json, Json]:
         pod = _dict((_dict(job.get("template")) or {}).get("spec")) or {}
         resources = _profiler_resources(pod)
         if resources is not None:
-            config["resources"] = copy.deepcopy(resources)
+            config["resources"] = copy_tree(resources)
         if "tolerations" in pod:
-            config["tolerations"] = copy.deepcopy(pod["tolerations"])
+            config["tolerations"] = copy_tree(pod["tolerations"])
         remainder = _job_remainder(job)
         if remainder is not None:
             _child(_child(save, "overrides"), "profilingJob").update(remainder)
 
     for key in ("runtimeVersionOverride", "hardware", "searchStrategy"):
         if key in beta:
-            save[key] = copy.deepcopy(beta[key])
+            save[key] = copy_tree(beta[key])
     workload = _dict(beta.get("workload")) or {}
     for key in ("concurrency", "requestRate"):
         if key in workload:
@@ -498,9 +499,9 @@ def _spec_to_alpha(beta: Json) -> tuple[Json, Json]:
     if "e2eLatency" in sla:
         _child(save, "sla")["e2eLatency"] = sla["e2eLatency"]
     if "dgd" in overrides:
-        _child(save, "overrides")["dgd"] = copy.deepcopy(overrides["dgd"])
+        _child(save, "overrides")["dgd"] = copy_tree(overrides["dgd"])
     if mocker is not None and mocker.get("enabled") is not True:
-        _child(save, "features")["mocker"] = copy.deepcopy(mocker)
+        _child(save, "features")["mocker"] = copy_tree(mocker)
     return alpha, save
 
 
@@ -514,7 +515,7 @@ def _blob_for_alpha(beta: Json, restored: Json | None) -> Json | None:
             blob = _strip_blob(saved["config"])
         elif "config" in saved:
             return None  # an opaque non-object config; put back by the caller as saved
-    scratch = copy.deepcopy(blob) if blob is not None else {}
+    scratch = copy_tree(blob) if blob is not None else {}
     if _write_blob(beta, scratch):
         return scratch
     return blob
@@ -531,7 +532,7 @@ def _restore_alpha_spec(alpha: Json, restored: Json, namespace: object) -> None:
             and not isinstance(saved_config["config"], dict)
             and "config" not in config
         ):
-            config["config"] = copy.deepcopy(saved_config["config"])
+            config["config"] = copy_tree(saved_config["config"])
         _fill(config, {key: value for key, value in saved_config.items() if key != "config"})
         _fill(alpha, restored, skip=("profilingConfig",))
 
@@ -597,15 +598,15 @@ def _status_to_beta(alpha: Json) -> tuple[Json, Json]:
             beta["phase"] = phase
     for key in ("observedGeneration", "conditions"):
         if key in alpha:
-            beta[key] = copy.deepcopy(alpha[key])
+            beta[key] = copy_tree(alpha[key])
     if "generatedDeployment" in alpha:
-        _child(beta, "profilingResults")["selectedConfig"] = copy.deepcopy(alpha["generatedDeployment"])
+        _child(beta, "profilingResults")["selectedConfig"] = copy_tree(alpha["generatedDeployment"])
     if isinstance(deployment, dict) and "name" in deployment:
         beta["dgdName"] = deployment["name"]
 
     for key in ("backend", "profilingResults"):
         if key in alpha:
-            save[key] = copy.deepcopy(alpha[key])
+            save[key] = copy_tree(alpha[key])
     state = alpha.get("state")
     if "state" in alpha and not _has_phase(state):
         save["state"] = state
@@ -615,7 +616,7 @@ def _status_to_beta(alpha: Json) -> tuple[Json, Json]:
     ):
         if "state" in alpha:
             save["state"] = state
-        save["deployment"] = copy.deepcopy(deployment)
+        save["deployment"] = copy_tree(deployment)
     return beta, save
 
 
@@ -637,7 +638,7 @@ def _restore_beta_status(beta: Json, restored: Json, alpha: Json) -> None:
                 if key in restored:
                     beta[key] = restored[key]
         if "deploymentInfo" in restored and restored.get("dgdName", "") == dgd:
-            beta["deploymentInfo"] = copy.deepcopy(restored["deploymentInfo"])
+            beta["deploymentInfo"] = copy_tree(restored["deploymentInfo"])
 
     _guarded("status", rules)
     guarded_keys = ("phase", "profilingPhase", "profilingJobName", "dgdName", "deploymentInfo")
@@ -652,10 +653,10 @@ def _status_to_alpha(beta: Json) -> tuple[Json, Json]:
         alpha["state"] = _PHASE_TO_STATE.get(phase, "Pending") if isinstance(phase, str) else "Pending"
     for key in ("observedGeneration", "conditions"):
         if key in beta:
-            alpha[key] = copy.deepcopy(beta[key])
+            alpha[key] = copy_tree(beta[key])
     results = _dict(beta.get("profilingResults"))
     if results is not None and "selectedConfig" in results:
-        alpha["generatedDeployment"] = copy.deepcopy(results["selectedConfig"])
+        alpha["generatedDeployment"] = copy_tree(results["selectedConfig"])
     if "dgdName" in beta:
         alpha["deployment"] = {"name": beta["dgdName"]}
 
@@ -666,9 +667,9 @@ def _status_to_alpha(beta: Json) -> tuple[Json, Json]:
         if phase != "Profiling":
             save["phase"] = phase if isinstance(phase, str) else ""
     if results is not None and results.get("pareto"):
-        save["profilingResults"] = {"pareto": copy.deepcopy(results["pareto"])}
+        save["profilingResults"] = {"pareto": copy_tree(results["pareto"])}
     if "deploymentInfo" in beta:
-        save["deploymentInfo"] = copy.deepcopy(beta["deploymentInfo"])
+        save["deploymentInfo"] = copy_tree(beta["deploymentInfo"])
         if "dgdName" in beta:
             save["dgdName"] = beta["dgdName"]
     return alpha, save
@@ -709,7 +710,7 @@ def _restore_alpha_status(alpha: Json, restored: Json, beta: Json) -> None:
             name = saved_deployment.get("name", "") if isinstance(saved_deployment, dict) else None
             state = restored.get("state", "")
             if name == dgd and (state == "" or _state_matches(state, saved_deployment, phase)):
-                alpha["deployment"] = copy.deepcopy(saved_deployment)
+                alpha["deployment"] = copy_tree(saved_deployment)
 
     _guarded("status", rules)
     _guarded("status", lambda: _fill(alpha, restored, skip=("state", "deployment")))
@@ -729,7 +730,7 @@ def _payloads(out: Json, restore: bool) -> tuple[Json | None, Json | None]:
 
 
 def _beta(obj: Mapping[str, Any], restore: bool) -> Json:
-    out = copy.deepcopy(dict(obj))
+    out = copy_tree(dict(obj))
     out["apiVersion"] = V1BETA1
     restored_spec, restored_status = _payloads(out, restore)
     namespace = (_dict(out.get("metadata")) or {}).get("namespace")
@@ -759,7 +760,7 @@ def _beta(obj: Mapping[str, Any], restore: bool) -> Json:
 
 
 def _alpha(obj: Mapping[str, Any], restore: bool) -> Json:
-    out = copy.deepcopy(dict(obj))
+    out = copy_tree(dict(obj))
     out["apiVersion"] = V1ALPHA1
     restored_spec, restored_status = _payloads(out, restore)
     namespace = (_dict(out.get("metadata")) or {}).get("namespace")

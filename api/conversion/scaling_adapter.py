@@ -8,8 +8,9 @@ annotation; any other field is carried over untouched.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+
+from dynamo_operator.internal.jsontree import copy_tree
 
 from . import V1ALPHA1, V1BETA1
 
@@ -18,7 +19,7 @@ _BETA_KEY = "componentName"
 
 
 def _renamed(obj: dict[str, Any], old: str, new: str, api_version: str) -> dict[str, Any]:
-    out = copy.deepcopy(obj)
+    out = copy_tree(obj)
     out["apiVersion"] = api_version
     spec = out.get("spec")
     ref = spec.get("dgdRef") if isinstance(spec, dict) else None

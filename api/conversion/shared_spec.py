@@ -20,9 +20,10 @@ the caller's sparse difference (`sparse.carry_over`).
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
+
+from dynamo_operator.internal.jsontree import copy_tree
 
 Json = dict[str, Any]
 
@@ -56,7 +57,7 @@ def _quantity_is_zero(value: Any) -> bool:
 
 
 def _copy(value: Any) -> Any:
-    return copy.deepcopy(value)
+    return copy_tree(value)
 
 
 # --- v1alpha1 -> v1beta1 ------------------------------------------------------------------------

@@ -14,10 +14,11 @@ keeps its live fields, and the stale difference is dropped (issue #36: live fiel
 
 from __future__ import annotations
 
-import copy
 import functools
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from dynamo_operator.internal.jsontree import copy_tree
 
 Json = dict[str, Any]
 
@@ -61,7 +62,7 @@ def diff(
     out: Json = {}
     for key, value in original.items():
         if key not in projected:
-            out[key] = copy.deepcopy(value)
+            out[key] = copy_tree(value)
             continue
         other = projected[key]
         if value == other:
@@ -78,7 +79,7 @@ def diff(
                 for v, o in zip(value, other, strict=True)
             ]
         else:
-            out[key] = copy.deepcopy(value)
+            out[key] = copy_tree(value)
     for key in projected:
         if key not in original and (schema is None or _child(schema, key) is not None):
             out[key] = None
@@ -87,7 +88,7 @@ def diff(
 
 def overlay(base: Mapping[str, Any], sparse: Mapping[str, Any]) -> Json:
     """`base` with a sparse difference applied (a fresh object; neither input is changed)."""
-    out: Json = copy.deepcopy(dict(base))
+    out: Json = copy_tree(dict(base))
     for key, value in sparse.items():
         if value is None:
             out.pop(key, None)
@@ -96,7 +97,7 @@ def overlay(base: Mapping[str, Any], sparse: Mapping[str, Any]) -> Json:
         elif key in KEYED_LISTS and _names(value) is not None and _names(value) == _names(out.get(key)):
             out[key] = [overlay(base_item, item) for base_item, item in zip(out[key], value, strict=True)]
         else:
-            out[key] = copy.deepcopy(value)
+            out[key] = copy_tree(value)
     return out
 
 
@@ -116,7 +117,7 @@ def _structural(value: Any, schema: Mapping[str, Any], *, defaults: bool) -> Any
         additional = schema.get("additionalProperties")
         keep_unknown = bool(schema.get("x-kubernetes-preserve-unknown-fields"))
         if not properties and not isinstance(additional, dict):
-            return copy.deepcopy(value) if keep_unknown or schema.get("type") != "object" else {}
+            return copy_tree(value) if keep_unknown or schema.get("type") != "object" else {}
         out: Json = {}
         for key, child in value.items():
             if child is None:
@@ -126,19 +127,17 @@ def _structural(value: Any, schema: Mapping[str, Any], *, defaults: bool) -> Any
             elif isinstance(additional, dict):
                 out[key] = _structural(child, additional, defaults=defaults)
             elif keep_unknown:
-                out[key] = copy.deepcopy(child)
+                out[key] = copy_tree(child)
         if defaults:
             for key, child_schema in properties.items():
                 if key not in out and "default" in child_schema:
-                    out[key] = _structural(
-                        copy.deepcopy(child_schema["default"]), child_schema, defaults=True
-                    )
+                    out[key] = _structural(copy_tree(child_schema["default"]), child_schema, defaults=True)
         return out
     if isinstance(value, list):
         items = schema.get("items")
         if isinstance(items, dict):
             return [_structural(item, items, defaults=defaults) for item in value]
-        return copy.deepcopy(value)
+        return copy_tree(value)
     return value
 
 
