@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
+import functools
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
@@ -69,15 +71,21 @@ class RunningOperator:
         return self.apis.current
 
 
+@functools.cache
+def _parsed_crds(path: Path, mtime_ns: int) -> tuple[dict[str, Any], ...]:
+    # The CRD files are over a megabyte together, and pure-Python YAML took seconds of CPU per
+    # install (every test of the private-cluster suites installs them): parsed once per file version,
+    # with libyaml when PyYAML has it.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return tuple(
+        d
+        for d in yaml.load_all(path.read_text(), Loader=loader)
+        if d and d.get("kind") == "CustomResourceDefinition"
+    )
+
+
 def _crd_documents(paths: list[Path]) -> list[dict[str, Any]]:
-    docs: list[dict[str, Any]] = []
-    for path in paths:
-        docs += [
-            d
-            for d in yaml.safe_load_all(path.read_text())
-            if d and d.get("kind") == "CustomResourceDefinition"
-        ]
-    return docs
+    return [copy.deepcopy(d) for path in paths for d in _parsed_crds(path, path.stat().st_mtime_ns)]
 
 
 async def install_crds(

@@ -8,6 +8,8 @@ account of the graph's own namespace; a user must scale the adapter instead.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import subprocess
 import time
@@ -32,12 +34,20 @@ POLICY = "dynamo-operator-adapter-managed-replicas"  # as config/default names i
 POLICY_ACTIVE_WITHIN = 30.0  # seconds: the API server loads a new policy asynchronously
 
 
-def _deployed() -> list[dict[str, Any]]:
-    """What `kubectl kustomize config/default` renders (the policy as users deploy it)."""
+@functools.cache
+def _rendered() -> tuple[dict[str, Any], ...]:
+    # Rendered and parsed once per session: with its CRDs the render is over a megabyte, and kustomize
+    # plus the parse took seconds per test.
     out = subprocess.run(
         ["kubectl", "kustomize", str(REPO / "config" / "default")], capture_output=True, check=True, text=True
     ).stdout
-    return [d for d in yaml.safe_load_all(out) if d]
+    return tuple(d for d in yaml.load_all(out, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if d)
+
+
+def _deployed() -> list[dict[str, Any]]:
+    """What `kubectl kustomize config/default` renders (the policy as users deploy it); a copy the
+    caller may change."""
+    return copy.deepcopy(list(_rendered()))
 
 
 def _install_policy(kubectl: Kubectl, ns: str, *, operator_account: bool = True) -> Iterator[str]:
