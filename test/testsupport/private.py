@@ -1,6 +1,11 @@
-"""Module-scoped `cluster`, `kubectl` and `api` on a control plane of the test directory's own
-(`private_cluster`): a directory's conftest imports them to replace the session's, for tests that run
-operators with flags of their own (`running_operator`), which the session operator would race."""
+"""Module-scoped `cluster`, `kubectl` and `api` on a private control plane (`private_cluster`): a
+directory's conftest imports them to replace the session's, for tests that run operators with flags
+of their own (`running_operator`), which the session operator would race.
+
+Every such directory shares one private control plane per session (`private_control_plane`, declared
+once in test/integration/conftest.py): a start-up costs tens of seconds on a busy machine, and their
+tests already keep to themselves, each running its operator restricted to its own namespace.
+"""
 
 from __future__ import annotations
 
@@ -13,10 +18,16 @@ from dynamo_operator.internal.client.client import Client
 from testsupport.cluster import Cluster, Kubectl, private_cluster
 
 
-@pytest.fixture(scope="module")
-def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
-    with private_cluster(f"pytest-{request.path.parent.name.replace('_', '-')}") as c:
+@pytest.fixture(scope="session")
+def private_control_plane() -> Iterator[Cluster]:
+    """The session's private control plane, started on first use and stopped at the session's end."""
+    with private_cluster("pytest-private") as c:
         yield c
+
+
+@pytest.fixture(scope="module")
+def cluster(private_control_plane: Cluster) -> Cluster:
+    return private_control_plane
 
 
 @pytest.fixture(scope="module")
