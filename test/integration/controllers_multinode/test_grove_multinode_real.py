@@ -21,6 +21,7 @@ from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import EVENT, Resource
 from dynamo_operator.internal.dynamo import naming
+from dynamo_operator.internal.dynamo.grove import pod_clique_set_name
 from integration.controllers_multinode.multinode_testlib import (
     PODGANG,
     SAMPLES,
@@ -391,6 +392,26 @@ async def test_a_graph_over_groves_name_budget_says_so_and_writes_nothing(
             if graph_name in o["metadata"]["name"]
         ]
         assert mine == [], (resource.kind, mine)
+
+
+async def test_a_graph_named_over_groves_budget_runs_on_a_shortened_pod_clique_set(
+    api: Client, operator: RunningOperator, grove: GroveBackend, ns: str
+) -> None:
+    """A graph whose name leaves its Grove names over 45 characters runs Ready on Grove instead of
+    being refused: its PodCliqueSet is the name cut to the budget with a 4-hex-digit hash, as
+    upstream 2a6da14c names it, labelled with the graph's name, and both pods are placed and Ready."""
+    name = "a-graph-named-well-past-groves-budget-x"  # 39 + len("frontend") = 47 > 45
+    graph = two_service_graph(name, ns)
+    set_name = pod_clique_set_name(graph)
+    assert set_name != name and len(set_name) == 45 - len("frontend")  # the widest service
+    await apply(api, graph)
+    await ready_graph(api, grove, ns, name)
+    [pcs] = await live(api, kinds.POD_CLIQUE_SET, ns)
+    assert pcs["metadata"]["name"] == set_name
+    assert pcs["metadata"]["labels"][consts.LABEL_GRAPH_DEPLOYMENT_NAME] == name
+    pods = await live(api, kinds.POD, ns)
+    assert len(pods) == 2 and all(pod_placed_and_ready(p) for p in pods)
+    assert all(p["metadata"]["name"].startswith(f"{set_name}-0-") for p in pods)
 
 
 async def test_a_dynamo_namespace_longer_than_a_label_runs_on_grove_with_the_label_shortened(
