@@ -8,14 +8,11 @@ so `gen_context(namespace)` always describes the cluster of this moment.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Protocol
 
-from dynamo_operator.internal import consts
 from dynamo_operator.internal.controller.orphans import DEFAULT_GRACE_SECONDS
-from dynamo_operator.internal.dynamo.context import Capabilities, GenContext, IngressDefaults
+from dynamo_operator.internal.dynamo.context import Capabilities, GenContext
 from dynamo_operator.internal.secrets.index import DockerSecretIndex
 
 # Upstream's default: a deleted LoRA model keeps its finalizer this long while unloads fail.
@@ -37,8 +34,8 @@ class _Fixed:
     current: Capabilities
 
 
-def _no_env() -> Mapping[str, str]:
-    return MappingProxyType({})
+def _operator_wide() -> GenContext:
+    return GenContext(namespace="")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,15 +46,11 @@ class Settings:
     namespace: str | None = None
     # Served at start-up; `apis` (when the wiring sets it) is what is served now.
     capabilities: Capabilities = field(default_factory=Capabilities)
-    ingress: IngressDefaults = field(default_factory=IngressDefaults)
-    planner_cluster_role: str = ""
-    epp_cluster_role: str = ""
+    # Generation's operator-wide inputs (ingress, cluster roles, MPI key Secret, discovery backend,
+    # infrastructure env, version), kept once in generation's own type: `gen_context` fills in the
+    # namespace, the APIs served now and its pull secrets, and copies nothing field by field.
+    generation: GenContext = field(default_factory=_operator_wide)
     profiling_cluster_role: str = ""
-    mpi_ssh_secret_name: str = consts.DEFAULT_MPI_SSH_SECRET_NAME
-    mpi_ssh_secret_namespace: str = ""
-    discovery_backend: str = consts.DISCOVERY_BACKEND_KUBERNETES
-    infrastructure_env: Mapping[str, str] = field(default_factory=_no_env)
-    operator_version: str = ""
     # `--enable-grove`: "true" (required), "auto" (when served) or "false" (never).
     grove: str = "false"
     lora_unload_grace: float = DEFAULT_LORA_UNLOAD_GRACE
@@ -75,23 +68,16 @@ class Settings:
         as upstream does; Grove only when `--enable-grove` is not `false`."""
         return dataclasses.replace(
             served,
-            istio=served.istio and bool(self.ingress.virtual_service_gateway),
+            istio=served.istio and bool(self.generation.ingress.virtual_service_gateway),
             grove=served.grove and self.grove != "false",
         )
 
     def gen_context(self, namespace: str) -> GenContext:
         """Generation's context for one namespace: these settings, the APIs served at this moment and
         the namespace's pull secrets."""
-        return GenContext(
+        return dataclasses.replace(
+            self.generation,
             namespace=namespace,
             capabilities=self.generation_capabilities(self.served()),
             docker_secrets=self.pull_secrets.snapshot(namespace),
-            ingress=self.ingress,
-            planner_cluster_role=self.planner_cluster_role,
-            epp_cluster_role=self.epp_cluster_role,
-            mpi_ssh_secret_name=self.mpi_ssh_secret_name,
-            mpi_ssh_secret_namespace=self.mpi_ssh_secret_namespace,
-            discovery_backend=self.discovery_backend,
-            infrastructure_env=self.infrastructure_env,
-            operator_version=self.operator_version,
         )

@@ -21,7 +21,7 @@ import structlog
 from dynamo_operator.flags import OperatorOptions
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.client.retry import is_retriable
-from dynamo_operator.internal.dynamo.context import Capabilities, IngressDefaults
+from dynamo_operator.internal.dynamo.context import Capabilities, GenContext, IngressDefaults
 from dynamo_operator.internal.settings import Settings
 from dynamo_operator.optional_apis import OPTIONAL_APIS, Answer, OptionalApi, discovery_serves
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
@@ -57,10 +57,9 @@ def settings_from(options: OperatorOptions, capabilities: Capabilities | None = 
         consts.ENV_PROMETHEUS_ENDPOINT: options.prometheus_endpoint,
         consts.ENV_MODEL_EXPRESS_URL: options.model_express_url,
     }
-    defaults = Settings()
-    return Settings(
-        namespace=options.namespace or None,
-        capabilities=capabilities or Capabilities(),
+    defaults = GenContext(namespace="")
+    generation = GenContext(
+        namespace="",  # each namespace's context is this one with its namespace (Settings.gen_context)
         ingress=IngressDefaults(
             controller_class_name=options.ingress_controller_class_name,
             tls_secret_name=options.ingress_controller_tls_secret_name,
@@ -69,12 +68,17 @@ def settings_from(options: OperatorOptions, capabilities: Capabilities | None = 
         ),
         planner_cluster_role=options.planner_cluster_role_name,
         epp_cluster_role=options.epp_cluster_role_name,
-        profiling_cluster_role=options.dgdr_profiling_cluster_role_name,
         mpi_ssh_secret_name=options.mpi_run_ssh_secret_name or defaults.mpi_ssh_secret_name,
         mpi_ssh_secret_namespace=options.mpi_run_ssh_secret_namespace,
         discovery_backend=options.discovery_backend or defaults.discovery_backend,
         infrastructure_env={env: value for env, value in infrastructure.items() if value},
         operator_version="" if options.operator_version == "unknown" else options.operator_version,
+    )
+    return Settings(
+        namespace=options.namespace or None,
+        capabilities=capabilities or Capabilities(),
+        generation=generation,
+        profiling_cluster_role=options.dgdr_profiling_cluster_role_name,
         grove=options.enable_grove or "false",
         lora_unload_grace=options.lora_unload_grace,
     )

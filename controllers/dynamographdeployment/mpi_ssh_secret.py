@@ -204,14 +204,14 @@ def build(mgr: Manager, settings: Settings) -> Built[MpiSshSecretReconciler]:
     """The reconciler, reading its Secret informer's store; graphs drive it, and a deleted Secret
     brings back the namespace's graphs that need it."""
     b = mgr.builder(CONTROLLER_NAME)
-    name = settings.mpi_ssh_secret_name or consts.DEFAULT_MPI_SSH_SECRET_NAME
+    name = settings.generation.mpi_ssh_secret_name or consts.DEFAULT_MPI_SSH_SECRET_NAME
     reconciler = MpiSshSecretReconciler(
         client=mgr.client,
         cache=mgr.cache,
         secrets=b.informer(SECRET, secret_informer(name)).store,
         recorder=mgr.event_recorder(CONTROLLER_NAME),
         secret_name=name,
-        source_namespace=settings.mpi_ssh_secret_namespace,
+        source_namespace=settings.generation.mpi_ssh_secret_namespace,
     )
     reconciler.setup(b)
     return Built(b.complete(reconciler), reconciler)
