@@ -12,6 +12,7 @@ import yaml
 from dynamo_operator.api import v1beta1
 from dynamo_operator.api.v1alpha1 import KINDS, ApiModel
 from dynamo_operator.api.v1alpha1.crd import WebhookConversion, build_crd, crd_file_name
+from dynamo_operator.api.v1alpha1.groupversion import VERSION
 
 REPO = Path(__file__).resolve().parent.parent
 BASES = REPO / "config" / "crd" / "bases"
@@ -48,12 +49,15 @@ def _kind(model: type[ApiModel]) -> str:
 
 
 def crds() -> list[dict[str, Any]]:
-    """Every CRD: v1alpha1, plus v1beta1 (then the storage version) where the kind has it, converted by the webhook."""
+    """Every CRD: v1alpha1, plus v1beta1 where the kind has it, converted by the webhook; v1beta1 is
+    stored for the kinds of `v1beta1.STORED`."""
     later = {_kind(model): model for model in v1beta1.KINDS}
     out = []
     for kind in KINDS:
-        others = [(v1beta1.VERSION, later[_kind(kind)])] if _kind(kind) in later else []
-        out.append(build_crd(kind, others, CONVERSION))
+        name = _kind(kind)
+        others = [(v1beta1.VERSION, later[name])] if name in later else []
+        stored = v1beta1.VERSION if name in v1beta1.STORED else VERSION
+        out.append(build_crd(kind, others, CONVERSION, storage_version=stored))
     return out
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import structlog
+from dynamo_operator.api import v1beta1
 from dynamo_operator.api.conversion import V1BETA1, ConversionError, convert
 from dynamo_operator.api.v1beta1 import groupversion as beta
 from dynamo_operator.internal import kinds
@@ -59,16 +60,17 @@ class StorageCodec:
         return convert(obj, V1BETA1)
 
 
-def storage_codecs(served: frozenset[str]) -> dict[Resource, VersionCodec]:
-    """A codec for every converted kind whose plural the API server serves as v1beta1 (`served`);
-    a kind whose installed CRD predates v1beta1 is spoken in v1alpha1 as before."""
-    return {view: StorageCodec(view, stored(view)) for view in CONVERTED if view.plural in served}
+def storage_codecs(stored_as_v1beta1: frozenset[str]) -> dict[Resource, VersionCodec]:
+    """A codec for every converted kind whose CRD stores v1beta1 (by plural); a kind stored as
+    v1alpha1 (an older release's CRD, or DynamoGraphDeploymentRequest in this one) is spoken in
+    v1alpha1, which needs no conversion either."""
+    return {view: StorageCodec(view, stored(view)) for view in CONVERTED if view.plural in stored_as_v1beta1}
 
 
 def every_storage_codec() -> dict[Resource, VersionCodec]:
-    """A codec for each converted kind, for clients of a cluster known to run this release's CRDs
-    (benchmarks, fault runs): they then need no conversion webhook to be reachable."""
-    return storage_codecs(frozenset(view.plural for view in CONVERTED))
+    """The codecs for this release's CRDs (`api.v1beta1.STORED`), for clients of a cluster known to
+    run them (benchmarks, fault runs): they then need no conversion webhook to be reachable."""
+    return storage_codecs(frozenset(view.plural for view in CONVERTED if view.kind in v1beta1.STORED))
 
 
 __all__ = ["CONVERTED", "StorageCodec", "every_storage_codec", "storage_codecs", "stored"]

@@ -334,20 +334,23 @@ def build_crd(
     kind: type[ApiModel],
     others: typing.Sequence[tuple[str, type[ApiModel]]] = (),
     conversion: WebhookConversion | None = None,
+    *,
+    storage_version: str = VERSION,
 ) -> Json:
     """The CustomResourceDefinition of one top-level kind.
 
     `kind` is the v1alpha1 model; `others` are further served versions, (name, model), converted by
-    `conversion`. With others, the last of them is the storage version and v1alpha1 is served
-    deprecated (the operator reads and writes the storage version only); alone, v1alpha1 is stored.
+    `conversion`; `storage_version` names the stored one. A v1alpha1 that is not stored is served
+    deprecated (the operator reads and writes the storage version).
     """
     info = crd_info(kind)
     kind_name = str(kind.model_fields["kind"].default)
     token = _K8S_DESCRIPTIONS.set(not others)
     try:
-        stored = others[-1][0] if others else VERSION
-        versions = [_version(kind, VERSION, storage=not others, deprecated_for=stored if others else None)]
-        versions += [_version(model, name, storage=name == stored) for name, model in others]
+        alpha_stored = storage_version == VERSION
+        deprecated_for = None if alpha_stored else storage_version
+        versions = [_version(kind, VERSION, storage=alpha_stored, deprecated_for=deprecated_for)]
+        versions += [_version(model, name, storage=name == storage_version) for name, model in others]
     finally:
         _K8S_DESCRIPTIONS.reset(token)
     spec: Json = {

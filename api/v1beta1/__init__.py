@@ -1,8 +1,8 @@
 """nvidia.com/v1beta1: pydantic models of the four kinds upstream serves in this version.
 
 Same conventions as api/v1alpha1 (snake_case attributes, camelCase JSON, embedded Kubernetes types as
-dicts). This release stores v1alpha1: v1beta1 is served and converted by the webhook
-(`dynamo_operator.api.conversion`). DynamoModel has no v1beta1.
+dicts). Both versions are served, converted by the webhook (`dynamo_operator.api.conversion`).
+DynamoModel has no v1beta1.
 """
 
 from ..v1alpha1.base import ApiModel
@@ -30,9 +30,17 @@ KINDS: tuple[type[ApiModel], ...] = (
     DynamoGraphDeploymentScalingAdapter,
 )
 
+# The kinds stored as v1beta1. DynamoGraphDeploymentRequest stays stored as v1alpha1 for now: its
+# controller's state lives in v1alpha1 status fields that v1beta1 keeps only in an annotation, and a
+# write of the status subresource cannot set annotations, so storing v1beta1 would lose that state.
+STORED: frozenset[str] = frozenset(
+    {"DynamoComponentDeployment", "DynamoGraphDeployment", "DynamoGraphDeploymentScalingAdapter"}
+)
+
 __all__ = [
     "API_VERSION",
     "KINDS",
+    "STORED",
     "VERSION",
     "ComponentReplicaStatus",
     "ComponentType",

@@ -16,7 +16,7 @@ from dynamo_operator.api.conversion import V1BETA1, convert
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
-from dynamo_operator.internal.stored_version import CONVERTED, stored
+from dynamo_operator.internal.stored_version import every_storage_codec, stored
 from testsupport.api import eventually
 from testsupport.graphs import two_service_graph
 from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator
@@ -59,7 +59,7 @@ async def gone(api: Client, ns: str) -> bool:
     return False
 
 
-async def test_the_operator_reads_and_writes_only_v1beta1_of_the_converted_kinds(
+async def test_the_operator_reads_and_writes_only_v1beta1_of_the_kinds_stored_so(
     api: Client, operator: RunningOperator, ns: str
 ) -> None:
     graph = convert(two_service_graph("g", ns, adapter=True), V1BETA1)
@@ -73,7 +73,7 @@ async def test_the_operator_reads_and_writes_only_v1beta1_of_the_converted_kinds
         await api.delete(DGD_BETA, "g", namespace=ns)
         await eventually(lambda: gone(api, ns), timeout=60)
 
-    converted = {f"/{r.plural}" for r in CONVERTED}
+    converted = {f"/{r.plural}" for r in every_storage_codec()}
     ours = [p for p in paths if p.startswith("/apis/nvidia.com/") and any(c in p for c in converted)]
     assert any(p.startswith("/apis/nvidia.com/v1beta1/") for p in ours), paths
     assert [p for p in ours if not p.startswith("/apis/nvidia.com/v1beta1/")] == []
