@@ -76,9 +76,11 @@ class StatusWriter:
         does not hold need no write at all."""
         if not isinstance(self._client, WireForms):
             return [dict(s) for s in statuses]
+        # Without the spec: a status converts on its own (and a spec costs as much again).
+        envelope = {k: live[k] for k in ("apiVersion", "kind", "metadata") if k in live}
         out = []
         for status in statuses:
-            wire = self._client.to_wire(self._resource, {**live, "status": dict(status)})
+            wire = self._client.to_wire(self._resource, {**envelope, "status": dict(status)})
             out.append(dict(wire.get("status") or {}))
         return out
 

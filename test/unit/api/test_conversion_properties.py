@@ -310,3 +310,14 @@ def test_stale_payload_never_overrides_an_edit_in_the_other_version(obj: Json) -
     assert sparse.normalize(_without_reserved(again), schema) == sparse.normalize(
         _without_reserved(hub), schema
     )
+
+
+def _status_alone(obj: Json) -> Json:
+    return {k: obj[k] for k in ("apiVersion", "kind", "metadata", "status") if k in obj}
+
+
+@SETTINGS
+@given(st.one_of(ALPHA_DGD, ALPHA_DCD))
+def test_a_status_converts_the_same_without_its_spec(obj: Json) -> None:
+    """The operator's status writes convert the status alone (internal/apply/status.py)."""
+    assert convert(_status_alone(obj), V1BETA1).get("status") == convert(obj, V1BETA1).get("status")
