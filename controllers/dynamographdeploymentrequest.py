@@ -303,7 +303,9 @@ class DynamoGraphDeploymentRequestReconciler:
         message = "; ".join(event.message for event in t.events) or "attempt failed"
         if t.retry is Retry.NEVER:
             raise TerminalError(message) from step.cause
-        raise AttemptFailed(message) from step.cause
+        if step.cause is not None:
+            raise step.cause  # the API's own error: its category is what the error metrics count
+        raise AttemptFailed(message)
 
     # -- "" ----------------------------------------------------------------------------------------
 

@@ -7,10 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dynamo_operator.controllers.dynamographdeploymentrequest import (
-    AttemptFailed,
-    DynamoGraphDeploymentRequestReconciler,
-)
+from dynamo_operator.controllers.dynamographdeploymentrequest import DynamoGraphDeploymentRequestReconciler
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import JOB, Resource
@@ -116,7 +113,9 @@ GENERATED = {"metadata": {"name": "g"}, "spec": {"services": {}}}
             errors.Invalid(422, "Invalid", "bad spec"), TerminalError, id="refused-is-never-retried"
         ),
         pytest.param(
-            errors.ServerError(500, "InternalError", "etcd"), AttemptFailed, id="transient-backs-off"
+            errors.ServerError(500, "InternalError", "etcd"),
+            errors.ServerError,
+            id="transient-is-the-api-error",
         ),
     ],
 )
