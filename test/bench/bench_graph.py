@@ -40,8 +40,8 @@ import psutil  # noqa: E402
 import write_floor as wf  # noqa: E402
 from dynamo_operator.internal import kinds  # noqa: E402
 from dynamo_operator.internal.client.client import Client  # noqa: E402
-from dynamo_operator.internal.client.errors import NotFound  # noqa: E402
-from dynamo_operator.internal.client.resource import NAMESPACE  # noqa: E402
+from dynamo_operator.internal.client.errors import NotFound, TooManyRequests  # noqa: E402
+from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, NAMESPACE, Resource  # noqa: E402
 from dynamo_operator.internal.dynamo.component import desired_component_objects  # noqa: E402
 from dynamo_operator.internal.dynamo.context import GenContext  # noqa: E402
 from dynamo_operator.internal.dynamo.graph import desired_dcds  # noqa: E402
@@ -103,6 +103,29 @@ async def wait_until(probe: Callable[[], Awaitable[bool]], *, timeout: float, wh
             return time.monotonic()
         await asyncio.sleep(POLL_SECONDS)
     raise TimeoutError(f"{what} not reached within {timeout:g} s")
+
+
+async def crds_serving(api: Client) -> bool:
+    """The converted CRDs carry the webhook's CA and their objects can be listed again. The
+    operator writes the CA into each CRD at its first start; the API server then rebuilds that
+    kind's storage and refuses its requests (429, "storage is (re)initializing") for a few seconds."""
+    crds = {c["metadata"]["name"]: c for c in await api.list(CUSTOM_RESOURCE_DEFINITION)}
+    converted = [
+        c for c in crds.values() if ((c["spec"].get("conversion") or {}).get("strategy")) == "Webhook"
+    ]
+    if not converted:
+        return False
+    for crd in converted:
+        client_config = crd["spec"]["conversion"]["webhook"].get("clientConfig") or {}
+        if not client_config.get("caBundle"):
+            return False
+        stored = next(v["name"] for v in crd["spec"]["versions"] if v["storage"])
+        plural, group = crd["spec"]["names"]["plural"], crd["spec"]["group"]
+        try:
+            await api.list_page(Resource(group, stored, plural, crd["spec"]["names"]["kind"]), limit=1)
+        except TooManyRequests:
+            return False
+    return True
 
 
 async def make_namespace(api: Client, name: str) -> None:
@@ -438,6 +461,7 @@ async def operator_run(
                 return False
 
         await wait_until(operator_ready, timeout=120, what="operator ready")
+        await wait_until(lambda: crds_serving(api), timeout=120, what="CRDs serving, the webhook's CA in")
         before = await asyncio.to_thread(scrape, metrics_port)
         cpu_before = cluster_cpu.sample() if cluster_cpu else {}
         dgds = [graph(f"g{i:03d}", ns) for i in range(n)]

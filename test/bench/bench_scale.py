@@ -327,6 +327,9 @@ async def operator_phase(
     op = h.OperatorProcess(op_kubeconfig, workdir / f"operator-{len(ops)}.log", extra_args=args).start()
     ops.append(op)
     op.wait_ready(timeout=120)
+    await h.eventually(
+        lambda: bg.crds_serving(api), bool, timeout=120, what="CRDs serving with the webhook's CA"
+    )
     h.say(f"N={n} [{variant.name}]: operator ready; creating {n} DGDs")
     graphs = [f"g{i:05d}" for i in range(n)]
     converged: set[str] = set()
