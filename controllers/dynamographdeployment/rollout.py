@@ -16,7 +16,7 @@ from dynamo_operator.internal.apply import ChildClient, ChildReader, RecentWrite
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.dynamo import rollingupdate
-from dynamo_operator.internal.dynamo.graph import services_of
+from dynamo_operator.internal.dynamo.graph import graph_worker_hash, services_of
 from dynamo_operator.internal.dynamo.rollingupdate import RUNNING, Event, RollingPlan
 from dynamo_operator.internal.dynamo.rollout import (
     ANNOTATION_V1,
@@ -115,6 +115,7 @@ class WorkerRoller:
             v2=self._v2.hash_of(key, graph, namespace),
             live_hashes=worker_hashes_of(children, workers),
             rolling=Phase((previous or {}).get("phase") or "") in RUNNING,
+            v1_of_spec=lambda: graph_worker_hash(graph),
         )
 
     def forget(self, key: str) -> None:

@@ -26,7 +26,7 @@ retargeted to v2 at once instead of finishing a v1 generation nobody records.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,14 +59,28 @@ class WorkerGeneration:
 
 
 def worker_generation(
-    annotations: Mapping[str, Any], *, v2: str, live_hashes: frozenset[str], rolling: bool
+    annotations: Mapping[str, Any],
+    *,
+    v2: str,
+    live_hashes: frozenset[str],
+    rolling: bool,
+    v1_of_spec: Callable[[], str] | None = None,
 ) -> WorkerGeneration:
     """Which hash names the graph's worker DCDs (module docstring): the recorded v1 hash while the
     spec is unchanged since (the recorded v2 absent or equal to `v2`) and no rollout is under way
     (`rolling`: the graph's rollout status says so; `live_hashes`: the worker-hash labels of its live
-    worker DCDs), else `v2`."""
+    worker DCDs), else `v2`.
+
+    A graph replaced whole (`kubectl replace`, `helm upgrade --force`) has lost both annotations;
+    its live workers still say which generation serves. When they all carry one hash that is the
+    v1 hash of the current spec (`v1_of_spec`, computed only then), that v1 generation is kept
+    instead of rolling every worker for bookkeeping (upstream issue 13495)."""
     v1 = str(annotations.get(ANNOTATION_V1) or "")
     recorded_v2 = str(annotations.get(ANNOTATION_V2) or "")
+    if not v1 and not recorded_v2 and len(live_hashes) == 1 and v2 not in live_hashes and v1_of_spec:
+        [live] = live_hashes
+        if live == v1_of_spec() and not rolling:
+            return WorkerGeneration(active=live, v2=v2)
     if not v1 or v1 == LEGACY_HASH or (recorded_v2 and recorded_v2 != v2):
         return WorkerGeneration(active=v2, v2=v2)
     if not recorded_v2 and (rolling or not live_hashes <= {v1}):

@@ -64,6 +64,17 @@ def test_a_revert_during_a_rollout_from_the_bridge_returns_to_the_v1_name() -> N
     assert gen({ANNOTATION_V1: V1, ANNOTATION_V2: V2}, live=frozenset({V1, NEW_V2}), rolling=True) == V1
 
 
+def test_a_replaced_v1_graph_keeps_its_workers_when_they_are_of_its_spec() -> None:
+    """Both annotations lost (the graph was PUT whole): live workers all of the spec's v1 hash stay."""
+    live = frozenset({V1})
+    assert worker_generation({}, v2=V2, live_hashes=live, rolling=False, v1_of_spec=lambda: V1).active == V1
+
+
+def test_a_replaced_graph_whose_workers_are_of_another_spec_rolls_to_v2() -> None:
+    live = frozenset({"dddd4444"})
+    assert worker_generation({}, v2=V2, live_hashes=live, rolling=False, v1_of_spec=lambda: V1).active == V2
+
+
 def test_upstreams_legacy_sentinel_is_never_a_name() -> None:
     assert gen({ANNOTATION_V1: LEGACY_HASH}) == V2
 
