@@ -13,8 +13,11 @@ has rolled (`observedGeneration` caught up and `Available`). See `plan_restart`.
 Worker DCDs are named with the graph's worker hash; after a worker spec edit a single-node graph's
 workers are rolled service by service in `status.rollingUpdate` (graph_rollout.py, the decision in
 internal/dynamo/rollingupdate.py), a multinode graph's are replaced as a whole once the new ones serve.
-The graph's own metadata gets two annotations, the origin version and the serving worker hash
-(`graphmeta`), in one patch and only when they change.
+The hash naming the workers follows upstream's two eras (internal/dynamo/rollout.py: the recorded v1
+hash while the spec is unchanged, else the v2 hash of workerhash_v2.py), so graphs upstream deployed
+are taken over in place. The graph's own metadata gets the origin version (`graphmeta`) and, once a
+worker generation serves alone, its hash annotations (`nvidia.com/current-worker-hash-v2`, plus the
+v1 one while a v1 generation serves), in one patch and only when they change.
 """
 
 from __future__ import annotations
