@@ -1,9 +1,12 @@
 """The ValidatingAdmissionPolicy of config/admission as config/default deploys it, proven with
 impersonated identities.
 
-Replicas of a service whose scalingAdapter is enabled may be changed only by the operator's service
-account (it mirrors the adapter), exactly as deployed (namespace and name), or by the planner service
-account of the graph's own namespace; a user must scale the adapter instead.
+Replicas of a component with a scalingAdapter may be changed only by the operator's service account
+(it mirrors the adapter), exactly as deployed (namespace and name), or by the planner service account
+of the graph's own namespace; a user must scale the adapter instead.
+
+The graph is the scaling-adapter sample in v1beta1, the stored version the policy is written against,
+so these tests need no conversion webhook.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
+from dynamo_operator.api.conversion import V1BETA1, convert
 from testsupport.cluster import Kubectl, KubectlError
 
 pytestmark = pytest.mark.cluster
@@ -98,7 +102,8 @@ def policy_without_operator_account(kubectl: Kubectl, ns: str) -> Iterator[str]:
 def graph(crds: None, kubectl: Kubectl, ns: str) -> str:
     """The scaling-adapter sample, and RBAC letting the user and every service account the tests
     impersonate (trusted or not) edit graphs."""
-    kubectl("apply", "--server-side", "-n", ns, "-f", str(SAMPLE))
+    sample = convert(yaml.safe_load(SAMPLE.read_text()), V1BETA1)
+    kubectl("apply", "--server-side", "-n", ns, "-f", "-", stdin=json.dumps(sample))
     role = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "Role",
@@ -123,21 +128,33 @@ def graph(crds: None, kubectl: Kubectl, ns: str) -> str:
     }
     for doc in (role, binding):
         kubectl("create", "-n", ns, "-f", "-", stdin=json.dumps(doc))
-    # The version named: v1beta1 is served too, and kubectl would otherwise pick it (through the
-    # conversion webhook, which is not what these tests are about).
-    return "dynamographdeployments.v1alpha1.nvidia.com/vllm-autoscale"
+    return "dynamographdeployments.v1beta1.nvidia.com/vllm-autoscale"
+
+
+def _component(kubectl: Kubectl, ns: str, resource: str, name: str) -> tuple[int, dict[str, Any]]:
+    """The index and body of the named component in `spec.components`."""
+    components = kubectl.json("get", "-n", ns, resource)["spec"]["components"]
+    return next((i, c) for i, c in enumerate(components) if c["name"] == name)
+
+
+def _patch_component(
+    kubectl: Kubectl, ns: str, resource: str, name: str, change: tuple[str, Any], *, as_user: str
+) -> str:
+    """Set one field (`change`: field, value) of the named component, as `as_user`."""
+    index, _ = _component(kubectl, ns, resource, name)
+    field, value = change
+    body = [{"op": "add", "path": f"/spec/components/{index}/{field}", "value": value}]
+    return kubectl("patch", "-n", ns, resource, "--type=json", "-p", json.dumps(body), f"--as={as_user}")
 
 
 def _set_replicas(
     kubectl: Kubectl, ns: str, resource: str, service: str, replicas: int, *, as_user: str
 ) -> str:
-    body: dict[str, Any] = {"spec": {"services": {service: {"replicas": replicas}}}}
-    return kubectl("patch", "-n", ns, resource, "--type=merge", "-p", json.dumps(body), f"--as={as_user}")
+    return _patch_component(kubectl, ns, resource, service, ("replicas", replicas), as_user=as_user)
 
 
 def _replicas(kubectl: Kubectl, ns: str, resource: str, service: str) -> int:
-    value: int = kubectl.json("get", "-n", ns, resource)["spec"]["services"][service]["replicas"]
-    return value
+    return int(_component(kubectl, ns, resource, service)[1].get("replicas", 1))
 
 
 def _user_refused_once_policy_is_active(kubectl: Kubectl, ns: str, resource: str) -> str:
@@ -161,7 +178,7 @@ def test_user_may_not_change_adapter_managed_replicas(
     """The refusal names the service and the field and tells the user what to do instead."""
     error = _user_refused_once_policy_is_active(kubectl, ns, graph)
     assert (
-        "spec.services[VllmDecodeWorker].replicas is managed by a DynamoGraphDeploymentScalingAdapter"
+        "spec.components[VllmDecodeWorker].replicas is managed by a DynamoGraphDeploymentScalingAdapter"
         in error
     )
     assert "kubectl scale dgdsa" in error
@@ -189,8 +206,8 @@ def test_user_may_still_edit_everything_else(kubectl: Kubectl, ns: str, graph: s
     _user_refused_once_policy_is_active(kubectl, ns, graph)
     _set_replicas(kubectl, ns, graph, "Frontend", 2, as_user=USER)
     assert _replicas(kubectl, ns, graph, "Frontend") == 2
-    body = {"spec": {"services": {"VllmDecodeWorker": {"envFromSecret": "hf-token"}}}}
-    kubectl("patch", "-n", ns, graph, "--type=merge", "-p", json.dumps(body), f"--as={USER}")
+    _patch_component(kubectl, ns, graph, "VllmDecodeWorker", ("sharedMemorySize", "2Gi"), as_user=USER)
+    assert _component(kubectl, ns, graph, "VllmDecodeWorker")[1]["sharedMemorySize"] == "2Gi"
 
 
 def test_other_service_accounts_are_refused(kubectl: Kubectl, ns: str, graph: str, policy: str) -> None:
@@ -270,8 +287,5 @@ def test_without_the_operator_service_account_other_graph_edits_go_through(
     _user_refused_once_policy_is_active(kubectl, ns, graph)
     _set_replicas(kubectl, ns, graph, "Frontend", 3, as_user=identity)
     assert _replicas(kubectl, ns, graph, "Frontend") == 3
-    body = {"spec": {"services": {"VllmDecodeWorker": {"envFromSecret": "hf-token-2"}}}}
-    kubectl("patch", "-n", ns, graph, "--type=merge", "-p", json.dumps(body), f"--as={identity}")
-    assert kubectl.json("get", "-n", ns, graph)["spec"]["services"]["VllmDecodeWorker"]["envFromSecret"] == (
-        "hf-token-2"
-    )
+    _patch_component(kubectl, ns, graph, "VllmDecodeWorker", ("sharedMemorySize", "3Gi"), as_user=identity)
+    assert _component(kubectl, ns, graph, "VllmDecodeWorker")[1]["sharedMemorySize"] == "3Gi"
