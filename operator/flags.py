@@ -348,7 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--kubeconfig", default=None, help="path to a kubeconfig (default: KUBECONFIG or in-cluster)"
     )
     hook = parser.add_argument_group(
-        "conversion webhook", "served by every replica (README: Conversion webhook)"
+        "conversion webhook", "served by every replica (docs/operating/conversion-webhook.md)"
     )
     hook.add_argument(
         "--webhook-bind-address",

@@ -310,7 +310,7 @@ class WebhookConversion:
     service_namespace: str
     path: str = "/convert"
     # The Service's port, which is also the operator's: on a local control plane an ExternalName
-    # Service to a loopback address is dialled on this port (README "Conversion webhook").
+    # Service to a loopback address is dialled on this port (docs/operating/conversion-webhook.md).
     port: int = 443
 
     def stanza(self) -> Json:
