@@ -9,12 +9,12 @@ functions the webhook serves (`api.conversion`), and the round trip is lossless 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import OrderedDict
 from typing import Any, Final
 
 import structlog
 from dynamo_operator.api import v1beta1
-from dynamo_operator.api.conversion import V1BETA1, ConversionError, convert
+from dynamo_operator.api.conversion import V1BETA1, ConversionError, convert, preserve
 from dynamo_operator.api.v1beta1 import groupversion as beta
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.codec import VersionCodec
@@ -33,20 +33,55 @@ def stored(view: Resource) -> Resource:
     return Resource(view.group, beta.VERSION, view.plural, view.kind, view.namespaced)
 
 
-@dataclass(frozen=True, slots=True)
-class StorageCodec:
-    """v1beta1 on the wire, v1alpha1 to the operator's code (`internal.client.codec.VersionCodec`)."""
+# The reserved annotation each kind keeps its v1alpha1-only spec fields in (api/conversion/preserve.py);
+# the scaling adapter has none (its two versions hold the same fields).
+_SPEC_PAYLOAD: Final = {
+    kinds.DGD.kind: preserve.DGD_SPEC,
+    kinds.DCD.kind: preserve.DCD_SPEC,
+    kinds.DGDR.kind: preserve.DGDR_SPEC,
+}
+# Decoded specs remembered, most recent last; a bound, not a size anyone needs (an object's entry is
+# refreshed on each of its events, and 4,000 objects is a cluster of 1,000 graphs).
+SPEC_MEMORY: Final = 16_384
 
-    view: Resource
-    wire: Resource
+
+class StorageCodec:
+    """v1beta1 on the wire, v1alpha1 to the operator's code (`internal.client.codec.VersionCodec`).
+
+    Most events of an object change its status or metadata, not its spec: the API server bumps
+    `metadata.generation` on every spec change, and v1alpha1-only spec fields travel in the kind's
+    reserved annotation. So the decoded spec is remembered per object by (generation, that
+    annotation), and an event that leaves both alone converts only the rest of the object. The
+    remembered spec is handed out, not copied: cached objects are read, never changed in place.
+    """
+
+    __slots__ = ("_specs", "view", "wire")
+
+    def __init__(self, view: Resource, wire: Resource) -> None:
+        self.view, self.wire = view, wire
+        # uid → (generation, the stored payload, the decoded spec, the payload the decoded object carries)
+        self._specs: OrderedDict[str, tuple[object, str | None, object, str | None]] = OrderedDict()
 
     def decode(self, obj: Obj) -> Obj:
+        meta = obj.get("metadata") or {}
+        uid = meta.get("uid")
+        key = _SPEC_PAYLOAD.get(self.view.kind, "")
+        payload = (meta.get("annotations") or {}).get(key)
+        generation = meta.get("generation")
+        remembered = self._specs.get(uid) if uid else None
+        out: Obj
         try:
-            return convert(obj, self.view.api_version)
+            if remembered is not None and remembered[:2] == (generation, payload) and "spec" in obj:
+                out = convert({k: v for k, v in obj.items() if k != "spec"}, self.view.api_version)
+                out["spec"] = remembered[2]
+                if remembered[3] is not None:  # what the spec's conversion records beside it
+                    metadata: Obj = out.setdefault("metadata", {})
+                    metadata.setdefault("annotations", {})[key] = remembered[3]
+            else:
+                out = convert(obj, self.view.api_version)
         except ConversionError as err:
             # A v1beta1 object that v1alpha1 cannot hold (the API server accepted it, so this is a
             # gap in conversion): reconcilers see it as stored, and refuse it with a condition.
-            meta = obj.get("metadata") or {}
             log.error(
                 "Cannot read object in the operator's version",
                 kind=self.view.kind,
@@ -55,6 +90,14 @@ class StorageCodec:
                 error=str(err),
             )
             return obj
+        if uid and generation is not None and "spec" in out:
+            metadata_out: Obj = out.get("metadata") or {}
+            carried = (metadata_out.get("annotations") or {}).get(key)
+            self._specs[uid] = (generation, payload, out["spec"], carried)
+            self._specs.move_to_end(uid)
+            while len(self._specs) > SPEC_MEMORY:
+                self._specs.popitem(last=False)
+        return out
 
     def encode(self, obj: Obj) -> Obj:
         return convert(obj, V1BETA1)

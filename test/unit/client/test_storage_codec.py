@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1
+from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.stored_version import (
     CONVERTED,
@@ -13,6 +13,9 @@ from dynamo_operator.internal.stored_version import (
     storage_codecs,
     stored,
 )
+from hypothesis import given
+from hypothesis import strategies as st
+from unit.api.test_conversion_properties import BETA_DCD, BETA_DGD, SETTINGS
 
 
 def graph() -> dict[str, Any]:
@@ -63,3 +66,49 @@ def test_requests_stay_stored_and_spoken_as_v1alpha1() -> None:
     """Their controller's state lives in v1alpha1 status fields that v1beta1 keeps in an annotation,
     which a status write cannot set."""
     assert kinds.DGDR not in every_storage_codec()
+
+
+def _stored_graph(generation: int, *, state: str = "pending") -> dict[str, Any]:
+    wire = StorageCodec(kinds.DGD, stored(kinds.DGD)).encode(graph())
+    wire["metadata"].update({"uid": "u-1", "generation": generation})
+    wire["metadata"].setdefault("annotations", {})["nvidia.com/dgd-spec"] = (
+        '{"spec":{"services":{"Worker":{"dynamoNamespace":"n-g"}}},"version":1}'
+    )
+    wire["status"] = {"state": state, "services": {}}
+    return wire
+
+
+def test_an_event_that_leaves_the_spec_alone_reads_as_a_full_conversion_would() -> None:
+    codec = StorageCodec(kinds.DGD, stored(kinds.DGD))
+    codec.decode(_stored_graph(1))
+    later = _stored_graph(1, state="successful")
+    assert codec.decode(later) == convert(later, V1ALPHA1)
+
+
+def test_a_spec_change_is_converted_anew() -> None:
+    codec = StorageCodec(kinds.DGD, stored(kinds.DGD))
+    codec.decode(_stored_graph(1))
+    changed = _stored_graph(2)
+    changed["spec"]["components"][0]["replicas"] = 5
+    assert codec.decode(changed)["spec"]["services"]["Worker"]["replicas"] == 5
+
+
+def test_a_change_held_in_the_reserved_annotation_is_converted_anew() -> None:
+    """v1alpha1-only fields change without a generation bump: the annotation is part of the key."""
+    codec = StorageCodec(kinds.DGD, stored(kinds.DGD))
+    codec.decode(_stored_graph(1))
+    renamed = _stored_graph(1)
+    renamed["metadata"]["annotations"]["nvidia.com/dgd-spec"] = (
+        '{"spec":{"services":{"Worker":{"dynamoNamespace":"other"}}},"version":1}'
+    )
+    assert codec.decode(renamed)["spec"]["services"]["Worker"]["dynamoNamespace"] == "other"
+
+
+@SETTINGS
+@given(st.one_of(BETA_DGD, BETA_DCD))
+def test_a_remembered_spec_decodes_as_a_full_conversion_would(obj: dict[str, Any]) -> None:
+    view = kinds.DGD if obj["kind"] == "DynamoGraphDeployment" else kinds.DCD
+    codec = StorageCodec(view, stored(view))
+    obj = {**obj, "metadata": {**obj.get("metadata", {}), "uid": "u-1", "generation": 3}}
+    first = codec.decode(obj)
+    assert codec.decode(obj) == first == convert(obj, V1ALPHA1)
