@@ -3,7 +3,8 @@
 An adapter that drives its service (`Ready=True`) reports the service's running replicas, the pod
 selector HPA averages over and its last scale time (adapter.status). One that does not keeps what it
 reported before: its graph or service is gone or not scalable, and the old figures are the last true
-ones. `Ready` is upserted either way; its `lastTransitionTime` moves only when its status flips.
+ones (an adapter that never drove one reports 0 replicas: v1beta1 requires the field). `Ready` is
+upserted either way; its `lastTransitionTime` moves only when its status flips.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ def adapter_status(
         status = adapter.status(previous, dgd, service, scaled_at=scaled_at)
     else:
         status = {**previous}
+    # v1beta1, the stored version, requires `replicas`: an adapter that never drove its service
+    # reports none running.
+    status.setdefault("replicas", 0)
     status["conditions"] = conditions.set_condition(
         previous.get("conditions"), ready, observed_generation=generation, now=now
     )

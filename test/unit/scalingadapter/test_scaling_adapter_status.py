@@ -44,3 +44,9 @@ def test_the_previous_status_is_not_changed_in_place() -> None:
     previous = dict(PREVIOUS)
     adapter_status(previous, NOT_READY, dgd=None, service="VllmWorker", scaled_at=None, generation=1, now=T0)
     assert previous == PREVIOUS
+
+
+def test_an_adapter_that_never_drove_its_service_reports_zero_replicas() -> None:
+    """v1beta1, the stored version, requires status.replicas: a status without it is refused."""
+    out = adapter_status({}, NOT_READY, dgd=None, service="VllmWorker", scaled_at=None, generation=1, now=T0)
+    assert out["replicas"] == 0
