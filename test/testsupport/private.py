@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 import pytest_asyncio
 from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.stored_version import every_storage_codec
 
 from testsupport.cluster import Cluster, Kubectl, private_cluster
 
@@ -37,7 +38,9 @@ def kubectl(cluster: Cluster) -> Kubectl:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def api(cluster: Cluster) -> AsyncIterator[Client]:
-    client = await Client.from_kubeconfig(cluster.kubeconfig)
+    """Speaks each kind in its stored version, as the operator does: a private control plane runs
+    no conversion webhook, and v1beta1 is stored for graphs, components and adapters."""
+    client = await Client.from_kubeconfig(cluster.kubeconfig, codecs=every_storage_codec())
     try:
         yield client
     finally:

@@ -76,6 +76,8 @@ async def test_frontend_sidecar_example_becomes_ready_with_its_sidecar(
 async def test_gpu_memory_service_examples_wait_for_dra_and_say_so(
     cluster: Any, api: Client, ns: str, name: str
 ) -> None:
+    """As upstream 2a6da14c: without the DRA API the whole graph waits and says why; nothing of it
+    runs half-written (df888f68 ran its other services)."""
     await install_crds(api)
     dgd = example(name, ns)
     async with running_operator(cluster, ns):
@@ -86,12 +88,10 @@ async def test_gpu_memory_service_examples_wait_for_dra_and_say_so(
             timeout=TIMEOUT,
         )
         assert condition(waiting, "Ready")["status"] == "False"
-        dcds = await api.list(kinds.DCD, namespace=ns)
-        worker = [d for d in dcds if "vllmworker" in d["metadata"]["name"]]
-        assert [condition(d, "Available").get("reason") for d in worker] == ["MissingAPI"]
-        deployments = {d["metadata"]["name"] for d in await api.list(kinds.DEPLOYMENT, namespace=ns)}
-        assert not any("vllmworker" in n for n in deployments)  # nothing half-written for the worker
-        assert any(n.endswith("-frontend") for n in deployments)  # the rest of the graph runs
+        assert await api.list(kinds.DCD, namespace=ns) == []
+        assert await api.list(kinds.DEPLOYMENT, namespace=ns) == []
         events = await api.list(EVENT, namespace=ns)
-        warnings = [e for e in events if e.get("type") == "Warning" and e.get("reason") == "MissingAPI"]
+        warnings = [
+            e for e in events if e.get("type") == "Warning" and "resource.k8s.io" in e.get("message", "")
+        ]
         assert len(warnings) == 1

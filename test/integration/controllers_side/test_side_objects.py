@@ -55,7 +55,15 @@ def epp_graph(name: str, ns: str) -> Obj:
     services["Epp"] = {
         "componentType": "epp",
         "replicas": 1,
-        "eppConfig": {"config": {"plugins": [{"type": "single-profile-handler"}]}},
+        # A whole picker configuration: v1beta1, the stored version, requires schedulingProfiles.
+        "eppConfig": {
+            "config": {
+                "plugins": [{"type": "single-profile-handler"}],
+                "schedulingProfiles": [
+                    {"name": "default", "plugins": [{"pluginRef": "single-profile-handler"}]}
+                ],
+            }
+        },
         "extraPodSpec": {"mainContainer": {"image": IMAGE}},
     }
     return graph
