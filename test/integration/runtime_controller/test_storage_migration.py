@@ -12,14 +12,11 @@ Every loop is bounded in count and time; assertions are on counts.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import json
 import secrets
 import socket
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,9 +28,10 @@ from dynamo_operator.internal.client.model import ListPage, Obj
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
 from dynamo_operator.internal.crdmigrator.migrator import CrdMigrator, CrdReport
 from dynamo_operator.internal.observability.metrics import REGISTRY
-from localcluster import ETCD, LocalCluster, http
+from localcluster import LocalCluster
 from testsupport.api import eventually
 from testsupport.cluster import Cluster
+from testsupport.etcd import stored_objects
 from testsupport.webhook import widget_convert
 from testsupport.webhook import widget_crd as webhook_widget_crd
 
@@ -222,17 +220,8 @@ async def listed(api: Client, group: str, ns: str) -> dict[str, Obj]:
 
 
 def etcd_widgets(local: LocalCluster, group: str, ns: str) -> list[dict[str, Any]]:
-    """The namespace's widgets as etcd holds them (the bytes as stored, decoded), in key order."""
-    state = json.loads((Path(local.state_dir) / "state.json").read_text())
-    prefix = f"/registry/{group}/widgets/{ns}/".encode()
-    end = prefix[:-1] + bytes([prefix[-1] + 1])
-    status, body = http(
-        f"http://127.0.0.1:{state['ports'][ETCD]}/v3/kv/range",
-        method="POST",
-        body={"key": base64.b64encode(prefix).decode(), "range_end": base64.b64encode(end).decode()},
-    )
-    assert status == 200, body[:300]
-    return [json.loads(base64.b64decode(kv["value"])) for kv in json.loads(body).get("kvs") or []]
+    """The namespace's widgets as etcd holds them, in key order."""
+    return stored_objects(local, group, "widgets", ns)
 
 
 async def stored_specs(local: LocalCluster, group: str, ns: str) -> list[Any]:

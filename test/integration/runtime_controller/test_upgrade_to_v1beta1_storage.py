@@ -12,8 +12,6 @@ speaks v1beta1, kept reconciling the whole time.
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -28,9 +26,10 @@ from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import Conflict
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION
 from dynamo_operator.internal.crdmigrator.migrator import CrdMigrator
-from localcluster import ETCD, LocalCluster, http
+from localcluster import LocalCluster
 from testsupport.api import eventually
 from testsupport.components import deployment_of
+from testsupport.etcd import stored_objects
 from testsupport.graphs import two_service_graph
 from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator, wait_quiet
 
@@ -61,25 +60,11 @@ async def set_storage(api: Client, name: str, version: str) -> None:
     raise AssertionError(f"could not store {name} at {version}")
 
 
-def etcd_objects(local: LocalCluster, plural: str, ns: str) -> list[dict[str, Any]]:
-    """The namespace's objects of `plural` as etcd holds them."""
-    state = json.loads((Path(local.state_dir) / "state.json").read_text())
-    prefix = f"/registry/nvidia.com/{plural}/{ns}/".encode()
-    end = prefix[:-1] + bytes([prefix[-1] + 1])
-    status, body = http(
-        f"http://127.0.0.1:{state['ports'][ETCD]}/v3/kv/range",
-        method="POST",
-        body={"key": base64.b64encode(prefix).decode(), "range_end": base64.b64encode(end).decode()},
-    )
-    assert status == 200, body[:300]
-    return [json.loads(base64.b64decode(kv["value"])) for kv in json.loads(body).get("kvs") or []]
-
-
 async def stored_as(local: LocalCluster, ns: str) -> Counter[str]:
     """`plural@apiVersion` → how many of the namespace's Dynamo objects etcd holds so."""
     out: Counter[str] = Counter()
     for plural in sorted(PLURALS):
-        for obj in await asyncio.to_thread(etcd_objects, local, plural, ns):
+        for obj in await asyncio.to_thread(stored_objects, local, "nvidia.com", plural, ns):
             out[f"{plural}@{obj['apiVersion']}"] += 1
     return out
 
