@@ -100,6 +100,7 @@ def test_the_service_monitor_scrapes_https_with_a_bearer_token() -> None:
     assert load("prometheus/kustomization.yaml")["resources"] == [
         "monitor.yaml",
         "metrics_reader_binding.yaml",
+        "prometheus_rule.yaml",
     ]
 
 
