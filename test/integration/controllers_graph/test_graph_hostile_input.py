@@ -161,14 +161,28 @@ async def test_graph_whose_components_another_graph_owns_writes_nothing_and_says
     assert len(await warnings(api, ns, "x-a", "NameConflict")) == 1
 
 
-async def test_service_another_component_owns_keeps_the_graph_not_ready(
+async def test_service_another_owner_controls_keeps_the_graph_not_ready(
     api: Client, operator: RunningOperator, ns: str
 ) -> None:
-    """DCDs `y-cache.a` (graph `y`, service `cache.a`) and `y-cache-a` (graph `y-cache`, service `a`)
-    both want Service `y-cache-a`. The later component says so (NameConflict), creates no workload,
-    and its graph is never reported ready."""
-    await apply(api, graph("y", ns, "cache.a"))
-    await wait_ready(api, ns, "y")
+    """Service `y-cache-a` already belongs to someone else (a ConfigMap controls it here). Component
+    `y-cache-a` says so (NameConflict), creates no workload, and its graph is never reported ready.
+    (v1beta1, the stored version, refuses dots in component names, so two graphs can no longer both
+    want one Service name through `cache.a` and `cache-a`.)"""
+    holder = await api.create(
+        kinds.CONFIG_MAP, {"metadata": {"name": "holder", "namespace": ns}, "data": {"k": "v"}}
+    )
+    owner = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": "holder",
+        "uid": holder["metadata"]["uid"],
+        "controller": True,
+    }
+    service = {
+        "metadata": {"name": "y-cache-a", "namespace": ns, "ownerReferences": [owner]},
+        "spec": {"ports": [{"port": 80}]},
+    }
+    await api.create(kinds.SERVICE, service)
     await apply(api, graph("y-cache", ns, "a"))
     dcd = await eventually(
         lambda: find(api, kinds.DCD, ns, "y-cache-a"),
@@ -176,8 +190,7 @@ async def test_service_another_component_owns_keeps_the_graph_not_ready(
         timeout=60,
     )
     assert (
-        "Service y-cache-a is controlled by DynamoComponentDeployment y-cache.a"
-        in (ready_condition(dcd, "Available")["message"])
+        "Service y-cache-a is controlled by ConfigMap holder" in ready_condition(dcd, "Available")["message"]
     )
     with pytest.raises(NotFound):
         await api.get(kinds.DEPLOYMENT, "y-cache-a", namespace=ns)
@@ -189,6 +202,24 @@ async def test_service_another_component_owns_keeps_the_graph_not_ready(
     assert ready_condition(dgd)["status"] == "False"
     await asyncio.sleep(5)  # and it stays so
     assert ready_condition(await api.get(kinds.DGD, "y-cache", namespace=ns))["status"] == "False"
+
+
+async def test_a_component_name_with_a_dot_fails_the_graph_with_the_rule_it_breaks(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """v1alpha1 lets a service be called `cache.a`; v1beta1, which components are stored in, does not:
+    the graph fails and says which rule, and no workload of it runs half-written."""
+    await apply(api, graph("y", ns, "cache.a"))
+    dgd = await eventually(
+        lambda: api.get(kinds.DGD, "y", namespace=ns),
+        until=lambda d: (
+            ready_condition(d).get("status") == "False" and "spec.name" in ready_condition(d)["message"]
+        ),
+        timeout=60,
+    )
+    assert "cache.a" in ready_condition(dgd)["message"]
+    with pytest.raises(NotFound):
+        await api.get(kinds.DEPLOYMENT, "y-cache-a", namespace=ns)
 
 
 def by_controller(name: str) -> dict[str, float]:

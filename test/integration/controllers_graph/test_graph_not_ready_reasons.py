@@ -90,6 +90,10 @@ async def test_unschedulable_pods_are_named_with_the_schedulers_reason(
     assert len(condition(dcd, "DynamoComponentReady")["message"]) <= 400
 
     await api.apply(kinds.DGD, copy.deepcopy(graph(ns, mount=False)), field_manager=TEST_FIELD_MANAGER)
+    # `pvcs` has no v1beta1 field: stored in v1beta1 it lives in the nvidia.com/dgd-spec annotation,
+    # where a v1alpha1 server-side apply that leaves it out does not remove it (the field has no
+    # owner there). A merge patch that nulls it does.
+    await api.patch(kinds.DGD, "why", {"spec": {"pvcs": None}}, namespace=ns)
 
     def ready_now(dgd: dict[str, Any]) -> bool:
         return condition(dgd, "Ready").get("status") == "True"

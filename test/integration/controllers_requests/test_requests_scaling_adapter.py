@@ -56,12 +56,14 @@ async def test_kubectl_scale_adapter_reaches_pods_and_direct_edit_is_reverted(
         until=lambda d: worker_replicas(d) == 3,
         timeout=TIMEOUT,
     )
+    # The operator applies the stored version, v1beta1: the field is spec.components[name=Worker].replicas.
+    worker_key = 'k:{"name":"Worker"}'
     owners = [
         m["manager"]
         for m in dgd["metadata"]["managedFields"]
         if "f:replicas"
         in json.dumps(
-            ((m.get("fieldsV1") or {}).get("f:spec") or {}).get("f:services", {}).get("f:Worker", {})
+            ((m.get("fieldsV1") or {}).get("f:spec") or {}).get("f:components", {}).get(worker_key, {})
         )
     ]
     assert owners == [FIELD_MANAGER]
@@ -224,7 +226,7 @@ async def test_admission_policy_refuses_replica_edits_by_ordinary_users(
         refused = await eventually(
             lambda: as_user("jane"), until=lambda out: "DynamoGraphDeploymentScalingAdapter" in out
         )
-        assert "spec.services[Worker].replicas" in refused and "kubectl scale dgdsa" in refused
+        assert "spec.components[Worker].replicas" in refused and "kubectl scale dgdsa" in refused
         assert "patched" in as_user(OPERATOR_SA)
         assert "patched" in as_user("jane", '{"spec":{"services":{"Frontend":{"replicas":2}}}}')
     finally:
