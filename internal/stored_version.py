@@ -10,7 +10,7 @@ functions the webhook serves (`api.conversion`), and the round trip is lossless 
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import structlog
 from dynamo_operator.api import v1beta1
@@ -72,13 +72,13 @@ class StorageCodec:
         out: Obj
         try:
             if remembered is not None and remembered[:2] == (generation, payload) and "spec" in obj:
-                out = convert({k: v for k, v in obj.items() if k != "spec"}, self.view.api_version)
+                out = cast(Obj, convert({k: v for k, v in obj.items() if k != "spec"}, self.view.api_version))
                 out["spec"] = remembered[2]
                 if remembered[3] is not None:  # what the spec's conversion records beside it
                     metadata: Obj = out.setdefault("metadata", {})
                     metadata.setdefault("annotations", {})[key] = remembered[3]
             else:
-                out = convert(obj, self.view.api_version)
+                out = cast(Obj, convert(obj, self.view.api_version))
         except ConversionError as err:
             # A v1beta1 object that v1alpha1 cannot hold (the API server accepted it, so this is a
             # gap in conversion): reconcilers see it as stored, and refuse it with a condition.
