@@ -206,7 +206,7 @@ def add_convert_command(parser: argparse.ArgumentParser) -> None:
 def render(args: argparse.Namespace) -> int:
     """`render`: the objects the DGDs of `args.filename` would create, on stdout; notes on stderr."""
     # Imported here: rendering needs the generation code, running the operator does not need it first.
-    from dynamo_operator.internal.dynamo.render import (
+    from dynamo_operator.internal.dynamo.render.offline import (
         RENDER_APIS,
         RenderOptions,
         capabilities_from,

@@ -22,7 +22,7 @@ from dynamo_operator.internal import kinds
 from dynamo_operator.internal.cache.transform import Transform, keep_paths, metadata_only
 from dynamo_operator.internal.client.resource import Resource
 
-# Workloads: what `internal/dynamo/status.py` reads for readiness, and `spec.replicas` for the
+# Workloads: what `internal/dynamo/status/readiness.py` reads for readiness, and `spec.replicas` for the
 # syncer's drift check (a hand-scaled child is put back).
 _WORKLOAD: Final = keep_paths("spec.replicas", "spec.paused", "status")
 

@@ -21,7 +21,7 @@ import structlog
 from dynamo_operator.flags import OperatorOptions
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.client.retry import is_retriable
-from dynamo_operator.internal.dynamo.context import Capabilities, GenContext, IngressDefaults
+from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext, IngressDefaults
 from dynamo_operator.internal.settings import Settings
 from dynamo_operator.optional_apis import OPTIONAL_APIS, Answer, OptionalApi, discovery_serves
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt

@@ -10,7 +10,7 @@ from importlib import metadata
 from pathlib import Path
 
 from dynamo_operator.eventloop import EVENT_LOOPS, UVLOOP
-from dynamo_operator.internal.dynamo.render import RENDER_APIS
+from dynamo_operator.internal.dynamo.render.offline import RENDER_APIS
 
 DEFAULT_LEADER_ELECTION_ID = "dynamo-operator-leader"
 DEFAULT_METRICS_ADDRESS = ":8080"

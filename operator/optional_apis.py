@@ -20,12 +20,12 @@ from typing import Any, Final
 
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.resource import Resource
-from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.internal.dynamo.common.context import Capabilities
 
 Obj = dict[str, Any]
 
 GROVE_POD_CLIQUE_SET: Final = kinds.POD_CLIQUE_SET
-# KAI: Grove cliques get its scheduler and queue label when it is served (internal/dynamo/grove.py).
+# KAI: Grove cliques get its scheduler and queue label when served (internal/dynamo/grove/podcliqueset.py).
 KAI_QUEUE: Final = Resource("scheduling.run.ai", "v2", "queues", "Queue", namespaced=False)
 
 

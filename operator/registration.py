@@ -29,7 +29,7 @@ from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
 from dynamo_operator.internal.controller.builder import Built
 from dynamo_operator.internal.controller.predicates import CHILD_CONTENT_CHANGED, CHILD_STATUS_CHANGED, Funcs
-from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.internal.dynamo.common.context import Capabilities
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.settings import Settings
 from dynamo_operator.operator_metrics import ResourceCounter
@@ -132,7 +132,7 @@ def grove_kinds(needed: Callable[[Capabilities], bool]) -> list[OptionalKind]:
     ]
 
 
-# What the graph's Grove readiness (internal/dynamo/grove_status.py) reads of a PodClique or scaling
+# What the graph's Grove readiness (internal/dynamo/grove/readiness.py) reads of a PodClique or scaling
 # group: a change elsewhere (conditions' times, scheduled/gated counts, template hashes) is no news.
 _GROVE_STATUS_READ = (
     "replicas",

@@ -15,8 +15,8 @@ import pytest
 import yaml
 from dynamo_operator.__main__ import main
 from dynamo_operator.flags import build_parser
-from dynamo_operator.internal.dynamo.context import Capabilities
-from dynamo_operator.internal.dynamo.render import (
+from dynamo_operator.internal.dynamo.common.context import Capabilities
+from dynamo_operator.internal.dynamo.render.offline import (
     ASSUMED_SERVED,
     RENDER_APIS,
     RenderOptions,
