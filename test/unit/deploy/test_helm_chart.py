@@ -7,13 +7,14 @@ from __future__ import annotations
 import subprocess
 import tomllib
 from collections.abc import Iterable
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from dynamo_operator.flags import build_parser
+from testsupport import manifests
+from testsupport.manifests import helm
 
 REPO = Path(__file__).resolve().parents[3]
 CHART = REPO / "deploy" / "helm" / "dynamo-operator"
@@ -37,57 +38,19 @@ HELM_LABELS = {
 }
 
 
-@cache
-def helm() -> str:
-    """The helm binary of hack/build-helm.sh; the test fails (does not skip) without it."""
-    done = subprocess.run(
-        ["bash", "-c", f'. "{REPO}/hack/cluster-versions.sh" && printf %s "$HELM_BIN_DIR/helm"'],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
-    path = done.stdout
-    if not Path(path).is_file():
-        pytest.fail(f"helm is not built ({path}): run `make helm` (about 2 minutes, once)", pytrace=False)
-    return path
-
-
 def load_all(text: str) -> list[Obj]:
-    return [d for d in yaml.load_all(text, Loader=LOADER) if d]
-
-
-@cache
-def _render(values: tuple[str, ...], release: str, namespace: str) -> str:
-    args = [helm(), "template", release, str(CHART), "-n", namespace]
-    for value in values:
-        args += ["--set", value]
-    done = subprocess.run(args, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    return manifests.parse(text)
 
 
 def render(*values: str, release: str = RELEASE, namespace: str = NAMESPACE) -> list[Obj]:
     """`helm template` with these --set values, parsed (fresh objects on every call)."""
-    return load_all(_render(values, release, namespace))
-
-
-@cache
-def _kustomized() -> str:
-    done = subprocess.run(
-        ["kubectl", "kustomize", str(REPO / "config" / "default")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    return done.stdout
+    return manifests.helm_template(*values, release=release, namespace=namespace)
 
 
 def kustomized() -> list[Obj]:
     """config/default as kubectl kustomize renders it; kustomize also sets a namespace on kinds it does
     not know to be cluster-scoped (the admission policy binding), which the API server ignores."""
-    objs = load_all(_kustomized())
+    objs = manifests.kustomize(REPO / "config" / "default")
     for obj in objs:
         if obj["kind"] in CLUSTER_SCOPED:
             obj["metadata"].pop("namespace", None)

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from testsupport import manifests
 
 REPO = Path(__file__).resolve().parents[3]
 CHART = REPO / "deploy" / "helm" / "dynamo-operator"
@@ -19,32 +18,12 @@ ENABLE_LINE = "# - ../network-policy"
 Obj = dict[str, Any]
 
 
-@cache
-def helm() -> str:
-    """The helm binary of hack/build-helm.sh; the test fails (does not skip) without it."""
-    done = subprocess.run(
-        ["bash", "-c", f'. "{REPO}/hack/cluster-versions.sh" && printf %s "$HELM_BIN_DIR/helm"'],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
-    if not Path(done.stdout).is_file():
-        pytest.fail(f"helm is not built ({done.stdout}): run `make helm`", pytrace=False)
-    return done.stdout
-
-
 def load_all(text: str) -> list[Obj]:
-    return [d for d in yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if d]
+    return manifests.parse(text)
 
 
 def render_chart(*values: str) -> list[Obj]:
-    args = [helm(), "template", "dynamo-operator", str(CHART), "-n", "dynamo-system"]
-    for value in values:
-        args += ["--set", value]
-    done = subprocess.run(args, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    return load_all(done.stdout)
+    return manifests.helm_template(*values)
 
 
 def kustomize(directory: Path) -> list[Obj]:

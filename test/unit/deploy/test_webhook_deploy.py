@@ -3,35 +3,20 @@ Helm chart's webhook values. Rendered by kubectl kustomize and the real helm of 
 
 from __future__ import annotations
 
-import subprocess
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from dynamo_operator.flags import DEFAULT_WEBHOOK_SECRET, DEFAULT_WEBHOOK_SERVICE, build_parser
 from dynamo_operator.webhook_setup import CONVERTED_CRDS
+from testsupport import manifests
 from unit.deploy.test_helm_chart import args, container, render  # the chart test's helm helpers
 
 REPO = Path(__file__).resolve().parents[3]
 Obj = dict[str, Any]
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-@cache
-def _kustomize(overlay: str) -> str:
-    done = subprocess.run(
-        ["kubectl", "kustomize", str(REPO / "config" / overlay)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    return done.stdout
 
 
 def kustomize(overlay: str) -> list[Obj]:
-    return [d for d in yaml.load_all(_kustomize(overlay), Loader=LOADER) if d]
+    return manifests.kustomize(REPO / "config" / overlay)
 
 
 def of_kind(objs: list[Obj], kind: str) -> list[Obj]:

@@ -5,13 +5,10 @@ config/prometheus, with the labels the values give."""
 from __future__ import annotations
 
 import json
-import subprocess
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import pytest
-import yaml
+from testsupport import manifests
 from testsupport.dashboards import load_dashboard, load_rules
 
 REPO = Path(__file__).resolve().parents[3]
@@ -20,32 +17,10 @@ TEMPLATE = "templates/prometheus.yaml"
 ON = ("metrics.prometheusRule.enabled=true", "metrics.grafanaDashboard.enabled=true")
 
 
-@cache
-def helm() -> str:
-    """The helm binary of hack/build-helm.sh; the test fails (does not skip) without it."""
-    done = subprocess.run(
-        ["bash", "-c", f'. "{REPO}/hack/cluster-versions.sh" && printf %s "$HELM_BIN_DIR/helm"'],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
-    if not Path(done.stdout).is_file():
-        pytest.fail(f"helm is not built ({done.stdout}): run `make helm`", pytrace=False)
-    return done.stdout
-
-
 def render(*values: str) -> list[dict[str, Any]]:
     """The objects of templates/prometheus.yaml with these --set values (only that template is shown:
     parsing the whole chart's megabyte of CRDs would cost most of the test's time)."""
-    args = [helm(), "template", "dynamo-operator", str(CHART), "-n", "dynamo-system", "--show-only", TEMPLATE]
-    for value in values:
-        args += ["--set", value]
-    done = subprocess.run(args, capture_output=True, text=True, timeout=120, check=False)
-    if done.returncode != 0 and "could not find template" in done.stderr:
-        return []  # the template rendered to nothing
-    assert done.returncode == 0, done.stderr
-    return [d for d in yaml.safe_load_all(done.stdout) if d]
+    return manifests.helm_template(*values, show_only=TEMPLATE)
 
 
 def monitoring(objs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
