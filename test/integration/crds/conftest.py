@@ -18,9 +18,8 @@ CRD_NAMES = [
 ]
 
 
-# kubectl reads a resource at the group's highest served version, nvidia.com/v1beta1 since issue #36,
-# and that goes through the operator's conversion webhook (v1alpha1 is stored). This suite runs no
-# operator and is about the v1alpha1 schema, so its kubectl names v1alpha1 explicitly, by plural
+# kubectl reads a resource at the group's highest served version, nvidia.com/v1beta1, the stored one.
+# This suite is about the v1alpha1 schema, so its kubectl names v1alpha1 explicitly, by plural
 # (kubectl does not expand a short name in `<resource>.<version>.<group>`).
 _PLURALS = {
     "dgd": "dynamographdeployments",
@@ -69,6 +68,8 @@ def install_crds(kubectl: Kubectl) -> None:
 
 
 @pytest.fixture(scope="session")
-def crds(kubectl: Kubectl) -> None:
-    """The five CRDs, installed from config/crd (idempotent; other suites may install them too)."""
+def crds(kubectl: Kubectl, operator: object) -> None:
+    """The five CRDs, installed from config/crd (idempotent; other suites may install them too). A
+    v1alpha1 object is stored as v1beta1 through the conversion webhook, which the session operator
+    serves: without it, this suite run on its own would fail every v1alpha1 write."""
     install_crds(kubectl)
