@@ -36,7 +36,11 @@ both round trips exact:
   workersImage), and only set modelCache values make a v1beta1 modelCache, so neither a workersImage
   nor an empty modelCache left in a payload turns up in an edited object;
 - the profiling step and Job name are kept in every phase, with the phase they belong to, and
-  empty values and blocks (a planner without settings, `sla: {}`) come back too.
+  empty values and blocks (a planner without settings, `sla: {}`) come back too;
+- v1alpha1's status.backend is the spec's backend once the spec was taken in (this operator writes
+  it so, with observedGeneration): a v1beta1 status with observedGeneration shows it in v1alpha1, so
+  the request stored as v1beta1 keeps it, and the payload holds it only where it differs (`null`
+  where a v1alpha1 status with observedGeneration has none).
 
 Beyond upstream's field-by-field rules, a converter checks its own work: it converts its result back
 without the annotation and records in the annotation whatever did not come back (an empty block,
@@ -691,6 +695,38 @@ def _same_graph(saved_deployment: object, dgd: object) -> bool:
     return isinstance(saved_deployment, dict) and saved_deployment.get("name", "") == dgd
 
 
+def _derived_backend(status: object, spec: object) -> object | None:
+    """The v1alpha1 status.backend a v1beta1 object implies: its spec's backend once a status took
+    the spec in (observedGeneration); None when it implies none (no spec: a status converted alone)."""
+    if not isinstance(status, dict) or "observedGeneration" not in status or not isinstance(spec, dict):
+        return None
+    backend = spec.get("backend")
+    return backend if _nonempty_str(backend) else None
+
+
+def _alpha_status(beta: Json, spec: object, restored: Json | None) -> tuple[Json, Json]:
+    """v1beta1 status (with its object's v1beta1 spec) -> (v1alpha1 status, sparse v1beta1-only status)."""
+    alpha, save = _status_to_alpha(beta)
+    derived = _derived_backend(beta, spec)
+    if derived is not None:
+        alpha["backend"] = derived
+    if restored is not None:
+        _restore_alpha_status(alpha, restored, beta)
+    return alpha, save
+
+
+def _save_backend(alpha: Json, beta: Json, spec: object, save: Json) -> None:
+    """What the payload must say of status.backend beside a v1beta1 status that implies one: nothing
+    when it is the one implied, `null` when the v1alpha1 status has none."""
+    derived = _derived_backend(beta, spec)
+    if derived is None:
+        return
+    if "backend" not in alpha:
+        save["backend"] = None
+    elif alpha["backend"] == derived:
+        save.pop("backend", None)
+
+
 def _restore_alpha_status(alpha: Json, restored: Json, beta: Json) -> None:
     def rules() -> None:
         phase = beta.get("phase")
@@ -712,8 +748,17 @@ def _restore_alpha_status(alpha: Json, restored: Json, beta: Json) -> None:
             if name == dgd and (state == "" or _state_matches(state, saved_deployment, phase)):
                 alpha["deployment"] = copy_tree(saved_deployment)
 
+    def backend() -> None:
+        # The payload's word wins over the backend the spec implies: null means none.
+        if "backend" in restored:
+            if restored["backend"] is None:
+                alpha.pop("backend", None)
+            else:
+                alpha["backend"] = copy_tree(restored["backend"])
+
     _guarded("status", rules)
-    _guarded("status", lambda: _fill(alpha, restored, skip=("state", "deployment")))
+    _guarded("status", backend)
+    _guarded("status", lambda: _fill(alpha, restored, skip=("state", "deployment", "backend")))
 
 
 # --- objects -------------------------------------------------------------------------------------
@@ -750,8 +795,8 @@ def _beta(obj: Mapping[str, Any], restore: bool) -> Json:
         beta_status, status_save = _status_to_beta(alpha_status)
         if restored_status is not None:
             _restore_beta_status(beta_status, restored_status, alpha_status)
-        back, _ = _status_to_alpha(beta_status)
-        _restore_alpha_status(back, status_save, beta_status)
+        _save_backend(alpha_status, beta_status, out.get("spec"), status_save)
+        back, _ = _alpha_status(beta_status, out.get("spec"), status_save)
         _merge(status_save, _missing(alpha_status, back))
         out["status"] = beta_status
 
@@ -776,9 +821,7 @@ def _alpha(obj: Mapping[str, Any], restore: bool) -> Json:
 
     beta_status = out.get("status")
     if isinstance(beta_status, dict):
-        alpha_status, status_save = _status_to_alpha(beta_status)
-        if restored_status is not None:
-            _restore_alpha_status(alpha_status, restored_status, beta_status)
+        alpha_status, status_save = _alpha_status(beta_status, beta_spec, restored_status)
         _save_deployed(beta_status, alpha_status, status_save)
         back, _ = _status_to_beta(alpha_status)
         _restore_beta_status(back, status_save, alpha_status)

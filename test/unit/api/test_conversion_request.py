@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from dynamo_operator.api.conversion import convert, preserve, request
+from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert, preserve, request
 from dynamo_operator.api.v1alpha1.request import DynamoGraphDeploymentRequest as AlphaRequest
 from dynamo_operator.api.v1beta1.request import DynamoGraphDeploymentRequest as BetaRequest
 
@@ -456,3 +456,54 @@ def test_upstream_controller_inputs_read_as_v1alpha1_keep_their_settings(case: s
     assert spec["profilingConfig"]["profilerImage"] == doc["spec"]["image"]
     assert spec["profilingConfig"]["config"]["sla"] == {"ttft": 2000, "itl": 30, "isl": 4000, "osl": 1000}
     assert _payload(alpha)["spec"]["hardware"] == doc["spec"]["hardware"]
+
+
+# --- status.backend: the spec's backend once the spec was taken in ---------------------------------
+
+
+def _beta_request(status: dict[str, Any], annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "r", "namespace": "ns"}
+    if annotations:
+        meta["annotations"] = annotations
+    return {
+        "apiVersion": V1BETA1,
+        "kind": "DynamoGraphDeploymentRequest",
+        "metadata": meta,
+        "spec": {"model": "m", "backend": "vllm", "autoApply": True},
+        "status": status,
+    }
+
+
+def test_a_v1beta1_status_that_took_the_spec_in_shows_its_backend_in_v1alpha1() -> None:
+    """The request stored as v1beta1 keeps v1alpha1's status.backend without any payload."""
+    beta = _beta_request({"phase": "Profiling", "observedGeneration": 1})
+    alpha = convert(beta, V1ALPHA1)
+    assert alpha["status"]["backend"] == "vllm"
+    assert "annotations" not in alpha["metadata"]
+    assert convert(alpha, V1BETA1) == beta
+
+
+def test_a_v1beta1_status_before_the_spec_was_taken_in_shows_no_backend() -> None:
+    alpha = convert(_beta_request({"phase": "Pending"}), V1ALPHA1)
+    assert "backend" not in alpha["status"]
+
+
+def test_a_v1alpha1_status_without_the_backend_its_spec_implies_keeps_none() -> None:
+    alpha = convert(_beta_request({"phase": "Profiling", "observedGeneration": 1}), V1ALPHA1)
+    del alpha["status"]["backend"]
+    beta = convert(alpha, V1BETA1)
+    assert json.loads(beta["metadata"]["annotations"]["nvidia.com/dgdr-status"]) == {"backend": None}
+    assert convert(beta, V1ALPHA1) == alpha
+
+
+def test_a_v1alpha1_backend_other_than_the_spec_one_is_kept() -> None:
+    alpha = convert(_beta_request({"phase": "Profiling", "observedGeneration": 1}), V1ALPHA1)
+    alpha["status"]["backend"] = "sglang"
+    assert convert(convert(alpha, V1BETA1), V1ALPHA1) == alpha
+
+
+def test_a_status_converted_alone_implies_no_backend() -> None:
+    """The operator's status writes convert a status without its spec: no backend appears in it."""
+    beta = _beta_request({"phase": "Profiling", "observedGeneration": 1})
+    del beta["spec"]
+    assert "backend" not in convert(beta, V1ALPHA1)["status"]
