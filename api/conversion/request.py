@@ -705,30 +705,22 @@ def _derived_backend(status: object, spec: object) -> object | None:
     return backend if _nonempty_str(backend) else None
 
 
-def _validated(status: object) -> bool:
-    """A status that took the spec in (observedGeneration; the same field in both versions)."""
-    return isinstance(status, dict) and "observedGeneration" in status
+def _default_search_strategy(beta: Json) -> None:
+    """v1beta1's default searchStrategy, as the API server sets it on every v1beta1 write; a `null`
+    from the payload (the v1beta1 object had none) is removed instead.
 
-
-def _default_search_strategy(beta: Json, validated: bool) -> None:
-    """v1beta1's default searchStrategy on a request whose status took the spec in, as the API server
-    would have set it had the request been written as v1beta1; a `null` from the payload (the
-    v1beta1 object had none) is removed instead.
-
-    Without it, the storage migration of a request stored as v1alpha1 would add the default on its
-    write and move metadata.generation, and a request past Pending reads a moved generation as an
-    edit of its frozen spec."""
+    Without it, a request stored as v1alpha1 reads without one in v1beta1 and the storage migration's
+    write adds the default: metadata.generation moves, and a request past Pending reads a moved
+    generation as an edit of its frozen spec."""
     if "searchStrategy" in beta and beta["searchStrategy"] is None:
         del beta["searchStrategy"]
-    elif validated and "searchStrategy" not in beta:
+    elif "searchStrategy" not in beta:
         beta["searchStrategy"] = DEFAULT_SEARCH_STRATEGY
 
 
-def _save_search_strategy(beta: Json, validated: bool, save: Json) -> None:
-    """What the payload must say of searchStrategy beside a status that took the spec in: nothing for
-    the default (the way back sets it), `null` for none."""
-    if not validated:
-        return
+def _save_search_strategy(beta: Json, save: Json) -> None:
+    """What the payload must say of searchStrategy: nothing for the default (the way back sets it),
+    `null` for none."""
     if "searchStrategy" not in beta:
         save["searchStrategy"] = None
     elif save.get("searchStrategy") == beta["searchStrategy"] == DEFAULT_SEARCH_STRATEGY:
@@ -816,7 +808,7 @@ def _beta(obj: Mapping[str, Any], restore: bool) -> Json:
     alpha_spec = out.get("spec")
     if isinstance(alpha_spec, dict):
         beta_spec, spec_save = _convert_spec_to_beta(alpha_spec, restored_spec)
-        _default_search_strategy(beta_spec, _validated(out.get("status")))
+        _default_search_strategy(beta_spec)
         # What the way back would not rebuild from the v1beta1 fields and this annotation.
         back, _ = _convert_spec_to_alpha(beta_spec, spec_save, namespace)
         _merge(spec_save, _missing(alpha_spec, back))
@@ -849,7 +841,7 @@ def _alpha(obj: Mapping[str, Any], restore: bool) -> Json:
         alpha_spec, spec_save = _convert_spec_to_alpha(beta_spec, restored_spec, namespace)
         back, _ = _convert_spec_to_beta(alpha_spec, spec_save)
         _merge(spec_save, _missing(beta_spec, back))
-        _save_search_strategy(beta_spec, _validated(out.get("status")), spec_save)
+        _save_search_strategy(beta_spec, spec_save)
         out["spec"] = alpha_spec
 
     beta_status = out.get("status")

@@ -509,30 +509,25 @@ def test_a_status_converted_alone_implies_no_backend() -> None:
     assert "backend" not in convert(beta, V1ALPHA1)["status"]
 
 
-# --- searchStrategy: v1beta1's default on a request whose status took the spec in ---------------------
+# --- searchStrategy: v1beta1's default, set in the conversion as the API server sets it ------------
 
 
-def test_a_validated_v1alpha1_request_converts_with_the_default_search_strategy() -> None:
-    """As the API server would have defaulted it: the storage migration's write then changes no spec
-    (and no generation, which a request past Pending would read as an edit of its frozen spec)."""
+def test_a_v1alpha1_request_converts_with_the_default_search_strategy() -> None:
+    """As the API server defaults it on a v1beta1 write: the storage migration's write then changes no
+    spec (and no generation, which a request past Pending would read as an edit of its frozen spec)."""
     alpha = convert(_beta_request({"phase": "Profiling", "observedGeneration": 1}), V1ALPHA1)
     assert "annotations" not in alpha["metadata"]
+    del alpha["status"]
     assert convert(alpha, V1BETA1)["spec"]["searchStrategy"] == "rapid"
 
 
-def test_a_v1alpha1_request_not_validated_yet_converts_without_a_search_strategy() -> None:
-    alpha = convert(_beta_request({"phase": "Profiling", "observedGeneration": 1}), V1ALPHA1)
-    del alpha["status"]
-    assert "searchStrategy" not in convert(alpha, V1BETA1)["spec"]
-
-
-def test_a_validated_v1beta1_request_without_a_search_strategy_keeps_none() -> None:
+def test_a_v1beta1_request_without_a_search_strategy_keeps_none() -> None:
     beta = _beta_request({"phase": "Profiling", "observedGeneration": 1})
     del beta["spec"]["searchStrategy"]
     assert convert(convert(beta, V1ALPHA1), V1BETA1) == beta
 
 
-def test_a_validated_v1beta1_request_with_another_search_strategy_keeps_it() -> None:
+def test_a_v1beta1_request_with_another_search_strategy_keeps_it() -> None:
     beta = _beta_request({"phase": "Profiling", "observedGeneration": 1})
     beta["spec"]["searchStrategy"] = "thorough"
     assert convert(convert(beta, V1ALPHA1), V1BETA1) == beta
