@@ -29,9 +29,11 @@ both round trips exact:
   object that has them anyway (one written for upstream) still converts them to v1beta1;
 - status.state "" (this operator's state before the first reconcile) is a v1beta1 status without a
   phase, which is what upstream's v1beta1 shows before its first reconcile;
-- a `deploymentOverrides.namespace` other than the object's own is never restored from the
-  annotation: a request deploys only into its own namespace, and an annotation is not the place to
-  get around the admission rule that says so;
+- a `deploymentOverrides.namespace` other than the object's own is restored from the annotation
+  like any other field, so that it is refused where it shows (the request is stored as v1beta1,
+  which has no such field): the dgdr-own-namespace admission policy evaluates the v1alpha1 form
+  of a v1beta1 write, and the operator fails such a request (NamespaceNotAllowed) and writes
+  nothing anywhere else; dropped, the request would silently deploy into its own namespace;
 - profilerImage alone is the v1beta1 image (this v1alpha1 requires it; upstream falls back to
   workersImage), and only set modelCache values make a v1beta1 modelCache, so neither a workersImage
   nor an empty modelCache left in a payload turns up in an edited object;
@@ -526,7 +528,7 @@ def _blob_for_alpha(beta: Json, restored: Json | None) -> Json | None:
     return blob
 
 
-def _restore_alpha_spec(alpha: Json, restored: Json, namespace: object) -> None:
+def _restore_alpha_spec(alpha: Json, restored: Json) -> None:
     """v1alpha1-only fields from a decoded spec annotation; live fields are never replaced."""
 
     def fill() -> None:
@@ -542,15 +544,6 @@ def _restore_alpha_spec(alpha: Json, restored: Json, namespace: object) -> None:
         _fill(alpha, restored, skip=("profilingConfig",))
 
     _guarded("spec", fill)
-    overrides = _dict(alpha.get("deploymentOverrides"))
-    if overrides is not None and "namespace" in overrides and overrides["namespace"] not in ("", namespace):
-        log.warning(
-            "not restoring deploymentOverrides.namespace %r of a DynamoGraphDeploymentRequest in %r: "
-            "a request deploys only into its own namespace",
-            overrides["namespace"],
-            namespace,
-        )
-        del overrides["namespace"]
 
 
 def _convert_spec_to_alpha(beta: Json, restored: Json | None, namespace: object) -> tuple[Json, Json]:
@@ -559,7 +552,7 @@ def _convert_spec_to_alpha(beta: Json, restored: Json | None, namespace: object)
     if blob is not None:
         alpha["profilingConfig"]["config"] = blob
     if restored is not None:
-        _restore_alpha_spec(alpha, restored, namespace)
+        _restore_alpha_spec(alpha, restored)
     return alpha, save
 
 
