@@ -46,8 +46,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import structlog
+from dynamo_operator.api.conversion import V1BETA1
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.apply import ChildClient, StatusWriter
+from dynamo_operator.internal.apply.interface import WireForms
 from dynamo_operator.internal.cache.interface import Informer
 from dynamo_operator.internal.cache.transform import keep_fields
 from dynamo_operator.internal.client import errors
@@ -57,7 +59,15 @@ from dynamo_operator.internal.controller.builder import Builder, Built, Informer
 from dynamo_operator.internal.controller.handlers import Mapper
 from dynamo_operator.internal.controller.owners import owner_reference
 from dynamo_operator.internal.controller.result import Result, TerminalError
-from dynamo_operator.internal.dynamo.dgdr import deployment, job, names, output, profiler_config, rbac
+from dynamo_operator.internal.dynamo.dgdr import (
+    deployment,
+    job,
+    names,
+    output,
+    profiler_config,
+    rbac,
+    stored,
+)
 from dynamo_operator.internal.dynamo.dgdr.machine import (
     AutoApplyOff,
     DeploymentAlreadyCreated,
@@ -121,12 +131,13 @@ class RequestReader(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """The outcome of one state's work: the transition, the status fields the work produced, and
-    for a failed attempt the error behind it."""
+    """The outcome of one state's work: the transition, the status fields the work produced (in
+    v1alpha1, and `beta`: those only v1beta1 holds), and for a failed attempt the error behind it."""
 
     transition: Transition
     fields: dict[str, Any] = field(default_factory=dict)
     cause: Exception | None = None
+    beta: dict[str, Any] = field(default_factory=dict)
 
 
 class AttemptFailed(Exception):
@@ -285,11 +296,25 @@ class DynamoGraphDeploymentRequestReconciler:
             backend=dgdr.spec.get("backend"),
             now=self._clock.wall(),
         )
-        written = await self._status.commit(dgdr.raw, new)
+        live = self._stored_form(dgdr.raw)
+        if live is not dgdr.raw:
+            # Stored as v1beta1: written as the v1beta1 status itself, so that the v1beta1-only
+            # fields of this step land and those the machine leaves alone stay (stored.py).
+            new = stored.beta_status(live.get("status") or {}, new, step.beta)
+        written = await self._status.commit(live, new)
         if written is None:
             return dgdr.raw
         self._record(dgdr, t)
         return written
+
+    def _stored_form(self, raw: Obj) -> Obj:
+        """`raw` as the API server stores it when that is v1beta1 (the conversion is lossless both
+        ways, so this is the stored object); else `raw` itself."""
+        if isinstance(self._client, WireForms):
+            wire = self._client.to_wire(kinds.DGDR, raw)
+            if wire.get("apiVersion") == V1BETA1:
+                return wire
+        return raw
 
     def _record(self, dgdr: RequestView, t: Transition) -> None:
         for event in t.events:
@@ -347,7 +372,7 @@ class DynamoGraphDeploymentRequestReconciler:
         created = JobCreated(ai_configurator=aic)
         existing = self._cache.get(JOB, f"{namespace}/{names.job_name(name)}")
         if existing is not None:
-            return Step(advance(State.PENDING, _job_observation(dgdr, existing, created)))
+            return _job_step(dgdr, _job_observation(dgdr, existing, created))
         # Results of an earlier request of the same name must not be mistaken for ours.
         with contextlib.suppress(errors.NotFound):
             await self._client.delete(CONFIG_MAP, names.output_config_map_name(name), namespace=namespace)
@@ -357,10 +382,10 @@ class DynamoGraphDeploymentRequestReconciler:
             await self._client.create(JOB, desired)
         except errors.AlreadyExists:
             existing = await self._client.get(JOB, names.job_name(name), namespace=namespace)
-            return Step(advance(State.PENDING, _job_observation(dgdr, existing, created)))
+            return _job_step(dgdr, _job_observation(dgdr, existing, created))
         except (errors.Invalid, errors.BadRequest, errors.Forbidden) as err:
             return Step(advance(State.PENDING, JobCreationFailed(f"failed to create profiling job: {err}")))
-        return Step(advance(State.PENDING, created))
+        return _job_step(dgdr, created)
 
     async def _ensure_profiling_rbac(self, namespace: str) -> None:
         """What the Job's pods run as (pod creation fails without the ServiceAccount)."""
@@ -530,6 +555,14 @@ async def create_profiling_rbac(client: ChildClient, wanted: rbac.ProfilingRbac)
     if wanted.role_binding is not None:
         with contextlib.suppress(errors.AlreadyExists):
             await client.create(ROLE_BINDING, wanted.role_binding)
+
+
+def _job_step(dgdr: RequestView, obs: JobCreated | JobHeldByAnother) -> Step:
+    """The step after the Job was looked for or created; once it is ours, its name goes where upstream
+    keeps it (v1beta1 status; the name is `names.job_name`'s either way)."""
+    if isinstance(obs, JobCreated):
+        return Step(advance(State.PENDING, obs), beta={stored.PROFILING_JOB_NAME: names.job_name(dgdr.name)})
+    return Step(advance(State.PENDING, obs))
 
 
 def _job_observation(dgdr: RequestView, existing: Obj, created: JobCreated) -> JobCreated | JobHeldByAnother:

@@ -29,14 +29,20 @@ both round trips exact:
   object that has them anyway (one written for upstream) still converts them to v1beta1;
 - status.state "" (this operator's state before the first reconcile) is a v1beta1 status without a
   phase, which is what upstream's v1beta1 shows before its first reconcile;
-- a `deploymentOverrides.namespace` other than the object's own is never restored from the
-  annotation: a request deploys only into its own namespace, and an annotation is not the place to
-  get around the admission rule that says so;
+- a `deploymentOverrides.namespace` other than the object's own is restored from the annotation
+  like any other field, so that it is refused where it shows (the request is stored as v1beta1,
+  which has no such field): the dgdr-own-namespace admission policy evaluates the v1alpha1 form
+  of a v1beta1 write, and the operator fails such a request (NamespaceNotAllowed) and writes
+  nothing anywhere else; dropped, the request would silently deploy into its own namespace;
 - profilerImage alone is the v1beta1 image (this v1alpha1 requires it; upstream falls back to
   workersImage), and only set modelCache values make a v1beta1 modelCache, so neither a workersImage
   nor an empty modelCache left in a payload turns up in an edited object;
 - the profiling step and Job name are kept in every phase, with the phase they belong to, and
-  empty values and blocks (a planner without settings, `sla: {}`) come back too.
+  empty values and blocks (a planner without settings, `sla: {}`) come back too;
+- v1alpha1's status.backend is the spec's backend once the spec was taken in (this operator writes
+  it so, with observedGeneration): a v1beta1 status with observedGeneration shows it in v1alpha1, so
+  the request stored as v1beta1 keeps it, and the payload holds it only where it differs (`null`
+  where a v1alpha1 status with observedGeneration has none).
 
 Beyond upstream's field-by-field rules, a converter checks its own work: it converts its result back
 without the annotation and records in the annotation whatever did not come back (an empty block,
@@ -81,6 +87,7 @@ _STATE_TO_PHASE = {
 }
 _PHASE_TO_STATE = {**_STATE_TO_PHASE, "Deployed": "Ready"}
 _OPTIMIZATION_TYPES = ("latency", "throughput")
+DEFAULT_SEARCH_STRATEGY = "rapid"  # v1beta1's schema default
 _INT32 = (-(2**31), 2**31 - 1)
 # v1alpha1 profilingConfig.config.deployment.modelCache key -> v1beta1 modelCache key.
 _MODEL_CACHE_KEYS = (
@@ -521,7 +528,7 @@ def _blob_for_alpha(beta: Json, restored: Json | None) -> Json | None:
     return blob
 
 
-def _restore_alpha_spec(alpha: Json, restored: Json, namespace: object) -> None:
+def _restore_alpha_spec(alpha: Json, restored: Json) -> None:
     """v1alpha1-only fields from a decoded spec annotation; live fields are never replaced."""
 
     def fill() -> None:
@@ -537,15 +544,6 @@ def _restore_alpha_spec(alpha: Json, restored: Json, namespace: object) -> None:
         _fill(alpha, restored, skip=("profilingConfig",))
 
     _guarded("spec", fill)
-    overrides = _dict(alpha.get("deploymentOverrides"))
-    if overrides is not None and "namespace" in overrides and overrides["namespace"] not in ("", namespace):
-        log.warning(
-            "not restoring deploymentOverrides.namespace %r of a DynamoGraphDeploymentRequest in %r: "
-            "a request deploys only into its own namespace",
-            overrides["namespace"],
-            namespace,
-        )
-        del overrides["namespace"]
 
 
 def _convert_spec_to_alpha(beta: Json, restored: Json | None, namespace: object) -> tuple[Json, Json]:
@@ -554,7 +552,7 @@ def _convert_spec_to_alpha(beta: Json, restored: Json | None, namespace: object)
     if blob is not None:
         alpha["profilingConfig"]["config"] = blob
     if restored is not None:
-        _restore_alpha_spec(alpha, restored, namespace)
+        _restore_alpha_spec(alpha, restored)
     return alpha, save
 
 
@@ -691,6 +689,60 @@ def _same_graph(saved_deployment: object, dgd: object) -> bool:
     return isinstance(saved_deployment, dict) and saved_deployment.get("name", "") == dgd
 
 
+def _derived_backend(status: object, spec: object) -> object | None:
+    """The v1alpha1 status.backend a v1beta1 object implies: its spec's backend once a status took
+    the spec in (observedGeneration); None when it implies none (no spec: a status converted alone)."""
+    if not isinstance(status, dict) or "observedGeneration" not in status or not isinstance(spec, dict):
+        return None
+    backend = spec.get("backend")
+    return backend if _nonempty_str(backend) else None
+
+
+def _default_search_strategy(beta: Json) -> None:
+    """v1beta1's default searchStrategy, as the API server sets it on every v1beta1 write; a `null`
+    from the payload (the v1beta1 object had none) is removed instead.
+
+    Without it, a request stored as v1alpha1 reads without one in v1beta1 and the storage migration's
+    write adds the default: metadata.generation moves, and a request past Pending reads a moved
+    generation as an edit of its frozen spec."""
+    if "searchStrategy" in beta and beta["searchStrategy"] is None:
+        del beta["searchStrategy"]
+    elif "searchStrategy" not in beta:
+        beta["searchStrategy"] = DEFAULT_SEARCH_STRATEGY
+
+
+def _save_search_strategy(beta: Json, save: Json) -> None:
+    """What the payload must say of searchStrategy: nothing for the default (the way back sets it),
+    `null` for none."""
+    if "searchStrategy" not in beta:
+        save["searchStrategy"] = None
+    elif save.get("searchStrategy") == beta["searchStrategy"] == DEFAULT_SEARCH_STRATEGY:
+        del save["searchStrategy"]
+
+
+def _alpha_status(beta: Json, spec: object, restored: Json | None) -> tuple[Json, Json]:
+    """v1beta1 status (with its object's v1beta1 spec) -> (v1alpha1 status, sparse v1beta1-only status)."""
+    alpha, save = _status_to_alpha(beta)
+    derived = _derived_backend(beta, spec)
+    if derived is not None:
+        alpha["backend"] = derived
+    if restored is not None:
+        _restore_alpha_status(alpha, restored, beta)
+    return alpha, save
+
+
+def _save_backend(alpha: Json, beta: Json, spec: object, save: Json) -> None:
+    """What the payload must say of status.backend beside a v1beta1 status that implies one: nothing
+    when it is the one implied, `null` when the v1alpha1 status has none."""
+    derived = _derived_backend(beta, spec)
+    if derived is None:
+        return
+    if "backend" not in alpha:
+        save["backend"] = None
+    elif alpha["backend"] == derived:
+        save.pop("backend", None)
+
+
 def _restore_alpha_status(alpha: Json, restored: Json, beta: Json) -> None:
     def rules() -> None:
         phase = beta.get("phase")
@@ -712,8 +764,17 @@ def _restore_alpha_status(alpha: Json, restored: Json, beta: Json) -> None:
             if name == dgd and (state == "" or _state_matches(state, saved_deployment, phase)):
                 alpha["deployment"] = copy_tree(saved_deployment)
 
+    def backend() -> None:
+        # The payload's word wins over the backend the spec implies: null means none.
+        if "backend" in restored:
+            if restored["backend"] is None:
+                alpha.pop("backend", None)
+            else:
+                alpha["backend"] = copy_tree(restored["backend"])
+
     _guarded("status", rules)
-    _guarded("status", lambda: _fill(alpha, restored, skip=("state", "deployment")))
+    _guarded("status", backend)
+    _guarded("status", lambda: _fill(alpha, restored, skip=("state", "deployment", "backend")))
 
 
 # --- objects -------------------------------------------------------------------------------------
@@ -740,6 +801,7 @@ def _beta(obj: Mapping[str, Any], restore: bool) -> Json:
     alpha_spec = out.get("spec")
     if isinstance(alpha_spec, dict):
         beta_spec, spec_save = _convert_spec_to_beta(alpha_spec, restored_spec)
+        _default_search_strategy(beta_spec)
         # What the way back would not rebuild from the v1beta1 fields and this annotation.
         back, _ = _convert_spec_to_alpha(beta_spec, spec_save, namespace)
         _merge(spec_save, _missing(alpha_spec, back))
@@ -750,8 +812,8 @@ def _beta(obj: Mapping[str, Any], restore: bool) -> Json:
         beta_status, status_save = _status_to_beta(alpha_status)
         if restored_status is not None:
             _restore_beta_status(beta_status, restored_status, alpha_status)
-        back, _ = _status_to_alpha(beta_status)
-        _restore_alpha_status(back, status_save, beta_status)
+        _save_backend(alpha_status, beta_status, out.get("spec"), status_save)
+        back, _ = _alpha_status(beta_status, out.get("spec"), status_save)
         _merge(status_save, _missing(alpha_status, back))
         out["status"] = beta_status
 
@@ -772,13 +834,12 @@ def _alpha(obj: Mapping[str, Any], restore: bool) -> Json:
         alpha_spec, spec_save = _convert_spec_to_alpha(beta_spec, restored_spec, namespace)
         back, _ = _convert_spec_to_beta(alpha_spec, spec_save)
         _merge(spec_save, _missing(beta_spec, back))
+        _save_search_strategy(beta_spec, spec_save)
         out["spec"] = alpha_spec
 
     beta_status = out.get("status")
     if isinstance(beta_status, dict):
-        alpha_status, status_save = _status_to_alpha(beta_status)
-        if restored_status is not None:
-            _restore_alpha_status(alpha_status, restored_status, beta_status)
+        alpha_status, status_save = _alpha_status(beta_status, beta_spec, restored_status)
         _save_deployed(beta_status, alpha_status, status_save)
         back, _ = _status_to_beta(alpha_status)
         _restore_beta_status(back, status_save, alpha_status)

@@ -30,11 +30,15 @@ KINDS: tuple[type[ApiModel], ...] = (
     DynamoGraphDeploymentScalingAdapter,
 )
 
-# The kinds stored as v1beta1. DynamoGraphDeploymentRequest stays stored as v1alpha1 for now: its
-# controller's state lives in v1alpha1 status fields that v1beta1 keeps only in an annotation, and a
-# write of the status subresource cannot set annotations, so storing v1beta1 would lose that state.
+# The kinds stored as v1beta1: every kind of this version. The DGDR's controller keeps its lifecycle
+# in fields v1beta1 holds (internal/dynamo/dgdr/stored.py), so its status writes lose nothing.
 STORED: frozenset[str] = frozenset(
-    {"DynamoComponentDeployment", "DynamoGraphDeployment", "DynamoGraphDeploymentScalingAdapter"}
+    {
+        "DynamoComponentDeployment",
+        "DynamoGraphDeployment",
+        "DynamoGraphDeploymentRequest",
+        "DynamoGraphDeploymentScalingAdapter",
+    }
 )
 
 __all__ = [

@@ -15,7 +15,7 @@ to upsert and Events to record. Keeping the decision pure lets every arrow be a 
     Deploying ──DeploymentCreationFailed──► Deploying: one Warning, retried with backoff unless refused
     Deploying ──DeploymentObserved─► Ready once the DGD is successful; Ready ──► Deploying if it degrades
     Deploying ──AutoApplyOff───────► Ready       (a request stored in Deploying without autoApply)
-    Deploying/Ready ──DeploymentMissing──► DeploymentDeleted (terminal: the DGD is never recreated)
+    Deploying/Ready ──DeploymentMissing──► Failed (terminal: the DGD is never recreated)
     "", Profiling, Deploying ──ForeignNamespace──► Failed   (nothing is created in another namespace)
     Profiling ──OutputRefused──► Failed                      (the output passed a parser limit)
 """
@@ -460,8 +460,10 @@ def advance(state: State, obs: Observation) -> Transition:
                 ),
             )
         case ((State.DEPLOYING | State.READY), DeploymentMissing(name=name)):
+            # Failed, as upstream's v1beta1 has it: v1beta1 has no DeploymentDeleted phase (a request
+            # stored so by an older release is as terminal); the condition's reason says why.
             return Transition(
-                State.DEPLOYMENT_DELETED,
+                State.FAILED,
                 conditions=(
                     _cond(
                         ConditionType.DEPLOYMENT_READY,

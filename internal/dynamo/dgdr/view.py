@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynamo_operator.internal.dynamo.dgdr.machine import IMMUTABLE_STATES, State, parse_state
+from dynamo_operator.internal.dynamo.dgdr.stored import tracked_deployment
 
 Obj = dict[str, Any]
 
@@ -39,8 +40,10 @@ class RequestView:
 
     @property
     def deployment(self) -> Mapping[str, Any]:
-        """`status.deployment`: the DGD the request created and what it last saw of it."""
-        return self.status.get("deployment") or {}
+        """`status.deployment`: the DGD the request named or created and what it last saw of it, with
+        its namespace and `created` derived where the stored v1beta1 status does not hold them
+        (`stored.tracked_deployment`)."""
+        return tracked_deployment(self.status, self.namespace)
 
     @property
     def frozen_spec_edited(self) -> bool:

@@ -10,6 +10,7 @@ import yaml
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import CONFIG_MAP, JOB, SERVICE_ACCOUNT
+from dynamo_operator.internal.stored_version import stored
 from integration.controllers_requests.dgdr_testlib import (
     TIMEOUT,
     WORKERS_IMAGE,
@@ -72,7 +73,6 @@ async def test_profiling_result_becomes_generated_deployment(
     ready = await wait_state(api, ns, "req", "Ready")
     generated = ready["status"]["generatedDeployment"]
     assert (generated["kind"], generated["metadata"]["name"]) == ("DynamoGraphDeployment", expected)
-    assert ready["status"]["profilingResults"] == "configmap/dgdr-output-req"
     output_cm = await api.get(CONFIG_MAP, "dgdr-output-req", namespace=ns)
     assert [r["uid"] for r in output_cm["metadata"]["ownerReferences"]] == [created["metadata"]["uid"]]
     assert (condition(ready, "Profiling")["status"], condition(ready, "Profiling")["reason"]) == (
@@ -101,8 +101,9 @@ async def test_autoapply_overrides_no_recreate(
     api: Client, operator: RunningOperator, ns: str, kubectl: Kubectl
 ) -> None:
     """autoApply: the DGD is created with the overrides and tracking labels, no ownerReference, and
-    the request turns Ready with it; after the user deletes the DGD the request is DeploymentDeleted
-    and the DGD stays gone. The output ConfigMap arriving after the Job completed is still read."""
+    the request turns Ready with it (v1beta1: Deployed); after the user deletes the DGD the request
+    fails with reason DeploymentDeleted, as upstream's v1beta1 has it, and the DGD stays gone. The
+    output ConfigMap arriving after the Job completed is still read."""
     overrides = {
         "name": "served",
         "labels": {"team": "a"},
@@ -136,26 +137,22 @@ async def test_autoapply_overrides_no_recreate(
     assert dgd["spec"]["services"]["Frontend"]["extraPodSpec"]["mainContainer"]["image"] == IMAGE
 
     ready = await wait_state(api, ns, "auto", "Ready", timeout=180.0)
-    assert ready["status"]["deployment"] == {
-        "name": "served",
-        "namespace": ns,
-        "state": "successful",
-        "created": True,
-    }
+    assert ready["status"]["deployment"] == {"name": "served"}
+    beta = await api.get(stored(kinds.DGDR), "auto", namespace=ns)
+    assert (beta["status"]["phase"], beta["status"]["dgdName"]) == ("Deployed", "served")
     assert (condition(ready, "DeploymentReady")["status"], condition(ready, "DeploymentReady")["reason"]) == (
         "True",
         "DeploymentReady",
     )
 
     await api.delete(kinds.DGD, "served", namespace=ns)
-    deleted = await wait_state(api, ns, "auto", "DeploymentDeleted")
+    deleted = await wait_state(api, ns, "auto", "Failed")
     assert condition(deleted, "DeploymentReady")["reason"] == "DeploymentDeleted"
-    assert deleted["status"]["deployment"]["created"] is True
     # Poke the request (a metadata edit triggers a reconcile) and let the operator settle: no DGD.
     kubectl("annotate", f"{DGDR_V1ALPHA1}/auto", "-n", ns, "test/poke=1")
     await wait_quiet(settle=2.0, timeout=30.0)
     assert await get_or_none(api, kinds.DGD, "served", ns) is None
-    assert (await state_of(api, ns, "auto"))["status"]["state"] == "DeploymentDeleted"
+    assert (await state_of(api, ns, "auto"))["status"]["state"] == "Failed"
     assert created["metadata"]["uid"] == (await state_of(api, ns, "auto"))["metadata"]["uid"]
 
 

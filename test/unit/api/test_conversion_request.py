@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from dynamo_operator.api.conversion import convert, preserve, request
+from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert, preserve, request
 from dynamo_operator.api.v1alpha1.request import DynamoGraphDeploymentRequest as AlphaRequest
 from dynamo_operator.api.v1beta1.request import DynamoGraphDeploymentRequest as BetaRequest
 
@@ -295,15 +295,14 @@ def test_deployment_details_are_not_restored_for_another_graph() -> None:
 # --- tenancy -------------------------------------------------------------------------------------
 
 
-def test_a_foreign_namespace_in_the_payload_is_not_restored(caplog: pytest.LogCaptureFixture) -> None:
-    """The graph lands in the request's namespace: an annotation cannot send it elsewhere."""
+def test_a_foreign_namespace_in_the_payload_is_restored_to_be_refused() -> None:
+    """Shown in v1alpha1, it is refused there (the admission policy, the operator's NamespaceNotAllowed);
+    dropped, the request would go on silently in its own namespace."""
     payload = {"version": 1, "spec": {"deploymentOverrides": {"namespace": "kube-system", "name": "g"}}}
     beta = _beta()
     beta["metadata"]["annotations"] = {SPEC: json.dumps(payload)}
-    with caplog.at_level(logging.WARNING):
-        alpha = request.to_v1alpha1(beta)
-    assert alpha["spec"]["deploymentOverrides"] == {"name": "g"}
-    assert "kube-system" in caplog.text
+    alpha = request.to_v1alpha1(beta)
+    assert alpha["spec"]["deploymentOverrides"] == {"namespace": "kube-system", "name": "g"}
 
 
 def test_the_own_namespace_in_the_payload_is_restored() -> None:
@@ -456,3 +455,78 @@ def test_upstream_controller_inputs_read_as_v1alpha1_keep_their_settings(case: s
     assert spec["profilingConfig"]["profilerImage"] == doc["spec"]["image"]
     assert spec["profilingConfig"]["config"]["sla"] == {"ttft": 2000, "itl": 30, "isl": 4000, "osl": 1000}
     assert _payload(alpha)["spec"]["hardware"] == doc["spec"]["hardware"]
+
+
+# --- status.backend: the spec's backend once the spec was taken in ---------------------------------
+
+
+def _beta_request(status: dict[str, Any], annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "r", "namespace": "ns"}
+    if annotations:
+        meta["annotations"] = annotations
+    return {
+        "apiVersion": V1BETA1,
+        "kind": "DynamoGraphDeploymentRequest",
+        "metadata": meta,
+        "spec": {"model": "m", "backend": "vllm", "autoApply": True, "searchStrategy": "rapid"},
+        "status": status,
+    }
+
+
+def test_a_v1beta1_status_that_took_the_spec_in_shows_its_backend_in_v1alpha1() -> None:
+    """The request stored as v1beta1 keeps v1alpha1's status.backend without any payload."""
+    beta = _beta_request({"phase": "Profiling", "observedGeneration": 1})
+    alpha = convert(beta, V1ALPHA1)
+    assert alpha["status"]["backend"] == "vllm"
+    assert "annotations" not in alpha["metadata"]
+    assert convert(alpha, V1BETA1) == beta
+
+
+def test_a_v1beta1_status_before_the_spec_was_taken_in_shows_no_backend() -> None:
+    alpha = convert(_beta_request({"phase": "Pending"}), V1ALPHA1)
+    assert "backend" not in alpha["status"]
+
+
+def test_a_v1alpha1_status_without_the_backend_its_spec_implies_keeps_none() -> None:
+    alpha = convert(_beta_request({"phase": "Profiling", "observedGeneration": 1}), V1ALPHA1)
+    del alpha["status"]["backend"]
+    beta = convert(alpha, V1BETA1)
+    assert json.loads(beta["metadata"]["annotations"]["nvidia.com/dgdr-status"]) == {"backend": None}
+    assert convert(beta, V1ALPHA1) == alpha
+
+
+def test_a_v1alpha1_backend_other_than_the_spec_one_is_kept() -> None:
+    alpha = convert(_beta_request({"phase": "Profiling", "observedGeneration": 1}), V1ALPHA1)
+    alpha["status"]["backend"] = "sglang"
+    assert convert(convert(alpha, V1BETA1), V1ALPHA1) == alpha
+
+
+def test_a_status_converted_alone_implies_no_backend() -> None:
+    """The operator's status writes convert a status without its spec: no backend appears in it."""
+    beta = _beta_request({"phase": "Profiling", "observedGeneration": 1})
+    del beta["spec"]
+    assert "backend" not in convert(beta, V1ALPHA1)["status"]
+
+
+# --- searchStrategy: v1beta1's default, set in the conversion as the API server sets it ------------
+
+
+def test_a_v1alpha1_request_converts_with_the_default_search_strategy() -> None:
+    """As the API server defaults it on a v1beta1 write: the storage migration's write then changes no
+    spec (and no generation, which a request past Pending would read as an edit of its frozen spec)."""
+    alpha = convert(_beta_request({"phase": "Profiling", "observedGeneration": 1}), V1ALPHA1)
+    assert "annotations" not in alpha["metadata"]
+    del alpha["status"]
+    assert convert(alpha, V1BETA1)["spec"]["searchStrategy"] == "rapid"
+
+
+def test_a_v1beta1_request_without_a_search_strategy_keeps_none() -> None:
+    beta = _beta_request({"phase": "Profiling", "observedGeneration": 1})
+    del beta["spec"]["searchStrategy"]
+    assert convert(convert(beta, V1ALPHA1), V1BETA1) == beta
+
+
+def test_a_v1beta1_request_with_another_search_strategy_keeps_it() -> None:
+    beta = _beta_request({"phase": "Profiling", "observedGeneration": 1})
+    beta["spec"]["searchStrategy"] = "thorough"
+    assert convert(convert(beta, V1ALPHA1), V1BETA1) == beta

@@ -171,10 +171,7 @@ def test_v1beta1_graph_columns_say_why_a_graph_is_not_ready() -> None:
 def test_served_versions_store_v1beta1_and_convert_v1alpha1_through_the_webhook(plural: str) -> None:
     crd = OURS[plural]
     versions = [(v["name"], v["served"], v["storage"]) for v in crd["spec"]["versions"]]
-    if plural == "dynamographdeploymentrequests":  # its controller's state is v1alpha1 status (api/v1beta1)
-        assert versions == [("v1alpha1", True, True), ("v1beta1", True, False)]
-    else:
-        assert versions == [("v1alpha1", True, False), ("v1beta1", True, True)]
+    assert versions == [("v1alpha1", True, False), ("v1beta1", True, True)]
     assert crd["spec"]["conversion"] == {
         "strategy": "Webhook",
         "webhook": {
@@ -205,7 +202,7 @@ def test_two_version_crd_fits_a_client_side_apply_annotation(plural: str) -> Non
     assert len(json.dumps(OURS[plural], separators=(",", ":"))) < 256 * 1024 - 16 * 1024
 
 
-@pytest.mark.parametrize("plural", sorted(set(OURS) - {"dynamomodels", "dynamographdeploymentrequests"}))
+@pytest.mark.parametrize("plural", sorted(set(OURS) - {"dynamomodels"}))
 def test_v1alpha1_is_served_deprecated_with_a_warning_that_says_what_to_write(plural: str) -> None:
     alpha, beta = OURS[plural]["spec"]["versions"]
     assert alpha["deprecated"] is True
@@ -217,8 +214,3 @@ def test_v1alpha1_is_served_deprecated_with_a_warning_that_says_what_to_write(pl
 def test_dynamo_model_stays_a_single_stored_v1alpha1() -> None:
     versions = OURS["dynamomodels"]["spec"]["versions"]
     assert [(v["name"], v["storage"], v.get("deprecated")) for v in versions] == [("v1alpha1", True, None)]
-
-
-def test_a_stored_v1alpha1_is_not_deprecated() -> None:
-    alpha, _ = OURS["dynamographdeploymentrequests"]["spec"]["versions"]
-    assert alpha["storage"] is True and "deprecated" not in alpha

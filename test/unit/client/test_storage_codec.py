@@ -55,17 +55,16 @@ def test_an_object_that_cannot_be_converted_is_handed_on_as_read() -> None:
 def test_only_kinds_served_as_v1beta1_get_a_codec() -> None:
     assert set(storage_codecs(frozenset({"dynamographdeployments"}))) == {kinds.DGD}
     assert storage_codecs(frozenset()) == {}
-    assert set(every_storage_codec()) == {kinds.DGD, kinds.DCD, kinds.DGDSA}
+    assert set(every_storage_codec()) == {kinds.DGD, kinds.DCD, kinds.DGDSA, kinds.DGDR}
 
 
 def test_dynamo_model_is_never_converted() -> None:
     assert kinds.DYNAMO_MODEL not in every_storage_codec()
 
 
-def test_requests_stay_stored_and_spoken_as_v1alpha1() -> None:
-    """Their controller's state lives in v1alpha1 status fields that v1beta1 keeps in an annotation,
-    which a status write cannot set."""
-    assert kinds.DGDR not in every_storage_codec()
+def test_requests_are_spoken_in_v1beta1_like_the_other_converted_kinds() -> None:
+    """Their controller keeps its lifecycle in fields v1beta1 holds (internal/dynamo/dgdr/stored.py)."""
+    assert every_storage_codec()[kinds.DGDR].wire == stored(kinds.DGDR)
 
 
 def _stored_graph(generation: int, *, state: str = "pending") -> dict[str, Any]:

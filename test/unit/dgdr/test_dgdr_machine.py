@@ -261,9 +261,10 @@ def test_deploying_pending_dgd_keeps_deploying_quietly() -> None:
     assert (t.state, t.conditions, t.events) == (State.DEPLOYING, (), ())
 
 
-def test_deploying_deleted_dgd_is_deployment_deleted() -> None:
+def test_deploying_deleted_dgd_fails_the_request_with_reason_deployment_deleted() -> None:
+    """v1beta1 (stored) has no DeploymentDeleted phase: Failed, as upstream's v1beta1 controller."""
     t = advance(State.DEPLOYING, DeploymentMissing("g"))
-    assert t.state is State.DEPLOYMENT_DELETED and t.terminal
+    assert t.state is State.FAILED and t.terminal
     assert _condition(t, ConditionType.DEPLOYMENT_READY).reason is Reason.DEPLOYMENT_DELETED
 
 
@@ -284,9 +285,9 @@ def test_ready_successful_dgd_stays_ready_quietly() -> None:
     assert (t.state, t.conditions, t.events) == (State.READY, (), ())
 
 
-def test_ready_deleted_dgd_is_deployment_deleted_with_warning() -> None:
+def test_ready_deleted_dgd_fails_the_request_with_warning() -> None:
     t = advance(State.READY, DeploymentMissing("g"))
-    assert t.state is State.DEPLOYMENT_DELETED
+    assert t.state is State.FAILED
     assert [(e.type, e.reason) for e in t.events] == [(EventType.WARNING, EventReason.DEPLOYMENT_DELETED)]
     assert "will not recreate" in t.events[0].message
 

@@ -67,5 +67,19 @@ def test_the_view_reads_names_spec_and_the_tracked_deployment() -> None:
         "9",
     )
     assert view.auto_apply is True
-    assert view.deployment == {"name": "g", "created": True}
+    assert view.deployment == {"name": "g", "namespace": "ns", "created": True}
     assert read_request({"metadata": {"name": "r"}}).deployment == {}
+
+
+def test_a_graph_read_back_from_v1beta1_counts_as_created_by_its_deployment_ready_condition() -> None:
+    """v1beta1 holds only the graph's name (dgdName): a DeploymentReady condition written after the
+    create says it was created, so a graph the user deleted is never created again."""
+    created = {"type": "DeploymentReady", "status": "False", "reason": "DeploymentCreated"}
+    view = read_request(request(state="Deploying", deployment={"name": "g"}, conditions=[created]))
+    assert view.deployment == {"name": "g", "namespace": "ns", "created": True}
+
+
+def test_a_graph_named_but_not_created_yet_is_not_created() -> None:
+    refused = {"type": "DeploymentReady", "status": "False", "reason": "NamespaceNotAllowed"}
+    view = read_request(request(state="Deploying", deployment={"name": "g"}, conditions=[refused]))
+    assert view.deployment == {"name": "g", "namespace": "ns"}

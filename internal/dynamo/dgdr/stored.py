@@ -1,0 +1,96 @@
+"""A request's lifecycle as nvidia.com/v1beta1 stores it. Pure.
+
+The DGDR is stored as v1beta1 and the reconciler reads it in v1alpha1 (the client's codec). Part of
+the v1alpha1 status has no v1beta1 field (`backend`, `profilingResults`, the created graph's
+namespace, state and `created` flag, the state DeploymentDeleted): the conversion keeps it in the
+`nvidia.com/dgdr-status` annotation, and a write of the status subresource cannot set annotations,
+so none of it outlives a status write. The machine therefore decides only by what v1beta1 holds:
+
+- the state: `status.phase` (Deployed reads as Ready; "" is no phase yet);
+- the created graph: its name is `status.dgdName`, its namespace the request's own (no other is
+  ever accepted), and whether it was created is said by the DeploymentReady condition, which only
+  a step after the create writes (`deployment_created`);
+- the profiling Job: its name is a function of the request's (`names.job_name`); it is also written
+  to `status.profilingJobName` when the Job is created, where upstream keeps it.
+
+On a cluster whose CRD still stores v1alpha1 (an older release's), the same status is written in
+v1alpha1 with the v1alpha1-only fields as before; v1beta1-only fields then have nowhere to go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert
+from dynamo_operator.internal.dynamo.dgdr.vocabulary import ConditionType, Reason
+
+Obj = dict[str, Any]
+
+KIND: Final = "DynamoGraphDeploymentRequest"
+PROFILING_JOB_NAME: Final = "profilingJobName"
+
+# DeploymentReady reasons the machine writes only once the graph was created (the create's own
+# step, then what it saw of the graph); NamespaceNotAllowed, the other one, means nothing was.
+CREATED_REASONS: Final = frozenset(
+    {
+        Reason.DEPLOYMENT_CREATED,
+        Reason.DEPLOYMENT_READY,
+        Reason.DEPLOYMENT_DEGRADED,
+        Reason.DEPLOYMENT_DELETED,
+    }
+)
+# The v1beta1 status fields the machine writes; any other one (profilingPhase, deploymentInfo, a
+# pareto list, written by upstream's operator or a user) is left as it is.
+MANAGED: Final = frozenset({"phase", "observedGeneration", "conditions", "dgdName"})
+
+
+def deployment_created(status: Mapping[str, Any]) -> bool:
+    """Whether the request created its graph: an explicit `deployment.created` (a status stored as
+    v1alpha1) or a DeploymentReady condition only a step after the create writes."""
+    deployment = status.get("deployment")
+    if isinstance(deployment, Mapping) and deployment.get("created") is True:
+        return True
+    conditions = status.get("conditions")
+    return isinstance(conditions, list) and any(
+        isinstance(c, Mapping)
+        and c.get("type") == ConditionType.DEPLOYMENT_READY
+        and c.get("reason") in CREATED_REASONS
+        for c in conditions
+    )
+
+
+def tracked_deployment(status: Mapping[str, Any], namespace: str) -> Obj:
+    """`status.deployment` with what v1beta1 does not hold filled in: the namespace (the request's
+    own) and `created`; empty when no graph is named."""
+    deployment = status.get("deployment")
+    if not isinstance(deployment, Mapping) or not deployment.get("name"):
+        return {}
+    out = dict(deployment)
+    if not out.get("namespace"):
+        out["namespace"] = namespace
+    if deployment_created(status):
+        out["created"] = True
+    return out
+
+
+def beta_status(old: Mapping[str, Any], new: Mapping[str, Any], beta_fields: Mapping[str, Any]) -> Obj:
+    """The v1beta1 status to write: `old` (the v1beta1 status stored now) with the fields the machine
+    writes taken from `new` (its v1alpha1 status, converted as the webhook converts it) and the
+    v1beta1-only `beta_fields` of this step (the profiling Job's name) on top.
+
+    `profilingResults.selectedConfig` follows `new`; the rest of `profilingResults` and every field
+    outside `MANAGED` stay as `old` has them."""
+    envelope = {"apiVersion": V1ALPHA1, "kind": KIND, "metadata": {}, "status": dict(new)}
+    converted = convert(envelope, V1BETA1).get("status")
+    wanted: Mapping[str, Any] = converted if isinstance(converted, Mapping) else {}
+    out: Obj = {key: value for key, value in old.items() if key not in MANAGED and key != "profilingResults"}
+    out.update({key: value for key, value in wanted.items() if key in MANAGED})
+    results = {k: v for k, v in (old.get("profilingResults") or {}).items() if k != "selectedConfig"}
+    selected = (wanted.get("profilingResults") or {}).get("selectedConfig")
+    if selected is not None:
+        results["selectedConfig"] = selected
+    if results:
+        out["profilingResults"] = results
+    out.update(beta_fields)
+    return out
