@@ -217,6 +217,10 @@ RESOURCE_CLAIM_TEMPLATE: Final = Resource(
 # KAI: Grove cliques get its scheduler and queue label when it is served (internal/dynamo/grove.py).
 KAI_QUEUE: Final = Resource("scheduling.run.ai", "v2", "queues", "Queue", namespaced=False)
 
+CLUSTER_TOPOLOGY_BINDING: Final = Resource(
+    "grove.io", "v1alpha1", "clustertopologybindings", "ClusterTopologyBinding", namespaced=False
+)
+
 OPTIONAL_APIS: Final[tuple[OptionalApi, ...]] = (
     OptionalApi(
         capability=lambda c: c.lws,
@@ -306,6 +310,19 @@ OPTIONAL_APIS: Final[tuple[OptionalApi, ...]] = (
         kinds=(Kind(RESOURCE_CLAIM_TEMPLATE, CHILD_CONTENT_CHANGED),),
         # No render flag: a built-in API, `render` assumes it served (internal/dynamo/render.py).
         rbac=(Rule(RESOURCE_CLAIM_TEMPLATE.group, (RESOURCE_CLAIM_TEMPLATE.plural,), WRITE),),
+    ),
+    OptionalApi(
+        capability=lambda c: c.grove_cluster_topology,
+        probe=CLUSTER_TOPOLOGY_BINDING,  # detected and readable; nothing watches it yet
+        rbac=(
+            Rule(
+                CLUSTER_TOPOLOGY_BINDING.group,
+                (CLUSTER_TOPOLOGY_BINDING.plural,),
+                READ,
+                why="Grove's cluster topologies, named by spec.topologyConstraint.clusterTopologyName:"
+                " read only.",
+            ),
+        ),
     ),
 )
 

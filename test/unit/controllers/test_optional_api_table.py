@@ -19,6 +19,8 @@ from dynamo_operator.internal.optional_api_table import (
     capabilities,
     rbac_rules,
 )
+from dynamo_operator.optional_apis import capabilities_from_crds
+from unit.controllers.optional_apis_testlib import crd
 
 CHART_ROLE = gen_rbac.REPO / "deploy" / "helm" / "dynamo-operator" / "files" / "manager-role.yaml"
 
@@ -79,3 +81,26 @@ def test_apis_with_kinds_name_the_reconciler_that_watches_them() -> None:
 def test_add_ons_are_local_cluster_add_ons() -> None:
     named = {api.addon for api in OPTIONAL_APIS if api.addon}
     assert named and named <= set(cluster_addons.ADDONS)
+
+
+# --- the entry added through the table alone: Grove's ClusterTopologyBinding ----------------------------
+
+TOPOLOGY = next(api for api in OPTIONAL_APIS if api.name == "grove_cluster_topology")
+
+
+def test_grove_cluster_topology_is_served_when_its_crd_is() -> None:
+    assert TOPOLOGY.crd_name == "clustertopologybindings.grove.io"
+    assert capabilities_from_crds({TOPOLOGY.crd_name: crd(TOPOLOGY)}) == Capabilities(
+        grove_cluster_topology=True
+    )
+
+
+def test_grove_cluster_topology_is_granted_read_only() -> None:
+    rules = yaml.safe_load(gen_rbac.ROLE.read_text())["rules"]
+    granted = {
+        verb
+        for rule in rules
+        if "grove.io" in rule["apiGroups"] and "clustertopologybindings" in rule["resources"]
+        for verb in rule["verbs"]
+    }
+    assert granted == {"get", "list", "watch"}
