@@ -59,7 +59,8 @@ def _in_use(api: OptionalApi, settings: Settings) -> Callable[[Capabilities], bo
 @dataclass(frozen=True, slots=True)
 class Owner:
     """A controller that writes children (through ChildSyncer): the orphan collector judges its
-    children, and it owns the `optional` kinds while their APIs are served."""
+    children, and it owns the kinds of the optional APIs whose table entry names its `side`, while
+    those APIs are served."""
 
     build: Callable[[Manager, Settings], Built[OwningReconciler]]
     kind: Resource
