@@ -55,17 +55,17 @@ from dynamo_operator.internal.controller.predicates import (
 from dynamo_operator.internal.controller.rejection import Rejected
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.controller.source import Channel
-from dynamo_operator.internal.dynamo.component import component_of, desired_component_objects
-from dynamo_operator.internal.dynamo.context import GenContext, SharedContexts
-from dynamo_operator.internal.dynamo.dcd_status import component_status, rejected_status
-from dynamo_operator.internal.dynamo.errors import (
+from dynamo_operator.internal.dynamo.common.context import GenContext, SharedContexts
+from dynamo_operator.internal.dynamo.common.errors import (
     FieldNotImplementedError,
     GenerationError,
     MissingAPIError,
 )
-from dynamo_operator.internal.dynamo.hashing import LAST_APPLIED_HASH
-from dynamo_operator.internal.dynamo.pod_diagnosis import Diagnosis, diagnose
-from dynamo_operator.internal.dynamo.status import (
+from dynamo_operator.internal.dynamo.common.hashing import LAST_APPLIED_HASH
+from dynamo_operator.internal.dynamo.component.workload import component_of, desired_component_objects
+from dynamo_operator.internal.dynamo.status.dcd_status import component_status, rejected_status
+from dynamo_operator.internal.dynamo.status.pod_diagnosis import Diagnosis, diagnose
+from dynamo_operator.internal.dynamo.status.readiness import (
     AVAILABLE,
     DEPLOYMENT_KIND,
     LWS_KIND,

@@ -28,7 +28,7 @@ from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.controller.builder import Builder, Built
 from dynamo_operator.internal.controller.predicates import Funcs, generation_changed
 from dynamo_operator.internal.controller.result import Result
-from dynamo_operator.internal.dynamo.pod import multinode_node_count
+from dynamo_operator.internal.dynamo.pod.template import multinode_node_count
 from dynamo_operator.internal.dynamo.scalingadapter import adapter as logic
 from dynamo_operator.internal.dynamo.scalingadapter import readiness
 from dynamo_operator.internal.dynamo.scalingadapter.status import adapter_status

@@ -7,7 +7,7 @@ shape, owned or only read), its `render --with-...` flag, the RBAC rules it need
 cluster's add-on that serves it. The readers:
 
 - detection (operator/optional_apis.py, operator/context.py, operator/optional_api_watch.py);
-- `Capabilities` (internal/dynamo/context.py): generation is pure and cannot import this table, so the
+- `Capabilities` (internal/dynamo/common/context.py): generation is pure and cannot import this table, so the
   dataclass keeps one typed field per entry; each entry names its field through an accessor mypy
   checks (`lambda c: c.lws`), and `_field_of` turns that into the name, so there is no string to match;
 - ownership (operator/registration.py), cache shapes (operator/cache_shapes.py) and the child kinds a
@@ -37,12 +37,12 @@ from dynamo_operator.internal.controller.predicates import (
     Funcs,
     Predicate,
 )
-from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.internal.dynamo.common.context import Capabilities
 
 Obj = dict[str, Any]
 Mapper = Callable[[Obj], Iterable[str]]
 
-# Workloads: what readiness reads (internal/dynamo/status.py) and `spec.replicas` for the syncer's
+# Workloads: what readiness reads (internal/dynamo/status/readiness.py) and `spec.replicas` for the syncer's
 # drift check (a hand-scaled child is put back). Also the shape of Deployments (operator/cache_shapes.py).
 WORKLOAD_SHAPE: Final = keep_paths("spec.replicas", "spec.paused", "status")
 
@@ -157,7 +157,7 @@ POD_CLIQUE_SCALING_GROUP: Final = Resource(
     "grove.io", "v1alpha1", "podcliquescalinggroups", "PodCliqueScalingGroup"
 )
 
-# What the graph's Grove readiness (internal/dynamo/grove_status.py) reads of a PodClique or scaling
+# What the graph's Grove readiness (internal/dynamo/grove/readiness.py) reads of a PodClique or scaling
 # group: a change elsewhere (conditions' times, scheduled/gated counts, template hashes) is no news.
 _GROVE_STATUS_READ = (
     "replicas",
@@ -214,7 +214,7 @@ INFERENCE_POOL: Final = Resource("inference.networking.k8s.io", "v1", "inference
 RESOURCE_CLAIM_TEMPLATE: Final = Resource(
     "resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate"
 )
-# KAI: Grove cliques get its scheduler and queue label when it is served (internal/dynamo/grove.py).
+# KAI: Grove cliques get its scheduler and queue label when served (internal/dynamo/grove/podcliqueset.py).
 KAI_QUEUE: Final = Resource("scheduling.run.ai", "v2", "queues", "Queue", namespaced=False)
 
 CLUSTER_TOPOLOGY_BINDING: Final = Resource(
@@ -308,7 +308,7 @@ OPTIONAL_APIS: Final[tuple[OptionalApi, ...]] = (
         builtin=True,
         owner=Owner.COMPONENT,
         kinds=(Kind(RESOURCE_CLAIM_TEMPLATE, CHILD_CONTENT_CHANGED),),
-        # No render flag: a built-in API, `render` assumes it served (internal/dynamo/render.py).
+        # No render flag: a built-in API, `render` assumes it served (internal/dynamo/render/offline.py).
         rbac=(Rule(RESOURCE_CLAIM_TEMPLATE.group, (RESOURCE_CLAIM_TEMPLATE.plural,), WRITE),),
     ),
     OptionalApi(

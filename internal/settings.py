@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from dynamo_operator.internal.controller.orphans import DEFAULT_GRACE_SECONDS
-from dynamo_operator.internal.dynamo.context import Capabilities, GenContext
+from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext
 from dynamo_operator.internal.secrets.index import DockerSecretIndex
 
 # Upstream's default: a deleted LoRA model keeps its finalizer this long while unloads fail.

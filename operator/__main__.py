@@ -206,7 +206,7 @@ def add_convert_command(parser: argparse.ArgumentParser) -> None:
 def render(args: argparse.Namespace) -> int:
     """`render`: the objects the DGDs of `args.filename` would create, on stdout; notes on stderr."""
     # Imported here: rendering needs the generation code, running the operator does not need it first.
-    from dynamo_operator.internal.dynamo.render import RenderOptions, parse_secrets, render_documents
+    from dynamo_operator.internal.dynamo.render.offline import RenderOptions, parse_secrets, render_documents
 
     def note(message: str) -> None:
         print(f"dynamo-operator render: {message}", file=sys.stderr)

@@ -21,7 +21,7 @@ import structlog
 from dynamo_operator.flags import OperatorOptions
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.client.retry import is_retriable
-from dynamo_operator.internal.dynamo.context import Capabilities, GenContext, IngressDefaults
+from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext, IngressDefaults
 from dynamo_operator.internal.optional_api_table import BY_NAME, OPTIONAL_APIS, OptionalApi, capabilities
 from dynamo_operator.internal.settings import Settings
 from dynamo_operator.optional_apis import Answer, discovery_serves

@@ -10,7 +10,7 @@ from importlib import metadata
 from pathlib import Path
 
 from dynamo_operator.eventloop import EVENT_LOOPS, UVLOOP
-from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.internal.dynamo.common.context import Capabilities
 from dynamo_operator.internal.optional_api_table import RENDER_APIS, capabilities
 
 DEFAULT_LEADER_ELECTION_ID = "dynamo-operator-leader"

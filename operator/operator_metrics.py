@@ -14,7 +14,7 @@ import structlog
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.cache.cache import InformerNotRegistered
 from dynamo_operator.internal.client.resource import Resource
-from dynamo_operator.internal.dynamo import conditions
+from dynamo_operator.internal.dynamo.status import conditions
 from dynamo_operator.internal.observability.metrics import REGISTRY
 from prometheus_client import Gauge
 

@@ -27,7 +27,7 @@ from dynamo_operator.internal.cache.interface import Obj, StoreReader
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
 from dynamo_operator.internal.clock import Clock, RealClock
-from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.internal.dynamo.common.context import Capabilities
 from dynamo_operator.internal.optional_api_table import CRD_APIS, CRD_NAMES
 from dynamo_operator.optional_apis import (
     Answer,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.internal.dynamo.common.context import Capabilities
 from dynamo_operator.internal.optional_api_table import (
     BY_NAME,
     CRD_APIS,

@@ -24,7 +24,7 @@ from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.controller.handlers import controller_owner_keys
 from dynamo_operator.internal.controller.predicates import Predicate
 from dynamo_operator.internal.controller.source import Channel
-from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.internal.dynamo.common.context import Capabilities
 
 log = structlog.get_logger(__name__)
 

@@ -27,7 +27,7 @@ from dynamo_operator.controllers.dynamographdeployment import reconciler as dyna
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
 from dynamo_operator.internal.controller.builder import Built
-from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.internal.dynamo.common.context import Capabilities
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.optional_api_table import OPTIONAL_APIS, OptionalApi
 from dynamo_operator.internal.optional_api_table import Owner as Side

@@ -112,7 +112,7 @@ _KEY_PART = "[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?"
 
 
 def _normalised(key: str) -> str:
-    """A service key as generated names spell it (internal/dynamo/naming.normalised_service)."""
+    """A service key as generated names spell it (internal/dynamo/common/naming.normalised_service)."""
     return f"{key}.lowerAscii().replace('.', '-')"
 
 

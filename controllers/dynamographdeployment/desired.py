@@ -8,9 +8,9 @@ from typing import Any
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.apply import Desired
 from dynamo_operator.internal.controller.rejection import Rejected
-from dynamo_operator.internal.dynamo.errors import GenerationError
-from dynamo_operator.internal.dynamo.graph import shared_between_owners
-from dynamo_operator.internal.dynamo.graph_children import GraphChildren
+from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.graph.children import GraphChildren
+from dynamo_operator.internal.dynamo.graph.generate import shared_between_owners
 
 Obj = dict[str, Any]
 

@@ -12,7 +12,7 @@ takes Grove (internal.dynamo.grove `takes_grove`). In order:
 3. replicas go through the `scale` subresource of the service's PodClique / PodCliqueScalingGroup
    (Grove makes those from the set once; a changed template replica count alone does not resize
    them), only when the live count differs, NotFound ignored (Grove has not made it yet);
-4. status is read from the PodCliques and scaling groups Grove reports on (grove_status.py), a
+4. status is read from the PodCliques and scaling groups Grove reports on (grove/readiness.py), a
    short scaling group explained by its member cliques.
 
 Switching back (Grove disabled, its API gone, or `nvidia.com/enable-grove: "false"`) is the DCD
@@ -38,20 +38,20 @@ from dynamo_operator.internal.apply import (
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.controller.result import Result
-from dynamo_operator.internal.dynamo.context import GenContext
-from dynamo_operator.internal.dynamo.graph import services_of
-from dynamo_operator.internal.dynamo.graph_children import grove_children
-from dynamo_operator.internal.dynamo.graphview import GraphView
-from dynamo_operator.internal.dynamo.grove import grove_services, pod_clique_set_name
-from dynamo_operator.internal.dynamo.grove_status import (
+from dynamo_operator.internal.dynamo.common.context import GenContext
+from dynamo_operator.internal.dynamo.graph.children import grove_children
+from dynamo_operator.internal.dynamo.graph.generate import services_of
+from dynamo_operator.internal.dynamo.graph.view import GraphView
+from dynamo_operator.internal.dynamo.grove.podcliqueset import grove_services, pod_clique_set_name
+from dynamo_operator.internal.dynamo.grove.readiness import (
     ServiceObject,
     grove_graph_status,
     member_clique_names,
     restart_rolled,
     restart_values,
 )
-from dynamo_operator.internal.dynamo.restart import plan_restart
-from dynamo_operator.internal.dynamo.status import GraphStatus
+from dynamo_operator.internal.dynamo.rollout.restart import plan_restart
+from dynamo_operator.internal.dynamo.status.readiness import GraphStatus
 
 log = structlog.get_logger(__name__)
 

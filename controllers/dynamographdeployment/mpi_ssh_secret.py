@@ -1,6 +1,6 @@
 """Provides the MPI SSH key Secret in every namespace that runs a multinode graph.
 
-The Secret is shared by the namespace's graphs (internal/dynamo/mpisecret.py), so this controller
+The Secret is shared by the namespace's graphs (internal/dynamo/graph/mpisecret.py), so this controller
 keeps it apart from the graph reconciler: it reconciles graphs, and for one that needs the Secret it
 makes sure the Secret exists in the graph's namespace. It creates, never updates: a key in use is
 never replaced, not on re-apply, not on restart, not when another graph arrives. Deleting the Secret
@@ -30,7 +30,7 @@ from dynamo_operator.internal.client.resource import SECRET, Resource, split_key
 from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions
 from dynamo_operator.internal.controller.predicates import Funcs
 from dynamo_operator.internal.controller.result import Result
-from dynamo_operator.internal.dynamo.mpisecret import (
+from dynamo_operator.internal.dynamo.graph.mpisecret import (
     KeyPairSource,
     desired_mpi_ssh_secret,
     graph_needs_mpi_ssh_secret,

@@ -12,10 +12,11 @@ has rolled (`observedGeneration` caught up and `Available`). See `plan_restart`.
 
 Worker DCDs are named with the graph's worker hash; after a worker spec edit a single-node graph's
 workers are rolled service by service in `status.rollingUpdate` (graph_rollout.py, the decision in
-internal/dynamo/rollingupdate.py), a multinode graph's are replaced as a whole once the new ones serve.
-The hash naming the workers follows upstream's two eras (internal/dynamo/rollout.py: the recorded v1
+internal/dynamo/rollout/rollingupdate.py), a multinode graph's are replaced as a whole once the new ones
+serve.
+The hash naming the workers follows upstream's two eras (internal/dynamo/rollout/workers.py: the recorded v1
 hash while the spec is unchanged, else the v2 hash of workerhash_v2.py), so graphs upstream deployed
-are taken over in place. The graph's own metadata gets the origin version (`graphmeta`) and, once a
+are taken over in place. The graph's own metadata gets the origin version (`graph/meta.py`) and, once a
 worker generation serves alone, its hash annotations (`nvidia.com/current-worker-hash-v2`, plus the
 v1 one while a v1 generation serves), in one patch and only when they change.
 """
@@ -59,22 +60,26 @@ from dynamo_operator.internal.controller.predicates import (
 )
 from dynamo_operator.internal.controller.rejection import Rejected
 from dynamo_operator.internal.controller.result import Result, TerminalError
-from dynamo_operator.internal.dynamo.context import GenContext, SharedContexts
-from dynamo_operator.internal.dynamo.dgd_status import explain, rejected_status, synced_status
-from dynamo_operator.internal.dynamo.errors import GenerationError
-from dynamo_operator.internal.dynamo.graph import dcd_names
-from dynamo_operator.internal.dynamo.graph_children import dcd_children
-from dynamo_operator.internal.dynamo.graphmeta import annotations_to_write
-from dynamo_operator.internal.dynamo.graphview import GraphView, read_graph
-from dynamo_operator.internal.dynamo.grove import takes_grove
-from dynamo_operator.internal.dynamo.hashing import LAST_APPLIED_HASH
-from dynamo_operator.internal.dynamo.restart import RestartPlan, plan_restart
-from dynamo_operator.internal.dynamo.rollingupdate import (
+from dynamo_operator.internal.dynamo.common.context import GenContext, SharedContexts
+from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.common.hashing import LAST_APPLIED_HASH
+from dynamo_operator.internal.dynamo.graph.children import dcd_children
+from dynamo_operator.internal.dynamo.graph.generate import dcd_names
+from dynamo_operator.internal.dynamo.graph.meta import annotations_to_write
+from dynamo_operator.internal.dynamo.graph.view import GraphView, read_graph
+from dynamo_operator.internal.dynamo.grove.podcliqueset import takes_grove
+from dynamo_operator.internal.dynamo.rollout.restart import RestartPlan, plan_restart
+from dynamo_operator.internal.dynamo.rollout.rollingupdate import (
     RollingPlan,
     with_new_replicas,
 )
-from dynamo_operator.internal.dynamo.rollout import WorkerGeneration, hash_annotations_patch, service_of
-from dynamo_operator.internal.dynamo.status import (
+from dynamo_operator.internal.dynamo.rollout.workers import (
+    WorkerGeneration,
+    hash_annotations_patch,
+    service_of,
+)
+from dynamo_operator.internal.dynamo.status.dgd_status import explain, rejected_status, synced_status
+from dynamo_operator.internal.dynamo.status.readiness import (
     GraphStatus,
     dcd_became_rolled,
     dcd_rolled,

@@ -1,6 +1,6 @@
 """The graph reconciler's worker rollout step: chooses the hash naming the worker DCDs, reads what the
 decision needs from the cache, scales the old worker DCDs down, and records the rollout's Events. The
-decisions themselves are pure (internal/dynamo/rollout.py for the worker generation and whole-set
+decisions themselves are pure (internal/dynamo/rollout/workers.py for the worker generation and whole-set
 replacement, rollingupdate.py for single-node graphs).
 """
 
@@ -15,10 +15,12 @@ from dynamo_operator.internal import kinds
 from dynamo_operator.internal.apply import ChildClient, ChildReader, RecentWrites, Recorder
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.clock import Clock, RealClock
-from dynamo_operator.internal.dynamo import rollingupdate
-from dynamo_operator.internal.dynamo.graph import graph_worker_hash, services_of
-from dynamo_operator.internal.dynamo.rollingupdate import RUNNING, Event, RollingPlan
-from dynamo_operator.internal.dynamo.rollout import (
+from dynamo_operator.internal.dynamo.graph.generate import graph_worker_hash, services_of
+from dynamo_operator.internal.dynamo.rollout import rollingupdate
+from dynamo_operator.internal.dynamo.rollout.rollingupdate import RUNNING, Event, RollingPlan
+from dynamo_operator.internal.dynamo.rollout.workerhash import is_worker
+from dynamo_operator.internal.dynamo.rollout.workerhash_v2 import worker_hash_v2
+from dynamo_operator.internal.dynamo.rollout.workers import (
     ANNOTATION_V1,
     ANNOTATION_V2,
     WorkerGeneration,
@@ -26,8 +28,6 @@ from dynamo_operator.internal.dynamo.rollout import (
     worker_generation,
     worker_hashes_of,
 )
-from dynamo_operator.internal.dynamo.workerhash import is_worker
-from dynamo_operator.internal.dynamo.workerhash_v2 import worker_hash_v2
 from dynamo_operator.internal.timestamps import rfc3339
 
 Obj = dict[str, Any]

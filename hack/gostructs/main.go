@@ -1,9 +1,9 @@
 // Command gostructs prints, as JSON, how Go's encoding/json lays out the Kubernetes core types a
 // Dynamo service spec embeds: per struct type, its fields in encoding order with their JSON name,
-// whether they carry omitempty, and their type. internal/dynamo/gojson.py reads the result to encode
+// whether they carry omitempty, and their type. internal/dynamo/rollout/gojson.py reads the result to encode
 // a spec byte for byte as a Go operator would (the worker hash of upstream's rolling update).
 //
-// Usage: cd hack/gostructs && go run . > ../../internal/dynamo/go_structs_core_v1.json
+// Usage: cd hack/gostructs && go run . > ../../internal/dynamo/rollout/go_structs_core_v1.json
 // The k8s.io/api version is the one go.mod pins: upstream's (test_dynamo_workerhash checks the match).
 package main
 

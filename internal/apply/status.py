@@ -7,6 +7,7 @@ from typing import Any
 
 from dynamo_operator.internal.apply.interface import Obj, StatusClient, WireForms
 from dynamo_operator.internal.apply.mutation_cache import RecentWrites, write_key
+from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.gate import Priority, request_priority
 from dynamo_operator.internal.client.patch import merge_patch, without_none
 from dynamo_operator.internal.client.resource import Resource
@@ -46,7 +47,9 @@ class StatusWriter:
         return await self.commit(live, status) is not None
 
     async def commit(self, live: Mapping[str, Any], status: Mapping[str, Any]) -> Obj | None:
-        """Like `write`, returning the object as the API server now holds it; None when unchanged."""
+        """Like `write`, returning the object as the API server now holds it; None when unchanged, or
+        when the object is gone (deleted between the read and the write, as a namespace being deleted
+        takes its objects: there is no status left to report, and its deletion event follows)."""
         new = without_none(status)
         # The base is what the server holds as far as we know: our own last write while the cache
         # still shows the status from before it. A patch computed from the cache's older status would
@@ -60,10 +63,13 @@ class StatusWriter:
         if self._precondition:
             body["metadata"] = {"resourceVersion": meta.get("resourceVersion")}
         # A status write ends someone's wait (a graph Ready, a component failed): ahead of the rest.
-        with request_priority(Priority.HIGH):
-            written = await self._client.patch(
-                self._resource, meta["name"], body, namespace=meta.get("namespace"), subresource="status"
-            )
+        try:
+            with request_priority(Priority.HIGH):
+                written = await self._client.patch(
+                    self._resource, meta["name"], body, namespace=meta.get("namespace"), subresource="status"
+                )
+        except NotFound:
+            return None
         if self._recent is not None:
             self._recent.remember(self._key(live), live, new)
         # A patch response may lack the type fields; callers read the object on as a whole.

@@ -3,15 +3,21 @@
 Public entry points are re-exported here; see each module for the details.
 """
 
-from dynamo_operator.internal.dynamo.backends import Role
-from dynamo_operator.internal.dynamo.component import (
+from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext, IngressDefaults
+from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError
+from dynamo_operator.internal.dynamo.common.hashing import (
+    content_hash,
+    pod_template_hash,
+    recorded_hash,
+    stamp_hash,
+)
+from dynamo_operator.internal.dynamo.component.backends import Role
+from dynamo_operator.internal.dynamo.component.workload import (
     component_of,
     desired_component_objects,
     multinode_missing_api,
 )
-from dynamo_operator.internal.dynamo.context import Capabilities, GenContext, IngressDefaults
-from dynamo_operator.internal.dynamo.errors import GenerationError, MissingAPIError
-from dynamo_operator.internal.dynamo.graph import (
+from dynamo_operator.internal.dynamo.graph.generate import (
     adapter_selector,
     desired_dcds,
     desired_discovery_rbac,
@@ -25,13 +31,7 @@ from dynamo_operator.internal.dynamo.graph import (
     missing_apis,
     validate_graph,
 )
-from dynamo_operator.internal.dynamo.hashing import (
-    content_hash,
-    pod_template_hash,
-    recorded_hash,
-    stamp_hash,
-)
-from dynamo_operator.internal.dynamo.pod import Component, build_pod_template
+from dynamo_operator.internal.dynamo.pod.template import Component, build_pod_template
 
 __all__ = [
     "Capabilities",

@@ -6,7 +6,7 @@ and an authorized_keys line, so the same mpirun setup reads a Secret from either
 
 from __future__ import annotations
 
-from dynamo_operator.internal.dynamo.mpisecret import SshKeyPair
+from dynamo_operator.internal.dynamo.graph.mpisecret import SshKeyPair
 
 RSA_BITS = 2048
 RSA_PUBLIC_EXPONENT = 65537  # the only exponent anyone should use (and OpenSSH's)

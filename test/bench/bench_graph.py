@@ -42,9 +42,9 @@ from dynamo_operator.internal import kinds  # noqa: E402
 from dynamo_operator.internal.client.client import Client  # noqa: E402
 from dynamo_operator.internal.client.errors import NotFound, TooManyRequests  # noqa: E402
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, NAMESPACE, Resource  # noqa: E402
-from dynamo_operator.internal.dynamo.component import desired_component_objects  # noqa: E402
-from dynamo_operator.internal.dynamo.context import GenContext  # noqa: E402
-from dynamo_operator.internal.dynamo.graph import desired_dcds  # noqa: E402
+from dynamo_operator.internal.dynamo.common.context import GenContext  # noqa: E402
+from dynamo_operator.internal.dynamo.component.workload import desired_component_objects  # noqa: E402
+from dynamo_operator.internal.dynamo.graph.generate import desired_dcds  # noqa: E402
 from dynamo_operator.internal.stored_version import every_storage_codec  # noqa: E402
 from localcluster import LocalCluster  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402

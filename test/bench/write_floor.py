@@ -33,9 +33,9 @@ from typing import Any
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply.waves import waves
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.dynamo.component import desired_component_objects
-from dynamo_operator.internal.dynamo.context import GenContext
-from dynamo_operator.internal.dynamo.graph import desired_graph_objects
+from dynamo_operator.internal.dynamo.common.context import GenContext
+from dynamo_operator.internal.dynamo.component.workload import desired_component_objects
+from dynamo_operator.internal.dynamo.graph.generate import desired_graph_objects
 
 Obj = dict[str, Any]
 

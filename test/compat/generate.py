@@ -20,24 +20,24 @@ import yaml
 from dynamo_operator.api.conversion import convert
 from dynamo_operator.context import Capabilities, settings_from
 from dynamo_operator.flags import build_parser, options_from_args
-from dynamo_operator.internal.dynamo.component import desired_component_objects
-from dynamo_operator.internal.dynamo.context import GenContext
+from dynamo_operator.internal.dynamo.common.context import GenContext
+from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.component.workload import desired_component_objects
 from dynamo_operator.internal.dynamo.dynamomodel.status import is_lora
-from dynamo_operator.internal.dynamo.errors import GenerationError
-from dynamo_operator.internal.dynamo.graph import (
+from dynamo_operator.internal.dynamo.graph.generate import (
     desired_graph_objects,
     desired_shared_objects,
     graph_worker_hash,
     missing_apis,
 )
-from dynamo_operator.internal.dynamo.graphmeta import (
+from dynamo_operator.internal.dynamo.graph.meta import (
     annotations_to_write,
     origin_version,
     with_origin_version,
 )
-from dynamo_operator.internal.dynamo.grove import desired_grove_objects, takes_grove
-from dynamo_operator.internal.dynamo.mpisecret import desired_mpi_ssh_secrets
-from dynamo_operator.internal.dynamo.render import parse_graph
+from dynamo_operator.internal.dynamo.graph.mpisecret import desired_mpi_ssh_secrets
+from dynamo_operator.internal.dynamo.grove.podcliqueset import desired_grove_objects, takes_grove
+from dynamo_operator.internal.dynamo.render.offline import parse_graph
 from dynamo_operator.internal.secrets.sshkeys import generate_rsa_key_pair
 
 from compat.goldens import REPO_ROOT, SET_DF888F68, V1ALPHA1, V1BETA1, Example, GoldenSet

@@ -14,7 +14,7 @@ PodGang's a stand-in), through the project's own client:
   subdomain `<pcs>-<r>`, Grove's labels and GROVE_* env), each created with Grove's scheduling gate,
   which is lifted once its PodGang exists; a pod that fails is kept and counted, not replaced (as
   alpha.6 does); a pod deleted is replaced; surplus pods go;
-- the status counts `internal/dynamo/grove_status.py` reads, computed as Grove computes them:
+- the status counts `internal/dynamo/grove/readiness.py` reads, computed as Grove computes them:
   PodClique replicas/readyReplicas/scheduledReplicas/scheduleGatedReplicas/updatedReplicas with
   PodCliqueScheduled and MinAvailableBreached, a scaling group's scheduled/available/updated
   replicas (a replica available once every member clique has its minimum ready), observedGeneration

@@ -13,9 +13,9 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
-from dynamo_operator.internal.dynamo import conditions
-from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.dgdr.machine import Transition
+from dynamo_operator.internal.dynamo.status import conditions
+from dynamo_operator.internal.dynamo.status.conditions import Condition
 
 
 def request_status(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynamo_operator.internal import consts
-from dynamo_operator.internal.dynamo import naming
+from dynamo_operator.internal.dynamo.common import naming
 
 # EndpointSlices carry the name of the Service they belong to in this well-known label.
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynamo_operator.api.v1alpha1.model import ModelType
-from dynamo_operator.internal.dynamo import conditions
-from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.dynamomodel.endpoints import Endpoint, services_of
+from dynamo_operator.internal.dynamo.status import conditions
+from dynamo_operator.internal.dynamo.status.conditions import Condition
 
 SERVICES_FOUND = "ServicesFound"
 ENDPOINTS_READY = "EndpointsReady"

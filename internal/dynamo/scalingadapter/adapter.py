@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynamo_operator.internal import consts
-from dynamo_operator.internal.dynamo.backends import Role
-from dynamo_operator.internal.dynamo.pod import multinode_node_count
+from dynamo_operator.internal.dynamo.component.backends import Role
+from dynamo_operator.internal.dynamo.pod.template import multinode_node_count
 
 # Field manager of the adapter's writes into the DGD: `kubectl get dgd -o yaml --show-managed-fields`
 # then names the adapter as the owner of each adapter-managed `replicas`.

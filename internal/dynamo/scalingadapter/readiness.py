@@ -16,9 +16,9 @@ import enum
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dynamo_operator.internal.dynamo import conditions
-from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.scalingadapter.adapter import service_spec, target
+from dynamo_operator.internal.dynamo.status import conditions
+from dynamo_operator.internal.dynamo.status.conditions import Condition
 
 READY = "Ready"
 GRAPH_KIND = "DynamoGraphDeployment"

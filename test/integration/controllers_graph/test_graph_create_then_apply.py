@@ -16,7 +16,7 @@ from dynamo_operator.internal.apply import ChildSyncer, Desired
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.consts import FIELD_MANAGER
-from dynamo_operator.internal.dynamo.hashing import LAST_APPLIED_HASH
+from dynamo_operator.internal.dynamo.common.hashing import LAST_APPLIED_HASH
 
 Obj = dict[str, Any]
 

@@ -17,7 +17,7 @@ from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import EVENT
-from dynamo_operator.internal.dynamo.status import NOT_READY_RECHECK_MIN_SECONDS
+from dynamo_operator.internal.dynamo.status.readiness import NOT_READY_RECHECK_MIN_SECONDS
 from dynamo_operator.internal.observability.metrics import REGISTRY
 from testsupport.api import eventually, only_this_test_namespace_left
 from testsupport.graphs import IMAGE

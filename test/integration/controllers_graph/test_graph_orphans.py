@@ -24,7 +24,7 @@ from dynamo_operator.internal.client.resource import EVENT, Resource, object_key
 from dynamo_operator.internal.consts import FIELD_MANAGER
 from dynamo_operator.internal.controller.orphans import DEFAULT_GRACE_SECONDS
 from dynamo_operator.internal.controller.owners import OwnerGone
-from dynamo_operator.internal.dynamo.hashing import LAST_APPLIED_HASH
+from dynamo_operator.internal.dynamo.common.hashing import LAST_APPLIED_HASH
 from localcluster import LocalCluster
 from testsupport.api import eventually
 from testsupport.graphs import two_service_graph

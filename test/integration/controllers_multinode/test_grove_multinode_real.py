@@ -20,8 +20,8 @@ import pytest
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import EVENT, Resource
-from dynamo_operator.internal.dynamo import naming
-from dynamo_operator.internal.dynamo.grove import pod_clique_set_name
+from dynamo_operator.internal.dynamo.common import naming
+from dynamo_operator.internal.dynamo.grove.podcliqueset import pod_clique_set_name
 from integration.controllers_multinode.multinode_testlib import (
     PODGANG,
     SAMPLES,

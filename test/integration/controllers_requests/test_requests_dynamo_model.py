@@ -13,7 +13,7 @@ from aiohttp import web
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import EVENT, POD, SERVICE
-from dynamo_operator.internal.dynamo import naming
+from dynamo_operator.internal.dynamo.common import naming
 from integration.controllers_requests.requests_testlib import apply, condition, get_or_none, graph
 from testsupport.api import eventually
 from testsupport.operator import RunningOperator, wait_quiet

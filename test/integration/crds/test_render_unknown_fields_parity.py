@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import pytest
-from dynamo_operator.internal.dynamo.render import RenderOptions, render_objects
+from dynamo_operator.internal.dynamo.render.offline import RenderOptions, render_objects
 from testsupport.cluster import Kubectl, KubectlError
 from testsupport.graphs import two_service_graph
 

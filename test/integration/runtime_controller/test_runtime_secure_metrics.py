@@ -292,6 +292,8 @@ async def run_flood(port: int) -> dict[str, Any]:
     return result
 
 
+# A load scenario (a minute of 3,000 TLS handshakes and the reviews they cause): `make faults` runs it.
+@pytest.mark.fault
 @pytest.mark.timeout(600)
 async def test_a_flood_of_made_up_tokens_keeps_reviews_and_memory_bounded_and_scrapes_answered(
     api: Client, kubectl: Kubectl, ns: str, tmp_path: Path

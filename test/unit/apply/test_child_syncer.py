@@ -155,7 +155,7 @@ async def test_the_callers_stamp_and_field_manager_are_what_the_syncer_writes_an
 async def test_a_child_stamped_by_another_stamp_is_written_again() -> None:
     """The stamp decides what "unchanged" means: a child that carries only the operator's own
     annotation is, for a syncer with another stamp, a child of unknown content."""
-    from dynamo_operator.internal.dynamo.hashing import LAST_APPLIED_HASH
+    from dynamo_operator.internal.dynamo.common.hashing import LAST_APPLIED_HASH
 
     cache = FakeCache()
     client = FakeClient(cache)

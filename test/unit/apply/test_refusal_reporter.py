@@ -14,7 +14,7 @@ from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.controller.rejection import Rejected
 from dynamo_operator.internal.controller.result import TerminalError
-from dynamo_operator.internal.dynamo import dcd_status, dgd_status
+from dynamo_operator.internal.dynamo.status import dcd_status, dgd_status
 
 Obj = dict[str, Any]
 

@@ -128,3 +128,16 @@ async def test_an_unchanged_status_sends_nothing_and_commits_nothing(preconditio
     live = copy.deepcopy(server.obj)
     assert await writer.commit(live, {**live["status"], "message": None}) is None
     assert server.bodies == []
+
+
+class GoneClient:
+    """The object was deleted after the reconciler read it (its namespace is being deleted)."""
+
+    async def patch(self, resource: Resource, name: str, body: Obj, **_: Any) -> Obj:
+        raise errors.NotFound(404, "NotFound")
+
+
+async def test_a_status_write_to_an_object_deleted_meanwhile_is_nothing_to_report() -> None:
+    writer = StatusWriter(GoneClient(), kinds.DCD)  # type: ignore[arg-type]
+    assert await writer.commit(graph(READY), PENDING) is None
+    assert not await writer.write(graph(READY), PENDING)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from bench import write_floor as wf
 from dynamo_operator.internal import kinds
-from dynamo_operator.internal.dynamo.context import GenContext
+from dynamo_operator.internal.dynamo.common.context import GenContext
 
 NS = "floor"
 CTX = GenContext(namespace=NS)

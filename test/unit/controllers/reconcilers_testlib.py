@@ -8,7 +8,7 @@ from typing import Any
 
 from dynamo_operator.controllers.dynamocomponentdeployment import DynamoComponentDeploymentReconciler
 from dynamo_operator.controllers.dynamographdeployment import DynamoGraphDeploymentReconciler
-from dynamo_operator.internal.dynamo.context import GenContext
+from dynamo_operator.internal.dynamo.common.context import GenContext
 from unit.apply.fakes import FakeRecorder
 
 

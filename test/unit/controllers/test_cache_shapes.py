@@ -10,8 +10,8 @@ import pytest
 from dynamo_operator.cache_shapes import CHILD_SHAPES
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.resource import Resource
-from dynamo_operator.internal.dynamo.hashing import recorded_hash, stamp_hash
-from dynamo_operator.internal.dynamo.status import deployment_readiness, lws_readiness
+from dynamo_operator.internal.dynamo.common.hashing import recorded_hash, stamp_hash
+from dynamo_operator.internal.dynamo.status.readiness import deployment_readiness, lws_readiness
 
 Obj = dict[str, Any]
 

@@ -18,7 +18,7 @@ from dynamo_operator.controllers import dynamocomponentdeployment as dcd_control
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.clock import FakeClock
-from dynamo_operator.internal.dynamo.context import GenContext
+from dynamo_operator.internal.dynamo.common.context import GenContext
 from unit.apply.fakes import FakeCache, LandingClient, edited, stale_copy
 from unit.controllers.reconcilers_testlib import component_reconciler
 

@@ -22,8 +22,8 @@ from dynamo_operator.internal.client.model import ListPage
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.clock import FakeClock
 from dynamo_operator.internal.controller.result import Result
-from dynamo_operator.internal.dynamo.context import GenContext
-from dynamo_operator.internal.dynamo.status import (
+from dynamo_operator.internal.dynamo.common.context import GenContext
+from dynamo_operator.internal.dynamo.status.readiness import (
     FIRST_STATUS_GRACE_SECONDS,
     NOT_READY_RECHECK_MIN_SECONDS,
 )

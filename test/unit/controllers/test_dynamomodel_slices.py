@@ -10,7 +10,7 @@ import pytest
 from dynamo_operator.controllers import dynamomodel as dm
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.client.resource import ENDPOINT_SLICE, Resource
-from dynamo_operator.internal.dynamo import naming
+from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.dynamomodel.view import read_model
 from unit.controllers.builder_testlib import informers_asked
 

@@ -12,10 +12,10 @@ import pytest
 from dynamo_operator.controllers.dynamocomponentdeployment import PullSecretNotifier
 from dynamo_operator.controllers.dynamographdeployment.reconciler import restart_acknowledged
 from dynamo_operator.internal import kinds
-from dynamo_operator.internal.dynamo import conditions
-from dynamo_operator.internal.dynamo.conditions import Condition
-from dynamo_operator.internal.dynamo.restart import plan_restart
-from dynamo_operator.internal.dynamo.status import deployment_readiness, graph_status
+from dynamo_operator.internal.dynamo.rollout.restart import plan_restart
+from dynamo_operator.internal.dynamo.status import conditions
+from dynamo_operator.internal.dynamo.status.conditions import Condition
+from dynamo_operator.internal.dynamo.status.readiness import deployment_readiness, graph_status
 from unit.apply.fakes import FakeCache, FakeClient, FakeRecorder
 
 SEQ = {"id": "r1", "strategy": {"type": "Sequential", "order": ["b", "a"]}}
@@ -233,7 +233,7 @@ async def test_graph_with_colliding_service_keys_is_reported_once_and_writes_not
     reconcile of the unchanged graph sends nothing at all."""
     from dynamo_operator.controllers.dynamographdeployment import DynamoGraphDeploymentReconciler
     from dynamo_operator.internal.controller.result import TerminalError
-    from dynamo_operator.internal.dynamo.context import GenContext
+    from dynamo_operator.internal.dynamo.common.context import GenContext
 
     cache = FakeCache()
     client, recorder = FakeClient(cache), FakeRecorder()

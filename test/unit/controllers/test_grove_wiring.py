@@ -10,8 +10,8 @@ import yaml
 from dynamo_operator.context import settings_from
 from dynamo_operator.flags import build_parser, options_from_args
 from dynamo_operator.internal import kinds
-from dynamo_operator.internal.dynamo.context import Capabilities
-from dynamo_operator.internal.dynamo.render import RenderOptions, render_documents
+from dynamo_operator.internal.dynamo.common.context import Capabilities
+from dynamo_operator.internal.dynamo.render.offline import RenderOptions, render_documents
 from dynamo_operator.internal.optional_api_table import GROVE_OBJECT_CHANGED, Owner, graph_of_grove_object
 from dynamo_operator.internal.settings import Settings
 from dynamo_operator.optional_ownership import OptionalOwnership

@@ -10,7 +10,7 @@ from dynamo_operator.controllers.dynamographdeployment.mpi_ssh_secret import Mpi
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import Resource
-from dynamo_operator.internal.dynamo.mpisecret import PLACEHOLDER_KEY_PAIR
+from dynamo_operator.internal.dynamo.graph.mpisecret import PLACEHOLDER_KEY_PAIR
 
 Obj = dict[str, Any]
 GRAPH: Obj = {

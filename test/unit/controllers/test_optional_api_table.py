@@ -10,7 +10,7 @@ import gen_rbac
 import pytest
 import yaml
 from dynamo_operator.internal import kinds
-from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.internal.dynamo.common.context import Capabilities
 from dynamo_operator.internal.optional_api_table import (
     OPTIONAL_APIS,
     OptionalApi,

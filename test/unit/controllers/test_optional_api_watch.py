@@ -9,7 +9,7 @@ from typing import Any
 
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
-from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.internal.dynamo.common.context import Capabilities
 from dynamo_operator.optional_api_watch import OptionalApiWatch, crd_presence
 from dynamo_operator.optional_apis import OPTIONAL_APIS
 from unit.controllers.optional_apis_testlib import crd

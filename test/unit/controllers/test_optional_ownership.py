@@ -10,7 +10,7 @@ from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.controller.handlers import EnqueueMapped
 from dynamo_operator.internal.controller.predicates import CHILD_CONTENT_CHANGED, CHILD_STATUS_CHANGED
 from dynamo_operator.internal.controller.source import Channel
-from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.internal.dynamo.common.context import Capabilities
 from dynamo_operator.optional_ownership import OptionalKind, OptionalOwnership
 
 NS = "ns"

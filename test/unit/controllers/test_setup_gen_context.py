@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dynamo_operator.context import settings_from
 from dynamo_operator.flags import build_parser, options_from_args
-from dynamo_operator.internal.dynamo.context import Capabilities, GenContext
+from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext
 
 
 def context_for(*argv: str) -> GenContext:

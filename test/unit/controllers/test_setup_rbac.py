@@ -12,7 +12,7 @@ from dynamo_operator.context import settings_from
 from dynamo_operator.flags import OperatorOptions
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
-from dynamo_operator.internal.dynamo.context import Capabilities
+from dynamo_operator.internal.dynamo.common.context import Capabilities
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.manager.options import ManagerOptions
 from dynamo_operator.wiring import register_controllers

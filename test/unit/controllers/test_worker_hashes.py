@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 from dynamo_operator.controllers.dynamographdeployment.worker_hashes import WorkerHashes
-from dynamo_operator.internal.dynamo.errors import GenerationError
-from dynamo_operator.internal.dynamo.graph import graph_worker_hash
+from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.graph.generate import graph_worker_hash
 
 Obj = dict[str, Any]
 WORKER = {"componentType": "worker", "extraPodSpec": {"mainContainer": {"image": "registry.example/w:1"}}}

@@ -11,7 +11,7 @@ import yaml
 from dynamo_operator.api import v1alpha1, v1beta1
 from dynamo_operator.api.v1alpha1 import ApiModel
 from dynamo_operator.api.v1alpha1.crd import root_schema
-from dynamo_operator.internal.dynamo.unknownfields import unknown_fields
+from dynamo_operator.internal.dynamo.render.unknownfields import unknown_fields
 
 REPO = Path(__file__).resolve().parents[3]
 # Generated pages hold no examples; design notes are the lead's and quote fragments.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dynamo_operator.internal.dynamo.status import became_ready, dcd_became_rolled, workload_ready
+from dynamo_operator.internal.dynamo.status.readiness import became_ready, dcd_became_rolled, workload_ready
 
 Obj = dict[str, Any]
 

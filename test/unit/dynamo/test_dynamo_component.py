@@ -304,7 +304,7 @@ def test_virtual_service_without_istio_names_missing_api() -> None:
 
 def test_model_service_shape() -> None:
     """Headless, selects by base-model hash, port 9090 `system`."""
-    from dynamo_operator.internal.dynamo.component import desired_model_service
+    from dynamo_operator.internal.dynamo.component.workload import desired_model_service
 
     svc = desired_model_service("llama", NS, None)
     assert svc["spec"]["clusterIP"] == "None"

@@ -6,8 +6,8 @@ import datetime
 from typing import Any
 
 import pytest
-from dynamo_operator.internal.dynamo.dcd_status import component_status, rejected_status
-from dynamo_operator.internal.dynamo.status import WorkloadReadiness, ready_conditions
+from dynamo_operator.internal.dynamo.status.dcd_status import component_status, rejected_status
+from dynamo_operator.internal.dynamo.status.readiness import WorkloadReadiness, ready_conditions
 
 T0 = datetime.datetime(2026, 11, 22, 8, 0, tzinfo=datetime.UTC)
 SERVICE = {"componentKind": "Deployment", "componentName": "c", "replicas": 1, "availableReplicas": 1}

@@ -6,9 +6,9 @@ import datetime
 from typing import Any
 
 import pytest
-from dynamo_operator.internal.dynamo.dgd_status import explain, rejected_status, synced_status
-from dynamo_operator.internal.dynamo.rollingupdate import RollingPlan
-from dynamo_operator.internal.dynamo.status import GraphStatus
+from dynamo_operator.internal.dynamo.rollout.rollingupdate import RollingPlan
+from dynamo_operator.internal.dynamo.status.dgd_status import explain, rejected_status, synced_status
+from dynamo_operator.internal.dynamo.status.readiness import GraphStatus
 
 T0 = datetime.datetime(2026, 11, 22, 8, 0, tzinfo=datetime.UTC)
 T1 = T0 + datetime.timedelta(minutes=5)

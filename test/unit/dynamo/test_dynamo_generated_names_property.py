@@ -17,10 +17,14 @@ from dynamo_operator.api.v1alpha1 import (
     MAX_GRAPH_AND_SERVICE_NAME_CHARS,
     DynamoGraphDeployment,
 )
-from dynamo_operator.internal.dynamo import naming
-from dynamo_operator.internal.dynamo.component import desired_component_objects
-from dynamo_operator.internal.dynamo.context import Capabilities, GenContext
-from dynamo_operator.internal.dynamo.graph import desired_graph_objects, desired_planner_rbac, missing_apis
+from dynamo_operator.internal.dynamo.common import naming
+from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext
+from dynamo_operator.internal.dynamo.component.workload import desired_component_objects
+from dynamo_operator.internal.dynamo.graph.generate import (
+    desired_graph_objects,
+    desired_planner_rbac,
+    missing_apis,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

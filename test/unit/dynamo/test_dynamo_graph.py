@@ -23,7 +23,7 @@ from dynamo_operator.internal.dynamo import (
     missing_apis,
     validate_graph,
 )
-from dynamo_operator.internal.dynamo.graph import dcd_names, graph_worker_hash
+from dynamo_operator.internal.dynamo.graph.generate import dcd_names, graph_worker_hash
 from unit.dynamo.dynamo_testlib import CTX, NS, dgd, service
 
 Obj = dict[str, Any]

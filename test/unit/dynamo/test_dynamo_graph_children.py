@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo import Capabilities, GenContext
-from dynamo_operator.internal.dynamo.errors import GenerationError
-from dynamo_operator.internal.dynamo.graph_children import MissingAPIs, dcd_children, grove_children
-from dynamo_operator.internal.dynamo.graphview import GraphView, read_graph, semantic_problems
+from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.graph.children import MissingAPIs, dcd_children, grove_children
+from dynamo_operator.internal.dynamo.graph.view import GraphView, read_graph, semantic_problems
 from unit.dynamo.dynamo_testlib import NS, Obj, dgd, service
 
 ALL = GenContext(

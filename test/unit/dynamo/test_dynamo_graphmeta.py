@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 from dynamo_operator.internal.dynamo import GenContext, desired_dcds
-from dynamo_operator.internal.dynamo.backends import vllm_executor
-from dynamo_operator.internal.dynamo.graphmeta import (
+from dynamo_operator.internal.dynamo.component.backends import vllm_executor
+from dynamo_operator.internal.dynamo.graph.meta import (
     annotations_to_write,
     origin_version,
     with_origin_version,

@@ -1,5 +1,5 @@
-"""Grove pathway generation (internal/dynamo/grove.py): the PodCliqueSet and Services of every upstream
-example, shape by shape against the PodCliqueSets upstream's operator made (golden-grove), plus the
+"""Grove pathway generation (internal/dynamo/grove/podcliqueset.py): the PodCliqueSet and Services of every
+upstream example, shape by shape against the PodCliqueSets upstream's operator made (golden-grove), plus the
 pathway choice and the multinode addressing rules as tables.
 
 Pod specs are compared field by field by the compat suite (test/unit/compat); here the set's own
@@ -16,11 +16,11 @@ import yaml
 from compat.generate import SHAPES, generate
 from compat.goldens import SET_2A6DA14C, GoldensMissing, discover, load_golden
 from dynamo_operator.internal import consts
-from dynamo_operator.internal.dynamo import naming
-from dynamo_operator.internal.dynamo.backends import grove_addressing
-from dynamo_operator.internal.dynamo.context import Capabilities, GenContext
-from dynamo_operator.internal.dynamo.graph import missing_apis
-from dynamo_operator.internal.dynamo.grove import (
+from dynamo_operator.internal.dynamo.common import naming
+from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext
+from dynamo_operator.internal.dynamo.component.backends import grove_addressing
+from dynamo_operator.internal.dynamo.graph.generate import missing_apis
+from dynamo_operator.internal.dynamo.grove.podcliqueset import (
     GroveNameTooLongError,
     desired_grove_objects,
     desired_pod_clique_set,

@@ -1,5 +1,5 @@
 """Readiness of a Grove-pathway graph from the PodCliques and scaling groups Grove reports on
-(internal/dynamo/grove_status.py), with objects shaped as Grove writes them (reference §3.5)."""
+(internal/dynamo/grove/readiness.py), with objects shaped as Grove writes them (reference §3.5)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from dynamo_operator.internal import consts
-from dynamo_operator.internal.dynamo.grove_status import (
+from dynamo_operator.internal.dynamo.grove.readiness import (
     ServiceObject,
     grove_graph_status,
     grove_readiness,

@@ -15,7 +15,7 @@ from dynamo_operator.internal.dynamo import (
     recorded_hash,
     stamp_hash,
 )
-from dynamo_operator.internal.dynamo.hashing import canonical_json, digest
+from dynamo_operator.internal.dynamo.common.hashing import canonical_json, digest
 from hypothesis import given
 from hypothesis import strategies as st
 from unit.dynamo.dynamo_testlib import CTX, dgd, kind, objects_of, service

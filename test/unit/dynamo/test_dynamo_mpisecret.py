@@ -1,4 +1,4 @@
-"""The MPI SSH key Secret's generation (internal/dynamo/mpisecret.py): which graphs need it, its
+"""The MPI SSH key Secret's generation (internal/dynamo/graph/mpisecret.py): which graphs need it, its
 shape (upstream's keys and type), the copy from a source namespace, and that render prints no key."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 import yaml
-from dynamo_operator.internal.dynamo.context import Capabilities
-from dynamo_operator.internal.dynamo.mpisecret import (
+from dynamo_operator.internal.dynamo.common.context import Capabilities
+from dynamo_operator.internal.dynamo.graph.mpisecret import (
     PLACEHOLDER_KEY_PAIR,
     SshKeyPair,
     desired_mpi_ssh_secret,
@@ -17,7 +17,7 @@ from dynamo_operator.internal.dynamo.mpisecret import (
     graph_needs_mpi_ssh_secret,
     mpi_ssh_secret_copy,
 )
-from dynamo_operator.internal.dynamo.render import RenderOptions, render_objects
+from dynamo_operator.internal.dynamo.render.offline import RenderOptions, render_objects
 from unit.dynamo.dynamo_testlib import NS, dgd, service
 
 Obj = dict[str, Any]

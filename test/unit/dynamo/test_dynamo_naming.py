@@ -6,9 +6,10 @@ import hashlib
 import re
 
 import pytest
-from dynamo_operator.internal.dynamo import GenerationError, desired_dcds, naming, validate_graph
-from dynamo_operator.internal.dynamo.errors import NameCollisionError
-from dynamo_operator.internal.dynamo.graph import check_distinct_objects, desired_discovery_rbac
+from dynamo_operator.internal.dynamo import GenerationError, desired_dcds, validate_graph
+from dynamo_operator.internal.dynamo.common import naming
+from dynamo_operator.internal.dynamo.common.errors import NameCollisionError
+from dynamo_operator.internal.dynamo.graph.generate import check_distinct_objects, desired_discovery_rbac
 from unit.dynamo.dynamo_testlib import CTX, dgd, service
 
 

@@ -1,7 +1,7 @@
 """Label values derived from user input always fit Kubernetes' 63-character limit."""
 
 import pytest
-from dynamo_operator.internal.dynamo import naming
+from dynamo_operator.internal.dynamo.common import naming
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from dynamo_operator.internal.dynamo import (
     GenerationError,
     desired_component_objects,
 )
-from dynamo_operator.internal.dynamo.merge import merge_env, override, override_probe
+from dynamo_operator.internal.dynamo.pod.merge import merge_env, override, override_probe
 from hypothesis import given
 from hypothesis import strategies as st
 from unit.dynamo.dynamo_testlib import (

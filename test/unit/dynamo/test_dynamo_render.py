@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 import yaml
-from dynamo_operator.internal.dynamo.context import Capabilities
-from dynamo_operator.internal.dynamo.render import RenderOptions, render_documents
+from dynamo_operator.internal.dynamo.common.context import Capabilities
+from dynamo_operator.internal.dynamo.render.offline import RenderOptions, render_documents
 
 
 def opts(*, with_lws: bool, operator_version: str = "") -> RenderOptions:

@@ -15,8 +15,8 @@ import pytest
 import yaml
 from dynamo_operator.__main__ import main
 from dynamo_operator.flags import build_parser, render_capabilities
-from dynamo_operator.internal.dynamo.context import Capabilities
-from dynamo_operator.internal.dynamo.render import RenderOptions, parse_secrets, render_objects
+from dynamo_operator.internal.dynamo.common.context import Capabilities
+from dynamo_operator.internal.dynamo.render.offline import RenderOptions, parse_secrets, render_objects
 from dynamo_operator.internal.optional_api_table import OPTIONAL_APIS, RENDER_APIS, OptionalApi
 
 IMAGE = "registry.example:5000/ai-dynamo/vllm-runtime:0.6.1"

@@ -6,14 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dynamo_operator.internal.dynamo.rollingbudget import (
+from dynamo_operator.internal.dynamo.rollout.rollingbudget import (
     Budget,
     budget,
     scaled,
     share_out,
     surge_and_unavailable,
 )
-from dynamo_operator.internal.dynamo.rollingupdate import (
+from dynamo_operator.internal.dynamo.rollout.rollingupdate import (
     EVENT_COMPLETED,
     EVENT_FAILED,
     EVENT_STARTED,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dynamo_operator.internal.dynamo.rollout import plan_worker_rollout, service_of
+from dynamo_operator.internal.dynamo.rollout.workers import plan_worker_rollout, service_of
 
 Obj = dict[str, Any]
 DESIRED = {"Frontend": "g-frontend", "Worker": "g-worker-bbbbbbbb"}

@@ -1,4 +1,4 @@
-"""Component annotations on the Ingress and VirtualService (internal/dynamo/route_annotations.py):
+"""Component annotations on the Ingress and VirtualService (internal/dynamo/component/route_annotations.py):
 the API says they reach "Pod, Service, and Ingress"; the operator's control keys do not."""
 
 from __future__ import annotations
@@ -8,8 +8,11 @@ from typing import Any
 import pytest
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo import Capabilities, GenContext, desired_component_objects, desired_dcds
-from dynamo_operator.internal.dynamo.pod import CONTROL_ANNOTATIONS
-from dynamo_operator.internal.dynamo.route_annotations import ROUTE_EXCLUDED_ANNOTATIONS, route_annotations
+from dynamo_operator.internal.dynamo.component.route_annotations import (
+    ROUTE_EXCLUDED_ANNOTATIONS,
+    route_annotations,
+)
+from dynamo_operator.internal.dynamo.pod.template import CONTROL_ANNOTATIONS
 from unit.dynamo.dynamo_testlib import NS, dgd, service
 
 Obj = dict[str, Any]

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 from dynamo_operator.internal.dynamo import Capabilities, GenContext, GenerationError, MissingAPIError
-from dynamo_operator.internal.dynamo.failover import apply_failover
-from dynamo_operator.internal.dynamo.graph import desired_graph_objects, missing_apis
-from dynamo_operator.internal.dynamo.grove import uses_grove
+from dynamo_operator.internal.dynamo.component.failover import apply_failover
+from dynamo_operator.internal.dynamo.graph.generate import desired_graph_objects, missing_apis
+from dynamo_operator.internal.dynamo.grove.podcliqueset import uses_grove
 from unit.dynamo.dynamo_testlib import IMAGE, NS, dgd, kind, objects_of, service
 
 Obj = dict[str, Any]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from compat.generate import SHAPES, Generated, generate
 from compat.goldens import SET_2A6DA14C, Example, GoldensMissing, discover, load_golden
-from dynamo_operator.internal.dynamo.graph import dcd_names
+from dynamo_operator.internal.dynamo.graph.generate import dcd_names
 
 Obj = dict[str, Any]
 SHAPE = {s.name: s for s in SHAPES}

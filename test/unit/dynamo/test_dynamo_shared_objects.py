@@ -13,7 +13,7 @@ from dynamo_operator.internal.dynamo import (
     desired_component_objects,
     desired_shared_objects,
 )
-from dynamo_operator.internal.dynamo.graph import desired_epp_rbac, desired_graph_objects
+from dynamo_operator.internal.dynamo.graph.generate import desired_epp_rbac, desired_graph_objects
 from unit.dynamo.dynamo_testlib import NS, dgd, service
 
 Obj = dict[str, Any]

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from dynamo_operator.internal.dynamo import Capabilities, GenContext, GenerationError, MissingAPIError
-from dynamo_operator.internal.dynamo.graph import desired_side_objects
+from dynamo_operator.internal.dynamo.graph.generate import desired_side_objects
 from unit.dynamo.dynamo_testlib import NS, dgd, env_map, main_container, pod_template, service
 
 Obj = dict[str, Any]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime
 
 import pytest
-from dynamo_operator.internal.dynamo.status import (
+from dynamo_operator.internal.dynamo.status.readiness import (
     FIRST_STATUS_GRACE_SECONDS,
     NOT_READY_RECHECK_MAX_SECONDS,
     NOT_READY_RECHECK_MIN_SECONDS,

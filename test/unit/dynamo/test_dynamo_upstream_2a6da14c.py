@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from compat.generate import SHAPES, Generated, generate
 from compat.goldens import SET_2A6DA14C, Example, GoldensMissing, discover, load_golden
-from dynamo_operator.internal.dynamo.context import Capabilities, GenContext
-from dynamo_operator.internal.dynamo.failover import engine_container
-from dynamo_operator.internal.dynamo.graph import desired_dcds
-from dynamo_operator.internal.dynamo.grove import desired_grove_objects
+from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext
+from dynamo_operator.internal.dynamo.component.failover import engine_container
+from dynamo_operator.internal.dynamo.graph.generate import desired_dcds
+from dynamo_operator.internal.dynamo.grove.podcliqueset import desired_grove_objects
 
 Obj = dict[str, Any]
 SHAPE = {s.name: s for s in SHAPES}

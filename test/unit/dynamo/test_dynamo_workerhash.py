@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from dynamo_operator.api.v1alpha1 import DynamoComponentDeploymentSharedSpec
-from dynamo_operator.internal.dynamo import gojson
-from dynamo_operator.internal.dynamo.quantity import QuantityError, canonical_quantity
-from dynamo_operator.internal.dynamo.workerhash import (
+from dynamo_operator.internal.dynamo.rollout import gojson
+from dynamo_operator.internal.dynamo.rollout.quantity import QuantityError, canonical_quantity
+from dynamo_operator.internal.dynamo.rollout.workerhash import (
     NOT_HASHED,
     SHARED_SPEC,
     hash_input,

@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 import pytest
-from dynamo_operator.internal.dynamo.errors import FieldNotImplementedError, GenerationError
-from dynamo_operator.internal.dynamo.not_implemented import (
+from dynamo_operator.internal.dynamo.common.errors import FieldNotImplementedError, GenerationError
+from dynamo_operator.internal.dynamo.common.not_implemented import (
     check_component,
     check_graph,
     component_uses,

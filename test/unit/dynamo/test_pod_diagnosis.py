@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dynamo_operator.internal.dynamo.pod_diagnosis import (
+from dynamo_operator.internal.dynamo.status.pod_diagnosis import (
     MAX_MESSAGE,
     Problem,
     diagnose,

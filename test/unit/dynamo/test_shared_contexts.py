@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from dynamo_operator.internal.dynamo.context import GenContext, SharedContexts
+from dynamo_operator.internal.dynamo.common.context import GenContext, SharedContexts
 
 
 def test_an_equal_context_is_the_namespace_previous_one() -> None:

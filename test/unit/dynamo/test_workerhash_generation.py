@@ -1,12 +1,12 @@
 """Which hash names a graph's worker DCDs, whichever upstream era deployed it, and what the graph
-records (internal/dynamo/rollout.py: worker_generation, hash_annotations_patch)."""
+records (internal/dynamo/rollout/workers.py: worker_generation, hash_annotations_patch)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from dynamo_operator.internal.dynamo.rollout import (
+from dynamo_operator.internal.dynamo.rollout.workers import (
     ANNOTATION_V1,
     ANNOTATION_V2,
     LEGACY_HASH,

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dynamo_operator.internal.dynamo import gojson
-from dynamo_operator.internal.dynamo.errors import GenerationError
-from dynamo_operator.internal.dynamo.workerhash_v2 import (
+from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.rollout import gojson
+from dynamo_operator.internal.dynamo.rollout.workerhash_v2 import (
     ANNOTATION_CURRENT_WORKER_HASH_V2,
     PLACEHOLDER,
     hash_input,

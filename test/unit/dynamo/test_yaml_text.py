@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from dynamo_operator.internal.dynamo import yaml_text
+from dynamo_operator.internal.dynamo.render import yaml_text
 
 
 @pytest.mark.parametrize("letter", ["y", "Y", "n", "N"])

@@ -78,12 +78,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         cwd=src,
         timeout=BUILD_TIMEOUT,
     )
-    _run(sys.executable, "-m", "venv", venv, timeout=60)
-    pip = venv / "bin" / "pip"
+    # The venv gets no pip of its own and this venv's pip installs into it (`--python`), without
+    # compiling bytecode: what lands in site-packages is the same, for a fifth of the time (ensurepip
+    # and compiling some thirty packages were two thirds of this fixture).
+    _run(sys.executable, "-m", "venv", "--without-pip", venv, timeout=60)
+    pip = (sys.executable, "-m", "pip", "--python", venv / "bin" / "python")
+    quiet = ("--quiet", "--disable-pip-version-check", "--no-compile")
     _run(
-        pip,
+        *pip,
         "install",
-        "--quiet",
+        *quiet,
         "--require-hashes",
         "--no-deps",
         "--only-binary=:all:",
@@ -92,7 +96,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=INSTALL_TIMEOUT,
     )
     [wheel] = wheels.glob("dynamo_operator-*.whl")
-    _run(pip, "install", "--quiet", "--no-deps", "--no-index", wheel, timeout=INSTALL_TIMEOUT)
+    _run(*pip, "install", *quiet, "--no-deps", "--no-index", wheel, timeout=INSTALL_TIMEOUT)
     return venv / "bin"
 
 
@@ -140,7 +144,7 @@ def test_image_pins_are_the_tested_pins() -> None:
 
 def test_installed_set_is_complete(installed: Path) -> None:
     """`pip check` in the image's venv: the hashed pins satisfy every requirement of every package."""
-    _run(installed / "pip", "check", timeout=60)
+    _run(sys.executable, "-m", "pip", "--python", installed / "python", "check", timeout=60)
 
 
 def test_wheel_ships_the_package_data(installed: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.scalingadapter.readiness import (
     READY,
     Reason,
@@ -14,6 +13,7 @@ from dynamo_operator.internal.dynamo.scalingadapter.readiness import (
     ready_condition,
     warrants_warning,
 )
+from dynamo_operator.internal.dynamo.status.conditions import Condition
 
 ENABLED = {"scalingAdapter": {"enabled": True}}
 

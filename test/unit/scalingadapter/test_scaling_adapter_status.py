@@ -6,8 +6,8 @@ import datetime
 from typing import Any
 
 import pytest
-from dynamo_operator.internal.dynamo.conditions import Condition
 from dynamo_operator.internal.dynamo.scalingadapter.status import adapter_status
+from dynamo_operator.internal.dynamo.status.conditions import Condition
 
 T0 = datetime.datetime(2026, 11, 22, 8, 0, tzinfo=datetime.UTC)
 READY = Condition("Ready", "True", "Ready", "drives VllmWorker")

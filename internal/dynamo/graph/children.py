@@ -1,0 +1,82 @@
+"""Every child a graph should have, on either pathway, or the one reason it cannot have them. Pure.
+
+The graph reconciler applies all of a graph's children or none: half a graph (a frontend without
+its workers) helps nobody. So generation and its checks run to the end before anything is written,
+and a failure is one `GenerationError` whose `reason` becomes the graph's condition: a semantic
+problem (`InvalidSpec`), services whose names collide (`NameCollision`), names over Grove's budget
+(`GroveNameTooLong`), optional APIs the cluster lacks (`MissingAPIs`, NoOrchestratorAvailable). A
+spec with several problems reports the first in that order, except that missing APIs are reported
+only once the rest generates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from dynamo_operator.internal import consts
+from dynamo_operator.internal.dynamo.common.context import GenContext
+from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError
+from dynamo_operator.internal.dynamo.graph.generate import (
+    desired_graph_objects,
+    desired_shared_objects,
+    missing_apis,
+)
+from dynamo_operator.internal.dynamo.graph.view import GraphView, semantic_problems
+from dynamo_operator.internal.dynamo.grove.podcliqueset import desired_grove_objects
+
+Obj = dict[str, Any]
+
+
+class MissingAPIs(GenerationError):
+    """Optional APIs some services need are not served; one message lists them all."""
+
+    reason: ClassVar[str] = consts.REASON_NO_ORCHESTRATOR
+
+    def __init__(self, missing: Sequence[MissingAPIError]) -> None:
+        message = "; ".join(str(err) for err in missing)
+        ValueError.__init__(self, message)
+        self.field, self.message, self.missing = "spec.services", message, list(missing)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphChildren:
+    """`owned`: the graph's own children, in apply order. `shared`: the namespace's planner and EPP
+    ServiceAccounts/RoleBindings, shared by graphs, created if absent and never owned."""
+
+    owned: list[Obj]
+    shared: list[Obj]
+
+
+def dcd_children(
+    view: GraphView, ctx: GenContext, *, restart_at: Mapping[str, str], worker_hash: str
+) -> GraphChildren:
+    """The DCD pathway's children: a DCD per service plus the graph-level objects."""
+    return _children(
+        view,
+        ctx,
+        grove=False,
+        generate=lambda: desired_graph_objects(
+            view.graph, ctx, restart_at=restart_at, worker_hash=worker_hash
+        ),
+    )
+
+
+def grove_children(view: GraphView, ctx: GenContext, *, restart_at: Mapping[str, str]) -> GraphChildren:
+    """The Grove pathway's children: one PodCliqueSet, per-service Services, graph-level objects."""
+    return _children(
+        view, ctx, grove=True, generate=lambda: desired_grove_objects(view.graph, ctx, restart_at=restart_at)
+    )
+
+
+def _children(
+    view: GraphView, ctx: GenContext, *, grove: bool, generate: Callable[[], list[Obj]]
+) -> GraphChildren:
+    if problems := semantic_problems(view):
+        raise GenerationError("spec", "; ".join(problems))
+    missing = missing_apis(view.graph, ctx, grove=grove)
+    children = GraphChildren(owned=generate(), shared=desired_shared_objects(view.graph, ctx))
+    if missing:
+        raise MissingAPIs(missing)
+    return children

@@ -1,0 +1,557 @@
+"""DGD → the objects the graph reconciler owns: one DCD per service, created PVCs, scaling adapters,
+the discovery RBAC and the model Services."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo.common import naming
+from dynamo_operator.internal.dynamo.common.context import GenContext
+from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError, NameCollisionError
+from dynamo_operator.internal.dynamo.common.hashing import stamp_hash
+from dynamo_operator.internal.dynamo.common.not_implemented import check_graph as check_not_implemented_graph
+from dynamo_operator.internal.dynamo.common.objects import as_dict, envelope
+from dynamo_operator.internal.dynamo.component.backends import detect_backend
+from dynamo_operator.internal.dynamo.component.failover import failover_enabled
+from dynamo_operator.internal.dynamo.component.frontend_sidecar import check_container_names
+from dynamo_operator.internal.dynamo.component.gpu_memory_service import (
+    check_gpu_count,
+    gms_enabled,
+    missing_dra,
+)
+from dynamo_operator.internal.dynamo.component.workload import desired_model_service
+from dynamo_operator.internal.dynamo.graph.sideobjects import (
+    COMPONENT_CLASS_WORKER,
+    EPP_CONFIG_TYPE,
+    LABEL_COMPONENT_CLASS,
+    desired_epp_objects,
+    desired_wait_leader_config_map,
+)
+from dynamo_operator.internal.dynamo.pod.merge import merge_env
+from dynamo_operator.internal.dynamo.pod.resources import check_quantity
+from dynamo_operator.internal.dynamo.pod.template import Component, kube_discovery_enabled
+from dynamo_operator.internal.dynamo.rollout import workerhash
+from dynamo_operator.internal.dynamo.rollout.workerhash import is_worker
+from dynamo_operator.internal.jsontree import copy_tree
+
+Obj = dict[str, Any]
+
+
+ISTIO_SIDECAR_INJECT = "sidecar.istio.io/inject"
+
+
+def _meta(dgd: Obj) -> Obj:
+    meta = dgd.get("metadata") or {}
+    if not meta.get("name"):
+        raise GenerationError("metadata.name", "required")
+    return meta
+
+
+def services_of(dgd: Obj) -> dict[str, Obj]:
+    """`spec.services` in name order (None entries dropped)."""
+    services = (dgd.get("spec") or {}).get("services") or {}
+    return {name: dict(services[name]) for name in sorted(services) if services[name] is not None}
+
+
+def _default_ingress(dgd_name: str, ctx: GenContext) -> Obj:
+    """A frontend's ingress when it declares none: the graph's name as host, enabled only when the
+    operator has an ingress class or gateway (without them no Ingress is written, as upstream)."""
+    d = ctx.ingress
+    if not d.enabled:
+        return {"host": dgd_name}
+    ingress: Obj = {"enabled": True, "host": dgd_name}
+    if d.virtual_service_gateway:
+        ingress["useVirtualService"] = True
+        ingress["virtualServiceGateway"] = d.virtual_service_gateway
+    if d.controller_class_name:
+        ingress["ingressControllerClassName"] = d.controller_class_name
+    if d.tls_secret_name:
+        ingress["tls"] = {"secretName": d.tls_secret_name}
+    if d.host_suffix:
+        ingress["hostSuffix"] = d.host_suffix
+    return ingress
+
+
+def service_to_dcd_spec(
+    dgd: Obj,
+    service: str,
+    ctx: GenContext,
+    *,
+    restart_at: str | None = None,
+    worker_hash: str | None = None,
+) -> Obj:
+    """The DCD spec for one service: the service spec plus everything the graph contributes.
+    `worker_hash` labels a worker service with the graph's worker hash (see workerhash.py)."""
+    meta = _meta(dgd)
+    dgd_spec = dgd.get("spec") or {}
+    spec = copy_tree(services_of(dgd)[service])
+    dgd_name, namespace = str(meta["name"]), ctx.namespace
+    dyn_ns = naming.dynamo_namespace(
+        namespace, dgd_name, global_namespace=bool(spec.get("globalDynamoNamespace"))
+    )
+    annotations: dict[str, str] = dict(spec.get("annotations") or {})
+    dgd_annotations = meta.get("annotations") or {}
+    for key in c.PROPAGATED_DGD_ANNOTATIONS:
+        if key in dgd_annotations:
+            annotations.setdefault(key, str(dgd_annotations[key]))
+    for key, value in (dgd_spec.get("annotations") or {}).items():
+        annotations.setdefault(key, value)
+    annotations.pop(c.ANNOTATION_RESTART_AT, None)  # only the restart state machine sets it
+    if restart_at:
+        annotations[c.ANNOTATION_RESTART_AT] = restart_at
+    labels: dict[str, str] = {**(dgd_spec.get("labels") or {}), **(spec.get("labels") or {})}
+    labels.update(dcd_labels(dgd_name, service, dyn_ns))
+    if worker_hash and is_worker(spec):
+        labels[c.LABEL_WORKER_HASH] = worker_hash
+    if is_worker(spec) and _has_epp(dgd):
+        labels[LABEL_COMPONENT_CLASS] = COMPONENT_CLASS_WORKER
+    spec["annotations"] = annotations
+    spec["labels"] = labels
+    if not annotations:
+        spec.pop("annotations")
+    spec["serviceName"] = service
+    spec["dynamoNamespace"] = dyn_ns
+    backend = generated_backend_framework(dgd)
+    if backend:
+        spec["backendFramework"] = backend
+    envs = merge_env(dgd_spec.get("envs") or [], spec.get("envs") or [])
+    if envs:
+        spec["envs"] = envs
+    if spec.get("componentType") == c.COMPONENT_FRONTEND and not spec.get("ingress"):
+        spec["ingress"] = _default_ingress(dgd_name, ctx)
+    if spec.get("componentType") == c.COMPONENT_PLANNER:
+        # The planner scales the graph through its ServiceAccount's binding: name it in the spec (a
+        # ServiceAccount the user chose stays theirs).
+        extra = spec.setdefault("extraPodSpec", {})
+        extra.setdefault("serviceAccountName", ctx.planner_service_account)
+    epp = spec.get("eppConfig") or {}
+    if isinstance(epp.get("config"), dict):
+        # The inline config as the EPP reads it: typed, its apiVersion/kind written out.
+        spec["eppConfig"] = {**epp, "config": {**EPP_CONFIG_TYPE, **epp["config"]}}
+    if spec.get("replicas") is None:
+        spec["replicas"] = c.DEFAULT_REPLICAS
+    return spec
+
+
+def _no_istio_sidecar_for_epp(spec: Obj, own: Obj) -> None:
+    """An EPP DCD's pods opt out of Istio's sidecar: the EPP serves its own TLS, and a sidecar in
+    front of it breaks the handshake under STRICT mTLS. A graph-wide "true" does not undo it; the
+    component's own annotation does (upstream 2a6da14c; its Grove pathway does not do this)."""
+    if spec.get("componentType") != c.COMPONENT_EPP:
+        return
+    if ISTIO_SIDECAR_INJECT in (own.get("annotations") or {}):
+        return
+    spec["annotations"] = {**(spec.get("annotations") or {}), ISTIO_SIDECAR_INJECT: "false"}
+
+
+def generated_backend_framework(dgd: Obj) -> str:
+    """The backend every DCD of the graph is written with (upstream 2a6da14c stamps it on each, the
+    frontend's too): the graph's own, else the one its workers' command lines run; "" when none
+    does. Workers running different backends are refused, as upstream refuses them."""
+    explicit = str((dgd.get("spec") or {}).get("backendFramework") or "")
+    if explicit:
+        return explicit
+    found = ""
+    for service, spec in services_of(dgd).items():
+        main = (spec.get("extraPodSpec") or {}).get("mainContainer") or {}
+        backend = detect_backend(str(spec.get("componentType") or ""), None, main)
+        if backend and found and backend != found:
+            raise GenerationError(
+                f"spec.services.{service}", f"workers run several backend frameworks: {found} and {backend}"
+            )
+        found = backend or found
+    return found
+
+
+def _has_epp(dgd: Obj) -> bool:
+    return any(s.get("componentType") == c.COMPONENT_EPP for s in services_of(dgd).values())
+
+
+def dcd_labels(dgd_name: str, service: str, dyn_ns: str) -> dict[str, str]:
+    """Labels identifying a DCD (and, through spec.labels, its pods) as one service of one graph."""
+    return {
+        c.LABEL_COMPONENT: service,
+        c.LABEL_DYNAMO_NAMESPACE: naming.label_value(dyn_ns),
+        c.LABEL_GRAPH_DEPLOYMENT_NAME: dgd_name,
+    }
+
+
+def graph_worker_hash(dgd: Any) -> str:
+    """The worker hash of the graph's current spec (the same for all its worker services)."""
+    return workerhash.worker_hash((as_dict(dgd).get("spec") or {}).get("services") or {})
+
+
+def dcd_names(dgd: Any, *, worker_hash: str | None = None) -> dict[str, str]:
+    """Service → the name of its DCD: `<dgd>-<lower(svc)>`, worker services with `-<worker hash>`
+    (`worker_hash`: the graph's, when the caller has computed it already)."""
+    obj = as_dict(dgd)
+    dgd_name = str(_meta(obj)["name"])
+    services = services_of(obj)
+    wh = worker_hash or graph_worker_hash(obj)
+    return {
+        svc: naming.dcd_name(dgd_name, svc, wh if is_worker(spec) else None) for svc, spec in services.items()
+    }
+
+
+def desired_dcds(
+    dgd: Any,
+    ctx: GenContext,
+    *,
+    restart_at: Mapping[str, str] | None = None,
+    worker_hash: str | None = None,
+) -> list[Obj]:
+    """One DCD per service, sorted by name, each stamped with its content hash.
+
+    Worker services are named and labelled with the graph's worker hash (`worker_hash`: precomputed
+    by the caller, else computed here). `restart_at` maps a service to the restart id its pods must
+    carry (see restart.py); services absent from it carry none.
+    """
+    obj = as_dict(dgd)
+    restart_at = restart_at or {}
+    wh = worker_hash or graph_worker_hash(obj)
+    names = dcd_names(obj, worker_hash=wh)
+    out: list[Obj] = []
+    for service in services_of(obj):
+        spec = service_to_dcd_spec(obj, service, ctx, restart_at=restart_at.get(service), worker_hash=wh)
+        _no_istio_sidecar_for_epp(spec, services_of(obj)[service])
+        dcd = envelope(
+            c.API_VERSION,
+            c.KIND_DCD,
+            names[service],
+            ctx.namespace,
+            labels=spec["labels"],
+            owner=obj,
+        )
+        dcd["spec"] = spec
+        out.append(stamp_hash(dcd))
+    return sorted(out, key=lambda o: o["metadata"]["name"])
+
+
+def desired_pvcs(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """PVCs the graph creates (`create: true`), owned by it. PVCs the user brought are never ours."""
+    obj = as_dict(dgd)
+    out: list[Obj] = []
+    for i, pvc in enumerate((obj.get("spec") or {}).get("pvcs") or []):
+        if not pvc.get("create"):
+            continue
+        field = f"spec.pvcs[{i}]"
+        for required in ("name", "size", "storageClass", "volumeAccessMode"):
+            if not pvc.get(required):
+                raise GenerationError(f"{field}.{required}", "required when create is true")
+        claim = envelope("v1", "PersistentVolumeClaim", str(pvc["name"]), ctx.namespace, owner=obj)
+        claim["spec"] = {
+            "accessModes": [pvc["volumeAccessMode"]],
+            "resources": {"requests": {"storage": check_quantity(pvc["size"], f"{field}.size")}},
+            "storageClassName": pvc["storageClass"],
+        }
+        out.append(stamp_hash(claim))
+    return sorted(out, key=lambda o: o["metadata"]["name"])
+
+
+def desired_scaling_adapters(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """A DynamoGraphDeploymentScalingAdapter per service with `scalingAdapter.enabled`."""
+    obj = as_dict(dgd)
+    dgd_name = str(_meta(obj)["name"])
+    out: list[Obj] = []
+    for service, spec in services_of(obj).items():
+        if not (spec.get("scalingAdapter") or {}).get("enabled"):
+            continue
+        adapter = envelope(
+            c.API_VERSION,
+            c.KIND_DGDSA,
+            naming.adapter_name(dgd_name, service),
+            ctx.namespace,
+            labels={c.LABEL_GRAPH_DEPLOYMENT_NAME: dgd_name, c.LABEL_COMPONENT: service},
+            owner=obj,
+        )
+        replicas = spec.get("replicas")
+        adapter["spec"] = {
+            "replicas": c.DEFAULT_REPLICAS if replicas is None else int(replicas),
+            "dgdRef": {"name": dgd_name, "serviceName": service},
+        }
+        out.append(stamp_hash(adapter))
+    return sorted(out, key=lambda o: o["metadata"]["name"])
+
+
+def adapter_selector(dgd_name: str, service: str) -> str:
+    """The label selector string a scaling adapter reports for the scale subresource."""
+    return f"{c.LABEL_GRAPH_DEPLOYMENT_NAME}={dgd_name},{c.LABEL_COMPONENT}={service}"
+
+
+def desired_discovery_rbac(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """ServiceAccount, Role and RoleBinding pods use for Kubernetes discovery (when any service uses it)."""
+    obj = as_dict(dgd)
+    dgd_name = str(_meta(obj)["name"])
+    comps = [
+        Component(
+            name=naming.dcd_name(dgd_name, s),
+            namespace=ctx.namespace,
+            parent_dgd=dgd_name,
+            spec=service_to_dcd_spec(obj, s, ctx),
+        )
+        for s in services_of(obj)
+    ]
+    if not any(kube_discovery_enabled(comp, ctx) for comp in comps):
+        return []
+    sa_name = naming.discovery_service_account(dgd_name)
+    labels = {
+        c.LABEL_APP_MANAGED_BY: c.MANAGED_BY_VALUE,
+        c.LABEL_APP_COMPONENT: "rbac",
+        c.LABEL_APP_NAME: naming.label_value(sa_name),
+    }
+    sa = envelope("v1", "ServiceAccount", sa_name, ctx.namespace, labels=labels, owner=obj)
+    role = envelope(
+        "rbac.authorization.k8s.io/v1", "Role", f"{sa_name}-role", ctx.namespace, labels=labels, owner=obj
+    )
+    role["rules"] = [
+        {"apiGroups": [""], "resources": ["endpoints", "pods"], "verbs": ["get", "list", "watch"]},
+        {
+            "apiGroups": ["discovery.k8s.io"],
+            "resources": ["endpointslices"],
+            "verbs": ["get", "list", "watch"],
+        },
+        {
+            "apiGroups": [c.GROUP],
+            "resources": ["dynamoworkermetadatas"],
+            "verbs": ["create", "get", "list", "watch", "update", "patch", "delete"],
+        },
+    ]
+    binding = envelope(
+        "rbac.authorization.k8s.io/v1",
+        "RoleBinding",
+        f"{sa_name}-binding",
+        ctx.namespace,
+        labels=labels,
+        owner=obj,
+    )
+    binding["roleRef"] = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"{sa_name}-role"}
+    binding["subjects"] = [{"kind": "ServiceAccount", "name": sa_name, "namespace": ctx.namespace}]
+    return [stamp_hash(o) for o in (sa, role, binding)]
+
+
+def desired_model_services(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """One headless Service per distinct `modelRef.name` across the graph, owned by the graph."""
+    obj = as_dict(dgd)
+    models = sorted(
+        {
+            str(s["modelRef"]["name"])
+            for s in services_of(obj).values()
+            if (s.get("modelRef") or {}).get("name")
+        }
+    )
+    return [stamp_hash(desired_model_service(m, ctx.namespace, obj)) for m in models]
+
+
+def check_unique_names(dgd_name: str, services: Mapping[str, Any]) -> None:
+    """Raise NameCollisionError when service keys differ only in case or in '.' versus '-': they would
+    write one DCD, Deployment or Service twice (the CRD refuses this; this is the backstop)."""
+    groups = naming.service_collisions(services)
+    if not groups:
+        return
+    described = "; ".join(
+        f"{' and '.join(repr(s) for s in group)} would {'both' if len(group) == 2 else 'all'} be named "
+        f"{naming.dcd_name(dgd_name, naming.normalised_service(group[0]))!r}"
+        for group in groups
+    )
+    raise NameCollisionError(
+        "spec.services",
+        groups,
+        f"service names must stay distinct once lower-cased with '.' read as '-': {described}; rename one",
+    )
+
+
+def shared_between_owners(obj: Mapping[str, Any]) -> bool:
+    """Objects another owner may control without a conflict: a model's headless Service (one per
+    model and namespace, whichever graph came first) and a PVC (two graphs may both create one
+    model cache; its data is never ours to take over)."""
+    kind = obj.get("kind")
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return kind == "PersistentVolumeClaim" or (kind == "Service" and c.LABEL_BASE_MODEL_HASH in labels)
+
+
+def validate_graph(dgd: Any, ctx: GenContext, *, worker_hash: str | None = None) -> None:
+    """Semantic checks a schema cannot express; raises GenerationError naming the field."""
+    obj = as_dict(dgd)
+    # First: a field the operator does not implement refuses the graph whatever else is wrong.
+    check_not_implemented_graph(obj)
+    meta = _meta(obj)
+    services = services_of(obj)
+    if not services:
+        raise GenerationError("spec.services", "at least one service is required")
+    check_unique_names(str(meta["name"]), services)
+    wh = worker_hash or graph_worker_hash(obj)
+    problems = naming.name_problems(
+        str(meta["name"]),
+        list(services),
+        worker_hashes={svc: wh for svc, spec in services.items() if is_worker(spec)},
+    )
+    if problems:
+        raise GenerationError(problems[0].split(":", 1)[0], problems[0].split(": ", 1)[1])
+    pvc_names = {p.get("name") for p in (obj.get("spec") or {}).get("pvcs") or []}
+    for svc, spec in services.items():
+        # A mount names a graph PVC or a volume of the service's own pod: v1beta1 graphs declare
+        # their PVC volumes in the pod template, which the v1alpha1 view keeps in extraPodSpec.volumes.
+        pod_volumes = {v.get("name") for v in (spec.get("extraPodSpec") or {}).get("volumes") or []}
+        for i, vm in enumerate(spec.get("volumeMounts") or []):
+            if vm.get("name") not in pvc_names | pod_volumes:
+                raise GenerationError(
+                    f"spec.services.{svc}.volumeMounts[{i}].name",
+                    f"{vm.get('name')!r} is declared neither in spec.pvcs nor in the service's "
+                    "extraPodSpec.volumes",
+                )
+        node_count = (spec.get("multinode") or {}).get("nodeCount")
+        if spec.get("multinode") is not None and node_count is not None and int(node_count) < 2:
+            raise GenerationError(f"spec.services.{svc}.multinode.nodeCount", "must be at least 2")
+        check_gpu_count(spec, f"spec.services.{svc}.")
+        check_container_names(spec, f"spec.services.{svc}.")
+        mode = (meta.get("annotations") or {}).get(c.ANNOTATION_KUBE_DISCOVERY_MODE)
+        if failover_enabled(spec) and mode != c.KUBE_DISCOVERY_MODE_CONTAINER:
+            # CEL cannot read annotations, so this rule of upstream's webhook is checked here.
+            raise GenerationError(
+                f"metadata.annotations[{c.ANNOTATION_KUBE_DISCOVERY_MODE}]",
+                f"spec.services.{svc}.failover needs per-container discovery: annotate the graph with "
+                f"{c.ANNOTATION_KUBE_DISCOVERY_MODE}: {c.KUBE_DISCOVERY_MODE_CONTAINER}",
+            )
+
+
+def desired_side_objects(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """Per-graph ConfigMaps / InferencePools some services need (multinode, epp)."""
+    obj = as_dict(dgd)
+    services = services_of(obj)
+    out: list[Obj] = []
+    if any(spec.get("multinode") is not None for spec in services.values()):
+        out.append(desired_wait_leader_config_map(obj, ctx))
+    for name, spec in services.items():
+        if spec.get("componentType") == c.COMPONENT_EPP:
+            out += desired_epp_objects(obj, name, spec, ctx)
+    return [stamp_hash(o) for o in out]
+
+
+def desired_graph_objects(
+    dgd: Any,
+    ctx: GenContext,
+    *,
+    restart_at: Mapping[str, str] | None = None,
+    worker_hash: str | None = None,
+) -> list[Obj]:
+    """Everything the graph reconciler owns directly, in apply order (`worker_hash`: the graph's,
+    when the caller has computed it already)."""
+    wh = worker_hash or graph_worker_hash(dgd)
+    validate_graph(dgd, ctx, worker_hash=wh)
+    objects = [
+        *desired_pvcs(dgd, ctx),
+        *desired_discovery_rbac(dgd, ctx),
+        *desired_side_objects(dgd, ctx),
+        *desired_model_services(dgd, ctx),
+        *desired_dcds(dgd, ctx, restart_at=restart_at, worker_hash=wh),
+        *desired_scaling_adapters(dgd, ctx),
+    ]
+    check_distinct_objects(objects)
+    return objects
+
+
+def check_distinct_objects(objects: Sequence[Obj]) -> None:
+    """Raise NameCollisionError when two generated objects share kind and name: the CRD's rules
+    should make that impossible, and writing both would make them overwrite each other forever."""
+    seen: set[tuple[str, str]] = set()
+    duplicates: list[str] = []
+    for obj in objects:
+        key = (str(obj.get("kind")), str(obj["metadata"]["name"]))
+        if key in seen:
+            duplicates.append(f"{key[0]} {key[1]}")
+        seen.add(key)
+    if duplicates:
+        raise NameCollisionError(
+            "spec.services", [], f"the graph would generate {', '.join(sorted(set(duplicates)))} twice"
+        )
+
+
+def missing_apis(dgd: Any, ctx: GenContext, *, grove: bool = False) -> list[MissingAPIError]:
+    """Optional APIs the graph's services need but the cluster does not serve, one error per service
+    (the reconciler reports them as a Failed condition, e.g. reason NoOrchestratorAvailable).
+    `grove`: the graph takes the Grove pathway, whose scaling groups run multinode services.
+
+    gpuMemoryService without DRA fails the whole graph on both pathways: upstream 2a6da14c creates
+    no workload for such a graph (df888f68 let the other services run and only that DCD wait)."""
+    obj = as_dict(dgd)
+    caps = ctx.capabilities
+    out: list[MissingAPIError] = []
+    for svc, spec in services_of(obj).items():
+        field = f"spec.services.{svc}"
+        if gms_enabled(spec) and not caps.dra:
+            out.append(missing_dra(f"{field}.gpuMemoryService.enabled"))
+        if spec.get("multinode") is not None and not caps.lws and not grove:
+            api = f"{c.LWS_GROUP}/v1 LeaderWorkerSet"
+            out.append(
+                MissingAPIError(
+                    f"{field}.multinode",
+                    api,
+                    f"multinode needs the {api} API; install LeaderWorkerSet or make the service single-node",
+                )
+            )
+        ingress = spec.get("ingress") or {}
+        if ingress.get("enabled") and ingress.get("useVirtualService") and not caps.istio:
+            out.append(
+                MissingAPIError(
+                    f"{field}.ingress.useVirtualService",
+                    f"{c.ISTIO_API_VERSION} VirtualService",
+                    "a VirtualService needs Istio; install it or use an Ingress",
+                )
+            )
+        if spec.get("componentType") == c.COMPONENT_EPP and not caps.gateway_inference_extension:
+            api = f"{c.GATEWAY_INFERENCE_GROUP}/v1 InferencePool"
+            out.append(
+                MissingAPIError(f"{field}.componentType", api, f"an epp component needs the {api} API")
+            )
+    return out
+
+
+def desired_planner_rbac(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """The namespace's planner ServiceAccount (+ RoleBinding to the configured ClusterRole) when the
+    graph has a planner. Shared by every graph of the namespace, so it carries no ownerReference and
+    is not part of `desired_graph_objects`: apply it create-if-absent, never prune it."""
+    obj = as_dict(dgd)
+    if not any(s.get("componentType") == c.COMPONENT_PLANNER for s in services_of(obj).values()):
+        return []
+    return namespace_service_account(ctx.planner_service_account, ctx.planner_cluster_role, ctx)
+
+
+def desired_epp_rbac(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """The namespace's EPP ServiceAccount (every EPP pod runs as it) and, with `--epp-cluster-role-name`,
+    its RoleBinding to that ClusterRole (the endpoint picker watches pods and InferencePools) when the
+    graph has an epp service. Shared like the planner's (see `desired_planner_rbac`)."""
+    obj = as_dict(dgd)
+    if not any(s.get("componentType") == c.COMPONENT_EPP for s in services_of(obj).values()):
+        return []
+    return namespace_service_account(c.EPP_SERVICE_ACCOUNT_NAME, ctx.epp_cluster_role, ctx)
+
+
+def desired_shared_objects(dgd: Any, ctx: GenContext) -> list[Obj]:
+    """Everything the graph needs that is shared with the other graphs of its namespace: the planner
+    and EPP ServiceAccounts with their bindings (create-if-absent, never owned, never pruned)."""
+    return [*desired_planner_rbac(dgd, ctx), *desired_epp_rbac(dgd, ctx)]
+
+
+def namespace_service_account(name: str, cluster_role: str, ctx: GenContext) -> list[Obj]:
+    """A ServiceAccount of the namespace and, when `cluster_role` is set, the RoleBinding
+    `<name>-binding` granting it that ClusterRole there ("" binds nothing)."""
+    labels = {
+        c.LABEL_APP_MANAGED_BY: c.MANAGED_BY_VALUE,
+        c.LABEL_APP_COMPONENT: "rbac",
+        c.LABEL_APP_NAME: naming.label_value(name),
+    }
+    out = [envelope("v1", "ServiceAccount", name, ctx.namespace, labels=labels)]
+    if cluster_role:
+        binding = envelope(
+            "rbac.authorization.k8s.io/v1", "RoleBinding", f"{name}-binding", ctx.namespace, labels=labels
+        )
+        binding["roleRef"] = {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": cluster_role,
+        }
+        binding["subjects"] = [{"kind": "ServiceAccount", "name": name, "namespace": ctx.namespace}]
+        out.append(binding)
+    return [stamp_hash(o) for o in out]

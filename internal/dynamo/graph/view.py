@@ -1,0 +1,84 @@
+"""A DGD read once: the fields the graph reconciler decides by, out of the raw object. Pure.
+
+The cache hands the reconciler a plain dict; `read_graph` takes what every step needs from it (names,
+services, restart request, PVC entries, the origin version generation sees) so that the steps read
+named fields instead of walking the dict again. `raw` stays beside it: status writes, Events and
+ownerReferences address the object as the API server has it, and generation takes the `graph` dict
+(the raw object carrying its origin version) because it renders whole objects from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dynamo_operator.internal.dynamo.graph.meta import origin_version, with_origin_version
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PvcEntry:
+    """One `spec.pvcs` entry: `create` says the graph makes the PVC (else the user brings it)."""
+
+    name: str
+    create: bool
+
+
+@dataclass(frozen=True, slots=True)
+class GraphView:
+    """One DGD as this reconcile read it (see the module docstring)."""
+
+    raw: Obj
+    graph: Obj
+    origin: str | None
+    namespace: str
+    name: str
+    uid: str
+    generation: int | None
+    services: Mapping[str, Obj]
+    restart: Mapping[str, Any] | None
+    pvcs: tuple[PvcEntry, ...]
+
+    def names_pvc(self, name: str) -> bool:
+        """The graph lists a PVC of that name (created by it or not)."""
+        return any(p.name == name for p in self.pvcs)
+
+    def missing_user_pvcs(self, exists: Callable[[str], bool]) -> list[str]:
+        """PVCs the user is to bring (`create` false) that `exists` does not know, in spec order."""
+        return [p.name for p in self.pvcs if not p.create and not exists(p.name)]
+
+
+def read_graph(raw: Obj, *, children: Sequence[Obj], operator_version: str) -> GraphView:
+    """The view of `raw`, whose controlled DCDs are `children` (they carry the origin version of a
+    graph that predates the annotation) under an operator of `operator_version`."""
+    meta = raw["metadata"]
+    spec = raw.get("spec") or {}
+    origin = origin_version(raw, children, operator_version)
+    return GraphView(
+        raw=raw,
+        # Generation sees the graph with its origin version even before the stamp is written.
+        graph=with_origin_version(raw, origin),
+        origin=origin,
+        namespace=str(meta.get("namespace") or ""),
+        name=str(meta["name"]),
+        uid=str(meta.get("uid") or ""),
+        generation=meta.get("generation"),
+        services=spec.get("services") or {},
+        restart=spec.get("restart"),
+        pvcs=tuple(
+            PvcEntry(str(p["name"]), bool(p.get("create"))) for p in spec.get("pvcs") or () if p.get("name")
+        ),
+    )
+
+
+def semantic_problems(view: GraphView) -> list[str]:
+    """What the CRD schema cannot refuse: cross-references between fields. (A graph without services
+    is refused by the CRD and, as a backstop, by generation's `validate_graph`.)"""
+    problems = []
+    order = ((view.restart or {}).get("strategy") or {}).get("order") or []
+    unknown = [s for s in order if s not in view.services]
+    if unknown:
+        problems.append(f"restart.strategy.order names unknown services: {', '.join(unknown)}")
+    return problems

@@ -1,0 +1,1 @@
+"""The Grove pathway: a graph's PodCliqueSet and Services, and its readiness read from Grove's objects."""

@@ -1,0 +1,434 @@
+"""DGD → the Grove pathway's objects: one PodCliqueSet named after the graph, plus per-service Services.
+
+With Grove chosen (`uses_grove`), a graph has no DCDs and no Deployments. Each single-node service is
+one PodClique (`<lower(svc)>`) of the set; each multinode service is a PodCliqueScalingGroup of two
+cliques, a one-pod leader (`<svc>-ldr`) and its workers (`<svc>-wkr`), scaled together. Grove names
+what it creates from the set: the PodClique or scaling group of a service is `<dgd>-0-<lower(svc)>`
+(replica 0 of the set), which is what status and scaling address (`grove_object_name`).
+
+Pods are built by the same pod-template builder as the DCD pathway (pod/template.py), from the same
+per-service spec (graph/generate.py `service_to_dcd_spec`, without worker hashes: Grove rolls cliques
+in place), with the multinode rewrites addressing Grove's pod names (backends.py `grove_addressing`).
+The clique carries the pod labels and annotations; Grove copies them onto its pods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from dynamo_operator.api.v1alpha1.graph import BackendFramework
+from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo.common import naming
+from dynamo_operator.internal.dynamo.common.context import GenContext
+from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.common.hashing import stamp_hash
+from dynamo_operator.internal.dynamo.common.objects import as_dict, envelope
+from dynamo_operator.internal.dynamo.component.backends import Role, detect_backend, grove_addressing
+from dynamo_operator.internal.dynamo.component.workload import (
+    component_service,
+    desired_ingress,
+    desired_virtual_service,
+    wants_service,
+)
+from dynamo_operator.internal.dynamo.graph.generate import (
+    check_distinct_objects,
+    desired_discovery_rbac,
+    desired_model_services,
+    desired_pvcs,
+    desired_scaling_adapters,
+    desired_side_objects,
+    service_to_dcd_spec,
+    services_of,
+    validate_graph,
+)
+from dynamo_operator.internal.dynamo.pod.template import (
+    Component,
+    build_main_container,
+    build_pod_template,
+    discovery_backend,
+    multinode_node_count,
+    pod_annotations,
+)
+
+Obj = dict[str, Any]
+
+STARTUP_ANY_ORDER = "CliqueStartupTypeAnyOrder"
+STARTUP_EXPLICIT = "CliqueStartupTypeExplicit"
+
+
+def uses_grove(dgd: Any, ctx: GenContext) -> bool:
+    """The pathway of a graph on its own terms: Grove when the operator may use it (the API is served
+    and the operator flag allows it: `ctx.capabilities.grove`) and the graph does not opt out with
+    `nvidia.com/enable-grove: "false"` (any case). The reconciler may still keep a running graph on
+    the DCD pathway (see controllers/dynamographdeployment/grove.py)."""
+    annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
+    opted_out = str(annotations.get(c.ANNOTATION_ENABLE_GROVE, "")).strip().lower() == "false"
+    return ctx.capabilities.grove and not opted_out
+
+
+def grove_opted_in(dgd: Any) -> bool:
+    """The graph asks for Grove explicitly (`nvidia.com/enable-grove: "true"`)."""
+    annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(c.ANNOTATION_ENABLE_GROVE, "")).strip().lower() == "true"
+
+
+def takes_grove(dgd: Any, ctx: GenContext, *, has_dcds: bool, has_pod_clique_set: bool) -> bool:
+    """The pathway a graph takes now, given what it already runs on.
+
+    A graph that may use Grove (`uses_grove`) takes it when it is new, or already has its
+    PodCliqueSet. A graph already running on DCDs stays there, because moving it replaces every pod
+    at once; its owner moves it on purpose with `nvidia.com/enable-grove: "true"`. A graph that may
+    not use Grove (opted out, Grove disabled or its API gone) takes the DCD pathway, whatever it ran
+    on before: without the API its PodCliqueSet is gone anyway, and an opt-out is an explicit ask.
+    """
+    if not uses_grove(dgd, ctx):
+        return False
+    return has_pod_clique_set or not has_dcds or grove_opted_in(dgd)
+
+
+def clique_name(service: str) -> str:
+    """A single-node service's clique, and a multinode service's scaling group: `lower(svc)`."""
+    return naming.normalised_service(service)
+
+
+# Grove names a pod `<set>-<i>-<clique>-<5 random>`, or `<set>-<i>-<group>-<j>-<clique>-<5 random>`
+# in a scaling group; to keep that within a 63-character hostname its PodCliqueSet webhook refuses a
+# set whose set, group and clique names add up to more than this (upstream's DGD webhook checks the
+# same sum up front).
+GROVE_MAX_COMBINED_NAME_LENGTH = 45
+
+
+class GroveNameTooLongError(GenerationError):
+    """A service's Grove names (set + scaling group + clique) exceed Grove's pod-naming budget
+    (Grove's PodCliqueSet webhook would refuse the set: said before anything is written)."""
+
+    reason: ClassVar[str] = "GroveNameTooLong"
+
+
+def _name_budget(service: str, *, multinode: bool) -> int:
+    """What one service adds to Grove's sum: its clique (single node), or its scaling group plus its
+    longest clique (multinode: `<svc>-ldr`; `-wkr` is as long)."""
+    base = clique_name(service)
+    return len(base) + len(f"{base}-{c.GROVE_ROLE_SUFFIX_LEADER}") if multinode else len(base)
+
+
+# Upstream never shortens a set below this: a service too long even then is refused.
+_MIN_SET_NAME_LENGTH = 8
+_SET_NAME_HASH_LENGTH = 4
+
+
+def _fnv1a_32(data: bytes) -> int:
+    value = 0x811C9DC5
+    for byte in data:
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value
+
+
+def pod_clique_set_name(dgd: Any) -> str:
+    """The graph's PodCliqueSet name: the graph's name when it fits Grove's budget beside the
+    longest service's names, else cut to fit and ended with `-` and 4 hex digits of the FNV-1a hash
+    of the full name (so two long graphs stay apart and the name never changes between reconciles).
+    Upstream 2a6da14c names sets so instead of refusing a long graph; the same name lets this
+    operator take over what upstream made."""
+    obj = as_dict(dgd)
+    dgd_name = str((obj.get("metadata") or {}).get("name") or "")
+    services = services_of(obj)
+    widest = max(
+        (_name_budget(svc, multinode=multinode_node_count(spec) > 1) for svc, spec in services.items()),
+        default=0,
+    )
+    budget = max(GROVE_MAX_COMBINED_NAME_LENGTH - widest, _MIN_SET_NAME_LENGTH)
+    if len(dgd_name) <= budget:
+        return dgd_name
+    suffix = f"{_fnv1a_32(dgd_name.encode()) & 0xFFFF:0{_SET_NAME_HASH_LENGTH}x}"
+    return f"{dgd_name[: budget - _SET_NAME_HASH_LENGTH - 1]}-{suffix}"
+
+
+def grove_name_parts(set_name: str, service: str, *, multinode: bool) -> tuple[tuple[str, str], ...]:
+    """(kind, name) of what Grove adds up for the pods of one service: the set, then (multinode) the
+    scaling group, then the longest clique (the leader's `<svc>-ldr`; `-wkr` is as long)."""
+    base = clique_name(service)
+    if multinode:
+        return (
+            (c.KIND_POD_CLIQUE_SET, set_name),
+            (c.KIND_POD_CLIQUE_SCALING_GROUP, base),
+            (c.KIND_POD_CLIQUE, f"{base}-{c.GROVE_ROLE_SUFFIX_LEADER}"),
+        )
+    return ((c.KIND_POD_CLIQUE_SET, set_name), (c.KIND_POD_CLIQUE, base))
+
+
+def grove_name_problems(dgd: Any, ctx: GenContext) -> list[str]:
+    """Per service whose pods Grove would refuse to name even with the set name shortened (see
+    `pod_clique_set_name`), one sentence saying which names add up to how much, and what to do;
+    empty when every service fits."""
+    obj = as_dict(dgd)
+    set_name = pod_clique_set_name(obj)
+    problems = []
+    for gs in grove_services(obj, ctx):
+        parts = grove_name_parts(set_name, gs.service, multinode=gs.multinode)
+        total = sum(len(name) for _, name in parts)
+        if total <= GROVE_MAX_COMBINED_NAME_LENGTH:
+            continue
+        named = " + ".join(f"{kind} {name!r} ({len(name)})" for kind, name in parts)
+        problems.append(
+            f"{gs.service}: Grove names its pods from {named} = {total} characters,"
+            f" more than the {GROVE_MAX_COMBINED_NAME_LENGTH} Grove allows; shorten the service"
+            f' name, or keep the graph off Grove ({c.ANNOTATION_ENABLE_GROVE}: "false")'
+        )
+    return problems
+
+
+def grove_object_name(set_name: str, service: str) -> str:
+    """The PodClique (single node) or PodCliqueScalingGroup (multinode) Grove makes for a service."""
+    return f"{set_name}-0-{clique_name(service)}"
+
+
+def component_service_name(dgd_name: str, service: str) -> str:
+    """The service's Service (and Ingress/VirtualService): `<dgd>-<lower(svc)>`."""
+    return naming.service_name(naming.dcd_name(dgd_name, service))
+
+
+@dataclass(frozen=True, slots=True)
+class GroveService:
+    """One service as the Grove pathway sees it: its generation view and where Grove puts it."""
+
+    service: str
+    component: Component
+    multinode: bool
+    object_name: str  # PodClique or PodCliqueScalingGroup `<dgd>-0-<lower(svc)>`
+
+    @property
+    def kind(self) -> str:
+        return c.KIND_POD_CLIQUE_SCALING_GROUP if self.multinode else c.KIND_POD_CLIQUE
+
+
+def grove_services(
+    dgd: Any, ctx: GenContext, *, restart_at: Mapping[str, str] | None = None
+) -> list[GroveService]:
+    """Every service of the graph in name order, with the spec the DCD pathway would give it (graph
+    annotations, labels and envs propagated, Dynamo namespace filled in) but no worker hash."""
+    obj = as_dict(dgd)
+    dgd_name = str((obj.get("metadata") or {}).get("name") or "")
+    restart_at = restart_at or {}
+    set_name = pod_clique_set_name(obj)
+    out: list[GroveService] = []
+    for service in services_of(obj):
+        spec = service_to_dcd_spec(obj, service, ctx, restart_at=restart_at.get(service))
+        comp = Component(
+            name=naming.dcd_name(dgd_name, service), namespace=ctx.namespace, parent_dgd=dgd_name, spec=spec
+        )
+        out.append(
+            GroveService(
+                service=service,
+                component=comp,
+                multinode=comp.is_multinode,
+                object_name=grove_object_name(set_name, service),
+            )
+        )
+    return out
+
+
+def _clique_annotations(comp: Component, ctx: GenContext) -> dict[str, str]:
+    """What the pods of a clique carry: the pod annotations of the DCD pathway, plus the graph-level
+    keys that describe the graph (origin version, discovery settings) and the resolved discovery
+    backend, as upstream writes them on its cliques. Rollout-steering keys stay off pods."""
+    out = pod_annotations(comp)
+    for key in c.PROPAGATED_DGD_ANNOTATIONS:
+        if key in comp.annotations:
+            out[key] = comp.annotations[key]
+    out[c.ANNOTATION_DISCOVERY_BACKEND] = discovery_backend(comp, ctx)
+    return dict(sorted(out.items()))
+
+
+def _kai_queue(dgd: Obj) -> str:
+    annotations = (dgd.get("metadata") or {}).get("annotations") or {}
+    return (
+        str(annotations.get(c.ANNOTATION_KAI_SCHEDULER_QUEUE) or "").strip() or c.DEFAULT_KAI_SCHEDULER_QUEUE
+    )
+
+
+def _clique(
+    gs: GroveService, ctx: GenContext, dgd: Obj, *, role: Role, name: str, replicas: int, min_available: int
+) -> Obj:
+    node_count = multinode_node_count(gs.component.spec)
+    addressing = grove_addressing(gs.service, node_count) if gs.multinode else None
+    template = build_pod_template(gs.component, ctx, role=role, addressing=addressing)
+    labels: dict[str, str] = template["metadata"]["labels"]
+    pod_spec: Obj = template["spec"]
+    if ctx.capabilities.kai_scheduler:
+        # Grove's gang scheduling through KAI: the queue from the graph, KAI as scheduler unless the
+        # user picked another one.
+        labels[c.LABEL_KAI_SCHEDULER_QUEUE] = _kai_queue(dgd)
+        pod_spec.setdefault("schedulerName", c.KAI_SCHEDULER_NAME)
+    clique: Obj = {"name": name}
+    if labels:
+        clique["labels"] = dict(sorted(labels.items()))
+    annotations = _clique_annotations(gs.component, ctx)
+    if annotations:
+        clique["annotations"] = annotations
+    clique["spec"] = {
+        "roleName": name,
+        "replicas": replicas,
+        "minAvailable": min_available,
+        "podSpec": pod_spec,
+    }
+    return clique
+
+
+def _roles(gs: GroveService) -> list[tuple[Role, str, int, int]]:
+    """(role, clique name, replicas, minAvailable) of each clique of a service."""
+    base = clique_name(gs.service)
+    if not gs.multinode:
+        return [(Role.MAIN, base, gs.component.replicas, 1)]
+    workers = multinode_node_count(gs.component.spec) - 1
+    return [
+        (Role.LEADER, f"{base}-{c.GROVE_ROLE_SUFFIX_LEADER}", 1, 1),
+        (Role.WORKER, f"{base}-{c.GROVE_ROLE_SUFFIX_WORKER}", workers, workers),
+    ]
+
+
+def _starts_after_workers(gs: GroveService, ctx: GenContext) -> bool:
+    """TRT-LLM's leader runs mpirun against its workers' sshd: it must start after them. (vLLM and
+    SGLang workers tolerate a missing leader and retry, so they start in any order.)"""
+    if not gs.multinode:
+        return False
+    container, _ = build_main_container(gs.component, ctx)
+    backend = detect_backend(
+        gs.component.component_type, gs.component.spec.get("backendFramework"), container
+    )
+    return backend == BackendFramework.TRTLLM
+
+
+def desired_pod_clique_set(
+    dgd: Any,
+    ctx: GenContext,
+    *,
+    restart_at: Mapping[str, str] | None = None,
+    termination_delay: str = c.DEFAULT_GROVE_TERMINATION_DELAY,
+) -> Obj:
+    """The graph's PodCliqueSet: one replica, cliques per service role, scaling groups for multinode
+    services. Metadata labels/annotations are the graph's `spec.labels`/`spec.annotations`."""
+    obj = as_dict(dgd)
+    spec = obj.get("spec") or {}
+    pcs = envelope(
+        c.GROVE_API_VERSION,
+        c.KIND_POD_CLIQUE_SET,
+        pod_clique_set_name(obj),
+        ctx.namespace,
+        # The graph's name in a label: the set's own name may be shortened (pod_clique_set_name).
+        labels={**(spec.get("labels") or {}), c.LABEL_GRAPH_DEPLOYMENT_NAME: str(obj["metadata"]["name"])},
+        annotations=spec.get("annotations") or {},
+        owner=obj,
+    )
+    cliques: list[Obj] = []
+    groups: list[Obj] = []
+    explicit = False
+    for gs in grove_services(obj, ctx, restart_at=restart_at):
+        roles = _roles(gs)
+        made = [
+            _clique(gs, ctx, obj, role=role, name=name, replicas=replicas, min_available=minimum)
+            for role, name, replicas, minimum in roles
+        ]
+        if _starts_after_workers(gs, ctx):
+            workers = [name for role, name, _, _ in roles if role is Role.WORKER]
+            for clique, (role, _, _, _) in zip(made, roles, strict=True):
+                if role is Role.LEADER:
+                    clique["spec"]["startsAfter"] = workers
+                    explicit = True
+        cliques += made
+        if gs.multinode:
+            group: Obj = {"name": clique_name(gs.service), "cliqueNames": [name for _, name, _, _ in roles]}
+            replicas = gs.component.spec.get("replicas")
+            if replicas is not None:
+                group["replicas"] = int(replicas)
+            group["minAvailable"] = 1
+            groups.append(group)
+    template: Obj = {
+        "cliqueStartupType": STARTUP_EXPLICIT if explicit else STARTUP_ANY_ORDER,
+        "headlessServiceConfig": {"publishNotReadyAddresses": True},
+    }
+    if termination_delay:
+        template["terminationDelay"] = termination_delay
+    template["cliques"] = cliques
+    if groups:
+        template["podCliqueScalingGroups"] = groups
+    pcs["spec"] = {"replicas": 1, "template": template}
+    return pcs
+
+
+def desired_grove_service(gs: GroveService, ctx: GenContext, owner: Obj) -> Obj | None:
+    """The Service of one service on the Grove pathway, owned by the graph: frontends always, others
+    with Kubernetes discovery. It selects the service's pods (for multinode: every pod of the group;
+    only the leader serves, workers report not ready), and carries only the discovery labels and the
+    graph's and the component's annotations (`service_annotations`)."""
+    comp = gs.component
+    if not wants_service(comp, ctx):
+        return None
+    return component_service(
+        comp,
+        ctx,
+        name=component_service_name(comp.parent_dgd, gs.service),
+        namespace=ctx.namespace,
+        labels={},
+        annotations=service_annotations(comp) or None,
+        owner=owner,
+        leader_only=False,
+    )
+
+
+def service_annotations(comp: Component) -> dict[str, str]:
+    """A Grove component Service's annotations, as upstream 2a6da14c writes them: the graph's
+    `spec.annotations` under the component's own (already merged so by `service_to_dcd_spec`).
+    What the graph's metadata contributes (origin version, discovery settings) and the restart stamp
+    steer pods and rollouts, so they stay off the Service."""
+    own = comp.annotations
+    return {
+        key: value
+        for key, value in own.items()
+        if key not in c.PROPAGATED_DGD_ANNOTATIONS and key != c.ANNOTATION_RESTART_AT
+    }
+
+
+def desired_grove_objects(
+    dgd: Any,
+    ctx: GenContext,
+    *,
+    restart_at: Mapping[str, str] | None = None,
+    termination_delay: str = c.DEFAULT_GROVE_TERMINATION_DELAY,
+) -> list[Obj]:
+    """Everything the graph reconciler owns on the Grove pathway, in apply order, each stamped with
+    its content hash: the graph-level objects both pathways share (PVCs, discovery RBAC, side
+    objects, model Services, scaling adapters), the PodCliqueSet, and per service its Service and
+    Ingress or VirtualService."""
+    obj = as_dict(dgd)
+    # Names carry no worker hash here; checking them as if they did is stricter, never looser.
+    validate_graph(obj, ctx, worker_hash="0" * 8)
+    if problems := grove_name_problems(obj, ctx):
+        raise GroveNameTooLongError("spec.services", "; ".join(problems))
+    pcs = stamp_hash(
+        desired_pod_clique_set(obj, ctx, restart_at=restart_at, termination_delay=termination_delay)
+    )
+    per_service: list[Obj] = []
+    for gs in grove_services(obj, ctx, restart_at=restart_at):
+        # The Ingress/VirtualService generators name their objects after the component, which on
+        # this pathway is `<dgd>-<lower(svc)>` already.
+        for extra in (
+            desired_grove_service(gs, ctx, obj),
+            desired_ingress(gs.component, ctx, obj),
+            desired_virtual_service(gs.component, ctx, obj),
+        ):
+            if extra is not None:
+                per_service.append(stamp_hash(extra))
+    objects = [
+        *desired_pvcs(obj, ctx),
+        *desired_discovery_rbac(obj, ctx),
+        *desired_side_objects(obj, ctx),
+        *desired_model_services(obj, ctx),
+        pcs,
+        *per_service,
+        *desired_scaling_adapters(obj, ctx),
+    ]
+    check_distinct_objects(objects)
+    return objects

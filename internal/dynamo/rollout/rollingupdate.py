@@ -1,0 +1,275 @@
+"""The managed worker rolling update: `status.rollingUpdate`'s phase machine and each round's plan. Pure.
+
+A worker spec edit renames every worker DCD (new worker hash, workerhash.py), and the new workers join
+a new Dynamo namespace, so old and new generations never talk to each other. For a graph whose
+services are all single-node (Deployments) the graph reconciler then paces the replacement as
+upstream's operator does (reference `dynamo-dgd-dcd.md` §2.6): the new DCD of each worker service
+comes up by `maxSurge`, the old DCDs of that service are scaled down (their `spec.replicas`) as new
+replicas turn ready, and once every worker service has moved the old DCDs are deleted. Prefill and
+decode (and plain worker) services roll side by side, each paced by its own budget
+(rollingbudget.py); a service counts as updated once its new DCD has all its replicas ready and its
+old DCDs none.
+
+Everything is derived from the cluster: the "old" DCDs are the graph's live worker DCDs that the
+spec no longer names; the phase is the one last written to status. Phases:
+
+    ""/Completed/Failed --old DCDs appear--> Pending          (startTime, event RollingUpdateStarted)
+    Pending            --next round------> InProgress
+    InProgress         --every service updated--> InProgress, old DCDs pruned
+    InProgress         --no old DCD left--> Completed         (endTime, event RollingUpdateCompleted)
+    Pending/InProgress --graph no longer single-node--> Failed (endTime, Warning RollingUpdateFailed)
+
+Completion waits for the old DCDs to be gone from the cache, not only for their deletion to be sent:
+a cache that still showed them would otherwise look like the start of the next rollout.
+
+A graph with a multinode service has no managed rollout (reference §2.2 step 3): its workers are
+replaced as a whole (workers.py), with one `RollingUpdateNotSupported` Warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dynamo_operator.api.v1alpha1.graph import RollingUpdatePhase as Phase
+from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo.rollout.rollingbudget import budget, share_out
+from dynamo_operator.internal.dynamo.rollout.workers import service_of
+
+Obj = Mapping[str, Any]
+
+EVENT_STARTED = "RollingUpdateStarted"
+EVENT_COMPLETED = "RollingUpdateCompleted"
+EVENT_FAILED = "RollingUpdateFailed"
+EVENT_NOT_SUPPORTED = "RollingUpdateNotSupported"
+REASON_IN_PROGRESS = "rolling_update_in_progress"
+MESSAGE_IN_PROGRESS = "Rolling update in progress"
+PENDING_REQUEUE_SECONDS = 1.0
+"""Pending moves to InProgress on the next round; nothing else may bring one soon (no child changed)."""
+
+
+RUNNING = frozenset({Phase.PENDING, Phase.IN_PROGRESS})
+"""Phases of a rollout under way: the graph is reported pending whatever its DCDs say."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """An Event to record once the status that goes with it has been written."""
+
+    type: str  # Normal | Warning
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class RollingPlan:
+    """What one round of the managed rolling update asks of the graph reconciler."""
+
+    status: dict[str, Any] | None  # status.rollingUpdate to write (None: the graph has none)
+    keep: frozenset[str] = frozenset()  # old worker DCDs not pruned this round
+    new_replicas: Mapping[str, int] = field(default_factory=dict)  # service → its new DCD's replicas
+    old_replicas: Mapping[str, int] = field(default_factory=dict)  # old DCD → spec.replicas to patch
+    events: tuple[Event, ...] = ()
+    serving_hash: str | None = None  # the worker hash the serving pods carry (graph annotation)
+
+    @property
+    def phase(self) -> Phase:
+        return Phase((self.status or {}).get("phase") or "")
+
+    @property
+    def in_progress(self) -> bool:
+        return self.phase in RUNNING
+
+    @property
+    def requeue_after(self) -> float | None:
+        return PENDING_REQUEUE_SECONDS if self.phase == Phase.PENDING else None
+
+
+# --- reading the cluster --------------------------------------------------------------------------
+
+
+def _int(value: Any, default: int = 0) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def desired_replicas(spec: Obj | None) -> int:
+    return _int((spec or {}).get("replicas"), c.DEFAULT_REPLICAS)
+
+
+def ready_replicas(dcd: Obj | None) -> int:
+    """Ready replicas a DCD reports (`status.service.readyReplicas`); 0 for a DCD not seen yet."""
+    return _int((((dcd or {}).get("status") or {}).get("service") or {}).get("readyReplicas"))
+
+
+def old_worker_dcds(
+    *, desired: Mapping[str, str], workers: Mapping[str, Obj], live: Sequence[Obj]
+) -> list[Obj]:
+    """The graph's live DCDs of current worker services that the spec no longer names (not deleting)."""
+    wanted = set(desired.values())
+    out = []
+    for dcd in live:
+        meta = dcd.get("metadata") or {}
+        if meta.get("name") in wanted or meta.get("deletionTimestamp") or service_of(dcd) not in workers:
+            continue
+        out.append(dcd)
+    return out
+
+
+def _hash_of(dcd: Obj) -> str | None:
+    value = ((dcd.get("metadata") or {}).get("labels") or {}).get(c.LABEL_WORKER_HASH)
+    return str(value) if value else None
+
+
+def _newest_first(dcds: Sequence[Obj]) -> list[Obj]:
+    def key(d: Obj) -> tuple[str, str]:
+        meta = d.get("metadata") or {}
+        return str(meta.get("creationTimestamp") or ""), str(meta.get("name") or "")
+
+    return sorted(dcds, key=key, reverse=True)
+
+
+# --- the phase machine ----------------------------------------------------------------------------
+
+
+def next_phase(previous: Phase, *, managed: bool, old_left: bool) -> Phase:
+    """The only place that moves `status.rollingUpdate.phase` (one arrow per case, see the docstring).
+    Every service being updated does not end the rollout: completion waits for the old DCDs to be
+    gone from the cache."""
+    match previous:
+        case Phase.PENDING | Phase.IN_PROGRESS if not managed:
+            return Phase.FAILED
+        case Phase.PENDING:
+            return Phase.IN_PROGRESS
+        case Phase.IN_PROGRESS if not old_left:
+            return Phase.COMPLETED
+        case Phase.IN_PROGRESS:
+            return Phase.IN_PROGRESS
+        case _ if managed and old_left:
+            return Phase.PENDING
+        case _:
+            return previous
+
+
+def plan_rolling_update(
+    *,
+    previous: Obj | None,
+    desired: Mapping[str, str],
+    workers: Mapping[str, Obj],
+    new_hash: str,
+    live: Sequence[Obj],
+    views: Mapping[str, Obj | None],
+    managed: bool,
+    now: str,
+) -> RollingPlan:
+    """This round of the managed rolling update.
+
+    `previous` is the status.rollingUpdate last written, `desired` maps each service to its DCD name,
+    `workers` the worker services to their specs, `live` the graph's DCDs, `views` the freshest view
+    of each new worker DCD by name (None: not created yet), `managed` whether the graph may be rolled
+    this way (all services single-node), `now` an RFC 3339 time for start/end stamps.
+    """
+    before = Phase((previous or {}).get("phase") or "")
+    old = old_worker_dcds(desired=desired, workers=workers, live=live)
+    old_by_service: dict[str, list[Obj]] = {}
+    for dcd in old:
+        old_by_service.setdefault(str(service_of(dcd)), []).append(dcd)
+    updated = sorted(
+        svc
+        for svc, spec in workers.items()
+        if ready_replicas(views.get(desired[svc])) >= desired_replicas(spec)
+        and sum(ready_replicas(d) for d in old_by_service.get(svc, ())) == 0
+    )
+    all_updated = len(updated) == len(workers) > 0
+    phase = next_phase(before, managed=managed, old_left=bool(old))
+    status: dict[str, Any] | None = dict(previous) if previous else None
+    events: list[Event] = []
+    match (before, phase):
+        case (_, Phase.PENDING) if before != Phase.PENDING:
+            status = {"phase": Phase.PENDING.value, "startTime": now}
+            events.append(
+                Event("Normal", EVENT_STARTED, f"Rolling update of the workers to {new_hash} started")
+            )
+        case (_, Phase.IN_PROGRESS):
+            status = {**(status or {}), "phase": Phase.IN_PROGRESS.value, "updatedServices": updated or None}
+        case (_, Phase.COMPLETED) if before != Phase.COMPLETED:
+            status = {
+                **(status or {}),
+                "phase": Phase.COMPLETED.value,
+                "endTime": now,
+                "updatedServices": sorted(workers) or None,
+            }
+            events.append(
+                Event("Normal", EVENT_COMPLETED, f"Rolling update of the workers to {new_hash} completed")
+            )
+        case (_, Phase.FAILED) if before != Phase.FAILED:
+            status = {**(status or {}), "phase": Phase.FAILED.value, "endTime": now}
+            events.append(
+                Event(
+                    "Warning",
+                    EVENT_FAILED,
+                    "a multinode service cannot be rolled by the operator;"
+                    " its workers are replaced as a whole",
+                )
+            )
+    if phase not in RUNNING:
+        return RollingPlan(status=status, events=tuple(events), serving_hash=new_hash)
+    if all_updated:
+        # Every service has moved: the old DCDs go (none serves any more), completion follows once
+        # the cache no longer shows them.
+        return RollingPlan(status=status, events=tuple(events), serving_hash=new_hash)
+    new_replicas: dict[str, int] = {}
+    old_replicas: dict[str, int] = {}
+    for svc, dcds in old_by_service.items():
+        spec = workers[svc]
+        share = budget(
+            desired=desired_replicas(spec),
+            new_ready=ready_replicas(views.get(desired[svc])),
+            annotations=spec.get("annotations") or {},
+        )
+        if share.new:
+            new_replicas[svc] = share.new
+        current = [(str(d["metadata"]["name"]), desired_replicas(d.get("spec"))) for d in _newest_first(dcds)]
+        for name, replicas in share_out(share.old, current).items():
+            if replicas != dict(current)[name]:
+                old_replicas[name] = replicas
+    hashes = {_hash_of(d) for d in old}
+    serving = next(iter(hashes)) if len(hashes) == 1 else None
+    return RollingPlan(
+        status=status,
+        keep=frozenset(str(d["metadata"]["name"]) for d in old),
+        new_replicas=new_replicas,
+        old_replicas=old_replicas,
+        events=tuple(events),
+        serving_hash=serving,
+    )
+
+
+def with_new_replicas(
+    objects: Sequence[dict[str, Any]], new_replicas: Mapping[str, int]
+) -> list[dict[str, Any]]:
+    """`objects` with each new worker DCD's `spec.replicas` set to its rollout budget (copies of the
+    DCDs touched; everything else as given)."""
+    out = []
+    for obj in objects:
+        svc = service_of(obj) if obj.get("kind") == "DynamoComponentDeployment" else None
+        if svc is not None and svc in new_replicas:
+            out.append({**obj, "spec": {**(obj.get("spec") or {}), "replicas": new_replicas[svc]}})
+        else:
+            out.append(obj)
+    return out
+
+
+def not_supported_event(new_hash: str) -> Event:
+    """The Warning a multinode graph gets when its workers change (once, when the new ones are made)."""
+    return Event(
+        "Warning",
+        EVENT_NOT_SUPPORTED,
+        f"managed rolling update needs every service single-node; workers {new_hash} replace the old"
+        " ones as a whole once they are ready",
+    )
+
+
+def supports_managed_rollout(services: Mapping[str, Obj | None]) -> bool:
+    """Whether the graph can be rolled by the operator: no multinode service (reference §2.2 step 3)."""
+    return not any((spec or {}).get("multinode") is not None for spec in services.values())

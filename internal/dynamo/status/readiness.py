@@ -1,0 +1,289 @@
+"""Readiness and status from observed objects, for the DCD and DGD reconcilers. Pure: callers pass
+the objects they read (and `now` where an age matters); nothing here reads a clock or the cluster.
+
+A DCD is ready when its workload runs its latest spec with every replica updated and available
+(`deployment_readiness`, `lws_readiness`); its conditions say so in upstream's reasons, with the
+pods' own explanation appended when not. A DGD is ready when every service's DCD has rolled
+(`graph_status`). The first status of a new object is held back while it would only say "starting"
+(`first_status_delay`, `nothing_to_report_yet`): each status change costs a write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dynamo_operator.internal import consts
+from dynamo_operator.internal.dynamo.status import conditions
+from dynamo_operator.internal.dynamo.status.conditions import Condition
+from dynamo_operator.internal.dynamo.status.pod_diagnosis import Diagnosis
+from dynamo_operator.internal.timestamps import epoch_seconds
+
+AVAILABLE = "Available"
+COMPONENT_READY = "DynamoComponentReady"
+DEPLOYMENT_KIND = "Deployment"
+LWS_KIND = "LeaderWorkerSet"
+FIRST_STATUS_GRACE_SECONDS = 5.0
+"""How long a new component's first status may wait for its pods to simply start."""
+
+
+# --- component readiness (a DCD's workload) ----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadReadiness:
+    """The verdict on one component's workload plus its replica counts for `status.service`."""
+
+    ready: bool
+    message: str
+    service: dict[str, Any]  # ServiceReplicaStatus, camelCase
+    scaled_to_zero: bool = False
+    unobserved: bool = False  # the workload's controller has not yet seen its latest spec
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _desired(spec: Mapping[str, Any]) -> int:
+    value = spec.get("replicas", 1)
+    return value if isinstance(value, int) else 1
+
+
+def deployment_readiness(deployment: Mapping[str, Any]) -> WorkloadReadiness:
+    """Ready ⇔ the Deployment observed its generation and updated = available = replicas = desired.
+
+    Truthful by construction (user reports #3567, #10527): during a rollout old pods meeting the
+    count do not make it ready; zero desired replicas is ready once the old pods are gone.
+    """
+    spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
+    meta = deployment.get("metadata") or {}
+    desired = _desired(spec)
+    observed = _int(status.get("observedGeneration")) >= _int(meta.get("generation"))
+    replicas, updated = _int(status.get("replicas")), _int(status.get("updatedReplicas"))
+    ready_n, available = _int(status.get("readyReplicas")), _int(status.get("availableReplicas"))
+    service = {
+        "componentKind": DEPLOYMENT_KIND,
+        "componentName": meta.get("name", ""),
+        "replicas": replicas,
+        "updatedReplicas": updated,
+        "readyReplicas": ready_n,
+        "availableReplicas": available,
+    }
+    if spec.get("paused"):
+        return WorkloadReadiness(False, "paused", service)
+    if not observed:
+        # Not yet seen by the Deployment controller; with pods already running this starts a rollout.
+        suffix = ", rolling" if replicas else ""
+        message = f"{min(ready_n, desired)}/{desired} ready{suffix}"
+        return WorkloadReadiness(False, message, service, unobserved=True)
+    if desired == 0:
+        if replicas:
+            return WorkloadReadiness(False, f"scaling to zero, {replicas} left", service)
+        return WorkloadReadiness(True, "scaled to zero", service, scaled_to_zero=True)
+    if updated < desired or replicas > desired:
+        return WorkloadReadiness(False, f"rolling, {updated}/{desired} updated", service)
+    if available < desired or ready_n < desired:
+        return WorkloadReadiness(False, f"{min(ready_n, available)}/{desired} ready", service)
+    if not conditions.is_true(status.get("conditions"), "Available"):
+        return WorkloadReadiness(False, f"{desired}/{desired} ready, not yet available", service)
+    return WorkloadReadiness(True, f"{desired}/{desired} ready", service)
+
+
+def workload_ready(workload: Mapping[str, Any]) -> bool:
+    """One Deployment or LeaderWorkerSet judged ready (False for any other kind)."""
+    kind = workload.get("kind")
+    if kind == DEPLOYMENT_KIND:
+        return deployment_readiness(workload).ready
+    if kind == LWS_KIND:
+        return lws_readiness([workload]).ready
+    return False
+
+
+def became_ready(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """A workload's update that makes it ready: its owner's status write finishes a wait."""
+    return workload_ready(new) and not workload_ready(old)
+
+
+def dcd_became_rolled(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """A DCD's update that makes it rolled (`dcd_rolled`): its graph may be ready now."""
+    return dcd_rolled(new) and not dcd_rolled(old)
+
+
+def lws_readiness(sets: Sequence[Mapping[str, Any]]) -> WorkloadReadiness:
+    """Ready ⇔ every LeaderWorkerSet has all its groups updated, ready and Available."""
+    names = sorted(str((s.get("metadata") or {}).get("name", "")) for s in sets)
+    desired_total = replicas = updated = ready_n = 0
+    lagging = 0
+    for lws in sets:
+        spec, status = lws.get("spec") or {}, lws.get("status") or {}
+        desired = _desired(spec)
+        desired_total += desired
+        replicas += _int(status.get("replicas"))
+        updated += _int(status.get("updatedReplicas"))
+        ready_n += _int(status.get("readyReplicas"))
+        ok = desired == 0 or (
+            _int(status.get("readyReplicas")) >= desired
+            and _int(status.get("updatedReplicas")) >= desired
+            and conditions.is_true(status.get("conditions"), "Available")
+        )
+        lagging += 0 if ok else 1
+    service: dict[str, Any] = {
+        "componentKind": LWS_KIND,
+        "componentName": names[0] if names else "",
+        "componentNames": names,
+        "replicas": replicas,
+        "updatedReplicas": updated,
+        "readyReplicas": ready_n,
+    }
+    if desired_total == 0 and not lagging:
+        return WorkloadReadiness(True, "scaled to zero", service, scaled_to_zero=True)
+    if not sets or lagging:
+        # Never `unobserved`: without a LeaderWorkerSet controller no status would ever come.
+        return WorkloadReadiness(False, f"{ready_n}/{desired_total} groups ready", service)
+    return WorkloadReadiness(True, f"{desired_total}/{desired_total} groups ready", service)
+
+
+def first_status_delay(verdict: WorkloadReadiness, *, created: str | None, now: float) -> float:
+    """Seconds to hold back a brand-new component's first, not-ready status (0: write it now).
+
+    Pods that are merely starting usually turn Ready within a few seconds; writing "0/1 ready" first
+    and "1/1 ready" a moment later costs two status writes (and a graph status write each) where one
+    says the same. Nothing is held once `FIRST_STATUS_GRACE_SECONDS` have passed since the DCD's
+    creation; a problem the pods show (unschedulable, image pull, crash loop) is then told with it.
+    """
+    born = epoch_seconds(created)
+    if verdict.ready or born is None:
+        return 0.0
+    # A skewed clock can make the age negative: never wait longer than the grace itself.
+    return min(max(FIRST_STATUS_GRACE_SECONDS - (now - born), 0.0), FIRST_STATUS_GRACE_SECONDS)
+
+
+NOT_READY_RECHECK_MIN_SECONDS = 10.0
+NOT_READY_RECHECK_MAX_SECONDS = 120.0
+
+
+def not_ready_recheck(since: str | None, now: float) -> float:
+    """Seconds until a component that is not ready has its pods looked at again.
+
+    Pods can go wrong without their workload's status moving (an image pull failing, a container
+    crash-looping before it was ever ready), and the operator does not watch pods: it lists a
+    component's pods when it reports it not ready. Half the time the component has been not ready
+    (`since`: its Available condition's lastTransitionTime), between 10 s and 2 min: a fresh rollout
+    is looked at again soon, a lasting problem costs one small LIST every 2 min.
+    """
+    changed = epoch_seconds(since)
+    age = 0.0 if changed is None else now - changed
+    return min(max(age / 2, NOT_READY_RECHECK_MIN_SECONDS), NOT_READY_RECHECK_MAX_SECONDS)
+
+
+def ready_conditions(verdict: WorkloadReadiness, why: Diagnosis | None = None) -> list[Condition]:
+    """`Available` and `DynamoComponentReady`, both saying the same thing in upstream's reasons.
+
+    When not ready, `why` (what the pods show) is appended to both messages and becomes the reason
+    of `Available`; `DynamoComponentReady` keeps upstream's reason, which tools match on.
+    """
+    kind = verdict.service.get("componentKind")
+    noun = "LeaderWorkerSets" if kind == LWS_KIND else "Deployment"
+    if verdict.ready:
+        reason = "ScaledToZero" if verdict.scaled_to_zero else f"{kind}Ready"
+        return [
+            Condition(AVAILABLE, "True", reason, f"{noun} is ready: {verdict.message}"),
+            Condition(COMPONENT_READY, "True", "ComponentReady", verdict.message),
+        ]
+    message = f"{verdict.message} ({why.message})" if why else verdict.message
+    reason = why.reason if why else f"{kind}NotReady"
+    return [
+        Condition(AVAILABLE, "False", reason, f"{noun} is not ready: {message}"),
+        Condition(COMPONENT_READY, "False", "ComponentNotReady", message),
+    ]
+
+
+def failed_conditions(reason: str, message: str) -> list[Condition]:
+    return [
+        Condition(AVAILABLE, "False", reason, message),
+        Condition(COMPONENT_READY, "False", reason, message),
+    ]
+
+
+# --- graph readiness (a DGD's components) ------------------------------------------------------
+
+
+def dcd_rolled(dcd: Mapping[str, Any]) -> bool:
+    """The DCD's controller has seen its latest spec and reports it Available."""
+    meta, status = dcd.get("metadata") or {}, dcd.get("status") or {}
+    observed = status.get("observedGeneration")
+    caught_up = isinstance(observed, int) and observed >= int(meta.get("generation") or 0)
+    return caught_up and conditions.is_true(status.get("conditions"), "Available")
+
+
+def _service_message(dcd: Mapping[str, Any] | None, replicas: int) -> str:
+    # New components say "0/N ready" from the first moment, so the message (and hence the status)
+    # changes only when something real happens: each change costs a status write.
+    if dcd is None:
+        return f"0/{replicas} ready"
+    status = dcd.get("status") or {}
+    if not status:
+        return f"0/{replicas} ready"
+    cond = conditions.find(status.get("conditions"), "DynamoComponentReady")
+    message = str((cond or {}).get("message") or "")
+    observed = status.get("observedGeneration")
+    if not isinstance(observed, int) or observed < int((dcd.get("metadata") or {}).get("generation") or 0):
+        return "rolling" if (status.get("service") or {}).get("replicas") else f"0/{replicas} ready"
+    return message or "not ready"
+
+
+@dataclass(slots=True)
+class GraphStatus:
+    """What the DGD status should say about its services."""
+
+    ready: bool
+    message: str
+    services: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def graph_status(
+    services: Mapping[str, Mapping[str, Any]], dcds: Mapping[str, Mapping[str, Any] | None]
+) -> GraphStatus:
+    """Ready iff every service's DCD has rolled; the message names each service that has not."""
+    out = GraphStatus(ready=True, message="")
+    waiting: list[str] = []
+    zero: list[str] = []
+    for svc in sorted(services):
+        spec = services[svc] or {}
+        dcd = dcds.get(svc)
+        replicas = spec.get("replicas", consts.DEFAULT_REPLICAS)
+        replicas = replicas if isinstance(replicas, int) else consts.DEFAULT_REPLICAS
+        live = ((dcd or {}).get("status") or {}).get("service")
+        out.services[svc] = dict(live) if live else _placeholder(svc, spec, dcd)
+        if dcd is not None and dcd_rolled(dcd):
+            if replicas == 0:
+                zero.append(svc)
+            continue
+        out.ready = False
+        waiting.append(f"{svc}: {_service_message(dcd, replicas)}")
+    if waiting:
+        out.message = "; ".join(waiting)
+    else:
+        out.message = "All resources are ready" + (f"; scaled to zero: {', '.join(zero)}" if zero else "")
+    return out
+
+
+def nothing_to_report_yet(
+    status: Mapping[str, Any], verdict: GraphStatus, dcds: Mapping[str, Mapping[str, Any] | None]
+) -> bool:
+    """A new graph (no status yet) whose components have not all reported, and none that did
+    reports a problem: its first status would only say "0/N ready" and be rewritten a moment later.
+    Holding it back saves status writes per graph; it is bounded, because every component reports
+    within the DCD controller's first-status grace, and any not-ready report ends the wait."""
+    if status or verdict.ready:
+        return False
+    reported = [d for d in dcds.values() if d is not None and d.get("status")]
+    return len(reported) < len(dcds) and all(dcd_rolled(d) for d in reported)
+
+
+def _placeholder(svc: str, spec: Mapping[str, Any], dcd: Mapping[str, Any] | None) -> dict[str, Any]:
+    kind = "LeaderWorkerSet" if spec.get("multinode") else "Deployment"
+    name = str(((dcd or {}).get("metadata") or {}).get("name") or svc)
+    return {"componentKind": kind, "componentName": name, "replicas": 0, "updatedReplicas": 0}
