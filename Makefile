@@ -71,8 +71,9 @@ fmt: venv ## Format the code
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-manifests: venv ## Generate config/crd/bases and docs/reference from the API models (and copy the CRDs into the Helm chart)
+manifests: venv ## Generate config/crd/bases and docs/reference from the API models, the optional APIs' RBAC from their table (and copy both into the Helm chart)
 	$(PY) hack/gen_crds.py
+	$(PY) hack/gen_rbac.py
 	$(PY) hack/gen_api_reference.py
 	@$(MAKE) --no-print-directory chart-sync
 

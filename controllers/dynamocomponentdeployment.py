@@ -115,9 +115,6 @@ class DynamoComponentDeploymentReconciler:
         cache: ChildReader,
         recorder: Recorder,
         gen_context: GenContextFor,
-        lws: bool,
-        istio: bool,
-        volcano: bool = False,
         pods: PodLister | None = None,
         clock: Clock | None = None,
         terminating: TerminatingNamespaces | None = None,
@@ -141,14 +138,10 @@ class DynamoComponentDeploymentReconciler:
         )
         self._status = StatusWriter(client, kinds.DCD)
         self._refusals = RefusalReporter(self._status, rejected_status, recorder, clock=self._clock)
-        owned = [kinds.DEPLOYMENT, kinds.SERVICE, kinds.INGRESS]
-        if lws:
-            owned.append(kinds.LWS)
-        if lws and volcano:
-            owned.append(kinds.POD_GROUP)
-        if istio:
-            owned.append(kinds.VIRTUAL_SERVICE)
-        self.owned: tuple[Resource, ...] = tuple(owned)
+        # The kinds of optional APIs (LWS, PodGroup, VirtualService, ResourceClaimTemplate) join and
+        # leave `owned` as their APIs come and go: operator/optional_ownership.py sets it, from the
+        # table of optional APIs (internal/optional_api_table.py).
+        self.owned: tuple[Resource, ...] = (kinds.DEPLOYMENT, kinds.SERVICE, kinds.INGRESS)
 
     def setup(self, b: Builder) -> None:
         """For DCD (spec changes), Owns every child kind (their status drives ours). Pods are not
@@ -400,11 +393,6 @@ def build(mgr: Manager, settings: Settings) -> Built[DynamoComponentDeploymentRe
         cache=mgr.cache,
         recorder=mgr.event_recorder(CONTROLLER_NAME),
         gen_context=settings.gen_context,
-        # The optional kinds (LWS, PodGroup, VirtualService, ResourceClaimTemplate) are owned through
-        # the wiring's OptionalOwnership.
-        lws=False,
-        istio=False,
-        volcano=False,
         pods=list_pods(mgr.client),
     )
     reconciler.setup(b)

@@ -24,6 +24,15 @@ from dynamo_operator.internal.client.resource import (
     VIRTUAL_SERVICE,
     Resource,
 )
+from dynamo_operator.internal.optional_api_table import (
+    INFERENCE_POOL,
+    OWNED_KINDS,
+    POD_CLIQUE,
+    POD_CLIQUE_SCALING_GROUP,
+    POD_CLIQUE_SET,
+    POD_GROUP,
+    RESOURCE_CLAIM_TEMPLATE,
+)
 
 DGD: Final = Resource(
     gv.GROUP, gv.VERSION, gv.DYNAMO_GRAPH_DEPLOYMENT_PLURAL, gv.DYNAMO_GRAPH_DEPLOYMENT_KIND
@@ -43,18 +52,8 @@ DGDR: Final = Resource(
 DYNAMO_MODEL: Final = Resource(gv.GROUP, gv.VERSION, gv.DYNAMO_MODEL_PLURAL, gv.DYNAMO_MODEL_KIND)
 PVC: Final = PERSISTENT_VOLUME_CLAIM
 LWS: Final = LEADER_WORKER_SET
-POD_GROUP: Final = Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup")
-INFERENCE_POOL: Final = Resource("inference.networking.k8s.io", "v1", "inferencepools", "InferencePool")
-# Grove (the graph's PodCliqueSet; the PodCliques and scaling groups Grove makes from it).
-POD_CLIQUE_SET: Final = Resource("grove.io", "v1alpha1", "podcliquesets", "PodCliqueSet")
-POD_CLIQUE: Final = Resource("grove.io", "v1alpha1", "podcliques", "PodClique")
-POD_CLIQUE_SCALING_GROUP: Final = Resource(
-    "grove.io", "v1alpha1", "podcliquescalinggroups", "PodCliqueScalingGroup"
-)
-# Dynamic Resource Allocation (built in since Kubernetes 1.34 as v1): the GPU Memory Service's claims.
-RESOURCE_CLAIM_TEMPLATE: Final = Resource(
-    "resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate"
-)
+# The optional APIs' kinds (LWS, PodGroup, VirtualService, InferencePool, Grove's, DRA's) are declared
+# with their API in internal/optional_api_table.py and re-exported here.
 
 # Kinds a generated object may have, by (apiVersion, kind): maps generation output to where it lives.
 _BY_TYPE: Final = {
@@ -68,8 +67,6 @@ _BY_TYPE: Final = {
         DEPLOYMENT,
         SERVICE,
         INGRESS,
-        LEADER_WORKER_SET,
-        VIRTUAL_SERVICE,
         PERSISTENT_VOLUME_CLAIM,
         CONFIG_MAP,
         SECRET,
@@ -77,10 +74,7 @@ _BY_TYPE: Final = {
         SERVICE_ACCOUNT,
         ROLE,
         ROLE_BINDING,
-        POD_GROUP,
-        INFERENCE_POOL,
-        POD_CLIQUE_SET,
-        RESOURCE_CLAIM_TEMPLATE,
+        *OWNED_KINDS,  # every optional API's kinds that generation emits
     )
 }
 

@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 
 from dynamo_operator import eventloop
-from dynamo_operator.flags import build_parser, options_from_args
+from dynamo_operator.flags import build_parser, options_from_args, render_capabilities
 
 COMMIT_ENV = "DYNAMO_OPERATOR_COMMIT"
 
@@ -206,13 +206,7 @@ def add_convert_command(parser: argparse.ArgumentParser) -> None:
 def render(args: argparse.Namespace) -> int:
     """`render`: the objects the DGDs of `args.filename` would create, on stdout; notes on stderr."""
     # Imported here: rendering needs the generation code, running the operator does not need it first.
-    from dynamo_operator.internal.dynamo.render.offline import (
-        RENDER_APIS,
-        RenderOptions,
-        capabilities_from,
-        parse_secrets,
-        render_documents,
-    )
+    from dynamo_operator.internal.dynamo.render.offline import RenderOptions, parse_secrets, render_documents
 
     def note(message: str) -> None:
         print(f"dynamo-operator render: {message}", file=sys.stderr)
@@ -230,9 +224,7 @@ def render(args: argparse.Namespace) -> int:
     )
     options = RenderOptions(
         namespace=args.render_namespace,
-        capabilities=capabilities_from(
-            {api.capability: bool(getattr(args, f"with_{api.capability}")) for api in RENDER_APIS}
-        ),
+        capabilities=render_capabilities(args),
         operator_version=args.operator_version,
         secrets=secrets,
     )

@@ -19,17 +19,14 @@ from types import MappingProxyType
 from typing import Final
 
 from dynamo_operator.internal import kinds
-from dynamo_operator.internal.cache.transform import Transform, keep_paths, metadata_only
+from dynamo_operator.internal.cache.transform import Transform, metadata_only
 from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.optional_api_table import CACHE_SHAPES, WORKLOAD_SHAPE
 
-# Workloads: what `internal/dynamo/status/readiness.py` reads for readiness, and `spec.replicas` for the
-# syncer's drift check (a hand-scaled child is put back).
-_WORKLOAD: Final = keep_paths("spec.replicas", "spec.paused", "status")
-
+# The optional APIs' kinds take the shape their entry gives (internal/optional_api_table.py).
 CHILD_SHAPES: Final[Mapping[Resource, Transform]] = MappingProxyType(
     {
-        kinds.DEPLOYMENT: _WORKLOAD,
-        kinds.LWS: _WORKLOAD,
+        kinds.DEPLOYMENT: WORKLOAD_SHAPE,
         # ConfigMaps: the graph's own (ours to write, never read back) and the DGDR's references and
         # profiler output, which the request reconciler reads live. Keeping their data would hold
         # every ConfigMap of the cluster in memory, other tenants' included.
@@ -39,7 +36,6 @@ CHILD_SHAPES: Final[Mapping[Resource, Transform]] = MappingProxyType(
         kinds.ROLE: metadata_only,
         kinds.ROLE_BINDING: metadata_only,
         kinds.INGRESS: metadata_only,
-        kinds.VIRTUAL_SERVICE: metadata_only,
-        kinds.POD_GROUP: metadata_only,
+        **CACHE_SHAPES,
     }
 )

@@ -22,8 +22,9 @@ from dynamo_operator.flags import OperatorOptions
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.client.retry import is_retriable
 from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext, IngressDefaults
+from dynamo_operator.internal.optional_api_table import BY_NAME, OPTIONAL_APIS, OptionalApi, capabilities
 from dynamo_operator.internal.settings import Settings
-from dynamo_operator.optional_apis import OPTIONAL_APIS, Answer, OptionalApi, discovery_serves
+from dynamo_operator.optional_apis import Answer, discovery_serves
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 log = structlog.get_logger(__name__)
@@ -151,7 +152,7 @@ async def detect_answers(
 
 def capabilities_from_answers(answers: Mapping[str, Answer]) -> Capabilities:
     """Unknown counts as not served *for now*: nothing is generated for an API that may be missing."""
-    return Capabilities(**{name: bool(answer) for name, answer in answers.items()})
+    return capabilities(BY_NAME[name] for name, answer in answers.items() if answer)
 
 
 async def detect_capabilities(

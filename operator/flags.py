@@ -10,7 +10,8 @@ from importlib import metadata
 from pathlib import Path
 
 from dynamo_operator.eventloop import EVENT_LOOPS, UVLOOP
-from dynamo_operator.internal.dynamo.render.offline import RENDER_APIS
+from dynamo_operator.internal.dynamo.common.context import Capabilities
+from dynamo_operator.internal.optional_api_table import RENDER_APIS, capabilities
 
 DEFAULT_LEADER_ELECTION_ID = "dynamo-operator-leader"
 DEFAULT_METRICS_ADDRESS = ":8080"
@@ -513,13 +514,19 @@ def build_parser() -> argparse.ArgumentParser:
         " them as the operator discovers them in the cluster",
     )
     for api in RENDER_APIS:
-        render.add_argument(api.flag, dest=f"with_{api.capability}", action="store_true", help=api.help)
+        assert api.render is not None
+        render.add_argument(api.render.flag, dest=api.render_dest, action="store_true", help=api.render.help)
     completion = sub.add_parser(
         "completion",
         help="print a shell completion script: source <(dynamo-operator completion bash)",
     )
     completion.add_argument("shell", choices=["bash", "zsh"], help="the shell to complete in")
     return parser
+
+
+def render_capabilities(args: argparse.Namespace) -> Capabilities:
+    """The optional APIs `render` assumes served: those whose `--with-...` flag is given."""
+    return capabilities(api for api in RENDER_APIS if getattr(args, api.render_dest))
 
 
 def options_from_args(args: argparse.Namespace, environ: dict[str, str] | None = None) -> OperatorOptions:

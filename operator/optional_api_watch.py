@@ -28,9 +28,8 @@ from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
 from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.dynamo.common.context import Capabilities
+from dynamo_operator.internal.optional_api_table import CRD_APIS, CRD_NAMES
 from dynamo_operator.optional_apis import (
-    CRD_APIS,
-    CRD_NAMES,
     Answer,
     as_fields,
     crd_serves,
@@ -135,7 +134,7 @@ class OptionalApiWatch:
                     "Cannot read the CRD of an optional API; keeping its previous state",
                     api=api.name,
                     crd=api.crd_name,
-                    served=getattr(self.current, api.name),
+                    served=api.capability(self.current),
                     error=str(err),
                 )
                 answers[api.name] = None

@@ -8,58 +8,26 @@ CustomResourceDefinition behind the resource (`crd_serves`, fed by `OptionalApiW
 API (Dynamic Resource Allocation) has no CRD: discovery alone answers for it, once at start-up (it
 changes only when the API server is reconfigured, which restarts nothing here but is rare enough).
 
-Pure functions over plain dicts; the I/O is the callers'.
+The APIs themselves are the entries of internal/optional_api_table.py. Pure functions over plain
+dicts; the I/O is the callers'.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
-from dynamo_operator.internal import kinds
-from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.dynamo.common.context import Capabilities
+from dynamo_operator.internal.optional_api_table import (
+    BY_NAME,
+    CRD_APIS,
+    OPTIONAL_APIS,
+    OptionalApi,
+    capabilities,
+)
+from dynamo_operator.internal.optional_api_table import with_answers as _with
 
 Obj = dict[str, Any]
-
-GROVE_POD_CLIQUE_SET: Final = kinds.POD_CLIQUE_SET
-# KAI: Grove cliques get its scheduler and queue label when served (internal/dynamo/grove/podcliqueset.py).
-KAI_QUEUE: Final = Resource("scheduling.run.ai", "v2", "queues", "Queue", namespaced=False)
-
-
-@dataclass(frozen=True, slots=True)
-class OptionalApi:
-    """One optional API: `name` is its `Capabilities` field, `resource` what the operator calls."""
-
-    name: str
-    resource: Resource
-    # Served by the API server itself (no CRD): the CRD watch never answers for it.
-    builtin: bool = False
-
-    @property
-    def crd_name(self) -> str:
-        """The name its CustomResourceDefinition must have (`<plural>.<group>`)."""
-        return f"{self.resource.plural}.{self.resource.group}"
-
-    @property
-    def group_version(self) -> str:
-        return self.resource.api_version
-
-
-OPTIONAL_APIS: Final[tuple[OptionalApi, ...]] = (
-    OptionalApi("lws", kinds.LWS),
-    OptionalApi("volcano", kinds.POD_GROUP),
-    OptionalApi("grove", GROVE_POD_CLIQUE_SET),
-    OptionalApi("kai_scheduler", KAI_QUEUE),
-    OptionalApi("istio", kinds.VIRTUAL_SERVICE),
-    OptionalApi("gateway_inference_extension", kinds.INFERENCE_POOL),
-    OptionalApi("dra", kinds.RESOURCE_CLAIM_TEMPLATE, builtin=True),
-)
-# The APIs a CustomResourceDefinition makes served (what `OptionalApiWatch` follows).
-CRD_APIS: Final = tuple(api for api in OPTIONAL_APIS if not api.builtin)
-CRD_NAMES: Final = frozenset(api.crd_name for api in CRD_APIS)
 
 # One answer per API: True served, False not served, None unknown (the question could not be asked).
 Answer = bool | None
@@ -91,23 +59,22 @@ def discovery_serves(api: OptionalApi, resources: Iterable[Mapping[str, Any]] | 
 def capabilities_from_crds(crds: Mapping[str, Mapping[str, Any]]) -> Capabilities:
     """Every CRD-backed API's answer from the CRDs present, by CRD name (a missing name: not served);
     built-in APIs are not served as far as CRDs can tell."""
-    return Capabilities(**{api.name: crd_serves(api, crds.get(api.crd_name)) for api in CRD_APIS})
+    return capabilities(api for api in CRD_APIS if crd_serves(api, crds.get(api.crd_name)))
 
 
 def with_answers(base: Capabilities, answers: Mapping[str, Answer]) -> Capabilities:
-    """`base` with every definite answer applied; an unknown one keeps `base`'s value (an error is
-    never taken for "absent", nor for "present")."""
-    known = {name: value for name, value in answers.items() if value is not None}
-    return dataclasses.replace(base, **known)
+    """`base` with every definite answer (by API name) applied; an unknown one keeps `base`'s value
+    (an error is never taken for "absent", nor for "present")."""
+    return _with(base, ((BY_NAME[name], value) for name, value in answers.items() if value is not None))
 
 
 def difference(old: Capabilities, new: Capabilities) -> tuple[list[str], list[str]]:
     """(appeared, vanished) API names, in table order."""
-    appeared = [a.name for a in OPTIONAL_APIS if getattr(new, a.name) and not getattr(old, a.name)]
-    vanished = [a.name for a in OPTIONAL_APIS if getattr(old, a.name) and not getattr(new, a.name)]
+    appeared = [a.name for a in OPTIONAL_APIS if a.capability(new) and not a.capability(old)]
+    vanished = [a.name for a in OPTIONAL_APIS if a.capability(old) and not a.capability(new)]
     return appeared, vanished
 
 
 def as_fields(capabilities: Capabilities) -> dict[str, bool]:
     """API name → served, for log lines."""
-    return {api.name: bool(getattr(capabilities, api.name)) for api in OPTIONAL_APIS}
+    return {api.name: api.capability(capabilities) for api in OPTIONAL_APIS}

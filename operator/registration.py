@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import structlog
 from dynamo_operator import orphans
@@ -25,12 +24,13 @@ from dynamo_operator.controllers import (
 )
 from dynamo_operator.controllers.dynamographdeployment import mpi_ssh_secret
 from dynamo_operator.controllers.dynamographdeployment import reconciler as dynamographdeployment
-from dynamo_operator.internal import consts, kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
 from dynamo_operator.internal.controller.builder import Built
-from dynamo_operator.internal.controller.predicates import CHILD_CONTENT_CHANGED, CHILD_STATUS_CHANGED, Funcs
 from dynamo_operator.internal.dynamo.common.context import Capabilities
 from dynamo_operator.internal.manager.manager import Manager
+from dynamo_operator.internal.optional_api_table import OPTIONAL_APIS, OptionalApi
+from dynamo_operator.internal.optional_api_table import Owner as Side
 from dynamo_operator.internal.settings import Settings
 from dynamo_operator.operator_metrics import ResourceCounter
 from dynamo_operator.optional_api_watch import OptionalApiWatch, crd_presence
@@ -39,43 +39,38 @@ from dynamo_operator.optional_ownership import OptionalKind, OptionalOwnership, 
 log = structlog.get_logger(__name__)
 
 
-def component_optional_kinds(settings: Settings) -> list[OptionalKind]:
-    """A component's LWS (its status drives ours), PodGroups, VirtualServices and gpuMemoryService's
-    claim templates (DRA, a built-in API)."""
+def optional_kinds(side: Side, settings: Settings) -> list[OptionalKind]:
+    """The kinds of every optional API that `side` watches, each while generation may use its API
+    (`Settings.generation_capabilities`: Istio's only with a gateway, Grove's only when enabled)."""
     return [
-        OptionalKind(kinds.LWS, lambda c: c.lws, CHILD_STATUS_CHANGED),
-        OptionalKind(kinds.POD_GROUP, lambda c: c.lws and c.volcano, CHILD_CONTENT_CHANGED),
         OptionalKind(
-            kinds.VIRTUAL_SERVICE,
-            lambda c: settings.generation_capabilities(c).istio,
-            CHILD_CONTENT_CHANGED,
-        ),
-        OptionalKind(kinds.RESOURCE_CLAIM_TEMPLATE, lambda c: c.dra, CHILD_CONTENT_CHANGED),
+            kind.resource, _in_use(api, settings), kind.predicate, mapper=kind.mapper, owned=kind.owned
+        )
+        for api in OPTIONAL_APIS
+        if api.owner is side
+        for kind in api.kinds
     ]
 
 
-def graph_optional_kinds(settings: Settings) -> list[OptionalKind]:
-    """A graph's InferencePools and, when Grove may be used, Grove's kinds."""
-    return [
-        OptionalKind(kinds.INFERENCE_POOL, lambda c: c.gateway_inference_extension, CHILD_CONTENT_CHANGED),
-        *grove_kinds(lambda c: settings.generation_capabilities(c).grove),
-    ]
+def _in_use(api: OptionalApi, settings: Settings) -> Callable[[Capabilities], bool]:
+    return lambda served: api.in_use(settings.generation_capabilities(served))
 
 
 @dataclass(frozen=True, slots=True)
 class Owner:
     """A controller that writes children (through ChildSyncer): the orphan collector judges its
-    children, and it owns the `optional` kinds while their APIs are served."""
+    children, and it owns the kinds of the optional APIs whose table entry names its `side`, while
+    those APIs are served."""
 
     build: Callable[[Manager, Settings], Built[OwningReconciler]]
     kind: Resource
-    optional: Callable[[Settings], list[OptionalKind]]
+    side: Side  # which optional APIs' kinds it watches (their `owner` in the table)
 
 
 # Every controller of the operator, in order of registration: first the owners, then the others.
 OWNERS: tuple[Owner, ...] = (
-    Owner(dynamocomponentdeployment.build, kinds.DCD, component_optional_kinds),
-    Owner(dynamographdeployment.build, kinds.DGD, graph_optional_kinds),
+    Owner(dynamocomponentdeployment.build, kinds.DCD, Side.COMPONENT),
+    Owner(dynamographdeployment.build, kinds.DGD, Side.GRAPH),
 )
 OTHERS: tuple[Callable[[Manager, Settings], Built[object]], ...] = (
     mpi_ssh_secret.build,
@@ -95,7 +90,7 @@ def register_all(mgr: Manager, settings: Settings) -> OptionalApiWatch:
     for owner in OWNERS:
         built = owner.build(mgr, settings)
         orphans.watch(collector, built.reconciler.owned)
-        own_optional_kinds(mgr, apis, built, owner=owner.kind, optional=owner.optional(settings))
+        own_optional_kinds(mgr, apis, built, owner=owner.kind, optional=optional_kinds(owner.side, settings))
     for build in OTHERS:
         build(mgr, settings)
     orphans.register(mgr, collector)
@@ -112,69 +107,6 @@ def watch_optional_apis(mgr: Manager, initial: Capabilities) -> OptionalApiWatch
     # Not leader-only: a standby keeps its informers and its view of the APIs warm as well.
     mgr.add_runnable(watch.run, needs_leader=False, name="optional-api-watch")
     return watch
-
-
-def grove_kinds(needed: Callable[[Capabilities], bool]) -> list[OptionalKind]:
-    """The graph's PodCliqueSet (owned: its status carries Grove's verdicts) and the PodCliques and
-    scaling groups Grove makes from it (read for readiness, mapped back to their graph)."""
-    return [
-        OptionalKind(kinds.POD_CLIQUE_SET, needed, CHILD_STATUS_CHANGED),
-        OptionalKind(
-            kinds.POD_CLIQUE, needed, GROVE_OBJECT_CHANGED, mapper=graph_of_grove_object, owned=False
-        ),
-        OptionalKind(
-            kinds.POD_CLIQUE_SCALING_GROUP,
-            needed,
-            GROVE_OBJECT_CHANGED,
-            mapper=graph_of_grove_object,
-            owned=False,
-        ),
-    ]
-
-
-# What the graph's Grove readiness (internal/dynamo/grove/readiness.py) reads of a PodClique or scaling
-# group: a change elsewhere (conditions' times, scheduled/gated counts, template hashes) is no news.
-_GROVE_STATUS_READ = (
-    "replicas",
-    "readyReplicas",
-    "availableReplicas",
-    "updatedReplicas",
-    "observedGeneration",
-)
-
-
-def _what_grove_readiness_reads(obj: dict[str, Any]) -> tuple[Any, ...]:
-    meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
-    return (
-        meta.get("generation"),
-        spec.get("replicas"),
-        tuple(spec.get("cliqueNames") or ()),
-        *(status.get(key) for key in _GROVE_STATUS_READ),
-    )
-
-
-# Grove makes these, so their creation is news to the graph (its status said "resource not found");
-# after that only what readiness and scaling read.
-GROVE_OBJECT_CHANGED = Funcs(
-    on_update=lambda old, new: _what_grove_readiness_reads(old) != _what_grove_readiness_reads(new)
-)
-
-
-def graph_of_grove_object(obj: dict[str, Any]) -> list[str]:
-    """The graph a PodClique or scaling group serves: the graph-name label Grove copies from our
-    cliques, else its PodCliqueSet (named after the graph) as controller owner or `part-of` label."""
-    meta = obj.get("metadata") or {}
-    namespace = meta.get("namespace")
-    if not namespace:
-        return []
-    labels = meta.get("labels") or {}
-    name = labels.get(consts.LABEL_GRAPH_DEPLOYMENT_NAME)
-    if not name:
-        for ref in meta.get("ownerReferences") or ():
-            if ref.get("kind") == kinds.POD_CLIQUE_SET.kind and ref.get("controller"):
-                name = ref.get("name")
-    name = name or labels.get("app.kubernetes.io/part-of")
-    return [f"{namespace}/{name}"] if name else []
 
 
 def own_optional_kinds(

@@ -114,7 +114,6 @@ class DynamoGraphDeploymentReconciler:
         cache: ChildReader,
         recorder: Recorder,
         gen_context: GenContextFor,
-        inference_pools: bool = False,
         clock: Clock | None = None,
         terminating: TerminatingNamespaces | None = None,
     ) -> None:
@@ -124,7 +123,9 @@ class DynamoGraphDeploymentReconciler:
             terminating if terminating is not None else TerminatingNamespaces(clock=self._clock)
         )
         self._gen_context = SharedContexts(gen_context)  # one context per namespace in `graph_inputs`
-        owned = [
+        # The kinds of optional APIs (InferencePools, Grove's) join and leave `owned` as their APIs
+        # come and go: operator/optional_ownership.py sets it, from internal/optional_api_table.py.
+        self.owned: tuple[Resource, ...] = (
             kinds.DCD,
             kinds.PVC,
             kinds.DGDSA,
@@ -133,10 +134,7 @@ class DynamoGraphDeploymentReconciler:
             kinds.ROLE,
             kinds.ROLE_BINDING,
             kinds.CONFIG_MAP,  # wait-for-leader script, EPP config
-        ]
-        if inference_pools:
-            owned.append(kinds.INFERENCE_POOL)
-        self.owned: tuple[Resource, ...] = tuple(owned)
+        )
         self._syncer = ChildSyncer(
             client=client,
             cache=cache,
@@ -454,7 +452,6 @@ def build(mgr: Manager, settings: Settings) -> Built[DynamoGraphDeploymentReconc
         cache=mgr.cache,
         recorder=mgr.event_recorder(CONTROLLER_NAME),
         gen_context=settings.gen_context,
-        inference_pools=False,
     )
     b = mgr.builder(CONTROLLER_NAME)
     reconciler.setup(b)

@@ -23,6 +23,8 @@ class Capabilities:
     gateway_inference_extension: bool = False
     # Dynamic Resource Allocation (resource.k8s.io/v1): the GPU Memory Service claims GPUs through it.
     dra: bool = False
+    # Grove's ClusterTopologyBinding (grove.io/v1alpha1), which `topologyConstraint` names.
+    grove_cluster_topology: bool = False
 
 
 @dataclass(frozen=True, slots=True)

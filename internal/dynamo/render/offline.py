@@ -3,9 +3,9 @@
 Used by `dynamo-operator render -f dgd.yaml` so users can review what a change does before applying.
 A file may hold several DGDs (each rendered in turn) and other kinds (skipped, each named in a note).
 A DGD is refused as `kubectl apply` would refuse it: unknown fields by the generated CRD schema,
-the rest by the API models. Optional APIs are off unless switched on (`RENDER_APIS`, one `--with-*`
-flag each), and image pull secrets are discovered from a file of Secrets as the operator discovers
-them in the cluster (`docker_secret_index`).
+the rest by the API models. Optional APIs are off unless switched on (one `--with-*` flag each, from
+the table of optional APIs), and image pull secrets are discovered from a file of Secrets as the
+operator discovers them in the cluster (`docker_secret_index`).
 """
 
 from __future__ import annotations
@@ -37,44 +37,6 @@ Note = Callable[[str], None]
 
 
 @dataclass(frozen=True, slots=True)
-class RenderApi:
-    """One optional API `render` can pretend is installed: the Capabilities field and its flag."""
-
-    capability: str  # field of Capabilities
-    flag: str  # `--with-...`
-    help: str
-
-
-RENDER_APIS: tuple[RenderApi, ...] = (
-    RenderApi(
-        "lws", "--with-lws", "render multinode services as LeaderWorkerSets (as if LWS were installed)"
-    ),
-    RenderApi(
-        "volcano", "--with-volcano", "as if Volcano were installed (gang scheduling of LeaderWorkerSets)"
-    ),
-    RenderApi(
-        "gateway_inference_extension",
-        "--with-inference-extension",
-        "as if the Gateway API Inference Extension were installed (InferencePools for EPP services)",
-    ),
-    RenderApi(
-        "istio", "--with-istio", "as if Istio were installed (VirtualServices where ingress asks for one)"
-    ),
-    RenderApi("kai_scheduler", "--with-kai-scheduler", "as if the KAI scheduler were installed"),
-    RenderApi(
-        "grove",
-        "--with-grove",
-        "render graphs as Grove PodCliqueSets (as if Grove were installed and enabled)",
-    ),
-)
-"""Adding an optional API to `render` is one row here (the CLI builds its flags from this table)."""
-
-# Capabilities `render` always assumes served, with no flag: DRA is a built-in API (resource.k8s.io,
-# GA in Kubernetes 1.34), so a gpuMemoryService graph renders its ResourceClaimTemplate and claims.
-ASSUMED_SERVED: frozenset[str] = frozenset({"dra"})
-
-
-@dataclass(frozen=True, slots=True)
 class RenderOptions:
     """Everything `render` takes besides the DGD file."""
 
@@ -82,13 +44,6 @@ class RenderOptions:
     capabilities: Capabilities = field(default_factory=Capabilities)
     operator_version: str = ""
     secrets: Sequence[Obj] = ()  # dockerconfigjson Secrets, as read from a --secrets file
-
-
-def capabilities_from(enabled: Mapping[str, bool]) -> Capabilities:
-    """Capabilities with the `RENDER_APIS` whose capability is true in `enabled` switched on."""
-    return replace(
-        Capabilities(), **{api.capability: bool(enabled.get(api.capability)) for api in RENDER_APIS}
-    )
 
 
 @functools.cache
@@ -232,7 +187,9 @@ def render_graph(graph: Obj, options: RenderOptions, index: DockerSecretIndex) -
     ns = parsed["metadata"].get("namespace") or options.namespace
     parsed["metadata"]["namespace"] = ns
     dgd = with_origin_version(parsed, origin_version(parsed, [], options.operator_version))
-    capabilities = replace(options.capabilities, **dict.fromkeys(ASSUMED_SERVED, True))
+    # Always assumed served, with no flag: DRA is a built-in API (resource.k8s.io, GA in Kubernetes
+    # 1.34), so a gpuMemoryService graph renders its ResourceClaimTemplate and claims.
+    capabilities = replace(options.capabilities, dra=True)
     ctx = GenContext(namespace=ns, capabilities=capabilities, docker_secrets=index.snapshot(ns))
     try:
         # The MPI key Secret with a placeholder key: the operator draws the real one when it creates it.

@@ -29,8 +29,6 @@ def component_reconciler(
         cache=cache,
         recorder=FakeRecorder(),
         gen_context=gen_context,
-        lws=False,
-        istio=False,
         **options,
     )
 
@@ -42,7 +40,7 @@ def graph_reconciler(
     gen_context: Callable[[str], GenContext] = plain_context,
     **options: Any,
 ) -> DynamoGraphDeploymentReconciler:
-    """A DGD reconciler (`options`: clock, terminating, inference_pools)."""
+    """A DGD reconciler (`options`: clock, terminating)."""
     return DynamoGraphDeploymentReconciler(
         client=client, cache=cache, recorder=FakeRecorder(), gen_context=gen_context, **options
     )

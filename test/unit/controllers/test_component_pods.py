@@ -211,8 +211,6 @@ def test_the_component_controller_watches_no_pods() -> None:
         cache=FakeCache(),
         recorder=FakeRecorder(),
         gen_context=lambda ns: GenContext(namespace=ns),
-        lws=True,
-        istio=True,
         pods=Pods(),
     )
     asked = [resource for resource, _ in informers_asked("dynamocomponentdeployment", reconciler)]

@@ -12,8 +12,10 @@ from dynamo_operator.flags import build_parser, options_from_args
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.dynamo.common.context import Capabilities
 from dynamo_operator.internal.dynamo.render.offline import RenderOptions, render_documents
+from dynamo_operator.internal.optional_api_table import GROVE_OBJECT_CHANGED, Owner, graph_of_grove_object
+from dynamo_operator.internal.settings import Settings
 from dynamo_operator.optional_ownership import OptionalOwnership
-from dynamo_operator.registration import GROVE_OBJECT_CHANGED, graph_of_grove_object, grove_kinds
+from dynamo_operator.registration import optional_kinds
 from unit.controllers.test_optional_ownership import Cache, OwnerController, Reconciler
 
 
@@ -70,7 +72,7 @@ def test_pod_cliques_are_watched_but_only_the_set_is_owned() -> None:
         controller=controller,
         owner=kinds.DGD,
         namespace="ns",
-        kinds=grove_kinds(lambda c: c.grove),
+        kinds=optional_kinds(Owner.GRAPH, Settings(grove="auto")),
     )
     ownership.start(Capabilities(grove=True))
     assert reconciler.owned[-1] == kinds.POD_CLIQUE_SET

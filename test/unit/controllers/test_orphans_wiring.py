@@ -24,22 +24,8 @@ def test_owners_are_the_kinds_that_write_children() -> None:
 
 def test_every_owned_kind_is_watched_except_pvcs() -> None:
     """A claim holds data: its deletion is left to the garbage collector alone."""
-    graph = DynamoGraphDeploymentReconciler(
-        client=Any,
-        cache=Any,
-        recorder=Any,
-        gen_context=Any,
-        inference_pools=True,  # type: ignore[arg-type]
-    )
-    component = DynamoComponentDeploymentReconciler(
-        client=Any,
-        cache=Any,
-        recorder=Any,
-        gen_context=Any,
-        lws=True,
-        istio=True,
-        volcano=True,  # type: ignore[arg-type]
-    )
+    graph = DynamoGraphDeploymentReconciler(client=Any, cache=Any, recorder=Any, gen_context=Any)  # type: ignore[arg-type]
+    component = DynamoComponentDeploymentReconciler(client=Any, cache=Any, recorder=Any, gen_context=Any)  # type: ignore[arg-type]
     c = collector()
     orphans.watch(c, graph.owned)
     orphans.watch(c, component.owned)

@@ -14,19 +14,12 @@ from typing import Any
 import pytest
 import yaml
 from dynamo_operator.__main__ import main
-from dynamo_operator.flags import build_parser
+from dynamo_operator.flags import build_parser, render_capabilities
 from dynamo_operator.internal.dynamo.common.context import Capabilities
-from dynamo_operator.internal.dynamo.render.offline import (
-    ASSUMED_SERVED,
-    RENDER_APIS,
-    RenderOptions,
-    capabilities_from,
-    parse_secrets,
-    render_objects,
-)
+from dynamo_operator.internal.dynamo.render.offline import RenderOptions, parse_secrets, render_objects
+from dynamo_operator.internal.optional_api_table import OPTIONAL_APIS, RENDER_APIS, OptionalApi
 
 IMAGE = "registry.example:5000/ai-dynamo/vllm-runtime:0.6.1"
-PENDING_FLAGS = {"grove"}  # --with-grove comes with the Grove pathway (issue #11 item 3)
 
 
 def graph(name: str = "g", *, namespace: str | None = None, **services: dict[str, Any]) -> dict[str, Any]:
@@ -68,27 +61,25 @@ def kinds_of(objects: list[dict[str, Any]]) -> set[str]:
 # --- the flag table -------------------------------------------------------------------------------
 
 
-def test_every_optional_api_has_a_render_flag() -> None:
-    """Each Capabilities field has one row (Grove's is added with its pathway); flags are unique."""
-    fields = {f.name for f in dataclasses.fields(Capabilities)}
-    rows = [api.capability for api in RENDER_APIS]
-    assert set(rows) <= fields and len(rows) == len(set(rows))
-    assert fields - PENDING_FLAGS - ASSUMED_SERVED <= set(rows)
-    assert len({api.flag for api in RENDER_APIS}) == len(RENDER_APIS)
+def test_render_flags_are_unique() -> None:
+    """An API without one is either built in (DRA: `render` assumes it served) or read by nothing
+    generation does."""
+    assert RENDER_APIS and all(api in OPTIONAL_APIS for api in RENDER_APIS)
+    flags = [api.render.flag for api in RENDER_APIS if api.render]
+    assert len(set(flags)) == len(flags)
 
 
-@pytest.mark.parametrize("api", [pytest.param(api, id=api.flag) for api in RENDER_APIS])
-def test_each_flag_switches_on_exactly_its_api(api: Any) -> None:
-    args = build_parser().parse_args(["render", "-f", "g.yaml", api.flag])
-    enabled = {a.capability: bool(getattr(args, f"with_{a.capability}")) for a in RENDER_APIS}
-    caps = capabilities_from(enabled)
-    assert {f.name for f in dataclasses.fields(caps) if getattr(caps, f.name)} == {api.capability}
+@pytest.mark.parametrize(
+    "api", [pytest.param(api, id=api.render.flag if api.render else api.name) for api in RENDER_APIS]
+)
+def test_each_flag_switches_on_exactly_its_api(api: OptionalApi) -> None:
+    assert api.render is not None
+    caps = render_capabilities(build_parser().parse_args(["render", "-f", "g.yaml", api.render.flag]))
+    assert {f.name for f in dataclasses.fields(caps) if getattr(caps, f.name)} == {api.name}
 
 
 def test_without_flags_no_optional_api_is_assumed() -> None:
-    args = build_parser().parse_args(["render", "-f", "g.yaml"])
-    caps = capabilities_from({a.capability: bool(getattr(args, f"with_{a.capability}")) for a in RENDER_APIS})
-    assert caps == Capabilities()
+    assert render_capabilities(build_parser().parse_args(["render", "-f", "g.yaml"])) == Capabilities()
 
 
 # --- what each flag shows -------------------------------------------------------------------------
