@@ -90,8 +90,13 @@ async def test_gpu_memory_service_examples_wait_for_dra_and_say_so(
         assert condition(waiting, "Ready")["status"] == "False"
         assert await api.list(kinds.DCD, namespace=ns) == []
         assert await api.list(kinds.DEPLOYMENT, namespace=ns) == []
-        events = await api.list(EVENT, namespace=ns)
-        warnings = [
-            e for e in events if e.get("type") == "Warning" and "resource.k8s.io" in e.get("message", "")
-        ]
+
+        async def dra_warnings() -> list[dict[str, Any]]:
+            events = await api.list(EVENT, namespace=ns)
+            return [
+                e for e in events if e.get("type") == "Warning" and "resource.k8s.io" in e.get("message", "")
+            ]
+
+        # Events are sent in the background, a moment after the status that the condition shows.
+        warnings = await eventually(dra_warnings, until=bool, timeout=30)
         assert len(warnings) == 1
