@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `make test`: four pytest sessions in three lanes that run side by side, each integration session
+# `make test`: five pytest sessions in three lanes that run side by side, each integration session
 # with its own local cluster and its own in-process session operator:
-#   lane 1: test/unit (CPU-bound, no cluster), then the multinode session (cluster + add-ons)
-#   lane 2: the integration suites not listed in SECOND (a new directory lands here)
+#   lane 1: test/unit (CPU-bound, no cluster), then the multinode session (cluster + add-ons), then the
+#           suites listed in THIRD (the local control plane's own tests, which start clusters of their own)
+#   lane 2: the integration suites not listed in SECOND or THIRD (a new directory lands here)
 #   lane 3: the integration suites listed in SECOND
 # Most of an integration test's time is spent waiting on controllers, so two clusters beside each
 # other and beside the unit tests cost far less than the sum of their times. Splitting by directory
@@ -22,15 +23,18 @@ shift 2
 pytest=("$venv/bin/pytest")
 
 SECOND=(
-  test/integration/cluster
   test/integration/controllers_addons
   test/integration/controllers_requests
   test/integration/controllers_side
   test/integration/runtime_cache
   test/integration/runtime_controller
 )
+# Lane 1 finishes its unit and multinode sessions minutes before the others: it takes these too.
+THIRD=(
+  test/integration/cluster
+)
 ignore=(--ignore="$multinode")
-for dir in "${SECOND[@]}"; do ignore+=(--ignore="$dir"); done
+for dir in "${SECOND[@]}" "${THIRD[@]}"; do ignore+=(--ignore="$dir"); done
 
 logs=$(mktemp -d -t dynamo-run-tests-XXXXXX)
 pids=()
@@ -60,8 +64,13 @@ if [ "${DYNAMO_TEST_USE_EXISTING_CLUSTER:-}" = 1 ]; then
   session multinode "$multinode" "$@"
   session integration-1 test/integration --ignore="$multinode" -m "not fault" "$@"
   echo "integration-2 0" >>"$logs/codes"  # its suites ran in integration-1
+  echo "integration-3 0" >>"$logs/codes"
 else
-  (session unit test/unit "$@"; session multinode "$multinode" "$@") &
+  (
+    session unit test/unit "$@"
+    session multinode "$multinode" "$@"
+    session integration-3 "${THIRD[@]}" -m "not fault" "$@"
+  ) &
   pids+=($!)
   session integration-1 test/integration "${ignore[@]}" -m "not fault" "$@" &
   pids+=($!)
@@ -72,11 +81,11 @@ wait "${pids[@]}"
 trap - INT TERM
 
 rc=0
-for name in unit multinode integration-1 integration-2; do
+for name in unit multinode integration-1 integration-2 integration-3; do
   echo "=== $name session ==="
   cat "$logs/$name.log" 2>/dev/null
 done
-for name in unit multinode integration-1 integration-2; do
+for name in unit multinode integration-1 integration-2 integration-3; do
   code=$(awk -v n="$name" '$1 == n { print $2 }' "$logs/codes")
   code=${code:-1}  # a lane that died before it could record its code
   if [ "$code" -eq 5 ]; then
