@@ -221,11 +221,12 @@ async def test_a_service_account_bound_to_metrics_reader_gets_the_metrics(
     assert 'resource="tokenreviews.authentication.k8s.io"' in body
 
 
-async def test_a_hundred_scrapes_cost_a_handful_of_reviews(secure_metrics: SecureMetrics) -> None:
-    """100 scrapes by one scraper, ten at a time on a cold cache: at most two reviews of each kind."""
+async def test_many_scrapes_cost_a_handful_of_reviews(secure_metrics: SecureMetrics) -> None:
+    """40 scrapes by one scraper, ten at a time on a cold cache: at most two reviews of each kind.
+    (Each scrape renders every series the test session's operators made: 40 make the point.)"""
     before = reviews_sent()
     async with aiohttp.ClientSession() as session:
-        for _ in range(10):
+        for _ in range(4):
             batch = [scrape(session, secure_metrics.url, secure_metrics.reader_token) for _ in range(10)]
             assert {status for status, _ in await asyncio.gather(*batch)} == {200}
     after = reviews_sent()
