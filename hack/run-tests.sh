@@ -2,7 +2,7 @@
 # `make test`: five pytest sessions in three lanes that run side by side, each integration session
 # with its own local cluster and its own in-process session operator:
 #   lane 1: test/unit (CPU-bound, no cluster), then the multinode session (cluster + add-ons), then the
-#           suites listed in THIRD (the local control plane's own tests, which start clusters of their own)
+#           suites listed in THIRD (the local control plane's own tests and the add-on examples)
 #   lane 2: the integration suites not listed in SECOND or THIRD (a new directory lands here)
 #   lane 3: the integration suites listed in SECOND
 # Most of an integration test's time is spent waiting on controllers, so two clusters beside each
@@ -23,7 +23,6 @@ shift 2
 pytest=("$venv/bin/pytest")
 
 SECOND=(
-  test/integration/controllers_addons
   test/integration/controllers_requests
   test/integration/controllers_side
   test/integration/runtime_cache
@@ -32,6 +31,7 @@ SECOND=(
 # Lane 1 finishes its unit and multinode sessions minutes before the others: it takes these too.
 THIRD=(
   test/integration/cluster
+  test/integration/controllers_addons
 )
 ignore=(--ignore="$multinode")
 for dir in "${SECOND[@]}" "${THIRD[@]}"; do ignore+=(--ignore="$dir"); done
