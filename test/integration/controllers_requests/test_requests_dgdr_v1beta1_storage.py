@@ -13,7 +13,6 @@ import pytest
 import pytest_asyncio
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.client.errors import Conflict
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION
 from dynamo_operator.internal.crdmigrator.migrator import CrdMigrator
 from dynamo_operator.internal.stored_version import stored
@@ -22,7 +21,7 @@ from integration.controllers_requests.requests_testlib import apply
 from localcluster import LocalCluster
 from testsupport.api import eventually
 from testsupport.cluster import Kubectl
-from testsupport.etcd import stored_objects
+from testsupport.etcd import set_storage_version, stored_objects
 from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator
 
 pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(300)]
@@ -74,28 +73,14 @@ async def test_a_request_is_stored_as_v1beta1_and_keeps_its_job_name_and_backend
     assert alpha["status"]["generatedDeployment"]["metadata"]["name"] == "gen-real"
 
 
-async def set_storage(api: Client, version: str) -> None:
-    """Store the requests' CRD at `version` (the rest as installed, the webhook's CA bundle included)."""
-    for _ in range(5):
-        crd = await api.get(CUSTOM_RESOURCE_DEFINITION, CRD)
-        for v in crd["spec"]["versions"]:
-            v["storage"] = v["name"] == version
-        try:
-            await api.replace(CUSTOM_RESOURCE_DEFINITION, crd, field_manager=TEST_FIELD_MANAGER)
-            return
-        except Conflict:
-            continue
-    raise AssertionError(f"could not store {CRD} at {version}")
-
-
 @pytest_asyncio.fixture(loop_scope="session")
 async def previous_release_storage(api: Client) -> Any:
     """The requests' CRD storing v1alpha1 (the previous release's); v1beta1 again afterwards."""
-    await set_storage(api, "v1alpha1")
+    await set_storage_version(api, CRD, "v1alpha1", field_manager=TEST_FIELD_MANAGER)
     try:
         yield
     finally:
-        await set_storage(api, "v1beta1")
+        await set_storage_version(api, CRD, "v1beta1", field_manager=TEST_FIELD_MANAGER)
 
 
 async def test_a_request_stored_as_v1alpha1_is_migrated_to_v1beta1_and_finishes_profiling(
@@ -122,7 +107,7 @@ async def test_a_request_stored_as_v1alpha1_is_migrated_to_v1beta1_and_finishes_
     assert stored_old is not None and stored_old["apiVersion"] == "nvidia.com/v1alpha1"
     assert stored_old["status"]["state"] == "Profiling"
 
-    await set_storage(api, "v1beta1")
+    await set_storage_version(api, CRD, "v1beta1", field_manager=TEST_FIELD_MANAGER)
     reports = await CrdMigrator(api, (CRD,)).run()
     assert all(r.done and not r.failed for r in reports.values()), reports
 

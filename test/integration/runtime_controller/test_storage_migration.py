@@ -23,7 +23,7 @@ import pytest
 from dynamo_operator import storage_migration, webhook_setup
 from dynamo_operator.flags import OperatorOptions
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.client.errors import ApiError, Conflict, NotFound
+from dynamo_operator.internal.client.errors import ApiError, NotFound
 from dynamo_operator.internal.client.model import ListPage, Obj
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, Resource
 from dynamo_operator.internal.crdmigrator.migrator import CrdMigrator, CrdReport
@@ -31,7 +31,7 @@ from dynamo_operator.internal.observability.metrics import REGISTRY
 from localcluster import LocalCluster
 from testsupport.api import eventually
 from testsupport.cluster import Cluster
-from testsupport.etcd import stored_objects
+from testsupport.etcd import set_storage_version, stored_objects
 from testsupport.webhook import widget_convert
 from testsupport.webhook import widget_crd as webhook_widget_crd
 
@@ -181,19 +181,9 @@ async def flip_storage(api: Client, crd: str, to: str, local: LocalCluster | Non
     """Make `to` the storage version (an update of the CRD, as an upgrade of the operator's CRDs is),
     then, on the local control plane, wait until the API server stores new writes at `to`: it applies
     the change only once its own watch of the CRD delivered it (the migrator waits too, see SETTLE)."""
-    for _ in range(5):
-        current = await api.get(CUSTOM_RESOURCE_DEFINITION, crd)
-        for version in current["spec"]["versions"]:
-            version["storage"] = version["name"] == to
-        try:
-            await api.replace(CUSTOM_RESOURCE_DEFINITION, current, field_manager=FIELD_MANAGER)
-            break
-        except Conflict:
-            continue
-    else:
-        raise AssertionError(f"could not flip the storage version of {crd}")
+    await set_storage_version(api, crd, to, field_manager=FIELD_MANAGER)
     if local is not None:
-        group = current["spec"]["group"]
+        group = crd.split(".", 1)[1]
         await eventually(lambda: new_writes_stored_at(api, local, group, to), timeout=30, interval=0.2)
 
 

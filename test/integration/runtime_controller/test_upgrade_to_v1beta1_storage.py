@@ -23,13 +23,12 @@ import yaml
 from dynamo_operator import storage_migration
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.client.errors import Conflict
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION
 from dynamo_operator.internal.crdmigrator.migrator import CrdMigrator
 from localcluster import LocalCluster
 from testsupport.api import eventually
 from testsupport.components import deployment_of
-from testsupport.etcd import stored_objects
+from testsupport.etcd import set_storage_version, stored_objects
 from testsupport.graphs import two_service_graph
 from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator, wait_quiet
 
@@ -46,20 +45,6 @@ def current_crds() -> dict[str, dict[str, Any]]:
     }
 
 
-async def set_storage(api: Client, name: str, version: str) -> None:
-    """Store `version` (the rest of the CRD as installed, the CA bundle the webhook injected included)."""
-    for _ in range(5):
-        crd = await api.get(CUSTOM_RESOURCE_DEFINITION, name)
-        for v in crd["spec"]["versions"]:
-            v["storage"] = v["name"] == version
-        try:
-            await api.replace(CUSTOM_RESOURCE_DEFINITION, crd, field_manager=TEST_FIELD_MANAGER)
-            return
-        except Conflict:
-            continue
-    raise AssertionError(f"could not store {name} at {version}")
-
-
 async def stored_as(local: LocalCluster, ns: str) -> Counter[str]:
     """`plural@apiVersion` → how many of the namespace's Dynamo objects etcd holds so."""
     out: Counter[str] = Counter()
@@ -73,13 +58,13 @@ async def stored_as(local: LocalCluster, ns: str) -> Counter[str]:
 async def previous_release_storage(api: Client) -> AsyncIterator[None]:
     """The session's CRDs storing v1alpha1 for the test; this release's storage version afterwards."""
     for name in storage_migration.MIGRATED_CRDS:
-        await set_storage(api, name, "v1alpha1")
+        await set_storage_version(api, name, "v1alpha1", field_manager=TEST_FIELD_MANAGER)
     try:
         yield
     finally:
         for name, doc in current_crds().items():
             stored = next(v["name"] for v in doc["spec"]["versions"] if v["storage"])
-            await set_storage(api, name, stored)
+            await set_storage_version(api, name, stored, field_manager=TEST_FIELD_MANAGER)
 
 
 async def graph_ready(api: Client, ns: str) -> bool:
@@ -114,7 +99,7 @@ async def test_a_graph_of_the_previous_release_is_migrated_to_v1beta1_storage_un
 
     for name, doc in current_crds().items():  # this release's CRDs again
         stored = next(v["name"] for v in doc["spec"]["versions"] if v["storage"])
-        await set_storage(api, name, stored)
+        await set_storage_version(api, name, stored, field_manager=TEST_FIELD_MANAGER)
     reports = await CrdMigrator(api, storage_migration.MIGRATED_CRDS).run()
 
     assert all(r.done and not r.failed for r in reports.values()), reports
