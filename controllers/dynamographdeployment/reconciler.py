@@ -358,7 +358,9 @@ class DynamoGraphDeploymentReconciler:
             kinds.DGD, meta["name"], {"metadata": {"annotations": patch}}, namespace=meta.get("namespace")
         )
         merged = {**current, **patch}
-        self._annotated.remember(key, raw, {k: v for k, v in merged.items() if v is not None})
+        self._annotated.remember(
+            key, raw, {k: v for k, v in merged.items() if v is not None}, written=written
+        )
         return written
 
     # -- helpers ---------------------------------------------------------------------------------

@@ -163,10 +163,12 @@ class WorkerRoller:
             if self._scaled.in_flight(key, live) == count:
                 continue  # sent already; the cache has not caught up
             try:
-                await self._client.patch(kinds.DCD, name, {"spec": {"replicas": count}}, namespace=namespace)
+                written = await self._client.patch(
+                    kinds.DCD, name, {"spec": {"replicas": count}}, namespace=namespace
+                )
             except errors.NotFound:
                 continue
-            self._scaled.remember(key, live, count)
+            self._scaled.remember(key, live, count, written=written)
 
     def record(self, graph: Obj, events: Sequence[Event]) -> None:
         for event in events:

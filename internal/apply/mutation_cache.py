@@ -18,29 +18,46 @@ WriteKey = tuple[str, ...]
 
 
 class RecentWrites:
-    """Recent writes by key, each valid only while the cache still shows what it showed before.
+    """Recent writes by key, each standing in for the cache only while the cache is behind it.
 
-    An entry is (resourceVersion the cache showed before our write, when, what we wrote). While the
-    cache still shows that resourceVersion, our write is in flight from the cache's point of view and
-    the recorded content stands in for it. Once the cache shows anything else the entry is dropped,
-    and it expires after `ttl` seconds anyway. A created object that the cache does not show is
-    ambiguous (not seen yet, or seen and deleted since): the syncer reads it once to decide, so a
-    deleted child is re-created at once.
+    An entry is (resourceVersion the cache showed before our write, the one the server gave our
+    write, when, what we wrote). While the cache shows a version older than our write, the recorded
+    content stands in for it; once it shows our write or anything newer (someone else's change), the
+    entry is dropped, and it expires after `ttl` seconds anyway.
+
+    "Older" is told by comparing resourceVersions as numbers, as client-go's MutationCache does: the
+    API server documents them as opaque, but every one it serves is an etcd revision. Equality with
+    the version before the write alone is not enough: after two quick writes the cache may show the
+    first of them, and taking that for "caught up" compares the next status against our own older
+    write while the server holds the newer one; a field that went back to the older value is then
+    never sent (a graph left `successful` beside a `Ready=False` of the write in between). Where a
+    version is not a number, or the write's is unknown, only the version from before the write counts.
+
+    A created object that the cache does not show is ambiguous (not seen yet, or seen and deleted
+    since): the syncer reads it once to decide, so a deleted child is re-created at once.
     """
 
     def __init__(self, size: int = 8192, *, ttl: float = 30.0, clock: Clock | None = None) -> None:
         self._size, self._ttl = size, ttl
         self._clock: Clock = clock or RealClock()
-        self._entries: OrderedDict[WriteKey, tuple[str, float, Any]] = OrderedDict()
+        self._entries: OrderedDict[WriteKey, tuple[str, str, float, Any]] = OrderedDict()
 
-    def remember(self, key: WriteKey, live: Mapping[str, Any] | None, content: Any) -> None:
+    def remember(
+        self,
+        key: WriteKey,
+        live: Mapping[str, Any] | None,
+        content: Any,
+        *,
+        written: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Record `content` written over `live`; `written` is the object the server answered with."""
         now = self._clock.now()
-        self._entries[key] = (resource_version(live), now, content)
+        self._entries[key] = (resource_version(live), resource_version(written), now, content)
         self._entries.move_to_end(key)
         # Oldest first (every remember moves its key to the end): drop what expired, so memory
         # follows the last `ttl` seconds of writes rather than the last `size` ones.
         while self._entries:
-            _, when, _ = next(iter(self._entries.values()))
+            _, _, when, _ = next(iter(self._entries.values()))
             if now - when <= self._ttl and len(self._entries) <= self._size:
                 break
             self._entries.popitem(last=False)
@@ -52,15 +69,23 @@ class RecentWrites:
         self._entries.pop(key, None)
 
     def in_flight(self, key: WriteKey, live: Mapping[str, Any] | None) -> Any | None:
-        """What we wrote for `key` if the cache still shows the version from before that write."""
+        """What we wrote for `key` if the cache still shows a version from before that write."""
         entry = self._entries.get(key)
         if entry is None:
             return None
-        before, when, content = entry
-        if before != resource_version(live) or self._clock.now() - when > self._ttl:
-            del self._entries[key]  # the cache has moved on (or we waited long enough): trust it
-            return None
-        return content
+        before, after, when, content = entry
+        if self._clock.now() - when <= self._ttl and _behind(resource_version(live), before, after):
+            return content
+        del self._entries[key]  # the cache has moved on (or we waited long enough): trust it
+        return None
+
+
+def _behind(shown: str, before: str, after: str) -> bool:
+    """Whether the cache, showing version `shown`, has yet to show our write (made over `before`,
+    answered as `after`)."""
+    if shown.isdigit() and after.isdigit():
+        return int(shown) < int(after)
+    return shown == before
 
 
 def resource_version(obj: Mapping[str, Any] | None) -> str:

@@ -71,7 +71,7 @@ class StatusWriter:
         except NotFound:
             return None
         if self._recent is not None:
-            self._recent.remember(self._key(live), live, new)
+            self._recent.remember(self._key(live), live, new, written=written)
         # A patch response may lack the type fields; callers read the object on as a whole.
         return {**written, "apiVersion": self._resource.api_version, "kind": self._resource.kind}
 

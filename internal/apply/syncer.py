@@ -326,7 +326,7 @@ class ChildSyncer:
             self._failed(owner, resource, name, "apply", err)
             raise ChildWriteError(resource, name, "apply", err) from err
         report.current[(resource, name)] = result
-        self._recent.remember(key, live, self._shape_for_memory(resource, result))
+        self._recent.remember(key, live, self._shape_for_memory(resource, result), written=result)
         (report.created if live is None else report.updated).append(f"{resource.kind}/{name}")
 
     async def _owner_still_there(self, resource: Resource, owner: Obj, report: SyncReport) -> None:

@@ -32,6 +32,27 @@ def test_recent_writes_stand_in_only_while_the_cache_is_behind() -> None:
     assert recent.in_flight(key, {"metadata": {"resourceVersion": "5"}}) is None  # expired
 
 
+def rv(version: str) -> Obj:
+    return {"metadata": {"resourceVersion": version}}
+
+
+def test_a_cache_older_than_our_write_is_behind_whichever_version_it_shows() -> None:
+    recent = RecentWrites(ttl=30.0, clock=FakeClock(0.0))
+    key = ("nvidia.com", "dynamographdeployments", "ns", "g")
+    recent.remember(key, rv("10"), {"v": 1}, written=rv("11"))
+    recent.remember(key, rv("10"), {"v": 2}, written=rv("12"))  # the cache still showed 10
+    assert recent.in_flight(key, rv("11")) == {"v": 2}  # our first write: still behind the second
+    assert recent.in_flight(key, rv("12")) is None  # our last write: caught up
+
+
+def test_a_cache_newer_than_our_write_is_trusted() -> None:
+    recent = RecentWrites(ttl=30.0, clock=FakeClock(0.0))
+    key = ("nvidia.com", "dynamographdeployments", "ns", "g")
+    recent.remember(key, rv("10"), {"v": 1}, written=rv("11"))
+    assert recent.in_flight(key, rv("15")) is None  # someone wrote after us
+    assert recent.in_flight(key, rv("10")) is None  # and the entry is gone
+
+
 def test_recent_writes_forget_entries_older_than_their_ttl_on_the_next_write() -> None:
     clock = FakeClock(0.0)
     recent = RecentWrites(ttl=30.0, clock=clock)
@@ -99,7 +120,7 @@ async def test_the_syncer_remembers_its_writes_in_the_shape_its_cache_keeps() ->
         "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "main", "image": "x:1"}]}}},
     }
     await syncer.sync(OWNER, [Desired(kinds.DEPLOYMENT, child)], owned=[])
-    [(key, (_, _, remembered))] = list(recent._entries.items())
+    [(key, (*_, remembered))] = list(recent._entries.items())
     assert key[-1] == "d"
     assert "managedFields" not in remembered["metadata"]
     assert remembered["spec"] == {"replicas": 1}

@@ -70,6 +70,40 @@ async def test_once_the_cache_caught_up_the_patch_is_built_on_the_cache() -> Non
     assert client.patches[-1] == READY
 
 
+class VersionedServer(PatchingClient):
+    """A PatchingClient that answers with the resourceVersion each write gets, as the API server does."""
+
+    def __init__(self, status: Obj, rv: int = 1) -> None:
+        super().__init__(status)
+        self.rv = rv
+
+    async def patch(self, resource: Resource, name: str, body: Obj, **kwargs: Any) -> Obj:
+        await super().patch(resource, name, body, **kwargs)
+        self.rv += 1
+        return {"metadata": {"resourceVersion": str(self.rv)}, "status": dict(self.status)}
+
+
+async def test_a_cache_showing_an_older_write_of_ours_is_still_behind_the_last_one() -> None:
+    """Two quick writes, then the cache shows the first: a status back to that first one is sent,
+    since the server holds the second (a `successful` graph was once left with the `Ready=False` of
+    the write in between, because the first write's version was taken for "caught up")."""
+    server = VersionedServer(READY)
+    writer = StatusWriter(server, kinds.DGD)  # type: ignore[arg-type]
+    assert await writer.write(graph(READY, rv="1"), PENDING)  # the server's rv 2
+    assert await writer.write(graph(READY, rv="1"), READY)  # rv 3; the cache still shows rv 1
+    assert await writer.write(graph(PENDING, rv="2"), PENDING)
+    assert server.status == PENDING
+
+
+async def test_a_cache_showing_our_last_write_or_newer_is_trusted() -> None:
+    server = VersionedServer(READY)
+    writer = StatusWriter(server, kinds.DGD)  # type: ignore[arg-type]
+    assert await writer.write(graph(READY, rv="1"), PENDING)  # rv 2
+    someone_else = graph({**PENDING, "state": "failed"}, rv="7")
+    assert await writer.write(someone_else, PENDING)  # built on rv 7's status, not on our write
+    assert server.patches[-1] == {"state": "pending"}
+
+
 class ConditionalServer:
     """Holds one object; refuses, as the API server does, a patch naming another resourceVersion."""
 
