@@ -28,6 +28,8 @@ import signal
 import ssl
 import subprocess
 import tempfile
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,6 +164,29 @@ class DirectApi:
     ) -> tuple[int, bytes]:
         """(status, body) for any HTTP status; OSError when the server is unreachable."""
         return http(self.server + path, method=method, body=body, context=self.context, timeout=timeout)
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        body: Any,
+        *,
+        content_type: str,
+        as_user: str | None = None,
+        timeout: float = 10.0,
+    ) -> tuple[int, Any]:
+        """(status, parsed JSON answer) of a request whose body is sent as `content_type` (a merge
+        patch, say), optionally impersonating `as_user` (kubectl's `--as`); OSError when the server is
+        unreachable."""
+        req = urllib.request.Request(self.server + path, data=json.dumps(body).encode(), method=method)
+        req.add_header("Content-Type", content_type)
+        if as_user is not None:
+            req.add_header("Impersonate-User", as_user)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout, context=self.context) as resp:
+                return resp.status, json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"null")
 
 
 def _existing_cluster() -> Cluster:
