@@ -2,9 +2,11 @@
 
 Reads the DCD and its children from the cache, generates the desired children with internal.dynamo,
 writes only those whose content changed, prunes the ones no longer desired (a multinode toggle swaps
-Deployment and LeaderWorkerSet) and reports `Available` / `DynamoComponentReady` from the workload's
-real status. Readiness is judged on the freshest view: the write response when we just wrote the
-workload (its status then still describes the previous spec), else the cache. When the workload is
+Deployment and LeaderWorkerSet; the per-replica LeaderWorkerSets of older operators go only once the
+one native-scaled set serves every group, component/lws_migration.py) and reports `Available` /
+`DynamoComponentReady` from the workload's real status. Readiness is judged on the freshest view:
+the write response when we just wrote the workload (its status then still describes the previous
+spec), else the cache. When the workload is
 not available, its pods say why: unschedulable, image pulls failing, crash loops, not ready yet. They
 are listed (by the selector label, from the API server's watch cache) only then, and looked at again
 on a slowing schedule while the component stays not ready: no Pod watch. Measured at 100 graphs, a
@@ -36,6 +38,7 @@ from dynamo_operator.internal.apply import (
     TerminatingNamespaces,
     report_sync_failure,
 )
+from dynamo_operator.internal.cache.store import CONTROLLER_INDEX
 from dynamo_operator.internal.client.errors import ApiError, TransportError
 from dynamo_operator.internal.client.gate import Priority
 from dynamo_operator.internal.client.model import ListPage
@@ -62,6 +65,7 @@ from dynamo_operator.internal.dynamo.common.errors import (
     MissingAPIError,
 )
 from dynamo_operator.internal.dynamo.common.hashing import LAST_APPLIED_HASH
+from dynamo_operator.internal.dynamo.component import lws_migration
 from dynamo_operator.internal.dynamo.component.workload import component_of, desired_component_objects
 from dynamo_operator.internal.dynamo.status.dcd_status import component_status, rejected_status
 from dynamo_operator.internal.dynamo.status.pod_diagnosis import Diagnosis, diagnose
@@ -176,7 +180,10 @@ class DynamoComponentDeploymentReconciler:
         of its last complete sync and its children are still as that sync left them."""
         namespace, _ = split_key(key)
         ctx = self._gen_context(namespace or "")
-        inputs = generation_inputs(raw, ctx)
+        # While sets of the per-replica era are left, every reconcile generates and syncs in full:
+        # what may be pruned depends on the new set's live status (component/lws_migration.py).
+        migrating = bool(self._leftover_sets(raw))
+        inputs = None if migrating else generation_inputs(raw, ctx)
         report = self._syncer.unchanged(raw, inputs, owned=self.owned)
         if report is not None:
             workloads = [o for (r, _), o in report.current.items() if r.kind in WORKLOAD_KINDS]
@@ -184,7 +191,11 @@ class DynamoComponentDeploymentReconciler:
             desired = _generate(raw, ctx)
             try:
                 report = await self._syncer.sync(
-                    raw, [Desired(kinds.resource_of(o), o) for o in desired], owned=self.owned, inputs=inputs
+                    raw,
+                    [Desired(kinds.resource_of(o), o) for o in desired],
+                    owned=self.owned,
+                    inputs=inputs,
+                    keep=self._keep_until_migrated(raw, desired) if migrating else None,
                 )
             except SYNC_ERRORS as err:
                 return await report_sync_failure(err, functools.partial(self._refusals.fail, raw))
@@ -220,6 +231,32 @@ class DynamoComponentDeploymentReconciler:
         return Result(
             requeue_after=not_ready_recheck(_available_since(status), self._clock.wall().timestamp())
         )
+
+    def _leftover_sets(self, raw: Obj) -> list[str]:
+        """The LeaderWorkerSets and PodGroups of the per-replica era this DCD still controls."""
+        uid = raw["metadata"].get("uid")
+        children = [
+            child
+            for resource in self.owned
+            if resource.kind in (LWS_KIND, lws_migration.POD_GROUP_KIND)
+            for child in self._cache.by_index(resource, CONTROLLER_INDEX, uid)
+        ]
+        return lws_migration.leftovers(str(raw["metadata"]["name"]), children)
+
+    def _keep_until_migrated(self, raw: Obj, desired: Sequence[Obj]) -> Callable[[Resource, Obj], bool]:
+        """The sync's `keep`: the old sets and PodGroups stay until the one set `<dcd>-0` has settled
+        (judged on the cache before this sync's writes: a set about to be rewritten is not settled)."""
+        dcd = str(raw["metadata"]["name"])
+        want = next((o for o in desired if o.get("kind") == LWS_KIND), None)
+        live = None if want is None else self._cache.get(kinds.LWS, object_key(want))
+        # A component no longer multinode has no set to wait for: the old ones go as usual.
+        migrated = want is None or lws_migration.settled(want, live)
+
+        def keep(resource: Resource, child: Obj) -> bool:
+            name = str(child["metadata"].get("name", ""))
+            return lws_migration.held(resource.kind, name, dcd=dcd, migrated=migrated)
+
+        return keep
 
     async def _acknowledge_restart(self, raw: Obj) -> None:
         """Say on the DCD which restart id its workload now carries. The stored version (v1beta1)
@@ -261,11 +298,12 @@ def generation_inputs(dcd: Obj, ctx: GenContext) -> tuple[object, ...] | None:
 
 
 def _readiness(workloads: Sequence[Obj]) -> WorkloadReadiness:
-    """The component's readiness from its workloads as synced (the Deployment, else the LWSs)."""
+    """The component's readiness from its workload as synced (the Deployment, else the one LWS)."""
     deployments = [w for w in workloads if w.get("kind") == DEPLOYMENT_KIND]
     if deployments:
         return deployment_readiness(deployments[0])
-    return lws_readiness([w for w in workloads if w.get("kind") == LWS_KIND])
+    sets = [w for w in workloads if w.get("kind") == LWS_KIND]
+    return lws_readiness(sets[0] if sets else None)
 
 
 def part_of_a_graph(dcd: Obj) -> bool:
