@@ -104,6 +104,8 @@ CONTROLLER_NAME = "dynamocomponentdeployment"
 WORKLOAD_KINDS = frozenset({DEPLOYMENT_KIND, LWS_KIND})
 # Upstream refreshes the registry index every 60 s on top of the Secret events.
 DOCKER_SECRET_REFRESH_SECONDS = 60.0
+# While per-replica LeaderWorkerSets are kept for a migration, how soon to look at the pods again.
+MIGRATION_RECHECK_SECONDS = 2.0
 
 
 # --- reconciler -----------------------------------------------------------------------------------
@@ -120,6 +122,7 @@ class DynamoComponentDeploymentReconciler:
         recorder: Recorder,
         gen_context: GenContextFor,
         pods: PodLister | None = None,
+        set_pods: PodLister | None = None,
         clock: Clock | None = None,
         terminating: TerminatingNamespaces | None = None,
     ) -> None:
@@ -129,6 +132,7 @@ class DynamoComponentDeploymentReconciler:
             terminating if terminating is not None else TerminatingNamespaces(clock=self._clock)
         )
         self._pods = pods  # None: conditions carry the workload's counts only
+        self._set_pods = set_pods  # None: a migration's end is judged on the LWS's status alone
         self._gen_context = SharedContexts(gen_context)  # one context per namespace in `generation_inputs`
         self._syncer = ChildSyncer(
             client=client,
@@ -183,19 +187,21 @@ class DynamoComponentDeploymentReconciler:
         # While sets of the per-replica era are left, every reconcile generates and syncs in full:
         # what may be pruned depends on the new set's live status (component/lws_migration.py).
         migrating = bool(self._leftover_sets(raw))
+        holding = False  # leftovers of the per-replica era kept for now
         inputs = None if migrating else generation_inputs(raw, ctx)
         report = self._syncer.unchanged(raw, inputs, owned=self.owned)
         if report is not None:
             workloads = [o for (r, _), o in report.current.items() if r.kind in WORKLOAD_KINDS]
         else:
             desired = _generate(raw, ctx)
+            holding = migrating and not await self._migrated(raw, desired)
             try:
                 report = await self._syncer.sync(
                     raw,
                     [Desired(kinds.resource_of(o), o) for o in desired],
                     owned=self.owned,
                     inputs=inputs,
-                    keep=self._keep_until_migrated(raw, desired) if migrating else None,
+                    keep=functools.partial(_held, str(raw["metadata"]["name"])) if holding else None,
                 )
             except SYNC_ERRORS as err:
                 return await report_sync_failure(err, functools.partial(self._refusals.fail, raw))
@@ -226,6 +232,9 @@ class DynamoComponentDeploymentReconciler:
         )
         await self._status.write(raw, status)
         await self._acknowledge_restart(raw)
+        if holding:
+            # No Pod watch: the last worker pod turning ready changes no LWS status, so look again.
+            return Result(requeue_after=MIGRATION_RECHECK_SECONDS)
         if verdict.ready:
             return Result()
         return Result(
@@ -243,20 +252,26 @@ class DynamoComponentDeploymentReconciler:
         ]
         return lws_migration.leftovers(str(raw["metadata"]["name"]), children)
 
-    def _keep_until_migrated(self, raw: Obj, desired: Sequence[Obj]) -> Callable[[Resource, Obj], bool]:
-        """The sync's `keep`: the old sets and PodGroups stay until the one set `<dcd>-0` has settled
-        (judged on the cache before this sync's writes: a set about to be rewritten is not settled)."""
-        dcd = str(raw["metadata"]["name"])
+    async def _migrated(self, raw: Obj, desired: Sequence[Obj]) -> bool:
+        """Whether the one set `<dcd>-0` serves every group, so the per-replica era's sets and
+        PodGroups may go: settled as LWS reports it (judged on the cache before this sync's writes:
+        a set about to be rewritten is not settled), and every pod of every group Running and Ready."""
         want = next((o for o in desired if o.get("kind") == LWS_KIND), None)
-        live = None if want is None else self._cache.get(kinds.LWS, object_key(want))
-        # A component no longer multinode has no set to wait for: the old ones go as usual.
-        migrated = want is None or lws_migration.settled(want, live)
-
-        def keep(resource: Resource, child: Obj) -> bool:
-            name = str(child["metadata"].get("name", ""))
-            return lws_migration.held(resource.kind, name, dcd=dcd, migrated=migrated)
-
-        return keep
+        if want is None:
+            return True  # no longer multinode: no set to wait for, the old ones go as usual
+        live = self._cache.get(kinds.LWS, object_key(want))
+        if not lws_migration.settled(want, live):
+            return False
+        if self._set_pods is None:
+            return True
+        meta, spec = want["metadata"], want["spec"]
+        try:
+            pods = await self._set_pods(str(meta.get("namespace") or ""), str(meta["name"]))
+        except (ApiError, TransportError) as err:
+            log.info("Cannot list the pods of the LeaderWorkerSet", lws=meta["name"], error=str(err))
+            return False
+        size = int(spec["leaderWorkerTemplate"]["size"])
+        return lws_migration.groups_serving(pods, size=size) >= int(spec["replicas"])
 
     async def _acknowledge_restart(self, raw: Obj) -> None:
         """Say on the DCD which restart id its workload now carries. The stored version (v1beta1)
@@ -295,6 +310,12 @@ def generation_inputs(dcd: Obj, ctx: GenContext) -> tuple[object, ...] | None:
         return None
     spec = hash(orjson.dumps(dcd.get("spec"), option=orjson.OPT_SORT_KEYS))
     return (generation, spec, dcd.get("apiVersion"), component_of(dcd).parent_dgd, ctx)
+
+
+def _held(dcd: str, resource: Resource, child: Obj) -> bool:
+    """The sync's `keep` while a migration from per-replica sets is not over (lws_migration.held)."""
+    name = str(child["metadata"].get("name", ""))
+    return lws_migration.held(resource.kind, name, dcd=dcd, migrated=False)
 
 
 def _readiness(workloads: Sequence[Obj]) -> WorkloadReadiness:
@@ -336,15 +357,16 @@ def _available_since(status: Obj) -> str | None:
     return None
 
 
-def list_pods(client: PodReader) -> PodLister:
-    """A `PodLister` over the API: the pods carrying the component's selector label, served from the
-    API server's watch cache (resourceVersion 0: a moment stale at worst, no etcd read)."""
+def list_pods(client: PodReader, *, label: str = consts.LABEL_SELECTOR) -> PodLister:
+    """A `PodLister` over the API: the pods whose `label` (the component's selector label unless
+    told) is the name asked for, served from the API server's watch cache (resourceVersion 0: a
+    moment stale at worst, no etcd read)."""
 
-    async def pods(namespace: str, component: str) -> Sequence[Obj]:
+    async def pods(namespace: str, name: str) -> Sequence[Obj]:
         page = await client.list_page(
             kinds.POD,
             namespace=namespace,
-            label_selector=f"{consts.LABEL_SELECTOR}={component}",
+            label_selector=f"{label}={name}",
             resource_version="0",
         )
         return page.items
@@ -432,6 +454,7 @@ def build(mgr: Manager, settings: Settings) -> Built[DynamoComponentDeploymentRe
         recorder=mgr.event_recorder(CONTROLLER_NAME),
         gen_context=settings.gen_context,
         pods=list_pods(mgr.client),
+        set_pods=list_pods(mgr.client, label=lws_migration.LWS_NAME_LABEL),
     )
     reconciler.setup(b)
     changed: Channel[str] = Channel()

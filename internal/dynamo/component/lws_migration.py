@@ -9,7 +9,9 @@ the old shape without taking serving groups down:
    the new pod template first and replaces group 0 only once they are ready (it scales up before it
    rolls), while `<dcd>-1` … and every stale PodGroup are left running (`held`).
 2. Once `<dcd>-0` runs the desired template at the desired replicas, every group updated, ready and
-   Available (`settled`), the leftovers are pruned in the same sync.
+   Available (`settled`), and every pod of every group is Running and Ready (`groups_serving`: LWS
+   counts a group ready once its leader is, while a worker may still be starting), the leftovers
+   are pruned in the same sync.
 
 So the ready groups never number fewer than before: until the new set alone has all N ready, the old
 sets keep serving. Pure: the caller passes the live objects its cache holds.
@@ -25,6 +27,8 @@ from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.status.readiness import LWS_KIND, lws_readiness
 
 POD_GROUP_KIND = "PodGroup"
+LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"  # LWS's label on every pod of a set
+LWS_GROUP_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/group-index"  # ... and its group's index
 
 Obj = Mapping[str, Any]
 
@@ -59,6 +63,16 @@ def settled(desired: Obj, live: Obj | None) -> bool:
     return lws_readiness(live).ready
 
 
+def groups_serving(pods: Iterable[Obj], *, size: int) -> int:
+    """How many groups among `pods` (one set's) have all `size` pods Running and Ready, none of them
+    being deleted."""
+    groups: dict[str, list[Obj]] = {}
+    for pod in pods:
+        index = str(((pod.get("metadata") or {}).get("labels") or {}).get(LWS_GROUP_INDEX_LABEL))
+        groups.setdefault(index, []).append(pod)
+    return sum(1 for members in groups.values() if len(members) == size and all(map(_serving, members)))
+
+
 def held(kind: str, name: str, *, dcd: str, migrated: bool) -> bool:
     """Whether a child the sync would prune is kept for now: the old shape's sets and PodGroups stay
     until the migration has `settled`; anything else goes as usual."""
@@ -70,3 +84,14 @@ def held(kind: str, name: str, *, dcd: str, migrated: bool) -> bool:
 def _template_hash(obj: Obj) -> str | None:
     value = ((obj.get("metadata") or {}).get("annotations") or {}).get(c.ANNOTATION_POD_TEMPLATE_HASH)
     return value if isinstance(value, str) else None
+
+
+def _serving(pod: Obj) -> bool:
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    status = pod.get("status") or {}
+    ready = any(
+        cond.get("type") == "Ready" and cond.get("status") == "True"
+        for cond in status.get("conditions") or ()
+    )
+    return status.get("phase") == "Running" and ready

@@ -90,3 +90,32 @@ def test_not_settled_while_the_set_lags(live: Obj | None) -> None:
 def test_leftovers_are_held_until_settled(kind: str, name: str, held: bool) -> None:
     assert m.held(kind, name, dcd=DCD, migrated=False) is held
     assert m.held(kind, name, dcd=DCD, migrated=True) is False
+
+
+def _pod(group: int, *, ready: bool = True, phase: str = "Running", deleting: bool = False) -> Obj:
+    meta: Obj = {"labels": {m.LWS_GROUP_INDEX_LABEL: str(group)}}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-11-28T06:00:00Z"
+    return {
+        "metadata": meta,
+        "status": {"phase": phase, "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
+    }
+
+
+def test_a_group_serves_with_every_pod_running_and_ready() -> None:
+    assert m.groups_serving([_pod(0), _pod(0), _pod(1), _pod(1)], size=2) == 2
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        pytest.param(None, id="worker-not-created"),
+        pytest.param(_pod(0, ready=False), id="worker-not-ready"),
+        pytest.param(_pod(0, phase="Pending"), id="worker-pending"),
+        pytest.param(_pod(0, deleting=True), id="worker-being-deleted"),
+    ],
+)
+def test_a_group_with_a_worker_not_serving_does_not_count(second: Obj | None) -> None:
+    """LWS calls such a group ready once its leader is; the migration waits for the whole group."""
+    pods = [_pod(0)] + ([second] if second else [])
+    assert m.groups_serving(pods, size=2) == 0
