@@ -112,8 +112,9 @@ def dcd_became_rolled(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
 
 
 def lws_readiness(lws: Mapping[str, Any] | None) -> WorkloadReadiness:
-    """Ready ⇔ the component's one LeaderWorkerSet has every group updated, ready and Available
-    (zero desired groups: ready). None (not created yet) is not ready."""
+    """Ready ⇔ the component's one LeaderWorkerSet has every group updated, ready and Available, and
+    no group beyond the desired count left (zero desired groups: ready once none is left). None
+    (not created yet) is not ready."""
     spec, status = (lws or {}).get("spec") or {}, (lws or {}).get("status") or {}
     name = str(((lws or {}).get("metadata") or {}).get("name", ""))
     desired = _desired(spec)
@@ -128,6 +129,10 @@ def lws_readiness(lws: Mapping[str, Any] | None) -> WorkloadReadiness:
     }
     if lws is None:
         return WorkloadReadiness(False, f"0/{desired} groups ready", service)
+    replicas = _int(status.get("replicas"))
+    if replicas > desired:
+        # Groups beyond the desired count still run: a scale-down is not over (as for Deployments).
+        return WorkloadReadiness(False, f"scaling down to {desired}, {replicas} groups left", service)
     if desired == 0:
         return WorkloadReadiness(True, "scaled to zero", service, scaled_to_zero=True)
     available = conditions.is_true(status.get("conditions"), "Available")
