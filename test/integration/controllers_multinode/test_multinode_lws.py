@@ -156,6 +156,26 @@ async def test_scaling_a_multinode_service_scales_its_one_leaderworkerset(
     assert status["replicas"] == end
 
 
+async def test_scaling_through_the_adapters_scale_subresource_scales_the_one_leaderworkerset(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """A multinode service with a scaling adapter: a write to the adapter's `/scale` (what HPA and
+    KEDA send) reaches the graph, the DCD and the one LeaderWorkerSet, which runs that many groups."""
+    [dgd] = documents(SGLANG_SAMPLE, ns)
+    [(svc, spec)] = multinode_services(dgd).items()
+    spec["scalingAdapter"] = {"enabled": True}
+    await apply(api, dgd)
+    graph = dgd["metadata"]["name"]
+    await wait_graph(api, ns, graph)
+    adapter = f"{graph}-{svc.lower()}"
+    await eventually(lambda: api.get(kinds.DGDSA, adapter, namespace=ns), timeout=TIMEOUT)
+    await api.patch(kinds.DGDSA, adapter, {"spec": {"replicas": 2}}, namespace=ns, subresource="scale")
+    spec["replicas"] = 2
+    await eventually(lambda: groups_run(api, ns, graph, svc, spec), timeout=TIMEOUT)
+    ready = await wait_graph(api, ns, graph)
+    assert ready["status"]["services"][svc]["readyReplicas"] == 2
+
+
 async def test_a_leader_that_stops_being_ready_marks_the_service_not_ready_with_the_reason(
     api: Client, operator: RunningOperator, ns: str
 ) -> None:
