@@ -2,9 +2,11 @@
 
 Reads the DCD and its children from the cache, generates the desired children with internal.dynamo,
 writes only those whose content changed, prunes the ones no longer desired (a multinode toggle swaps
-Deployment and LeaderWorkerSet) and reports `Available` / `DynamoComponentReady` from the workload's
-real status. Readiness is judged on the freshest view: the write response when we just wrote the
-workload (its status then still describes the previous spec), else the cache. When the workload is
+Deployment and LeaderWorkerSet; the per-replica LeaderWorkerSets of older operators go only once the
+one native-scaled set serves every group, component/lws_migration.py) and reports `Available` /
+`DynamoComponentReady` from the workload's real status. Readiness is judged on the freshest view:
+the write response when we just wrote the workload (its status then still describes the previous
+spec), else the cache. When the workload is
 not available, its pods say why: unschedulable, image pulls failing, crash loops, not ready yet. They
 are listed (by the selector label, from the API server's watch cache) only then, and looked at again
 on a slowing schedule while the component stays not ready: no Pod watch. Measured at 100 graphs, a
@@ -36,6 +38,7 @@ from dynamo_operator.internal.apply import (
     TerminatingNamespaces,
     report_sync_failure,
 )
+from dynamo_operator.internal.cache.store import CONTROLLER_INDEX
 from dynamo_operator.internal.client.errors import ApiError, TransportError
 from dynamo_operator.internal.client.gate import Priority
 from dynamo_operator.internal.client.model import ListPage
@@ -62,6 +65,7 @@ from dynamo_operator.internal.dynamo.common.errors import (
     MissingAPIError,
 )
 from dynamo_operator.internal.dynamo.common.hashing import LAST_APPLIED_HASH
+from dynamo_operator.internal.dynamo.component import lws_migration
 from dynamo_operator.internal.dynamo.component.workload import component_of, desired_component_objects
 from dynamo_operator.internal.dynamo.status.dcd_status import component_status, rejected_status
 from dynamo_operator.internal.dynamo.status.pod_diagnosis import Diagnosis, diagnose
@@ -100,6 +104,8 @@ CONTROLLER_NAME = "dynamocomponentdeployment"
 WORKLOAD_KINDS = frozenset({DEPLOYMENT_KIND, LWS_KIND})
 # Upstream refreshes the registry index every 60 s on top of the Secret events.
 DOCKER_SECRET_REFRESH_SECONDS = 60.0
+# While per-replica LeaderWorkerSets are kept for a migration, how soon to look at the pods again.
+MIGRATION_RECHECK_SECONDS = 2.0
 
 
 # --- reconciler -----------------------------------------------------------------------------------
@@ -116,6 +122,7 @@ class DynamoComponentDeploymentReconciler:
         recorder: Recorder,
         gen_context: GenContextFor,
         pods: PodLister | None = None,
+        set_pods: PodLister | None = None,
         clock: Clock | None = None,
         terminating: TerminatingNamespaces | None = None,
     ) -> None:
@@ -125,6 +132,7 @@ class DynamoComponentDeploymentReconciler:
             terminating if terminating is not None else TerminatingNamespaces(clock=self._clock)
         )
         self._pods = pods  # None: conditions carry the workload's counts only
+        self._set_pods = set_pods  # None: a migration's end is judged on the LWS's status alone
         self._gen_context = SharedContexts(gen_context)  # one context per namespace in `generation_inputs`
         self._syncer = ChildSyncer(
             client=client,
@@ -176,15 +184,24 @@ class DynamoComponentDeploymentReconciler:
         of its last complete sync and its children are still as that sync left them."""
         namespace, _ = split_key(key)
         ctx = self._gen_context(namespace or "")
-        inputs = generation_inputs(raw, ctx)
+        # While sets of the per-replica era are left, every reconcile generates and syncs in full:
+        # what may be pruned depends on the new set's live status (component/lws_migration.py).
+        migrating = bool(self._leftover_sets(raw))
+        holding = False  # leftovers of the per-replica era kept for now
+        inputs = None if migrating else generation_inputs(raw, ctx)
         report = self._syncer.unchanged(raw, inputs, owned=self.owned)
         if report is not None:
             workloads = [o for (r, _), o in report.current.items() if r.kind in WORKLOAD_KINDS]
         else:
             desired = _generate(raw, ctx)
+            holding = migrating and not await self._migrated(raw, desired)
             try:
                 report = await self._syncer.sync(
-                    raw, [Desired(kinds.resource_of(o), o) for o in desired], owned=self.owned, inputs=inputs
+                    raw,
+                    [Desired(kinds.resource_of(o), o) for o in desired],
+                    owned=self.owned,
+                    inputs=inputs,
+                    keep=functools.partial(_held, str(raw["metadata"]["name"])) if holding else None,
                 )
             except SYNC_ERRORS as err:
                 return await report_sync_failure(err, functools.partial(self._refusals.fail, raw))
@@ -215,11 +232,46 @@ class DynamoComponentDeploymentReconciler:
         )
         await self._status.write(raw, status)
         await self._acknowledge_restart(raw)
+        if holding:
+            # No Pod watch: the last worker pod turning ready changes no LWS status, so look again.
+            return Result(requeue_after=MIGRATION_RECHECK_SECONDS)
         if verdict.ready:
             return Result()
         return Result(
             requeue_after=not_ready_recheck(_available_since(status), self._clock.wall().timestamp())
         )
+
+    def _leftover_sets(self, raw: Obj) -> list[str]:
+        """The LeaderWorkerSets and PodGroups of the per-replica era this DCD still controls."""
+        uid = raw["metadata"].get("uid")
+        children = [
+            child
+            for resource in self.owned
+            if resource.kind in (LWS_KIND, lws_migration.POD_GROUP_KIND)
+            for child in self._cache.by_index(resource, CONTROLLER_INDEX, uid)
+        ]
+        return lws_migration.leftovers(str(raw["metadata"]["name"]), children)
+
+    async def _migrated(self, raw: Obj, desired: Sequence[Obj]) -> bool:
+        """Whether the one set `<dcd>-0` serves every group, so the per-replica era's sets and
+        PodGroups may go: settled as LWS reports it (judged on the cache before this sync's writes:
+        a set about to be rewritten is not settled), and every pod of every group Running and Ready."""
+        want = next((o for o in desired if o.get("kind") == LWS_KIND), None)
+        if want is None:
+            return True  # no longer multinode: no set to wait for, the old ones go as usual
+        live = self._cache.get(kinds.LWS, object_key(want))
+        if not lws_migration.settled(want, live):
+            return False
+        if self._set_pods is None:
+            return True
+        meta, spec = want["metadata"], want["spec"]
+        try:
+            pods = await self._set_pods(str(meta.get("namespace") or ""), str(meta["name"]))
+        except (ApiError, TransportError) as err:
+            log.info("Cannot list the pods of the LeaderWorkerSet", lws=meta["name"], error=str(err))
+            return False
+        size = int(spec["leaderWorkerTemplate"]["size"])
+        return lws_migration.groups_serving(pods, size=size) >= int(spec["replicas"])
 
     async def _acknowledge_restart(self, raw: Obj) -> None:
         """Say on the DCD which restart id its workload now carries. The stored version (v1beta1)
@@ -260,12 +312,19 @@ def generation_inputs(dcd: Obj, ctx: GenContext) -> tuple[object, ...] | None:
     return (generation, spec, dcd.get("apiVersion"), component_of(dcd).parent_dgd, ctx)
 
 
+def _held(dcd: str, resource: Resource, child: Obj) -> bool:
+    """The sync's `keep` while a migration from per-replica sets is not over (lws_migration.held)."""
+    name = str(child["metadata"].get("name", ""))
+    return lws_migration.held(resource.kind, name, dcd=dcd, migrated=False)
+
+
 def _readiness(workloads: Sequence[Obj]) -> WorkloadReadiness:
-    """The component's readiness from its workloads as synced (the Deployment, else the LWSs)."""
+    """The component's readiness from its workload as synced (the Deployment, else the one LWS)."""
     deployments = [w for w in workloads if w.get("kind") == DEPLOYMENT_KIND]
     if deployments:
         return deployment_readiness(deployments[0])
-    return lws_readiness([w for w in workloads if w.get("kind") == LWS_KIND])
+    sets = [w for w in workloads if w.get("kind") == LWS_KIND]
+    return lws_readiness(sets[0] if sets else None)
 
 
 def part_of_a_graph(dcd: Obj) -> bool:
@@ -298,15 +357,16 @@ def _available_since(status: Obj) -> str | None:
     return None
 
 
-def list_pods(client: PodReader) -> PodLister:
-    """A `PodLister` over the API: the pods carrying the component's selector label, served from the
-    API server's watch cache (resourceVersion 0: a moment stale at worst, no etcd read)."""
+def list_pods(client: PodReader, *, label: str = consts.LABEL_SELECTOR) -> PodLister:
+    """A `PodLister` over the API: the pods whose `label` (the component's selector label unless
+    told) is the name asked for, served from the API server's watch cache (resourceVersion 0: a
+    moment stale at worst, no etcd read)."""
 
-    async def pods(namespace: str, component: str) -> Sequence[Obj]:
+    async def pods(namespace: str, name: str) -> Sequence[Obj]:
         page = await client.list_page(
             kinds.POD,
             namespace=namespace,
-            label_selector=f"{consts.LABEL_SELECTOR}={component}",
+            label_selector=f"{label}={name}",
             resource_version="0",
         )
         return page.items
@@ -394,6 +454,7 @@ def build(mgr: Manager, settings: Settings) -> Built[DynamoComponentDeploymentRe
         recorder=mgr.event_recorder(CONTROLLER_NAME),
         gen_context=settings.gen_context,
         pods=list_pods(mgr.client),
+        set_pods=list_pods(mgr.client, label=lws_migration.LWS_NAME_LABEL),
     )
     reconciler.setup(b)
     changed: Channel[str] = Channel()

@@ -69,9 +69,11 @@ def model_service_name(model_name: str) -> str:
     return f"{consts.MODEL_SERVICE_PREFIX}{base_model_hash(model_name)}"
 
 
-def lws_name(dcd: str, index: int) -> str:
-    """One LeaderWorkerSet (and Volcano PodGroup) per replica: `<dcd>-<i>`."""
-    return f"{dcd}-{index}"
+def lws_name(dcd: str) -> str:
+    """The one LeaderWorkerSet of a multinode component: `<dcd>-0`. The suffix is from the days of one
+    set per replica (`<dcd>-<i>`): keeping it lets the first of those become the native-scaled set in
+    place, and keeps the set's name off the component's Service (`<dcd>`)."""
+    return f"{dcd}-0"
 
 
 def discovery_service_account(dgd_name: str) -> str:

@@ -1,4 +1,4 @@
-"""DCD → the objects that run it: Deployment or LeaderWorkerSets, Service, Ingress/VirtualService."""
+"""DCD → the objects that run it: Deployment or LeaderWorkerSet, Service, Ingress/VirtualService."""
 
 from __future__ import annotations
 
@@ -153,73 +153,54 @@ def desired_deployment(comp: Component, ctx: GenContext, owner: Obj | None) -> O
     return _with_template_hash(obj, template)
 
 
-def _role_template(comp: Component, ctx: GenContext, role: Role, lws: str, index: int) -> Obj:
+def _role_template(comp: Component, ctx: GenContext, role: Role) -> Obj:
     template = build_pod_template(comp, ctx, role=role)
     labels = template["metadata"]["labels"]
     labels.pop(c.LABEL_SELECTOR, None)
     labels[c.LABEL_ROLE] = role.value
-    labels[c.LABEL_INSTANCE_ID] = str(index)
     [main] = [x for x in template["spec"]["containers"] if x["name"] == c.MAIN_CONTAINER_NAME]
     if not main.get("command") or not main.get("args"):
         raise GenerationError("extraPodSpec.mainContainer", "multinode needs both command and args")
-    if ctx.capabilities.volcano:
-        template["metadata"]["annotations"][c.ANNOTATION_VOLCANO_GROUP_NAME] = lws
-        template["spec"]["schedulerName"] = c.VOLCANO_SCHEDULER_NAME
     return _compact_template(_with_base_model(template, comp))
 
 
-def desired_leader_worker_sets(comp: Component, ctx: GenContext, owner: Obj | None) -> list[Obj]:
-    """One LeaderWorkerSet (+ Volcano PodGroup when Volcano is present) per replica of a multinode
-    component: each replica is an independent gang with its own lifecycle."""
+def desired_leader_worker_set(comp: Component, ctx: GenContext, owner: Obj | None) -> Obj:
+    """The one LeaderWorkerSet of a multinode component, `<dcd>-0`, whose `replicas` is the
+    component's: LWS scales the groups itself, as upstream 2a6da14c has it. No Volcano PodGroup any
+    more (upstream dropped it with the per-replica sets); the PodGroups and the extra sets an older
+    operator left are retired by the DCD reconciler (component/lws_migration.py)."""
     missing = multinode_missing_api(comp, ctx)
     if missing:
         raise MissingAPIError("multinode", missing, f"multinode components need the {missing} API")
-    nodes = multinode_node_count(comp.spec)
-    out: list[Obj] = []
-    for i in range(comp.replicas):
-        name = naming.lws_name(comp.name, i)
-        labels = {**workload_labels(comp), c.LABEL_INSTANCE_ID: str(i)}
-        leader = _role_template(comp, ctx, Role.LEADER, name, i)
-        worker = _role_template(comp, ctx, Role.WORKER, name, i)
-        if ctx.capabilities.volcano:
-            group = envelope(
-                f"{c.VOLCANO_GROUP}/v1beta1",
-                "PodGroup",
-                name,
-                comp.namespace,
-                labels={c.LABEL_INSTANCE_ID: str(i)},
-                owner=owner,
-            )
-            group["spec"] = {"minMember": nodes}
-            out.append(group)
-        lws = envelope(
-            c.LWS_API_VERSION,
-            "LeaderWorkerSet",
-            name,
-            comp.namespace,
-            labels=labels,
-            annotations=workload_annotations(comp),
-            owner=owner,
-        )
-        lws["spec"] = {
-            "replicas": 1,
-            "startupPolicy": "LeaderCreated",
-            # What LWS's defaulting webhook would fill in, set here so that LWS works with that webhook
-            # off: without a rolloutStrategy the LWS controller (v0.6) fails on every reconcile.
-            "rolloutStrategy": {
-                "type": "RollingUpdate",
-                "rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 0},
-            },
-            "networkConfig": {"subdomainPolicy": "Shared"},
-            "leaderWorkerTemplate": {
-                "size": nodes,
-                "restartPolicy": "RecreateGroupOnPodRestart",
-                "leaderTemplate": leader,
-                "workerTemplate": worker,
-            },
-        }
-        out.append(_with_template_hash(lws, {"leader": leader, "worker": worker}))
-    return out
+    leader = _role_template(comp, ctx, Role.LEADER)
+    worker = _role_template(comp, ctx, Role.WORKER)
+    lws = envelope(
+        c.LWS_API_VERSION,
+        "LeaderWorkerSet",
+        naming.lws_name(comp.name),
+        comp.namespace,
+        labels=workload_labels(comp),
+        annotations=workload_annotations(comp),
+        owner=owner,
+    )
+    lws["spec"] = {
+        "replicas": comp.replicas,
+        "startupPolicy": "LeaderCreated",
+        # What LWS's defaulting webhook would fill in, set here so that LWS works with that webhook
+        # off: without a rolloutStrategy the LWS controller (v0.6) fails on every reconcile.
+        "rolloutStrategy": {
+            "type": "RollingUpdate",
+            "rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 0},
+        },
+        "networkConfig": {"subdomainPolicy": "Shared"},
+        "leaderWorkerTemplate": {
+            "size": multinode_node_count(comp.spec),
+            "restartPolicy": "RecreateGroupOnPodRestart",
+            "leaderTemplate": leader,
+            "workerTemplate": worker,
+        },
+    }
+    return _with_template_hash(lws, {"leader": leader, "worker": worker})
 
 
 def service_port(component_type: str) -> Obj:
@@ -446,7 +427,7 @@ def desired_component_objects(dcd: Any, ctx: GenContext) -> list[Obj]:
             )
         )
     if comp.is_multinode:
-        out += desired_leader_worker_sets(comp, ctx, owner)
+        out.append(desired_leader_worker_set(comp, ctx, owner))
     else:
         out.append(desired_deployment(comp, ctx, owner))
     for extra in (

@@ -10,7 +10,7 @@ pods' own explanation appended when not. A DGD is ready when every service's DCD
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,7 +97,7 @@ def workload_ready(workload: Mapping[str, Any]) -> bool:
     if kind == DEPLOYMENT_KIND:
         return deployment_readiness(workload).ready
     if kind == LWS_KIND:
-        return lws_readiness([workload]).ready
+        return lws_readiness(workload).ready
     return False
 
 
@@ -111,38 +111,35 @@ def dcd_became_rolled(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     return dcd_rolled(new) and not dcd_rolled(old)
 
 
-def lws_readiness(sets: Sequence[Mapping[str, Any]]) -> WorkloadReadiness:
-    """Ready ⇔ every LeaderWorkerSet has all its groups updated, ready and Available."""
-    names = sorted(str((s.get("metadata") or {}).get("name", "")) for s in sets)
-    desired_total = replicas = updated = ready_n = 0
-    lagging = 0
-    for lws in sets:
-        spec, status = lws.get("spec") or {}, lws.get("status") or {}
-        desired = _desired(spec)
-        desired_total += desired
-        replicas += _int(status.get("replicas"))
-        updated += _int(status.get("updatedReplicas"))
-        ready_n += _int(status.get("readyReplicas"))
-        ok = desired == 0 or (
-            _int(status.get("readyReplicas")) >= desired
-            and _int(status.get("updatedReplicas")) >= desired
-            and conditions.is_true(status.get("conditions"), "Available")
-        )
-        lagging += 0 if ok else 1
+def lws_readiness(lws: Mapping[str, Any] | None) -> WorkloadReadiness:
+    """Ready ⇔ the component's one LeaderWorkerSet has every group updated, ready and Available, and
+    no group beyond the desired count left (zero desired groups: ready once none is left). None
+    (not created yet) is not ready."""
+    spec, status = (lws or {}).get("spec") or {}, (lws or {}).get("status") or {}
+    name = str(((lws or {}).get("metadata") or {}).get("name", ""))
+    desired = _desired(spec)
+    ready_n, updated = _int(status.get("readyReplicas")), _int(status.get("updatedReplicas"))
     service: dict[str, Any] = {
         "componentKind": LWS_KIND,
-        "componentName": names[0] if names else "",
-        "componentNames": names,
-        "replicas": replicas,
+        "componentName": name,
+        "componentNames": [name] if name else [],
+        "replicas": _int(status.get("replicas")),
         "updatedReplicas": updated,
         "readyReplicas": ready_n,
     }
-    if desired_total == 0 and not lagging:
+    if lws is None:
+        return WorkloadReadiness(False, f"0/{desired} groups ready", service)
+    replicas = _int(status.get("replicas"))
+    if replicas > desired:
+        # Groups beyond the desired count still run: a scale-down is not over (as for Deployments).
+        return WorkloadReadiness(False, f"scaling down to {desired}, {replicas} groups left", service)
+    if desired == 0:
         return WorkloadReadiness(True, "scaled to zero", service, scaled_to_zero=True)
-    if not sets or lagging:
+    available = conditions.is_true(status.get("conditions"), "Available")
+    if ready_n < desired or updated < desired or not available:
         # Never `unobserved`: without a LeaderWorkerSet controller no status would ever come.
-        return WorkloadReadiness(False, f"{ready_n}/{desired_total} groups ready", service)
-    return WorkloadReadiness(True, f"{desired_total}/{desired_total} groups ready", service)
+        return WorkloadReadiness(False, f"{min(ready_n, desired)}/{desired} groups ready", service)
+    return WorkloadReadiness(True, f"{desired}/{desired} groups ready", service)
 
 
 def first_status_delay(verdict: WorkloadReadiness, *, created: str | None, now: float) -> float:
@@ -185,7 +182,7 @@ def ready_conditions(verdict: WorkloadReadiness, why: Diagnosis | None = None) -
     of `Available`; `DynamoComponentReady` keeps upstream's reason, which tools match on.
     """
     kind = verdict.service.get("componentKind")
-    noun = "LeaderWorkerSets" if kind == LWS_KIND else "Deployment"
+    noun = "LeaderWorkerSet" if kind == LWS_KIND else "Deployment"
     if verdict.ready:
         reason = "ScaledToZero" if verdict.scaled_to_zero else f"{kind}Ready"
         return [

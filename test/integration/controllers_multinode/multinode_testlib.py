@@ -29,6 +29,7 @@ STATEFUL_SET = Resource("apps", "v1", "statefulsets", "StatefulSet")
 
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
 WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
+GROUP_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
 READY_TIMEOUT = 180.0
 T = TypeVar("T")
 
@@ -150,6 +151,14 @@ async def pods_of(api: Client, namespace: str, lws: str) -> list[dict[str, Any]]
 def running_ready(pod: dict[str, Any]) -> bool:
     status = pod.get("status") or {}
     return status.get("phase") == "Running" and condition(pod, "Ready").get("status") == "True"
+
+
+def groups_of(pods: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The pods of one LeaderWorkerSet by group index (LWS's label), each group's pods by name."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for pod in pods:
+        out.setdefault(str((pod["metadata"].get("labels") or {}).get(GROUP_INDEX_LABEL)), []).append(pod)
+    return out
 
 
 def is_leader(pod: dict[str, Any]) -> bool:

@@ -1,6 +1,7 @@
 """Multinode graphs through the real LeaderWorkerSet controller (sigs.k8s.io/lws, the cluster's `lws`
-add-on): DGD -> DCD -> LeaderWorkerSets (made by our operator) -> leader and worker StatefulSets (made
-by LWS) -> pods (kcm, kube-scheduler, kwok) -> LWS status -> DCD `Available` -> DGD `successful`.
+add-on): DGD -> DCD -> one LeaderWorkerSet per multinode service, scaled by LWS (made by our
+operator) -> leader and worker StatefulSets (made by LWS) -> pods (kcm, kube-scheduler, kwok) -> LWS
+status -> DCD `Available` -> DGD `successful`.
 
 Nothing here writes a status the operator reads: every readiness comes from the real controllers.
 LWS's own defaulting and validating webhooks are off (only its Pod webhooks run), so every
@@ -24,6 +25,7 @@ from integration.controllers_multinode.multinode_testlib import (
     deploy,
     documents,
     graph_of,
+    groups_of,
     is_leader,
     multinode_services,
     owner_kind,
@@ -55,25 +57,28 @@ TIMEOUT = 180.0
 
 
 async def assert_groups_run(api: Client, ns: str, graph: str, service: str, spec: dict[str, Any]) -> None:
-    """One LeaderWorkerSet per replica, each Available with its whole group Running and Ready: a
-    leader (from LWS's leader StatefulSet) and nodeCount-1 workers (from the group's worker
-    StatefulSet, which the leader pod owns)."""
-    sets = await sets_of(api, ns, graph, service)
-    nodes = spec["multinode"]["nodeCount"]
-    assert len(sets) == spec.get("replicas", 1)
-    for lws in sets:
-        name = lws["metadata"]["name"]
-        assert condition(lws, "Available").get("status") == "True", lws.get("status")
-        pods = await pods_of(api, ns, name)
+    """One LeaderWorkerSet `<dcd>-0` carrying the service's replicas, Available, each of its groups
+    Running and Ready: a leader (from LWS's leader StatefulSet) and nodeCount-1 workers (from the
+    group's worker StatefulSet, which that group's leader pod owns)."""
+    [lws] = await sets_of(api, ns, graph, service)
+    name = lws["metadata"]["name"]
+    nodes, replicas = spec["multinode"]["nodeCount"], spec.get("replicas", 1)
+    assert name.endswith("-0") and lws["spec"]["replicas"] == replicas
+    assert condition(lws, "Available").get("status") == "True", lws.get("status")
+    assert (lws.get("status") or {}).get("readyReplicas", 0) == replicas, lws.get("status")
+    groups = groups_of(await pods_of(api, ns, name))
+    assert sorted(groups) == [str(i) for i in range(replicas)]
+    # LWS's ownership chain: LWS -> leader StatefulSet -> leader pods -> each group's worker StatefulSet.
+    assert owner_kind(await api.get(STATEFUL_SET, name, namespace=ns)) == ("LeaderWorkerSet", name)
+    for index, pods in groups.items():
         assert len(pods) == nodes and all(running_ready(p) for p in pods)
         [leader] = [p for p in pods if is_leader(p)]
         assert owner_kind(leader) == ("StatefulSet", name)
+        group_sts = f"{name}-{index}"
         assert Counter(owner_kind(p) for p in pods if not is_leader(p)) == {
-            ("StatefulSet", f"{name}-0"): nodes - 1
+            ("StatefulSet", group_sts): nodes - 1
         }
-        # LWS's ownership chain: LWS -> leader StatefulSet -> leader pod -> the group's worker StatefulSet.
-        assert owner_kind(await api.get(STATEFUL_SET, name, namespace=ns)) == ("LeaderWorkerSet", name)
-        worker_sts = await api.get(STATEFUL_SET, f"{name}-0", namespace=ns)
+        worker_sts = await api.get(STATEFUL_SET, group_sts, namespace=ns)
         assert owner_kind(worker_sts) == ("Pod", leader["metadata"]["name"])
 
 
@@ -128,36 +133,59 @@ async def ready_sample(
 
 
 @pytest.mark.parametrize(("start", "end"), [(1, 3), (3, 1), (1, 0)])
-async def test_scaling_a_multinode_service_changes_its_groups(
+async def test_scaling_a_multinode_service_scales_its_one_leaderworkerset(
     api: Client, operator: RunningOperator, ns: str, start: int, end: int
 ) -> None:
-    """replicas up or down (to zero too) -> as many LeaderWorkerSets, each a full running group; the
-    groups no longer wanted go with their pods, and the graph is Ready again."""
+    """replicas up or down (to zero too) -> the same LeaderWorkerSet (same UID) with as many groups,
+    each a full running group; the groups no longer wanted go with their pods, and the graph is
+    Ready again."""
     dgd, svc, spec = await ready_sample(api, ns, replicas=start)
     graph = dgd["metadata"]["name"]
-    before = [s["metadata"]["name"] for s in await sets_of(api, ns, graph, svc)]
-    assert len(before) == start
+    [before] = await sets_of(api, ns, graph, svc)
     spec["replicas"] = end
     await apply(api, dgd)
-    await eventually(lambda: sets_of(api, ns, graph, svc), until=lambda xs: len(xs) == end, timeout=TIMEOUT)
-    ready = await wait_graph(api, ns, graph)
     await eventually(lambda: groups_run(api, ns, graph, svc, spec), timeout=TIMEOUT)
-    after = [s["metadata"]["name"] for s in await sets_of(api, ns, graph, svc)]
-    for gone in set(before) - set(after):
-        await eventually(lambda gone=gone: pods_of(api, ns, gone), until=lambda ps: ps == [], timeout=TIMEOUT)
-    assert ready["status"]["services"][svc]["replicas"] == end
+    ready = await wait_graph(api, ns, graph)
+    [after] = await sets_of(api, ns, graph, svc)
+    assert after["metadata"]["uid"] == before["metadata"]["uid"]
+    status = ready["status"]["services"][svc]
+    assert (status["componentKind"], status["componentNames"]) == (
+        "LeaderWorkerSet",
+        [after["metadata"]["name"]],
+    )
+    assert status["replicas"] == end
+
+
+async def test_scaling_through_the_adapters_scale_subresource_scales_the_one_leaderworkerset(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """A multinode service with a scaling adapter: a write to the adapter's `/scale` (what HPA and
+    KEDA send) reaches the graph, the DCD and the one LeaderWorkerSet, which runs that many groups."""
+    [dgd] = documents(SGLANG_SAMPLE, ns)
+    [(svc, spec)] = multinode_services(dgd).items()
+    spec["scalingAdapter"] = {"enabled": True}
+    await apply(api, dgd)
+    graph = dgd["metadata"]["name"]
+    await wait_graph(api, ns, graph)
+    adapter = f"{graph}-{svc.lower()}"
+    await eventually(lambda: api.get(kinds.DGDSA, adapter, namespace=ns), timeout=TIMEOUT)
+    await api.patch(kinds.DGDSA, adapter, {"spec": {"replicas": 2}}, namespace=ns, subresource="scale")
+    spec["replicas"] = 2
+    await eventually(lambda: groups_run(api, ns, graph, svc, spec), timeout=TIMEOUT)
+    ready = await wait_graph(api, ns, graph)
+    assert ready["status"]["services"][svc]["readyReplicas"] == 2
 
 
 async def test_a_leader_that_stops_being_ready_marks_the_service_not_ready_with_the_reason(
     api: Client, operator: RunningOperator, ns: str
 ) -> None:
-    """A leader pod whose readiness fails (containers running, not ready) takes its LWS group out of
+    """A leader pod whose readiness fails (containers running, not ready) takes its group out of
     ready in LWS's own status: the DCD says `LeaderWorkerSetNotReady` with the count of ready groups,
     the graph is not Ready and names the service; once LWS has replaced the pod it is Ready again."""
     dgd, svc, _ = await ready_sample(api, ns, replicas=2)
     graph = dgd["metadata"]["name"]
-    first = (await sets_of(api, ns, graph, svc))[0]["metadata"]["name"]
-    [leader] = [p for p in await pods_of(api, ns, first) if is_leader(p)]
+    [lws] = await sets_of(api, ns, graph, svc)
+    [leader, _] = [p for p in await pods_of(api, ns, lws["metadata"]["name"]) if is_leader(p)]
     await api.patch(
         kinds.POD,
         leader["metadata"]["name"],
@@ -172,7 +200,7 @@ async def test_a_leader_that_stops_being_ready_marks_the_service_not_ready_with_
     )
     available = condition(dcd, "Available")
     assert available["reason"] == "LeaderWorkerSetNotReady"
-    assert available["message"] == "LeaderWorkerSets is not ready: 1/2 groups ready"
+    assert available["message"] == "LeaderWorkerSet is not ready: 1/2 groups ready"
     not_ready = await wait_graph(api, ns, graph, ready=False)
     assert f"{svc}: 1/2 groups ready" in condition(not_ready, "Ready")["message"]
     # Recovery is LWS's: the pod deleted, its group comes back whole and ready.
@@ -215,7 +243,7 @@ async def test_a_failed_leader_is_replaced_by_lws_and_the_service_serves_again(
 async def test_deleting_a_multinode_graph_removes_its_groups_and_pods(
     api: Client, operator: RunningOperator, ns: str
 ) -> None:
-    """The graph's LeaderWorkerSets, LWS's StatefulSets and every pod of the groups go with the graph
+    """The graph's LeaderWorkerSet, LWS's StatefulSets and every pod of the groups go with the graph
     (owner references all the way down; kcm's garbage collector does the deleting)."""
     dgd, svc, _ = await ready_sample(api, ns, replicas=2)
     graph = dgd["metadata"]["name"]

@@ -143,13 +143,16 @@ async def test_mpi_secret_is_created_once_and_never_rotated(cluster: Any, api: C
         assert "ownerReferences" not in secret["metadata"]
         await apply(api, trtllm_multinode_graph("one", ns, replicas=2))
         await apply(api, trtllm_multinode_graph("two", ns))
+        # One native-scaled LeaderWorkerSet per multinode service: graph "one" at two replicas too.
         lws = await eventually(
-            lambda: api.list(kinds.LWS, namespace=ns), until=lambda xs: len(xs) >= 3, timeout=TIMEOUT
+            lambda: api.list(kinds.LWS, namespace=ns),
+            until=lambda xs: len(xs) == 2 and sorted(x["spec"]["replicas"] for x in xs) == [1, 2],
+            timeout=TIMEOUT,
         )
     async with running_operator(cluster, ns):
         await apply(api, trtllm_multinode_graph("three", ns))
         await eventually(
-            lambda: api.list(kinds.LWS, namespace=ns), until=lambda xs: len(xs) >= 4, timeout=TIMEOUT
+            lambda: api.list(kinds.LWS, namespace=ns), until=lambda xs: len(xs) >= 3, timeout=TIMEOUT
         )
         assert identity(await api.get(SECRET, "mpi-run-ssh-secret", namespace=ns)) == first
     for obj in lws:

@@ -57,7 +57,7 @@ def test_a_shaped_deployment_gives_the_readiness_of_the_whole_one(live: Obj) -> 
 def test_a_shaped_leaderworkerset_gives_the_readiness_of_the_whole_one(live: Obj) -> None:
     lws = {**live, "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet"}
     lws["spec"] = {**live["spec"], "leaderWorkerTemplate": {"size": 2}}
-    assert lws_readiness([CHILD_SHAPES[kinds.LWS](lws)]) == lws_readiness([lws])
+    assert lws_readiness(CHILD_SHAPES[kinds.LWS](lws)) == lws_readiness(lws)
 
 
 @pytest.mark.parametrize("resource", list(CHILD_SHAPES))

@@ -1,4 +1,4 @@
-"""DCD → Deployment / LeaderWorkerSets, Service, Ingress, VirtualService, model Service."""
+"""DCD → Deployment / LeaderWorkerSet, Service, Ingress, VirtualService, model Service."""
 
 from __future__ import annotations
 
@@ -327,18 +327,21 @@ def test_graph_dcd_does_not_emit_model_service() -> None:
 MULTI = {"multinode": {"nodeCount": 3}, "resources": {"limits": {"gpu": "8"}}}
 
 
-def test_one_lws_per_replica() -> None:
-    """A multinode component with N replicas yields N LeaderWorkerSets `<dcd>-<i>` and no Deployment."""
-    objs = _objs(service("worker", replicas=2, **MULTI))
-    name = _dcd_name(service("worker", replicas=2, **MULTI))
-    assert [o["metadata"]["name"] for o in kind(objs, "LeaderWorkerSet")] == [f"{name}-0", f"{name}-1"]
+@pytest.mark.parametrize("replicas", [1, 2, 5, 0])
+def test_a_multinode_component_is_one_lws_carrying_its_replicas(replicas: int) -> None:
+    """N replicas: one LeaderWorkerSet `<dcd>-0` with `replicas: N` (LWS scales the groups), no
+    Deployment; zero replicas too is that one set, scaled to zero."""
+    spec = service("worker", replicas=replicas, **MULTI)
+    objs = _objs(spec)
+    [lws] = kind(objs, "LeaderWorkerSet")
+    assert (lws["metadata"]["name"], lws["spec"]["replicas"]) == (f"{_dcd_name(spec)}-0", replicas)
     assert kind(objs, "Deployment") == []
 
 
 def test_lws_spec() -> None:
-    """Each LWS: apiVersion leaderworkerset.x-k8s.io/v1, 1 group, leader created first, size = nodeCount."""
+    """apiVersion leaderworkerset.x-k8s.io/v1, leader created first, group size = nodeCount."""
     spec = service("worker", **MULTI)
-    lws = kind(_objs(spec), "LeaderWorkerSet")[0]
+    lws = _one(_objs(spec), "LeaderWorkerSet")
     assert lws["apiVersion"] == "leaderworkerset.x-k8s.io/v1"
     assert (
         lws["spec"]["replicas"],
@@ -354,34 +357,28 @@ def test_lws_spec() -> None:
 
 @pytest.mark.parametrize("role", ["leader", "worker"])
 def test_lws_template_labels(role: str) -> None:
-    """Templates carry role and instance-id, and not the Deployment selector label."""
-    spec = service("worker", **MULTI)
-    lws = kind(_objs(spec), "LeaderWorkerSet")[0]
+    """Templates carry their role, and neither the Deployment selector label nor the per-replica
+    `instance-id` (one set holds every group now)."""
+    spec = service("worker", replicas=2, **MULTI)
+    lws = _one(_objs(spec), "LeaderWorkerSet")
     labels = lws["spec"]["leaderWorkerTemplate"][f"{role}Template"]["metadata"]["labels"]
-    assert (labels["role"], labels["instance-id"]) == (role, "0")
+    assert labels["role"] == role
     assert "nvidia.com/selector" not in labels
+    assert "instance-id" not in labels
+    assert "instance-id" not in lws["metadata"]["labels"]
 
 
-def test_volcano_gang_scheduling_when_present() -> None:
-    """With Volcano, each LWS gets a PodGroup (minMember = nodeCount) and its pods the volcano scheduler."""
-    ctx = GenContext(namespace=NS, capabilities=Capabilities(lws=True, volcano=True))
-    objs = _objs(service("worker", **MULTI), ctx)
-    name = f"{_dcd_name(service('worker', **MULTI))}-0"
-    group = _one(objs, "PodGroup")
-    assert (group["metadata"]["name"], group["spec"]["minMember"]) == (name, 3)
-    leader = _one(objs, "LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
-    assert leader["spec"]["schedulerName"] == "volcano"
-    assert leader["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == name
-
-
-def test_no_volcano_without_volcano() -> None:
-    """Without Volcano no PodGroup and the default scheduler."""
-    objs = _objs(service("worker", **MULTI))
+@pytest.mark.parametrize("volcano", [True, False])
+def test_no_pod_group_and_the_default_scheduler_with_or_without_volcano(volcano: bool) -> None:
+    """Upstream 2a6da14c makes no Volcano PodGroup for a LeaderWorkerSet and leaves its pods to the
+    default scheduler, Volcano served or not."""
+    ctx = GenContext(namespace=NS, capabilities=Capabilities(lws=True, volcano=volcano))
+    objs = _objs(service("worker", replicas=2, **MULTI), ctx)
     assert kind(objs, "PodGroup") == []
-    assert (
-        "schedulerName"
-        not in _one(objs, "LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
-    )
+    lwt = _one(objs, "LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]
+    for role in ("leaderTemplate", "workerTemplate"):
+        assert "schedulerName" not in lwt[role]["spec"]
+        assert "scheduling.k8s.io/group-name" not in (lwt[role]["metadata"].get("annotations") or {})
 
 
 def test_multinode_without_lws_names_missing_api() -> None:

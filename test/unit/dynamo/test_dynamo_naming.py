@@ -109,13 +109,9 @@ def test_worker_names_count_the_hash_suffix(ctype: str, ok: bool) -> None:
         validate_graph(graph, CTX)
 
 
-@pytest.mark.parametrize(
-    ("dcd", "index", "expected"),
-    [pytest.param("g-w", 0, "g-w-0", id="first"), pytest.param("g-w", 3, "g-w-3", id="fourth")],
-)
-def test_lws_name(dcd: str, index: int, expected: str) -> None:
-    """One LeaderWorkerSet per replica: `<dcd>-<i>`."""
-    assert naming.lws_name(dcd, index) == expected
+def test_lws_name() -> None:
+    """The one LeaderWorkerSet of a component keeps the name the first per-replica set had: `<dcd>-0`."""
+    assert naming.lws_name("g-w") == "g-w-0"
 
 
 @pytest.mark.parametrize(

@@ -139,7 +139,7 @@ def _docs(text: str, *, with_lws: bool = True) -> list[dict]:  # type: ignore[ty
                 "RoleBinding": 1,
                 "DynamoComponentDeployment": 2,
                 "Deployment": 1,
-                "LeaderWorkerSet": 2,
+                "LeaderWorkerSet": 1,  # two replicas, one native-scaled set
                 "Service": 2,
                 "ConfigMap": 1,
                 "Secret": 1,  # the MPI SSH key, with a placeholder
@@ -154,7 +154,7 @@ def _docs(text: str, *, with_lws: bool = True) -> list[dict]:  # type: ignore[ty
                 "RoleBinding": 1,
                 "DynamoComponentDeployment": 2,
                 "Deployment": 1,
-                "LeaderWorkerSet": 2,
+                "LeaderWorkerSet": 1,  # two replicas, one native-scaled set
                 "Service": 2,
                 "ConfigMap": 1,
                 "Secret": 1,  # the MPI SSH key, with a placeholder
