@@ -151,7 +151,14 @@ def _component(kubectl: Kubectl, ns: str, resource: str, name: str) -> tuple[int
 
 
 def _patch_component(
-    kubectl: Kubectl, ns: str, resource: str, name: str, change: tuple[str, Any], *, as_user: str
+    kubectl: Kubectl,
+    ns: str,
+    resource: str,
+    name: str,
+    change: tuple[str, Any],
+    *,
+    as_user: str,
+    dry_run: bool = False,
 ) -> str:
     """Set one field (`change`: field, value) of the named component, as `as_user`. Straight to the API
     server where the kubeconfig allows it (the policy's refusal is the server's message either way):
@@ -160,8 +167,11 @@ def _patch_component(
     field, value = change
     body = [{"op": "add", "path": f"/spec/components/{index}/{field}", "value": value}]
     if (direct := kubectl.direct) is None:
-        return kubectl("patch", "-n", ns, resource, "--type=json", "-p", json.dumps(body), f"--as={as_user}")
-    path = _graph_path(ns, resource)
+        extra = ["--dry-run=server"] if dry_run else []
+        return kubectl(
+            "patch", "-n", ns, resource, "--type=json", "-p", json.dumps(body), f"--as={as_user}", *extra
+        )
+    path = _graph_path(ns, resource) + ("?dryRun=All" if dry_run else "")
     status, answer = direct.send(
         "PATCH", path, body, content_type="application/json-patch+json", as_user=as_user
     )
@@ -172,9 +182,18 @@ def _patch_component(
 
 
 def _set_replicas(
-    kubectl: Kubectl, ns: str, resource: str, service: str, replicas: int, *, as_user: str
+    kubectl: Kubectl,
+    ns: str,
+    resource: str,
+    service: str,
+    replicas: int,
+    *,
+    as_user: str,
+    dry_run: bool = False,
 ) -> str:
-    return _patch_component(kubectl, ns, resource, service, ("replicas", replicas), as_user=as_user)
+    return _patch_component(
+        kubectl, ns, resource, service, ("replicas", replicas), as_user=as_user, dry_run=dry_run
+    )
 
 
 def _replicas(kubectl: Kubectl, ns: str, resource: str, service: str) -> int:
@@ -182,13 +201,16 @@ def _replicas(kubectl: Kubectl, ns: str, resource: str, service: str) -> int:
 
 
 def _user_refused_once_policy_is_active(kubectl: Kubectl, ns: str, resource: str) -> str:
-    """The user's replica edit of the adapter-managed service, retried until the policy has loaded."""
+    """The user's replica edit of the adapter-managed service, retried until the policy has loaded.
+    Server-side dry runs: admission judges them as it judges a write, and an edit let through
+    before the policy loaded changes nothing (a stored one would scale the graph's workers, and the
+    session operator would reconcile each)."""
     deadline = time.monotonic() + POLICY_ACTIVE_WITHIN
     replicas = 10
     while True:
         replicas += 1
         try:
-            _set_replicas(kubectl, ns, resource, "VllmDecodeWorker", replicas, as_user=USER)
+            _set_replicas(kubectl, ns, resource, "VllmDecodeWorker", replicas, as_user=USER, dry_run=True)
         except KubectlError as refused:
             return refused.stderr
         if time.monotonic() > deadline:
