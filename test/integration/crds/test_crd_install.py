@@ -16,11 +16,13 @@ SAMPLES = REPO / "config" / "samples"
 
 
 def test_crds_apply_client_side_too(crds: None, kubectl: Kubectl) -> None:
-    """A plain `kubectl apply` (last-applied annotation, 256 KiB limit) works, not only --server-side."""
-    out = kubectl("apply", "-k", str(REPO / "config" / "crd"), timeout=120)
+    """A plain `kubectl apply` (last-applied annotation, 256 KiB limit) works, not only --server-side.
+    A server-side dry run: the API server validates the patched CRDs, annotation size included, as for
+    a real apply, and the installed CRDs stay as every suite installs them (rewriting five large CRDs
+    twice cost the API server seconds each, and the conversion webhook's CA bundle its re-injection)."""
+    out = kubectl("apply", "--dry-run=server", "-k", str(REPO / "config" / "crd"), timeout=120)
     assert out.count("customresourcedefinition.apiextensions.k8s.io/") == 5, out
-    # Leave the CRDs owned by server-side apply again, as every other suite installs them.
-    kubectl("apply", "--server-side", "--force-conflicts", "-k", str(REPO / "config" / "crd"), timeout=120)
+    assert out.count("(server dry run)") == 5, out
 
 
 def test_every_sample_applies(crds: None, kubectl: Kubectl, ns: str) -> None:
