@@ -182,6 +182,7 @@ class DynamoGraphDeploymentReconciler:
         if raw is None or raw["metadata"].get("deletionTimestamp"):
             self._roller.forget(key)
             self._syncer.forget(key)
+            self._grove.forget(key)
             return Result()  # gone, or going (foreground deletion): create nothing, GC does the rest
         if (left_alone := self._terminating.leave_alone(raw)) is not None:
             return left_alone  # its namespace is being deleted (internal/apply/terminating.py)
@@ -318,10 +319,11 @@ class DynamoGraphDeploymentReconciler:
         return takes_grove(view.graph, ctx, has_dcds=bool(children), has_pod_clique_set=has_pcs)
 
     async def _reconcile_grove(self, view: GraphView, ctx: GenContext, children: Sequence[Obj]) -> Result:
-        """One PodCliqueSet instead of DCDs; no worker hash, so no worker rollout to name."""
+        """One PodCliqueSet instead of DCDs; no worker rollout (Grove rolls its own pods), the worker
+        hash only labels worker cliques and is recorded on the graph."""
 
-        async def annotate(obj: Obj) -> Obj:
-            return await self._annotate(obj, origin=view.origin)
+        async def annotate(obj: Obj, record: Mapping[str, str]) -> Obj:
+            return await self._annotate(obj, origin=view.origin, record=record)
 
         return await self._grove.reconcile(
             view,
@@ -341,10 +343,11 @@ class DynamoGraphDeploymentReconciler:
         origin: str | None,
         hashes: WorkerGeneration | None = None,
         settled: bool = False,
+        record: Mapping[str, str] | None = None,
     ) -> Obj:
         """Merge-patch the graph's origin-version and worker-hash annotations when they change (the
-        hashes once their generation serves alone, `settled`); returns the graph as written (`raw`
-        itself when nothing was)."""
+        hashes once their generation serves alone, `settled`), and the Grove pathway's `record`;
+        returns the graph as written (`raw` itself when nothing was)."""
         meta = raw["metadata"]
         key = ("annotations", meta.get("namespace", ""), meta["name"])
         in_flight = self._annotated.in_flight(key, raw)
@@ -352,6 +355,7 @@ class DynamoGraphDeploymentReconciler:
         patch: dict[str, str | None] = dict(annotations_to_write(current, origin=origin, serving_hash=None))
         if hashes is not None:
             patch.update(hash_annotations_patch(current, hashes, settled=settled))
+        patch.update({k: v for k, v in (record or {}).items() if current.get(k) != v})
         if not patch:
             return raw
         written = await self._client.patch(

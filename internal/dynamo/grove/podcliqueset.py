@@ -7,9 +7,11 @@ what it creates from the set: the PodClique or scaling group of a service is `<d
 (replica 0 of the set), which is what status and scaling address (`grove_object_name`).
 
 Pods are built by the same pod-template builder as the DCD pathway (pod/template.py), from the same
-per-service spec (graph/generate.py `service_to_dcd_spec`, without worker hashes: Grove rolls cliques
-in place), with the multinode rewrites addressing Grove's pod names (backends.py `grove_addressing`).
-The clique carries the pod labels and annotations; Grove copies them onto its pods.
+per-service spec (graph/generate.py `service_to_dcd_spec`), with the multinode rewrites addressing
+Grove's pod names (backends.py `grove_addressing`). The clique carries the pod labels and
+annotations; Grove copies them onto its pods. The worker hash names nothing here (Grove rolls cliques
+in place) but labels worker cliques and their Services and suffixes the workers' Dynamo namespace
+(grove/workerhash.py says when).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from dynamo_operator.internal.dynamo.graph.generate import (
     services_of,
     validate_graph,
 )
+from dynamo_operator.internal.dynamo.grove.workerhash import NO_HASH
 from dynamo_operator.internal.dynamo.pod.template import (
     Component,
     build_main_container,
@@ -50,7 +53,10 @@ from dynamo_operator.internal.dynamo.pod.template import (
     discovery_backend,
     multinode_node_count,
     pod_annotations,
+    worker_hash_of,
 )
+from dynamo_operator.internal.dynamo.rollout.workerhash import is_worker
+from dynamo_operator.internal.dynamo.rollout.workerhash_v2 import worker_hash_v2
 
 Obj = dict[str, Any]
 
@@ -86,6 +92,18 @@ def takes_grove(dgd: Any, ctx: GenContext, *, has_dcds: bool, has_pod_clique_set
     if not uses_grove(dgd, ctx):
         return False
     return has_pod_clique_set or not has_dcds or grove_opted_in(dgd)
+
+
+def worker_services(dgd: Any) -> frozenset[str]:
+    """The graph's worker services (worker, prefill, decode): the ones the worker hash labels."""
+    return frozenset(svc for svc, spec in services_of(as_dict(dgd)).items() if is_worker(spec))
+
+
+def graph_grove_worker_hash(dgd: Any, ctx: GenContext) -> str:
+    """The hash a new PodCliqueSet's worker cliques carry: the graph's v2 worker hash in its
+    namespace, `NO_HASH` for a graph without workers. Raises GenerationError like generation."""
+    obj = as_dict(dgd)
+    return worker_hash_v2(obj, ctx.namespace) if worker_services(obj) else NO_HASH
 
 
 def clique_name(service: str) -> str:
@@ -205,17 +223,20 @@ class GroveService:
 
 
 def grove_services(
-    dgd: Any, ctx: GenContext, *, restart_at: Mapping[str, str] | None = None
+    dgd: Any, ctx: GenContext, *, restart_at: Mapping[str, str] | None = None, worker_hash: str = NO_HASH
 ) -> list[GroveService]:
     """Every service of the graph in name order, with the spec the DCD pathway would give it (graph
-    annotations, labels and envs propagated, Dynamo namespace filled in) but no worker hash."""
+    annotations, labels and envs propagated, Dynamo namespace filled in), worker services labelled
+    with `worker_hash` unless it is `NO_HASH`."""
     obj = as_dict(dgd)
     dgd_name = str((obj.get("metadata") or {}).get("name") or "")
     restart_at = restart_at or {}
     set_name = pod_clique_set_name(obj)
     out: list[GroveService] = []
     for service in services_of(obj):
-        spec = service_to_dcd_spec(obj, service, ctx, restart_at=restart_at.get(service))
+        spec = service_to_dcd_spec(
+            obj, service, ctx, restart_at=restart_at.get(service), worker_hash=worker_hash or None
+        )
         comp = Component(
             name=naming.dcd_name(dgd_name, service), namespace=ctx.namespace, parent_dgd=dgd_name, spec=spec
         )
@@ -307,6 +328,7 @@ def desired_pod_clique_set(
     *,
     restart_at: Mapping[str, str] | None = None,
     termination_delay: str = c.DEFAULT_GROVE_TERMINATION_DELAY,
+    worker_hash: str = NO_HASH,
 ) -> Obj:
     """The graph's PodCliqueSet: one replica, cliques per service role, scaling groups for multinode
     services. Metadata labels/annotations are the graph's `spec.labels`/`spec.annotations`."""
@@ -325,7 +347,7 @@ def desired_pod_clique_set(
     cliques: list[Obj] = []
     groups: list[Obj] = []
     explicit = False
-    for gs in grove_services(obj, ctx, restart_at=restart_at):
+    for gs in grove_services(obj, ctx, restart_at=restart_at, worker_hash=worker_hash):
         roles = _roles(gs)
         made = [
             _clique(gs, ctx, obj, role=role, name=name, replicas=replicas, min_available=minimum)
@@ -362,16 +384,18 @@ def desired_grove_service(gs: GroveService, ctx: GenContext, owner: Obj) -> Obj 
     """The Service of one service on the Grove pathway, owned by the graph: frontends always, others
     with Kubernetes discovery. It selects the service's pods (for multinode: every pod of the group;
     only the leader serves, workers report not ready), and carries only the discovery labels and the
-    graph's and the component's annotations (`service_annotations`)."""
+    graph's and the component's annotations (`service_annotations`); a worker's also its worker
+    hash, when its cliques carry one."""
     comp = gs.component
     if not wants_service(comp, ctx):
         return None
+    worker_hash = worker_hash_of(comp)
     return component_service(
         comp,
         ctx,
         name=component_service_name(comp.parent_dgd, gs.service),
         namespace=ctx.namespace,
-        labels={},
+        labels={c.LABEL_WORKER_HASH: worker_hash} if worker_hash else {},
         annotations=service_annotations(comp) or None,
         owner=owner,
         leader_only=False,
@@ -397,21 +421,29 @@ def desired_grove_objects(
     *,
     restart_at: Mapping[str, str] | None = None,
     termination_delay: str = c.DEFAULT_GROVE_TERMINATION_DELAY,
+    worker_hash: str | None = None,
 ) -> list[Obj]:
     """Everything the graph reconciler owns on the Grove pathway, in apply order, each stamped with
     its content hash: the graph-level objects both pathways share (PVCs, discovery RBAC, side
     objects, model Services, scaling adapters), the PodCliqueSet, and per service its Service and
-    Ingress or VirtualService."""
+    Ingress or VirtualService.
+
+    `worker_hash`: what the worker cliques carry (grove/workerhash.py `grove_worker_hash`); None:
+    what a new set gets, the graph's own v2 worker hash."""
     obj = as_dict(dgd)
+    if worker_hash is None:
+        worker_hash = graph_grove_worker_hash(obj, ctx)
     # Names carry no worker hash here; checking them as if they did is stricter, never looser.
     validate_graph(obj, ctx, worker_hash="0" * 8)
     if problems := grove_name_problems(obj, ctx):
         raise GroveNameTooLongError("spec.services", "; ".join(problems))
     pcs = stamp_hash(
-        desired_pod_clique_set(obj, ctx, restart_at=restart_at, termination_delay=termination_delay)
+        desired_pod_clique_set(
+            obj, ctx, restart_at=restart_at, termination_delay=termination_delay, worker_hash=worker_hash
+        )
     )
     per_service: list[Obj] = []
-    for gs in grove_services(obj, ctx, restart_at=restart_at):
+    for gs in grove_services(obj, ctx, restart_at=restart_at, worker_hash=worker_hash):
         # The Ingress/VirtualService generators name their objects after the component, which on
         # this pathway is `<dgd>-<lower(svc)>` already.
         for extra in (
