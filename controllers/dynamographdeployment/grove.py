@@ -17,8 +17,10 @@ takes Grove (internal.dynamo.grove `takes_grove`). In order:
    is written, as upstream does; then status is read from the PodCliques and scaling groups Grove
    reports on (grove/readiness.py), a short scaling group explained by its member cliques.
 
-Switching back (Grove disabled, its API gone, or `nvidia.com/enable-grove: "false"`) is the DCD
-pathway's business: it prunes the PodCliqueSet and these Services like any child it no longer wants.
+A graph on Grove stays there (its recorded workload provider, grove/provider.py): while the operator
+cannot use Grove (flag off, API gone) it is refused with `SelectedWorkloadProviderUnavailable` and
+waits. Switching back on purpose (`nvidia.com/enable-grove: "false"`) is the DCD pathway's business:
+it prunes the PodCliqueSet and these Services like any child it no longer wants.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from dynamo_operator.internal.dynamo.grove.podcliqueset import (
     pod_clique_set_name,
     worker_services,
 )
+from dynamo_operator.internal.dynamo.grove.provider import REASON_PROVIDER_UNAVAILABLE, unavailable_message
 from dynamo_operator.internal.dynamo.grove.readiness import (
     ServiceObject,
     grove_graph_status,
@@ -126,7 +129,10 @@ class GrovePathway:
         annotate: Annotate,
         write_status: WriteStatus,
     ) -> Result:
-        """Steps 1-4 of the module docstring; a graph Grove cannot run raises `Rejected`."""
+        """Steps 1-4 of the module docstring; a graph Grove cannot run raises `Rejected`, and so
+        does every graph while the operator cannot use Grove (its recorded pathway: it waits)."""
+        if not ctx.capabilities.grove:
+            raise Rejected(REASON_PROVIDER_UNAVAILABLE, unavailable_message())
         raw, namespace = view.raw, view.namespace
         services = grove_services(view.graph, ctx)
         targets = [ServiceObject(gs.service, gs.kind, gs.object_name) for gs in services]

@@ -91,6 +91,10 @@ MANAGED_BY_VALUE: Final = "dynamo-operator"
 
 # --- Annotations ---------------------------------------------------------------------------------
 ANNOTATION_ENABLE_GROVE: Final = "nvidia.com/enable-grove"
+# The pathway a graph runs on, recorded by the operator (upstream's values): `grove` or `component`.
+ANNOTATION_WORKLOAD_PROVIDER: Final = "nvidia.com/workload-provider"
+WORKLOAD_PROVIDER_GROVE: Final = "grove"
+WORKLOAD_PROVIDER_COMPONENT: Final = "component"
 ANNOTATION_DISABLE_IMAGE_PULL_SECRET_DISCOVERY: Final = "nvidia.com/disable-image-pull-secret-discovery"
 ANNOTATION_DISCOVERY_BACKEND: Final = "nvidia.com/dynamo-discovery-backend"
 ANNOTATION_KUBE_DISCOVERY_MODE: Final = "nvidia.com/dynamo-kube-discovery-mode"

@@ -45,6 +45,7 @@ from dynamo_operator.internal.dynamo.graph.generate import (
     services_of,
     validate_graph,
 )
+from dynamo_operator.internal.dynamo.grove.provider import recorded_provider
 from dynamo_operator.internal.dynamo.grove.workerhash import NO_HASH
 from dynamo_operator.internal.dynamo.pod.template import (
     Component,
@@ -69,9 +70,13 @@ def uses_grove(dgd: Any, ctx: GenContext) -> bool:
     and the operator flag allows it: `ctx.capabilities.grove`) and the graph does not opt out with
     `nvidia.com/enable-grove: "false"` (any case). The reconciler may still keep a running graph on
     the DCD pathway (see controllers/dynamographdeployment/grove.py)."""
+    return ctx.capabilities.grove and not grove_opted_out(dgd)
+
+
+def grove_opted_out(dgd: Any) -> bool:
+    """The graph asks to stay off Grove (`nvidia.com/enable-grove: "false"`, any case)."""
     annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
-    opted_out = str(annotations.get(c.ANNOTATION_ENABLE_GROVE, "")).strip().lower() == "false"
-    return ctx.capabilities.grove and not opted_out
+    return str(annotations.get(c.ANNOTATION_ENABLE_GROVE, "")).strip().lower() == "false"
 
 
 def grove_opted_in(dgd: Any) -> bool:
@@ -81,14 +86,21 @@ def grove_opted_in(dgd: Any) -> bool:
 
 
 def takes_grove(dgd: Any, ctx: GenContext, *, has_dcds: bool, has_pod_clique_set: bool) -> bool:
-    """The pathway a graph takes now, given what it already runs on.
+    """The pathway a graph takes now: True for Grove.
 
-    A graph that may use Grove (`uses_grove`) takes it when it is new, or already has its
-    PodCliqueSet. A graph already running on DCDs stays there, because moving it replaces every pod
-    at once; its owner moves it on purpose with `nvidia.com/enable-grove: "true"`. A graph that may
-    not use Grove (opted out, Grove disabled or its API gone) takes the DCD pathway, whatever it ran
-    on before: without the API its PodCliqueSet is gone anyway, and an opt-out is an explicit ask.
+    An opt-out (`nvidia.com/enable-grove: "false"`) is an explicit ask: DCDs. Otherwise a graph
+    that records its workload provider (grove/provider.py) keeps it: a Grove graph stays on Grove
+    even while Grove cannot be used (its pathway then says so and waits), a DCD graph stays on DCDs
+    unless its owner asks for Grove (`"true"`) and Grove is served. A graph that records none yet
+    (new, or from before the record) takes Grove when it may (`uses_grove`) and it is new or already
+    has its PodCliqueSet or asks for it; a graph running on DCDs stays there, because moving it
+    replaces every pod at once. Raises InvalidWorkloadProviderError for an unknown record.
     """
+    provider = recorded_provider(dgd)
+    if provider == c.WORKLOAD_PROVIDER_GROVE:
+        return not grove_opted_out(dgd)
+    if provider == c.WORKLOAD_PROVIDER_COMPONENT:
+        return uses_grove(dgd, ctx) and grove_opted_in(dgd)
     if not uses_grove(dgd, ctx):
         return False
     return has_pod_clique_set or not has_dcds or grove_opted_in(dgd)
