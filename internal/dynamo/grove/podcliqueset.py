@@ -339,11 +339,11 @@ def desired_pod_clique_set(
     ctx: GenContext,
     *,
     restart_at: Mapping[str, str] | None = None,
-    termination_delay: str = c.DEFAULT_GROVE_TERMINATION_DELAY,
     worker_hash: str = NO_HASH,
 ) -> Obj:
     """The graph's PodCliqueSet: one replica, cliques per service role, scaling groups for multinode
-    services. Metadata labels/annotations are the graph's `spec.labels`/`spec.annotations`."""
+    services, the operator's termination delay (`ctx.grove_termination_delay`, none when zero).
+    Metadata labels/annotations are the graph's `spec.labels`/`spec.annotations`."""
     obj = as_dict(dgd)
     spec = obj.get("spec") or {}
     pcs = envelope(
@@ -383,8 +383,8 @@ def desired_pod_clique_set(
         "cliqueStartupType": STARTUP_EXPLICIT if explicit else STARTUP_ANY_ORDER,
         "headlessServiceConfig": {"publishNotReadyAddresses": True},
     }
-    if termination_delay:
-        template["terminationDelay"] = termination_delay
+    if ctx.grove_termination_delay not in {"", "0s"}:
+        template["terminationDelay"] = ctx.grove_termination_delay
     template["cliques"] = cliques
     if groups:
         template["podCliqueScalingGroups"] = groups
@@ -432,7 +432,6 @@ def desired_grove_objects(
     ctx: GenContext,
     *,
     restart_at: Mapping[str, str] | None = None,
-    termination_delay: str = c.DEFAULT_GROVE_TERMINATION_DELAY,
     worker_hash: str | None = None,
 ) -> list[Obj]:
     """Everything the graph reconciler owns on the Grove pathway, in apply order, each stamped with
@@ -449,11 +448,7 @@ def desired_grove_objects(
     validate_graph(obj, ctx, worker_hash="0" * 8)
     if problems := grove_name_problems(obj, ctx):
         raise GroveNameTooLongError("spec.services", "; ".join(problems))
-    pcs = stamp_hash(
-        desired_pod_clique_set(
-            obj, ctx, restart_at=restart_at, termination_delay=termination_delay, worker_hash=worker_hash
-        )
-    )
+    pcs = stamp_hash(desired_pod_clique_set(obj, ctx, restart_at=restart_at, worker_hash=worker_hash))
     per_service: list[Obj] = []
     for gs in grove_services(obj, ctx, restart_at=restart_at, worker_hash=worker_hash):
         # The Ingress/VirtualService generators name their objects after the component, which on
