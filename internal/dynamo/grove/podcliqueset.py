@@ -310,11 +310,24 @@ def _clique(
     return clique
 
 
+def component_min_available(spec: Mapping[str, Any]) -> int:
+    """The component's gang minimum (v1beta1 `minAvailable`, which the v1alpha1 view this operator
+    reads keeps beside `replicas`, api/conversion): how many replicas Grove schedules together and
+    keeps, below which it terminates the gang after the termination delay. 1 when unset, as
+    upstream's defaulting webhook stores it on Grove graphs."""
+    value = spec.get("minAvailable")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return 1
+    return value
+
+
 def _roles(gs: GroveService) -> list[tuple[Role, str, int, int]]:
-    """(role, clique name, replicas, minAvailable) of each clique of a service."""
+    """(role, clique name, replicas, minAvailable) of each clique of a service. A single-node
+    service's clique takes the component's `minAvailable`; a multinode service's cliques need every
+    rank (their replicas), the component's minimum applies to its scaling group instead."""
     base = clique_name(gs.service)
     if not gs.multinode:
-        return [(Role.MAIN, base, gs.component.replicas, 1)]
+        return [(Role.MAIN, base, gs.component.replicas, component_min_available(gs.component.spec))]
     workers = multinode_node_count(gs.component.spec) - 1
     return [
         (Role.LEADER, f"{base}-{c.GROVE_ROLE_SUFFIX_LEADER}", 1, 1),
@@ -377,7 +390,7 @@ def desired_pod_clique_set(
             replicas = gs.component.spec.get("replicas")
             if replicas is not None:
                 group["replicas"] = int(replicas)
-            group["minAvailable"] = 1
+            group["minAvailable"] = component_min_available(gs.component.spec)
             groups.append(group)
     template: Obj = {
         "cliqueStartupType": STARTUP_EXPLICIT if explicit else STARTUP_ANY_ORDER,
