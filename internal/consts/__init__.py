@@ -95,6 +95,9 @@ ANNOTATION_ENABLE_GROVE: Final = "nvidia.com/enable-grove"
 ANNOTATION_WORKLOAD_PROVIDER: Final = "nvidia.com/workload-provider"
 WORKLOAD_PROVIDER_GROVE: Final = "grove"
 WORKLOAD_PROVIDER_COMPONENT: Final = "component"
+# How Grove replaces a PodCliqueSet's pods after a change (upstream's annotation and values).
+ANNOTATION_GROVE_UPDATE_STRATEGY: Final = "nvidia.com/grove-update-strategy"
+GROVE_UPDATE_STRATEGIES: Final = ("RollingRecreate", "OnDelete")
 ANNOTATION_DISABLE_IMAGE_PULL_SECRET_DISCOVERY: Final = "nvidia.com/disable-image-pull-secret-discovery"
 ANNOTATION_DISCOVERY_BACKEND: Final = "nvidia.com/dynamo-discovery-backend"
 ANNOTATION_KUBE_DISCOVERY_MODE: Final = "nvidia.com/dynamo-kube-discovery-mode"

@@ -275,6 +275,24 @@ def _clique_annotations(comp: Component, ctx: GenContext) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
+def update_strategy(dgd: Any) -> str | None:
+    """How Grove replaces the set's pods after a change, from the graph's
+    `nvidia.com/grove-update-strategy` (`RollingRecreate`, Grove's own default, or `OnDelete`: a
+    pod is replaced only once someone deletes it); None when the graph does not say. Raises
+    GenerationError for another value."""
+    annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
+    if c.ANNOTATION_GROVE_UPDATE_STRATEGY not in annotations:
+        return None
+    value = str(annotations[c.ANNOTATION_GROVE_UPDATE_STRATEGY])
+    if value not in c.GROVE_UPDATE_STRATEGIES:
+        raise GenerationError(
+            f"metadata.annotations[{c.ANNOTATION_GROVE_UPDATE_STRATEGY}]",
+            f"{value[:64]!r} is not a Grove update strategy;"
+            f" supported: {', '.join(c.GROVE_UPDATE_STRATEGIES)}",
+        )
+    return value
+
+
 def _kai_queue(dgd: Obj) -> str:
     annotations = (dgd.get("metadata") or {}).get("annotations") or {}
     return (
@@ -396,12 +414,19 @@ def desired_pod_clique_set(
         "cliqueStartupType": STARTUP_EXPLICIT if explicit else STARTUP_ANY_ORDER,
         "headlessServiceConfig": {"publishNotReadyAddresses": True},
     }
+    if spec.get("priorityClassName"):
+        # v1beta1's graph-level priority (the v1alpha1 view keeps it in the spec): Grove gives
+        # it to every pod of the set.
+        template["priorityClassName"] = str(spec["priorityClassName"])
     if ctx.grove_termination_delay not in {"", "0s"}:
         template["terminationDelay"] = ctx.grove_termination_delay
     template["cliques"] = cliques
     if groups:
         template["podCliqueScalingGroups"] = groups
     pcs["spec"] = {"replicas": 1, "template": template}
+    if strategy := update_strategy(obj):
+        # Only when asked: Grove before v0.1.0-alpha.12 has no such field and refuses it.
+        pcs["spec"]["updateStrategy"] = {"type": strategy}
     return pcs
 
 
