@@ -139,6 +139,8 @@ class OperatorOptions:
     discovery_backend: str = DEFAULT_DISCOVERY_BACKEND
     # Issue #11 item 3: whether graphs may take the Grove pathway (see `--enable-grove`).
     enable_grove: str = "false"
+    # Issue #39: Grove's pods scheduled by Volcano (see `--volcano-scheduler`).
+    volcano_scheduler: bool = False
     # Issue #39: a PodCliqueSet's terminationDelay, in Go's form (see `--grove-termination-delay`).
     grove_termination_delay: str = consts.DEFAULT_GROVE_TERMINATION_DELAY
     # How long a deleted LoRA model keeps its finalizer while unloads fail (controllers/dynamomodel.py).
@@ -493,6 +495,18 @@ def build_parser() -> argparse.ArgumentParser:
         "(default %(default)s)",
     )
     dynamo.add_argument(
+        "--volcano-scheduler",
+        dest="volcano_scheduler",
+        nargs="?",
+        const=True,
+        default=False,
+        type=_bool,
+        help="schedule the pods of Grove graphs with Volcano (upstream's orchestrators.volcanoScheduler."
+        "enabled): schedulerName volcano on every clique a user left unset, a graph's "
+        "nvidia.com/volcano-queue annotation as the set's Volcano queue; while Volcano's API is served, "
+        "and not together with KAI-Scheduler (default %(default)s)",
+    )
+    dynamo.add_argument(
         "--grove-termination-delay",
         dest="grove_termination_delay",
         type=_grove_duration,
@@ -595,6 +609,7 @@ def options_from_args(args: argparse.Namespace, environ: dict[str, str] | None =
         etcd_address=args.etcd_address,
         enable_grove=args.enable_grove,
         grove_termination_delay=args.grove_termination_delay,
+        volcano_scheduler=args.volcano_scheduler,
         discovery_backend=args.discovery_backend,
         webhook_bind_address=args.webhook_bind_address,
         webhook_cert_mode=args.webhook_cert_mode,

@@ -119,6 +119,9 @@ ANNOTATION_LAST_APPLIED_HASH: Final = "nvidia.com/last-applied-hash"
 # Hash of the pod template alone: differs between two desired workloads iff their pods would roll.
 ANNOTATION_POD_TEMPLATE_HASH: Final = "nvidia.com/pod-template-hash"
 ANNOTATION_VOLCANO_GROUP_NAME: Final = "scheduling.k8s.io/group-name"
+# The graph's Volcano queue (upstream's annotation), and where Grove's Volcano backend reads it.
+ANNOTATION_VOLCANO_QUEUE: Final = "nvidia.com/volcano-queue"
+ANNOTATION_GROVE_VOLCANO_QUEUE: Final = "scheduling.grove.io/volcano-queue"
 LABEL_SNAPSHOT_RESTORE_TARGET: Final = "nvidia.com/snapshot-is-restore-target"
 
 # Keys of DGD metadata.annotations copied into every service's annotations (service value wins).

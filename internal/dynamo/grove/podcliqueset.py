@@ -293,6 +293,28 @@ def update_strategy(dgd: Any) -> str | None:
     return value
 
 
+def uses_volcano(ctx: GenContext) -> bool:
+    """Grove's pods go to Volcano: asked for (`--volcano-scheduler`) and Volcano's API served."""
+    return ctx.volcano_on_grove and ctx.capabilities.volcano
+
+
+def check_one_gang_scheduler(ctx: GenContext) -> None:
+    """KAI-Scheduler and Volcano cannot both schedule Grove's pods (upstream refuses the same):
+    a graph is refused while both are in play, naming the flag that can undo it."""
+    if uses_volcano(ctx) and ctx.capabilities.kai_scheduler:
+        raise GenerationError(
+            "spec",
+            "KAI-Scheduler and Volcano cannot both schedule Grove's pods: KAI-Scheduler's API is served"
+            " and the operator runs with --volcano-scheduler; turn one of them off",
+        )
+
+
+def volcano_queue(dgd: Any) -> str:
+    """The graph's Volcano queue (`nvidia.com/volcano-queue`, trimmed); "" when it names none."""
+    annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(c.ANNOTATION_VOLCANO_QUEUE) or "").strip()
+
+
 def _kai_queue(dgd: Obj) -> str:
     annotations = (dgd.get("metadata") or {}).get("annotations") or {}
     return (
@@ -313,6 +335,8 @@ def _clique(
         # user picked another one.
         labels[c.LABEL_KAI_SCHEDULER_QUEUE] = _kai_queue(dgd)
         pod_spec.setdefault("schedulerName", c.KAI_SCHEDULER_NAME)
+    elif uses_volcano(ctx) and not pod_spec.get("schedulerName"):
+        pod_spec["schedulerName"] = c.VOLCANO_SCHEDULER_NAME
     clique: Obj = {"name": name}
     if labels:
         clique["labels"] = dict(sorted(labels.items()))
@@ -377,6 +401,10 @@ def desired_pod_clique_set(
     Metadata labels/annotations are the graph's `spec.labels`/`spec.annotations`."""
     obj = as_dict(dgd)
     spec = obj.get("spec") or {}
+    check_one_gang_scheduler(ctx)
+    set_annotations = dict(spec.get("annotations") or {})
+    if uses_volcano(ctx) and (queue := volcano_queue(obj)):
+        set_annotations[c.ANNOTATION_GROVE_VOLCANO_QUEUE] = queue  # Grove's Volcano backend reads it
     pcs = envelope(
         c.GROVE_API_VERSION,
         c.KIND_POD_CLIQUE_SET,
@@ -384,7 +412,7 @@ def desired_pod_clique_set(
         ctx.namespace,
         # The graph's name in a label: the set's own name may be shortened (pod_clique_set_name).
         labels={**(spec.get("labels") or {}), c.LABEL_GRAPH_DEPLOYMENT_NAME: str(obj["metadata"]["name"])},
-        annotations=spec.get("annotations") or {},
+        annotations=set_annotations,
         owner=obj,
     )
     cliques: list[Obj] = []
