@@ -82,11 +82,6 @@ def _present(block: Json) -> str | None:
     return "" if block else None
 
 
-def _force_scaling_group(block: Json) -> str | None:
-    # `false` or absent asks for Grove's automatic shape, which is what this operator renders.
-    return "forceScalingGroup" if block.get("forceScalingGroup") is True else None
-
-
 NOT_IMPLEMENTED: tuple[NotImplementedField, ...] = (
     NotImplementedField(
         Scope.SERVICE,
@@ -108,13 +103,6 @@ NOT_IMPLEMENTED: tuple[NotImplementedField, ...] = (
         ("experimental", "failover"),
         _inter_pod,
         "inter-pod failover is not implemented by this operator (intraPod is)",
-    ),
-    NotImplementedField(
-        Scope.SERVICE,
-        ("experimental", "grove"),
-        ("experimental", "grove"),
-        _force_scaling_group,
-        "rendering a single-node component as a Grove scaling group is not implemented by this operator",
     ),
     NotImplementedField(
         Scope.GRAPH,

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from dynamo_operator.api.conversion import preserve
 from dynamo_operator.api.v1alpha1.graph import BackendFramework
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming
@@ -137,11 +138,32 @@ class GroveNameTooLongError(GenerationError):
     reason: ClassVar[str] = "GroveNameTooLong"
 
 
-def _name_budget(service: str, *, multinode: bool) -> int:
+def _name_budget(service: str, *, multinode: bool, forced: bool = False) -> int:
     """What one service adds to Grove's sum: its clique (single node), or its scaling group plus its
-    longest clique (multinode: `<svc>-ldr`; `-wkr` is as long)."""
+    longest clique (multinode: `<svc>-ldr`, `-wkr` is as long; a forced scaling group: `<svc>`)."""
     base = clique_name(service)
-    return len(base) + len(f"{base}-{c.GROVE_ROLE_SUFFIX_LEADER}") if multinode else len(base)
+    if multinode:
+        return len(base) + len(f"{base}-{c.GROVE_ROLE_SUFFIX_LEADER}")
+    return 2 * len(base) if forced else len(base)
+
+
+def forced_scaling_groups(dgd: Any) -> frozenset[str]:
+    """The services whose v1beta1 component asks to run as a scaling group although single-node
+    (`experimental.grove.forceScalingGroup: true`). v1alpha1 has no place for it: the operator's
+    view keeps it in the graph's spec payload (`nvidia.com/dgd-spec`, api/conversion/preserve.py,
+    parsed within its size and depth bounds)."""
+    annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
+    raw = annotations.get(preserve.DGD_SPEC)
+    payload = (preserve.decode_spec(raw, preserve.DGD_SPEC) if isinstance(raw, str) else None) or {}
+    components = payload.get("components")
+    out = set()
+    for component in components if isinstance(components, list) else ():
+        if not isinstance(component, Mapping) or not isinstance(component.get("name"), str):
+            continue
+        grove = (component.get("experimental") or {}).get("grove") or {}
+        if isinstance(grove, Mapping) and grove.get("forceScalingGroup") is True:
+            out.add(component["name"])
+    return frozenset(out)
 
 
 # Upstream never shortens a set below this: a service too long even then is refused.
@@ -165,8 +187,12 @@ def pod_clique_set_name(dgd: Any) -> str:
     obj = as_dict(dgd)
     dgd_name = str((obj.get("metadata") or {}).get("name") or "")
     services = services_of(obj)
+    forced = forced_scaling_groups(obj)
     widest = max(
-        (_name_budget(svc, multinode=multinode_node_count(spec) > 1) for svc, spec in services.items()),
+        (
+            _name_budget(svc, multinode=multinode_node_count(spec) > 1, forced=svc in forced)
+            for svc, spec in services.items()
+        ),
         default=0,
     )
     budget = max(GROVE_MAX_COMBINED_NAME_LENGTH - widest, _MIN_SET_NAME_LENGTH)
@@ -176,10 +202,19 @@ def pod_clique_set_name(dgd: Any) -> str:
     return f"{dgd_name[: budget - _SET_NAME_HASH_LENGTH - 1]}-{suffix}"
 
 
-def grove_name_parts(set_name: str, service: str, *, multinode: bool) -> tuple[tuple[str, str], ...]:
-    """(kind, name) of what Grove adds up for the pods of one service: the set, then (multinode) the
-    scaling group, then the longest clique (the leader's `<svc>-ldr`; `-wkr` is as long)."""
+def grove_name_parts(
+    set_name: str, service: str, *, multinode: bool, forced: bool = False
+) -> tuple[tuple[str, str], ...]:
+    """(kind, name) of what Grove adds up for the pods of one service: the set, then (multinode or
+    a forced scaling group) the scaling group, then the longest clique (the leader's `<svc>-ldr`,
+    `-wkr` is as long; a forced group's one clique is `<svc>`)."""
     base = clique_name(service)
+    if forced and not multinode:
+        return (
+            (c.KIND_POD_CLIQUE_SET, set_name),
+            (c.KIND_POD_CLIQUE_SCALING_GROUP, base),
+            (c.KIND_POD_CLIQUE, base),
+        )
     if multinode:
         return (
             (c.KIND_POD_CLIQUE_SET, set_name),
@@ -197,7 +232,7 @@ def grove_name_problems(dgd: Any, ctx: GenContext) -> list[str]:
     set_name = pod_clique_set_name(obj)
     problems = []
     for gs in grove_services(obj, ctx):
-        parts = grove_name_parts(set_name, gs.service, multinode=gs.multinode)
+        parts = grove_name_parts(set_name, gs.service, multinode=gs.multinode, forced=gs.forced)
         total = sum(len(name) for _, name in parts)
         if total <= GROVE_MAX_COMBINED_NAME_LENGTH:
             continue
@@ -228,10 +263,16 @@ class GroveService:
     component: Component
     multinode: bool
     object_name: str  # PodClique or PodCliqueScalingGroup `<dgd>-0-<lower(svc)>`
+    forced: bool = False  # a single-node service run as a scaling group (forceScalingGroup)
+
+    @property
+    def scaling_group(self) -> bool:
+        """Grove runs the service as a PodCliqueScalingGroup (multinode, or forced)."""
+        return self.multinode or self.forced
 
     @property
     def kind(self) -> str:
-        return c.KIND_POD_CLIQUE_SCALING_GROUP if self.multinode else c.KIND_POD_CLIQUE
+        return c.KIND_POD_CLIQUE_SCALING_GROUP if self.scaling_group else c.KIND_POD_CLIQUE
 
 
 def grove_services(
@@ -244,6 +285,7 @@ def grove_services(
     dgd_name = str((obj.get("metadata") or {}).get("name") or "")
     restart_at = restart_at or {}
     set_name = pod_clique_set_name(obj)
+    forced = forced_scaling_groups(obj)
     out: list[GroveService] = []
     for service in services_of(obj):
         spec = service_to_dcd_spec(
@@ -258,6 +300,7 @@ def grove_services(
                 component=comp,
                 multinode=comp.is_multinode,
                 object_name=grove_object_name(set_name, service),
+                forced=service in forced and not comp.is_multinode,
             )
         )
     return out
@@ -366,8 +409,11 @@ def component_min_available(spec: Mapping[str, Any]) -> int:
 def _roles(gs: GroveService) -> list[tuple[Role, str, int, int]]:
     """(role, clique name, replicas, minAvailable) of each clique of a service. A single-node
     service's clique takes the component's `minAvailable`; a multinode service's cliques need every
-    rank (their replicas), the component's minimum applies to its scaling group instead."""
+    rank (their replicas), the component's minimum applies to its scaling group instead. A forced
+    scaling group's one clique is a single pod: the group's replicas carry the service's."""
     base = clique_name(gs.service)
+    if gs.forced:
+        return [(Role.MAIN, base, 1, 1)]
     if not gs.multinode:
         return [(Role.MAIN, base, gs.component.replicas, component_min_available(gs.component.spec))]
     workers = multinode_node_count(gs.component.spec) - 1
@@ -431,7 +477,7 @@ def desired_pod_clique_set(
                     clique["spec"]["startsAfter"] = workers
                     explicit = True
         cliques += made
-        if gs.multinode:
+        if gs.scaling_group:
             group: Obj = {"name": clique_name(gs.service), "cliqueNames": [name for _, name, _, _ in roles]}
             replicas = gs.component.spec.get("replicas")
             if replicas is not None:
