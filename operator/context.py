@@ -74,6 +74,8 @@ def settings_from(options: OperatorOptions, capabilities: Capabilities | None = 
         discovery_backend=options.discovery_backend or defaults.discovery_backend,
         infrastructure_env={env: value for env, value in infrastructure.items() if value},
         operator_version="" if options.operator_version == "unknown" else options.operator_version,
+        grove_termination_delay=options.grove_termination_delay,
+        volcano_on_grove=options.volcano_scheduler,
     )
     return Settings(
         namespace=options.namespace or None,

@@ -10,7 +10,9 @@ from importlib import metadata
 from pathlib import Path
 
 from dynamo_operator.eventloop import EVENT_LOOPS, UVLOOP
+from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo.common.context import Capabilities
+from dynamo_operator.internal.dynamo.grove.duration import canonical
 from dynamo_operator.internal.optional_api_table import RENDER_APIS, capabilities
 
 DEFAULT_LEADER_ELECTION_ID = "dynamo-operator-leader"
@@ -137,6 +139,10 @@ class OperatorOptions:
     discovery_backend: str = DEFAULT_DISCOVERY_BACKEND
     # Issue #11 item 3: whether graphs may take the Grove pathway (see `--enable-grove`).
     enable_grove: str = "false"
+    # Issue #39: Grove's pods scheduled by Volcano (see `--volcano-scheduler`).
+    volcano_scheduler: bool = False
+    # Issue #39: a PodCliqueSet's terminationDelay, in Go's form (see `--grove-termination-delay`).
+    grove_termination_delay: str = consts.DEFAULT_GROVE_TERMINATION_DELAY
     # How long a deleted LoRA model keeps its finalizer while unloads fail (controllers/dynamomodel.py).
     lora_unload_grace: float = 60.0
     # Issue #36: the conversion webhook (operator/webhook_setup.py).
@@ -149,6 +155,13 @@ class OperatorOptions:
 
 
 GROVE_MODES = ("true", "auto", "false")
+
+
+def _grove_duration(text: str) -> str:
+    try:
+        return canonical(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from err
 
 
 def _positive_int(text: str) -> int:
@@ -482,6 +495,28 @@ def build_parser() -> argparse.ArgumentParser:
         "(default %(default)s)",
     )
     dynamo.add_argument(
+        "--volcano-scheduler",
+        dest="volcano_scheduler",
+        nargs="?",
+        const=True,
+        default=False,
+        type=_bool,
+        help="schedule the pods of Grove graphs with Volcano (upstream's orchestrators.volcanoScheduler."
+        "enabled): schedulerName volcano on every clique a user left unset, a graph's "
+        "nvidia.com/volcano-queue annotation as the set's Volcano queue; while Volcano's API is served, "
+        "and not together with KAI-Scheduler (default %(default)s)",
+    )
+    dynamo.add_argument(
+        "--grove-termination-delay",
+        dest="grove_termination_delay",
+        type=_grove_duration,
+        default=consts.DEFAULT_GROVE_TERMINATION_DELAY,
+        help="how long Grove waits, once a PodCliqueSet's gang has fewer pods than its minAvailable, "
+        "before it terminates the gang (upstream's orchestrators.grove.terminationDelay; its platform "
+        "chart sets 4h): a duration like 4h, 15m or 1h30m, 0 for Grove's own default "
+        "(default %(default)s)",
+    )
+    dynamo.add_argument(
         "--discovery-backend",
         default=DEFAULT_DISCOVERY_BACKEND,
         choices=DISCOVERY_BACKENDS,
@@ -573,6 +608,8 @@ def options_from_args(args: argparse.Namespace, environ: dict[str, str] | None =
         nats_address=args.nats_address,
         etcd_address=args.etcd_address,
         enable_grove=args.enable_grove,
+        grove_termination_delay=args.grove_termination_delay,
+        volcano_scheduler=args.volcano_scheduler,
         discovery_backend=args.discovery_backend,
         webhook_bind_address=args.webhook_bind_address,
         webhook_cert_mode=args.webhook_cert_mode,

@@ -4,19 +4,23 @@
 takes Grove (internal.dynamo.grove `takes_grove`). In order:
 
 1. the graph's objects are generated (PVCs, RBAC, side objects, the PodCliqueSet, Services,
-   adapters); a graph that cannot run on Grove (bad spec, names over Grove's budget, a missing API)
-   is `Rejected` (a condition and one Warning Event) and nothing is written;
+   adapters), worker cliques labelled with the v2 worker hash when grove/workerhash.py says so; a
+   graph that cannot run on Grove (bad spec, names over Grove's budget, a missing API) is
+   `Rejected` (a condition and one Warning Event) and nothing is written;
 2. a graph moving over from DCDs then has its DCDs deleted (their Services carry the names the
    Grove pathway's Services take) and is looked at again shortly; otherwise the objects are synced
    like any children: written when their content changed, the rest pruned;
 3. replicas go through the `scale` subresource of the service's PodClique / PodCliqueScalingGroup
    (Grove makes those from the set once; a changed template replica count alone does not resize
    them), only when the live count differs, NotFound ignored (Grove has not made it yet);
-4. status is read from the PodCliques and scaling groups Grove reports on (grove/readiness.py), a
-   short scaling group explained by its member cliques.
+4. the graph records the spec's v2 worker hash (`nvidia.com/current-worker-hash-v2`) once the set
+   is written, as upstream does; then status is read from the PodCliques and scaling groups Grove
+   reports on (grove/readiness.py), a short scaling group explained by its member cliques.
 
-Switching back (Grove disabled, its API gone, or `nvidia.com/enable-grove: "false"`) is the DCD
-pathway's business: it prunes the PodCliqueSet and these Services like any child it no longer wants.
+A graph on Grove stays there (its recorded workload provider, grove/provider.py): while the operator
+cannot use Grove (flag off, API gone) it is refused with `SelectedWorkloadProviderUnavailable` and
+waits. Switching back on purpose (`nvidia.com/enable-grove: "false"`) is the DCD pathway's business:
+it prunes the PodCliqueSet and these Services like any child it no longer wants.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any
 
 import structlog
 from dynamo_operator.controllers.dynamographdeployment.desired import children_to_sync, generate_or_reject
+from dynamo_operator.controllers.dynamographdeployment.rollout import V2Hashes
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply import (
     SYNC_ERRORS,
@@ -36,13 +41,20 @@ from dynamo_operator.internal.apply import (
     report_sync_failure,
 )
 from dynamo_operator.internal.client import errors
-from dynamo_operator.internal.client.resource import Resource
+from dynamo_operator.internal.client.resource import Resource, object_key
+from dynamo_operator.internal.controller.rejection import Rejected
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.dynamo.common.context import GenContext
+from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.graph.children import grove_children
 from dynamo_operator.internal.dynamo.graph.generate import services_of
 from dynamo_operator.internal.dynamo.graph.view import GraphView
-from dynamo_operator.internal.dynamo.grove.podcliqueset import grove_services, pod_clique_set_name
+from dynamo_operator.internal.dynamo.grove.podcliqueset import (
+    grove_services,
+    pod_clique_set_name,
+    worker_services,
+)
+from dynamo_operator.internal.dynamo.grove.provider import REASON_PROVIDER_UNAVAILABLE, unavailable_message
 from dynamo_operator.internal.dynamo.grove.readiness import (
     ServiceObject,
     grove_graph_status,
@@ -50,7 +62,9 @@ from dynamo_operator.internal.dynamo.grove.readiness import (
     restart_rolled,
     restart_values,
 )
+from dynamo_operator.internal.dynamo.grove.workerhash import grove_worker_hash
 from dynamo_operator.internal.dynamo.rollout.restart import plan_restart
+from dynamo_operator.internal.dynamo.rollout.workers import ANNOTATION_V2
 from dynamo_operator.internal.dynamo.status.readiness import GraphStatus
 
 log = structlog.get_logger(__name__)
@@ -58,7 +72,7 @@ log = structlog.get_logger(__name__)
 Obj = dict[str, Any]
 Fail = Callable[[Obj, str, str], Awaitable[None]]
 WriteStatus = Callable[[Obj, GraphStatus, "dict[str, Any] | None"], Awaitable[bool]]  # True: sent
-Annotate = Callable[[Obj], Awaitable[Obj]]
+Annotate = Callable[[Obj, Mapping[str, str]], Awaitable[Obj]]  # the graph, annotations to record
 
 # How soon a graph whose DCDs are being deleted (on its way to Grove) is looked at again: their
 # Services go with them through garbage collection, which sends the graph no event.
@@ -76,6 +90,22 @@ class GrovePathway:
 
     def __init__(self, *, client: ChildClient, cache: ChildReader, syncer: ChildSyncer) -> None:
         self._client, self._cache, self._syncer = client, cache, syncer
+        self._v2 = V2Hashes()
+
+    def forget(self, key: str) -> None:
+        """Drop what is remembered of a graph that is gone."""
+        self._v2.forget(key)
+
+    def _worker_hash(self, view: GraphView, ctx: GenContext, pcs: Obj | None) -> tuple[str, str]:
+        """(the spec's v2 worker hash, the hash the worker cliques carry this round); a spec the
+        hash cannot be computed for is `Rejected`."""
+        workers = worker_services(view.graph)
+        try:
+            desired = self._v2.hash_of(object_key(view.raw), view.graph, ctx.namespace)
+        except GenerationError as err:
+            raise Rejected(err.reason, str(err)) from err
+        recorded = (view.raw["metadata"].get("annotations") or {}).get(ANNOTATION_V2)
+        return desired, grove_worker_hash(desired, workers=workers, live=pcs, recorded=recorded)
 
     def pod_clique_set(self, raw: Obj) -> Obj | None:
         """The graph's live PodCliqueSet, if it controls one (call only while Grove is served)."""
@@ -99,12 +129,16 @@ class GrovePathway:
         annotate: Annotate,
         write_status: WriteStatus,
     ) -> Result:
-        """Steps 1-4 of the module docstring; a graph Grove cannot run raises `Rejected`."""
+        """Steps 1-4 of the module docstring; a graph Grove cannot run raises `Rejected`, and so
+        does every graph while the operator cannot use Grove (its recorded pathway: it waits)."""
+        if not ctx.capabilities.grove:
+            raise Rejected(REASON_PROVIDER_UNAVAILABLE, unavailable_message())
         raw, namespace = view.raw, view.namespace
         services = grove_services(view.graph, ctx)
         targets = [ServiceObject(gs.service, gs.kind, gs.object_name) for gs in services]
         live = {t.name: self._cache.get(_kind_resource(t.kind), f"{namespace}/{t.name}") for t in targets}
         pcs = self.pod_clique_set(raw)
+        desired_hash, worker_hash = self._worker_hash(view, ctx, pcs)
         plan = plan_restart(
             view.restart,
             list(view.services),
@@ -112,7 +146,9 @@ class GrovePathway:
             rolled=restart_rolled(pcs, targets, live),
             previous=previous_restart,
         )
-        wanted = generate_or_reject(lambda: grove_children(view, ctx, restart_at=plan.values))
+        wanted = generate_or_reject(
+            lambda: grove_children(view, ctx, restart_at=plan.values, worker_hash=worker_hash)
+        )
         if dcds:
             # Moving over from DCDs (only once the Grove objects are known to generate, so a graph
             # Grove cannot run keeps its DCDs): delete them first, nothing else, their Services with
@@ -130,7 +166,7 @@ class GrovePathway:
         except SYNC_ERRORS as err:
             return await report_sync_failure(err, functools.partial(fail, raw))
         await self._scale(view, targets, live)
-        raw = await annotate(raw)
+        raw = await annotate(raw, {ANNOTATION_V2: desired_hash})
         await write_status(raw, self._verdict(namespace, targets, live), plan.status)
         return Result()
 

@@ -68,6 +68,7 @@ from dynamo_operator.internal.dynamo.graph.generate import dcd_names
 from dynamo_operator.internal.dynamo.graph.meta import annotations_to_write
 from dynamo_operator.internal.dynamo.graph.view import GraphView, read_graph
 from dynamo_operator.internal.dynamo.grove.podcliqueset import takes_grove
+from dynamo_operator.internal.dynamo.grove.provider import provider_of
 from dynamo_operator.internal.dynamo.rollout.restart import RestartPlan, plan_restart
 from dynamo_operator.internal.dynamo.rollout.rollingupdate import (
     RollingPlan,
@@ -182,22 +183,26 @@ class DynamoGraphDeploymentReconciler:
         if raw is None or raw["metadata"].get("deletionTimestamp"):
             self._roller.forget(key)
             self._syncer.forget(key)
+            self._grove.forget(key)
             return Result()  # gone, or going (foreground deletion): create nothing, GC does the rest
         if (left_alone := self._terminating.leave_alone(raw)) is not None:
             return left_alone  # its namespace is being deleted (internal/apply/terminating.py)
         ctx = self._gen_context(split_key(key)[0] or "")
         children = self._cache.by_index(kinds.DCD, "controller", raw["metadata"]["uid"])
         view = read_graph(raw, children=children, operator_version=ctx.operator_version)
+        provider: str | None = None  # the pathway taken, recorded on the graph with its other stamps
         try:
             try:
-                if self._takes_grove(view, ctx, children):
+                grove = self._takes_grove(view, ctx, children)
+                provider = provider_of(grove)
+                if grove:
                     return await self._reconcile_grove(view, ctx, children)
                 return await self._reconcile(view, ctx, children)
             except Rejected as rejected:
                 await self._refusals.reject(view.raw, rejected)
         except TerminalError:
-            # A refused graph is stamped too.
-            await self._annotate(view.raw, origin=view.origin)
+            # A refused graph is stamped too (and keeps the pathway it was refused on).
+            await self._annotate(view.raw, origin=view.origin, provider=provider)
             raise
 
     async def _reconcile(self, view: GraphView, ctx: GenContext, children: Sequence[Obj]) -> Result:
@@ -235,7 +240,9 @@ class DynamoGraphDeploymentReconciler:
                 )
             except SYNC_ERRORS as err:
                 if isinstance(err, ChildrenOwnedByOthers):
-                    await self._annotate(view.raw, origin=view.origin)
+                    await self._annotate(
+                        view.raw, origin=view.origin, provider=consts.WORKLOAD_PROVIDER_COMPONENT
+                    )
                 return await report_sync_failure(err, functools.partial(self._refusals.fail, view.raw))
             dcds = [o for o in desired if o.get("kind") == kinds.DCD.kind]
         # Before the status: a graph reported Ready already names the workers that serve. The status
@@ -244,7 +251,13 @@ class DynamoGraphDeploymentReconciler:
         await self._roller.scale_old(view.namespace, rollout.plan.old_replicas)
         self._roller.not_supported(view.raw, rollout, report.created, new_hash)
         settled = rollout.plan.serving_hash == new_hash and not rollout.plan.keep
-        raw = await self._annotate(view.raw, origin=view.origin, hashes=generation, settled=settled)
+        raw = await self._annotate(
+            view.raw,
+            origin=view.origin,
+            provider=consts.WORKLOAD_PROVIDER_COMPONENT,
+            hashes=generation,
+            settled=settled,
+        )
         current = self._current_dcds(dcds, report)
         return await self._report(view, raw, current, restart=restart, rollout=rollout, new_hash=new_hash)
 
@@ -314,14 +327,22 @@ class DynamoGraphDeploymentReconciler:
     # -- the Grove pathway (grove.py) ---------------------------------------------
 
     def _takes_grove(self, view: GraphView, ctx: GenContext, children: Sequence[Obj]) -> bool:
+        """The graph's pathway (grove/podcliqueset.py `takes_grove`, from its recorded workload
+        provider once it has one); an unknown record is `Rejected`."""
         has_pcs = ctx.capabilities.grove and self._grove.pod_clique_set(view.raw) is not None
-        return takes_grove(view.graph, ctx, has_dcds=bool(children), has_pod_clique_set=has_pcs)
+        try:
+            return takes_grove(view.graph, ctx, has_dcds=bool(children), has_pod_clique_set=has_pcs)
+        except GenerationError as err:
+            raise Rejected(err.reason, str(err)) from err
 
     async def _reconcile_grove(self, view: GraphView, ctx: GenContext, children: Sequence[Obj]) -> Result:
-        """One PodCliqueSet instead of DCDs; no worker hash, so no worker rollout to name."""
+        """One PodCliqueSet instead of DCDs; no worker rollout (Grove rolls its own pods), the worker
+        hash only labels worker cliques and is recorded on the graph."""
 
-        async def annotate(obj: Obj) -> Obj:
-            return await self._annotate(obj, origin=view.origin)
+        async def annotate(obj: Obj, record: Mapping[str, str]) -> Obj:
+            return await self._annotate(
+                obj, origin=view.origin, provider=consts.WORKLOAD_PROVIDER_GROVE, record=record
+            )
 
         return await self._grove.reconcile(
             view,
@@ -339,12 +360,15 @@ class DynamoGraphDeploymentReconciler:
         raw: Obj,
         *,
         origin: str | None,
+        provider: str | None,
         hashes: WorkerGeneration | None = None,
         settled: bool = False,
+        record: Mapping[str, str] | None = None,
     ) -> Obj:
-        """Merge-patch the graph's origin-version and worker-hash annotations when they change (the
-        hashes once their generation serves alone, `settled`); returns the graph as written (`raw`
-        itself when nothing was)."""
+        """Merge-patch the graph's origin-version, workload-provider (the pathway it took: None
+        when none was chosen) and worker-hash annotations when they change (the hashes once their
+        generation serves alone, `settled`), and the Grove pathway's `record`; returns the graph as
+        written (`raw` itself when nothing was)."""
         meta = raw["metadata"]
         key = ("annotations", meta.get("namespace", ""), meta["name"])
         in_flight = self._annotated.in_flight(key, raw)
@@ -352,6 +376,8 @@ class DynamoGraphDeploymentReconciler:
         patch: dict[str, str | None] = dict(annotations_to_write(current, origin=origin, serving_hash=None))
         if hashes is not None:
             patch.update(hash_annotations_patch(current, hashes, settled=settled))
+        wanted = {**(record or {}), **({consts.ANNOTATION_WORKLOAD_PROVIDER: provider} if provider else {})}
+        patch.update({k: v for k, v in wanted.items() if current.get(k) != v})
         if not patch:
             return raw
         written = await self._client.patch(

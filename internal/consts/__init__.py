@@ -91,6 +91,13 @@ MANAGED_BY_VALUE: Final = "dynamo-operator"
 
 # --- Annotations ---------------------------------------------------------------------------------
 ANNOTATION_ENABLE_GROVE: Final = "nvidia.com/enable-grove"
+# The pathway a graph runs on, recorded by the operator (upstream's values): `grove` or `component`.
+ANNOTATION_WORKLOAD_PROVIDER: Final = "nvidia.com/workload-provider"
+WORKLOAD_PROVIDER_GROVE: Final = "grove"
+WORKLOAD_PROVIDER_COMPONENT: Final = "component"
+# How Grove replaces a PodCliqueSet's pods after a change (upstream's annotation and values).
+ANNOTATION_GROVE_UPDATE_STRATEGY: Final = "nvidia.com/grove-update-strategy"
+GROVE_UPDATE_STRATEGIES: Final = ("RollingRecreate", "OnDelete")
 ANNOTATION_DISABLE_IMAGE_PULL_SECRET_DISCOVERY: Final = "nvidia.com/disable-image-pull-secret-discovery"
 ANNOTATION_DISCOVERY_BACKEND: Final = "nvidia.com/dynamo-discovery-backend"
 ANNOTATION_KUBE_DISCOVERY_MODE: Final = "nvidia.com/dynamo-kube-discovery-mode"
@@ -112,6 +119,9 @@ ANNOTATION_LAST_APPLIED_HASH: Final = "nvidia.com/last-applied-hash"
 # Hash of the pod template alone: differs between two desired workloads iff their pods would roll.
 ANNOTATION_POD_TEMPLATE_HASH: Final = "nvidia.com/pod-template-hash"
 ANNOTATION_VOLCANO_GROUP_NAME: Final = "scheduling.k8s.io/group-name"
+# The graph's Volcano queue (upstream's annotation), and where Grove's Volcano backend reads it.
+ANNOTATION_VOLCANO_QUEUE: Final = "nvidia.com/volcano-queue"
+ANNOTATION_GROVE_VOLCANO_QUEUE: Final = "scheduling.grove.io/volcano-queue"
 LABEL_SNAPSHOT_RESTORE_TARGET: Final = "nvidia.com/snapshot-is-restore-target"
 
 # Keys of DGD metadata.annotations copied into every service's annotations (service value wins).

@@ -71,6 +71,10 @@ class GenContext:
     infrastructure_env: Mapping[str, str] = field(default_factory=_empty_env)
     # Stamped on new graphs as their origin version (graph/meta.py); "" stamps nothing.
     operator_version: str = ""
+    # Grove's pods scheduled by Volcano (`--volcano-scheduler`), while Volcano's API is served.
+    volcano_on_grove: bool = False
+    # A PodCliqueSet's terminationDelay, in Go's form (`--grove-termination-delay`); "0s" sets none.
+    grove_termination_delay: str = consts.DEFAULT_GROVE_TERMINATION_DELAY
 
 
 class SharedContexts:

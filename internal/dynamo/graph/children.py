@@ -63,10 +63,18 @@ def dcd_children(
     )
 
 
-def grove_children(view: GraphView, ctx: GenContext, *, restart_at: Mapping[str, str]) -> GraphChildren:
-    """The Grove pathway's children: one PodCliqueSet, per-service Services, graph-level objects."""
+def grove_children(
+    view: GraphView, ctx: GenContext, *, restart_at: Mapping[str, str], worker_hash: str | None = None
+) -> GraphChildren:
+    """The Grove pathway's children: one PodCliqueSet, per-service Services, graph-level objects
+    (`worker_hash`: what the worker cliques carry, grove/workerhash.py)."""
     return _children(
-        view, ctx, grove=True, generate=lambda: desired_grove_objects(view.graph, ctx, restart_at=restart_at)
+        view,
+        ctx,
+        grove=True,
+        generate=lambda: desired_grove_objects(
+            view.graph, ctx, restart_at=restart_at, worker_hash=worker_hash
+        ),
     )
 
 

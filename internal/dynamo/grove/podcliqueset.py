@@ -7,9 +7,11 @@ what it creates from the set: the PodClique or scaling group of a service is `<d
 (replica 0 of the set), which is what status and scaling address (`grove_object_name`).
 
 Pods are built by the same pod-template builder as the DCD pathway (pod/template.py), from the same
-per-service spec (graph/generate.py `service_to_dcd_spec`, without worker hashes: Grove rolls cliques
-in place), with the multinode rewrites addressing Grove's pod names (backends.py `grove_addressing`).
-The clique carries the pod labels and annotations; Grove copies them onto its pods.
+per-service spec (graph/generate.py `service_to_dcd_spec`), with the multinode rewrites addressing
+Grove's pod names (backends.py `grove_addressing`). The clique carries the pod labels and
+annotations; Grove copies them onto its pods. The worker hash names nothing here (Grove rolls cliques
+in place) but labels worker cliques and their Services and suffixes the workers' Dynamo namespace
+(grove/workerhash.py says when).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from dynamo_operator.api.conversion import preserve
 from dynamo_operator.api.v1alpha1.graph import BackendFramework
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming
@@ -43,6 +46,8 @@ from dynamo_operator.internal.dynamo.graph.generate import (
     services_of,
     validate_graph,
 )
+from dynamo_operator.internal.dynamo.grove.provider import recorded_provider
+from dynamo_operator.internal.dynamo.grove.workerhash import NO_HASH
 from dynamo_operator.internal.dynamo.pod.template import (
     Component,
     build_main_container,
@@ -50,7 +55,10 @@ from dynamo_operator.internal.dynamo.pod.template import (
     discovery_backend,
     multinode_node_count,
     pod_annotations,
+    worker_hash_of,
 )
+from dynamo_operator.internal.dynamo.rollout.workerhash import is_worker
+from dynamo_operator.internal.dynamo.rollout.workerhash_v2 import worker_hash_v2
 
 Obj = dict[str, Any]
 
@@ -63,9 +71,13 @@ def uses_grove(dgd: Any, ctx: GenContext) -> bool:
     and the operator flag allows it: `ctx.capabilities.grove`) and the graph does not opt out with
     `nvidia.com/enable-grove: "false"` (any case). The reconciler may still keep a running graph on
     the DCD pathway (see controllers/dynamographdeployment/grove.py)."""
+    return ctx.capabilities.grove and not grove_opted_out(dgd)
+
+
+def grove_opted_out(dgd: Any) -> bool:
+    """The graph asks to stay off Grove (`nvidia.com/enable-grove: "false"`, any case)."""
     annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
-    opted_out = str(annotations.get(c.ANNOTATION_ENABLE_GROVE, "")).strip().lower() == "false"
-    return ctx.capabilities.grove and not opted_out
+    return str(annotations.get(c.ANNOTATION_ENABLE_GROVE, "")).strip().lower() == "false"
 
 
 def grove_opted_in(dgd: Any) -> bool:
@@ -75,17 +87,36 @@ def grove_opted_in(dgd: Any) -> bool:
 
 
 def takes_grove(dgd: Any, ctx: GenContext, *, has_dcds: bool, has_pod_clique_set: bool) -> bool:
-    """The pathway a graph takes now, given what it already runs on.
+    """The pathway a graph takes now: True for Grove.
 
-    A graph that may use Grove (`uses_grove`) takes it when it is new, or already has its
-    PodCliqueSet. A graph already running on DCDs stays there, because moving it replaces every pod
-    at once; its owner moves it on purpose with `nvidia.com/enable-grove: "true"`. A graph that may
-    not use Grove (opted out, Grove disabled or its API gone) takes the DCD pathway, whatever it ran
-    on before: without the API its PodCliqueSet is gone anyway, and an opt-out is an explicit ask.
+    An opt-out (`nvidia.com/enable-grove: "false"`) is an explicit ask: DCDs. Otherwise a graph
+    that records its workload provider (grove/provider.py) keeps it: a Grove graph stays on Grove
+    even while Grove cannot be used (its pathway then says so and waits), a DCD graph stays on DCDs
+    unless its owner asks for Grove (`"true"`) and Grove is served. A graph that records none yet
+    (new, or from before the record) takes Grove when it may (`uses_grove`) and it is new or already
+    has its PodCliqueSet or asks for it; a graph running on DCDs stays there, because moving it
+    replaces every pod at once. Raises InvalidWorkloadProviderError for an unknown record.
     """
+    provider = recorded_provider(dgd)
+    if provider == c.WORKLOAD_PROVIDER_GROVE:
+        return not grove_opted_out(dgd)
+    if provider == c.WORKLOAD_PROVIDER_COMPONENT:
+        return uses_grove(dgd, ctx) and grove_opted_in(dgd)
     if not uses_grove(dgd, ctx):
         return False
     return has_pod_clique_set or not has_dcds or grove_opted_in(dgd)
+
+
+def worker_services(dgd: Any) -> frozenset[str]:
+    """The graph's worker services (worker, prefill, decode): the ones the worker hash labels."""
+    return frozenset(svc for svc, spec in services_of(as_dict(dgd)).items() if is_worker(spec))
+
+
+def graph_grove_worker_hash(dgd: Any, ctx: GenContext) -> str:
+    """The hash a new PodCliqueSet's worker cliques carry: the graph's v2 worker hash in its
+    namespace, `NO_HASH` for a graph without workers. Raises GenerationError like generation."""
+    obj = as_dict(dgd)
+    return worker_hash_v2(obj, ctx.namespace) if worker_services(obj) else NO_HASH
 
 
 def clique_name(service: str) -> str:
@@ -107,11 +138,32 @@ class GroveNameTooLongError(GenerationError):
     reason: ClassVar[str] = "GroveNameTooLong"
 
 
-def _name_budget(service: str, *, multinode: bool) -> int:
+def _name_budget(service: str, *, multinode: bool, forced: bool = False) -> int:
     """What one service adds to Grove's sum: its clique (single node), or its scaling group plus its
-    longest clique (multinode: `<svc>-ldr`; `-wkr` is as long)."""
+    longest clique (multinode: `<svc>-ldr`, `-wkr` is as long; a forced scaling group: `<svc>`)."""
     base = clique_name(service)
-    return len(base) + len(f"{base}-{c.GROVE_ROLE_SUFFIX_LEADER}") if multinode else len(base)
+    if multinode:
+        return len(base) + len(f"{base}-{c.GROVE_ROLE_SUFFIX_LEADER}")
+    return 2 * len(base) if forced else len(base)
+
+
+def forced_scaling_groups(dgd: Any) -> frozenset[str]:
+    """The services whose v1beta1 component asks to run as a scaling group although single-node
+    (`experimental.grove.forceScalingGroup: true`). v1alpha1 has no place for it: the operator's
+    view keeps it in the graph's spec payload (`nvidia.com/dgd-spec`, api/conversion/preserve.py,
+    parsed within its size and depth bounds)."""
+    annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
+    raw = annotations.get(preserve.DGD_SPEC)
+    payload = (preserve.decode_spec(raw, preserve.DGD_SPEC) if isinstance(raw, str) else None) or {}
+    components = payload.get("components")
+    out = set()
+    for component in components if isinstance(components, list) else ():
+        if not isinstance(component, Mapping) or not isinstance(component.get("name"), str):
+            continue
+        grove = (component.get("experimental") or {}).get("grove") or {}
+        if isinstance(grove, Mapping) and grove.get("forceScalingGroup") is True:
+            out.add(component["name"])
+    return frozenset(out)
 
 
 # Upstream never shortens a set below this: a service too long even then is refused.
@@ -135,8 +187,12 @@ def pod_clique_set_name(dgd: Any) -> str:
     obj = as_dict(dgd)
     dgd_name = str((obj.get("metadata") or {}).get("name") or "")
     services = services_of(obj)
+    forced = forced_scaling_groups(obj)
     widest = max(
-        (_name_budget(svc, multinode=multinode_node_count(spec) > 1) for svc, spec in services.items()),
+        (
+            _name_budget(svc, multinode=multinode_node_count(spec) > 1, forced=svc in forced)
+            for svc, spec in services.items()
+        ),
         default=0,
     )
     budget = max(GROVE_MAX_COMBINED_NAME_LENGTH - widest, _MIN_SET_NAME_LENGTH)
@@ -146,10 +202,19 @@ def pod_clique_set_name(dgd: Any) -> str:
     return f"{dgd_name[: budget - _SET_NAME_HASH_LENGTH - 1]}-{suffix}"
 
 
-def grove_name_parts(set_name: str, service: str, *, multinode: bool) -> tuple[tuple[str, str], ...]:
-    """(kind, name) of what Grove adds up for the pods of one service: the set, then (multinode) the
-    scaling group, then the longest clique (the leader's `<svc>-ldr`; `-wkr` is as long)."""
+def grove_name_parts(
+    set_name: str, service: str, *, multinode: bool, forced: bool = False
+) -> tuple[tuple[str, str], ...]:
+    """(kind, name) of what Grove adds up for the pods of one service: the set, then (multinode or
+    a forced scaling group) the scaling group, then the longest clique (the leader's `<svc>-ldr`,
+    `-wkr` is as long; a forced group's one clique is `<svc>`)."""
     base = clique_name(service)
+    if forced and not multinode:
+        return (
+            (c.KIND_POD_CLIQUE_SET, set_name),
+            (c.KIND_POD_CLIQUE_SCALING_GROUP, base),
+            (c.KIND_POD_CLIQUE, base),
+        )
     if multinode:
         return (
             (c.KIND_POD_CLIQUE_SET, set_name),
@@ -167,7 +232,7 @@ def grove_name_problems(dgd: Any, ctx: GenContext) -> list[str]:
     set_name = pod_clique_set_name(obj)
     problems = []
     for gs in grove_services(obj, ctx):
-        parts = grove_name_parts(set_name, gs.service, multinode=gs.multinode)
+        parts = grove_name_parts(set_name, gs.service, multinode=gs.multinode, forced=gs.forced)
         total = sum(len(name) for _, name in parts)
         if total <= GROVE_MAX_COMBINED_NAME_LENGTH:
             continue
@@ -198,24 +263,34 @@ class GroveService:
     component: Component
     multinode: bool
     object_name: str  # PodClique or PodCliqueScalingGroup `<dgd>-0-<lower(svc)>`
+    forced: bool = False  # a single-node service run as a scaling group (forceScalingGroup)
+
+    @property
+    def scaling_group(self) -> bool:
+        """Grove runs the service as a PodCliqueScalingGroup (multinode, or forced)."""
+        return self.multinode or self.forced
 
     @property
     def kind(self) -> str:
-        return c.KIND_POD_CLIQUE_SCALING_GROUP if self.multinode else c.KIND_POD_CLIQUE
+        return c.KIND_POD_CLIQUE_SCALING_GROUP if self.scaling_group else c.KIND_POD_CLIQUE
 
 
 def grove_services(
-    dgd: Any, ctx: GenContext, *, restart_at: Mapping[str, str] | None = None
+    dgd: Any, ctx: GenContext, *, restart_at: Mapping[str, str] | None = None, worker_hash: str = NO_HASH
 ) -> list[GroveService]:
     """Every service of the graph in name order, with the spec the DCD pathway would give it (graph
-    annotations, labels and envs propagated, Dynamo namespace filled in) but no worker hash."""
+    annotations, labels and envs propagated, Dynamo namespace filled in), worker services labelled
+    with `worker_hash` unless it is `NO_HASH`."""
     obj = as_dict(dgd)
     dgd_name = str((obj.get("metadata") or {}).get("name") or "")
     restart_at = restart_at or {}
     set_name = pod_clique_set_name(obj)
+    forced = forced_scaling_groups(obj)
     out: list[GroveService] = []
     for service in services_of(obj):
-        spec = service_to_dcd_spec(obj, service, ctx, restart_at=restart_at.get(service))
+        spec = service_to_dcd_spec(
+            obj, service, ctx, restart_at=restart_at.get(service), worker_hash=worker_hash or None
+        )
         comp = Component(
             name=naming.dcd_name(dgd_name, service), namespace=ctx.namespace, parent_dgd=dgd_name, spec=spec
         )
@@ -225,6 +300,7 @@ def grove_services(
                 component=comp,
                 multinode=comp.is_multinode,
                 object_name=grove_object_name(set_name, service),
+                forced=service in forced and not comp.is_multinode,
             )
         )
     return out
@@ -240,6 +316,46 @@ def _clique_annotations(comp: Component, ctx: GenContext) -> dict[str, str]:
             out[key] = comp.annotations[key]
     out[c.ANNOTATION_DISCOVERY_BACKEND] = discovery_backend(comp, ctx)
     return dict(sorted(out.items()))
+
+
+def update_strategy(dgd: Any) -> str | None:
+    """How Grove replaces the set's pods after a change, from the graph's
+    `nvidia.com/grove-update-strategy` (`RollingRecreate`, Grove's own default, or `OnDelete`: a
+    pod is replaced only once someone deletes it); None when the graph does not say. Raises
+    GenerationError for another value."""
+    annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
+    if c.ANNOTATION_GROVE_UPDATE_STRATEGY not in annotations:
+        return None
+    value = str(annotations[c.ANNOTATION_GROVE_UPDATE_STRATEGY])
+    if value not in c.GROVE_UPDATE_STRATEGIES:
+        raise GenerationError(
+            f"metadata.annotations[{c.ANNOTATION_GROVE_UPDATE_STRATEGY}]",
+            f"{value[:64]!r} is not a Grove update strategy;"
+            f" supported: {', '.join(c.GROVE_UPDATE_STRATEGIES)}",
+        )
+    return value
+
+
+def uses_volcano(ctx: GenContext) -> bool:
+    """Grove's pods go to Volcano: asked for (`--volcano-scheduler`) and Volcano's API served."""
+    return ctx.volcano_on_grove and ctx.capabilities.volcano
+
+
+def check_one_gang_scheduler(ctx: GenContext) -> None:
+    """KAI-Scheduler and Volcano cannot both schedule Grove's pods (upstream refuses the same):
+    a graph is refused while both are in play, naming the flag that can undo it."""
+    if uses_volcano(ctx) and ctx.capabilities.kai_scheduler:
+        raise GenerationError(
+            "spec",
+            "KAI-Scheduler and Volcano cannot both schedule Grove's pods: KAI-Scheduler's API is served"
+            " and the operator runs with --volcano-scheduler; turn one of them off",
+        )
+
+
+def volcano_queue(dgd: Any) -> str:
+    """The graph's Volcano queue (`nvidia.com/volcano-queue`, trimmed); "" when it names none."""
+    annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(c.ANNOTATION_VOLCANO_QUEUE) or "").strip()
 
 
 def _kai_queue(dgd: Obj) -> str:
@@ -262,6 +378,8 @@ def _clique(
         # user picked another one.
         labels[c.LABEL_KAI_SCHEDULER_QUEUE] = _kai_queue(dgd)
         pod_spec.setdefault("schedulerName", c.KAI_SCHEDULER_NAME)
+    elif uses_volcano(ctx) and not pod_spec.get("schedulerName"):
+        pod_spec["schedulerName"] = c.VOLCANO_SCHEDULER_NAME
     clique: Obj = {"name": name}
     if labels:
         clique["labels"] = dict(sorted(labels.items()))
@@ -277,11 +395,27 @@ def _clique(
     return clique
 
 
+def component_min_available(spec: Mapping[str, Any]) -> int:
+    """The component's gang minimum (v1beta1 `minAvailable`, which the v1alpha1 view this operator
+    reads keeps beside `replicas`, api/conversion): how many replicas Grove schedules together and
+    keeps, below which it terminates the gang after the termination delay. 1 when unset, as
+    upstream's defaulting webhook stores it on Grove graphs."""
+    value = spec.get("minAvailable")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return 1
+    return value
+
+
 def _roles(gs: GroveService) -> list[tuple[Role, str, int, int]]:
-    """(role, clique name, replicas, minAvailable) of each clique of a service."""
+    """(role, clique name, replicas, minAvailable) of each clique of a service. A single-node
+    service's clique takes the component's `minAvailable`; a multinode service's cliques need every
+    rank (their replicas), the component's minimum applies to its scaling group instead. A forced
+    scaling group's one clique is a single pod: the group's replicas carry the service's."""
     base = clique_name(gs.service)
+    if gs.forced:
+        return [(Role.MAIN, base, 1, 1)]
     if not gs.multinode:
-        return [(Role.MAIN, base, gs.component.replicas, 1)]
+        return [(Role.MAIN, base, gs.component.replicas, component_min_available(gs.component.spec))]
     workers = multinode_node_count(gs.component.spec) - 1
     return [
         (Role.LEADER, f"{base}-{c.GROVE_ROLE_SUFFIX_LEADER}", 1, 1),
@@ -306,12 +440,17 @@ def desired_pod_clique_set(
     ctx: GenContext,
     *,
     restart_at: Mapping[str, str] | None = None,
-    termination_delay: str = c.DEFAULT_GROVE_TERMINATION_DELAY,
+    worker_hash: str = NO_HASH,
 ) -> Obj:
     """The graph's PodCliqueSet: one replica, cliques per service role, scaling groups for multinode
-    services. Metadata labels/annotations are the graph's `spec.labels`/`spec.annotations`."""
+    services, the operator's termination delay (`ctx.grove_termination_delay`, none when zero).
+    Metadata labels/annotations are the graph's `spec.labels`/`spec.annotations`."""
     obj = as_dict(dgd)
     spec = obj.get("spec") or {}
+    check_one_gang_scheduler(ctx)
+    set_annotations = dict(spec.get("annotations") or {})
+    if uses_volcano(ctx) and (queue := volcano_queue(obj)):
+        set_annotations[c.ANNOTATION_GROVE_VOLCANO_QUEUE] = queue  # Grove's Volcano backend reads it
     pcs = envelope(
         c.GROVE_API_VERSION,
         c.KIND_POD_CLIQUE_SET,
@@ -319,13 +458,13 @@ def desired_pod_clique_set(
         ctx.namespace,
         # The graph's name in a label: the set's own name may be shortened (pod_clique_set_name).
         labels={**(spec.get("labels") or {}), c.LABEL_GRAPH_DEPLOYMENT_NAME: str(obj["metadata"]["name"])},
-        annotations=spec.get("annotations") or {},
+        annotations=set_annotations,
         owner=obj,
     )
     cliques: list[Obj] = []
     groups: list[Obj] = []
     explicit = False
-    for gs in grove_services(obj, ctx, restart_at=restart_at):
+    for gs in grove_services(obj, ctx, restart_at=restart_at, worker_hash=worker_hash):
         roles = _roles(gs)
         made = [
             _clique(gs, ctx, obj, role=role, name=name, replicas=replicas, min_available=minimum)
@@ -338,23 +477,30 @@ def desired_pod_clique_set(
                     clique["spec"]["startsAfter"] = workers
                     explicit = True
         cliques += made
-        if gs.multinode:
+        if gs.scaling_group:
             group: Obj = {"name": clique_name(gs.service), "cliqueNames": [name for _, name, _, _ in roles]}
             replicas = gs.component.spec.get("replicas")
             if replicas is not None:
                 group["replicas"] = int(replicas)
-            group["minAvailable"] = 1
+            group["minAvailable"] = component_min_available(gs.component.spec)
             groups.append(group)
     template: Obj = {
         "cliqueStartupType": STARTUP_EXPLICIT if explicit else STARTUP_ANY_ORDER,
         "headlessServiceConfig": {"publishNotReadyAddresses": True},
     }
-    if termination_delay:
-        template["terminationDelay"] = termination_delay
+    if spec.get("priorityClassName"):
+        # v1beta1's graph-level priority (the v1alpha1 view keeps it in the spec): Grove gives
+        # it to every pod of the set.
+        template["priorityClassName"] = str(spec["priorityClassName"])
+    if ctx.grove_termination_delay not in {"", "0s"}:
+        template["terminationDelay"] = ctx.grove_termination_delay
     template["cliques"] = cliques
     if groups:
         template["podCliqueScalingGroups"] = groups
     pcs["spec"] = {"replicas": 1, "template": template}
+    if strategy := update_strategy(obj):
+        # Only when asked: Grove before v0.1.0-alpha.12 has no such field and refuses it.
+        pcs["spec"]["updateStrategy"] = {"type": strategy}
     return pcs
 
 
@@ -362,16 +508,18 @@ def desired_grove_service(gs: GroveService, ctx: GenContext, owner: Obj) -> Obj 
     """The Service of one service on the Grove pathway, owned by the graph: frontends always, others
     with Kubernetes discovery. It selects the service's pods (for multinode: every pod of the group;
     only the leader serves, workers report not ready), and carries only the discovery labels and the
-    graph's and the component's annotations (`service_annotations`)."""
+    graph's and the component's annotations (`service_annotations`); a worker's also its worker
+    hash, when its cliques carry one."""
     comp = gs.component
     if not wants_service(comp, ctx):
         return None
+    worker_hash = worker_hash_of(comp)
     return component_service(
         comp,
         ctx,
         name=component_service_name(comp.parent_dgd, gs.service),
         namespace=ctx.namespace,
-        labels={},
+        labels={c.LABEL_WORKER_HASH: worker_hash} if worker_hash else {},
         annotations=service_annotations(comp) or None,
         owner=owner,
         leader_only=False,
@@ -396,22 +544,25 @@ def desired_grove_objects(
     ctx: GenContext,
     *,
     restart_at: Mapping[str, str] | None = None,
-    termination_delay: str = c.DEFAULT_GROVE_TERMINATION_DELAY,
+    worker_hash: str | None = None,
 ) -> list[Obj]:
     """Everything the graph reconciler owns on the Grove pathway, in apply order, each stamped with
     its content hash: the graph-level objects both pathways share (PVCs, discovery RBAC, side
     objects, model Services, scaling adapters), the PodCliqueSet, and per service its Service and
-    Ingress or VirtualService."""
+    Ingress or VirtualService.
+
+    `worker_hash`: what the worker cliques carry (grove/workerhash.py `grove_worker_hash`); None:
+    what a new set gets, the graph's own v2 worker hash."""
     obj = as_dict(dgd)
+    if worker_hash is None:
+        worker_hash = graph_grove_worker_hash(obj, ctx)
     # Names carry no worker hash here; checking them as if they did is stricter, never looser.
     validate_graph(obj, ctx, worker_hash="0" * 8)
     if problems := grove_name_problems(obj, ctx):
         raise GroveNameTooLongError("spec.services", "; ".join(problems))
-    pcs = stamp_hash(
-        desired_pod_clique_set(obj, ctx, restart_at=restart_at, termination_delay=termination_delay)
-    )
+    pcs = stamp_hash(desired_pod_clique_set(obj, ctx, restart_at=restart_at, worker_hash=worker_hash))
     per_service: list[Obj] = []
-    for gs in grove_services(obj, ctx, restart_at=restart_at):
+    for gs in grove_services(obj, ctx, restart_at=restart_at, worker_hash=worker_hash):
         # The Ingress/VirtualService generators name their objects after the component, which on
         # this pathway is `<dgd>-<lower(svc)>` already.
         for extra in (

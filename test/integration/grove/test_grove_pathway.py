@@ -10,8 +10,11 @@ through its scale subresource; the graph's status is read from the PodCliques Gr
 says it waits for them. Nothing here writes a status in Grove's place: readiness itself is unit-tested
 (test/unit/dynamo/test_dynamo_grove_status.py).
 
+A graph records the pathway it took (`nvidia.com/workload-provider`) and its worker hash; removing
+Grove afterwards does not move it to DCDs.
+
 The CRDs are installed for this module only and removed after it, so graphs of other modules keep the
-DCD pathway; the test that needs them absent at its start runs first.
+DCD pathway; the test that needs them absent at its start runs first, the one that removes them last.
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ import yaml
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
-from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION
+from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, EVENT
 from testsupport.api import eventually
 from testsupport.graphs import two_service_graph
+from testsupport.objects import condition
 from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator, install_crds
 
 pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
@@ -251,3 +255,87 @@ async def test_replicas_reach_the_pod_clique_through_its_scale_subresource(
     )
     assert scaled is not None
     assert scaled["spec"]["replicas"] == 3
+
+
+async def test_a_new_graphs_worker_clique_and_service_carry_the_worker_hash_it_records(
+    api: Client, operator: RunningOperator, grove: None, ns: str
+) -> None:
+    """The worker clique is labelled with the graph's v2 worker hash and its main container gets
+    DYN_NAMESPACE_WORKER_SUFFIX; the worker Service carries the label; the graph records the same
+    hash in `nvidia.com/current-worker-hash-v2`. The frontend carries none of it."""
+    await _apply(api, two_service_graph("h", ns))
+    dgd = await eventually(
+        lambda: api.get(kinds.DGD, "h", namespace=ns),
+        until=lambda d: V2 in (d["metadata"].get("annotations") or {}),
+        timeout=TIMEOUT,
+    )
+    recorded = dgd["metadata"]["annotations"][V2]
+    pcs = await _get(api, kinds.POD_CLIQUE_SET, "h", ns)
+    assert pcs is not None
+    cliques = {c["name"]: c for c in pcs["spec"]["template"]["cliques"]}
+    marks = {
+        name: (clique["labels"].get(HASH_LABEL), _env(clique).get("DYN_NAMESPACE_WORKER_SUFFIX"))
+        for name, clique in cliques.items()
+    }
+    assert marks == {"frontend": (None, None), "worker": (recorded, recorded)}
+    service = await eventually(
+        lambda: _get(api, kinds.SERVICE, "h-worker", ns), until=lambda s: s is not None, timeout=TIMEOUT
+    )
+    assert service is not None
+    assert service["metadata"]["labels"][HASH_LABEL] == recorded
+
+
+async def test_a_graph_on_grove_stays_on_grove_when_grove_goes_away(
+    api: Client, operator: RunningOperator, grove: None, ns: str
+) -> None:
+    """The pathway a graph took is recorded on it (`nvidia.com/workload-provider: grove`) and read
+    back: when Grove's CRDs are removed the graph is not moved to DCDs (which would replace every
+    pod) but refused with SelectedWorkloadProviderUnavailable and one Warning Event, its record kept.
+
+    Last in the module: it removes Grove's CRDs itself (the module fixture's removal then finds
+    them gone)."""
+    await _apply(api, two_service_graph("v", ns))
+    dgd = await eventually(
+        lambda: api.get(kinds.DGD, "v", namespace=ns),
+        until=lambda d: PROVIDER in (d["metadata"].get("annotations") or {}),
+        timeout=TIMEOUT,
+    )
+    assert dgd["metadata"]["annotations"][PROVIDER] == "grove"
+    assert await _get(api, kinds.POD_CLIQUE_SET, "v", ns) is not None
+    await remove_grove(api, operator, _grove_crd_names())
+    refused = await eventually(
+        lambda: api.get(kinds.DGD, "v", namespace=ns),
+        until=lambda d: condition(d, "Ready").get("reason") == "SelectedWorkloadProviderUnavailable",
+        timeout=TIMEOUT,
+    )
+    assert refused["metadata"]["annotations"][PROVIDER] == "grove"
+    assert "it is not moved to DynamoComponentDeployments" in condition(refused, "Ready")["message"]
+    for _ in range(10):  # bounded look: nothing of the DCD pathway appears
+        assert await api.list(kinds.DCD, namespace=ns) == []
+
+    async def refusals() -> list[dict[str, Any]]:
+        events = await api.list(EVENT, namespace=ns, field_selector="involvedObject.name=v")
+        return [e for e in events if e.get("reason") == "SelectedWorkloadProviderUnavailable"]
+
+    # Events are sent in the background, after the condition.
+    [event] = await eventually(refusals, until=lambda es: len(es) >= 1, timeout=TIMEOUT)
+    assert (event["type"], event.get("count", 1)) == ("Warning", 1)
+
+
+V2 = "nvidia.com/current-worker-hash-v2"
+PROVIDER = "nvidia.com/workload-provider"
+HASH_LABEL = "nvidia.com/dynamo-worker-hash"
+
+
+def _env(clique: dict[str, Any]) -> dict[str, Any]:
+    [main] = [k for k in clique["spec"]["podSpec"]["containers"] if k["name"] == "main"]
+    return {e["name"]: e.get("value") for e in main.get("env") or ()}
+
+
+def _grove_crd_names() -> list[str]:
+    names = []
+    for path in grove_crds():
+        for doc in yaml.safe_load_all(path.read_text()):
+            if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
+                names.append(doc["metadata"]["name"])
+    return names

@@ -229,8 +229,9 @@ def test_pull_secret_notifier_reports_only_real_changes() -> None:
 
 async def test_graph_with_colliding_service_keys_is_reported_once_and_writes_nothing() -> None:
     """The backstop of the CRD rule (a graph stored before the rule existed): Ready=False with reason
-    NameCollision naming both keys, one Warning Event, no child written, no retry; a second
-    reconcile of the unchanged graph sends nothing at all."""
+    NameCollision naming both keys, one Warning Event, no child written (only the graph's status
+    and its workload-provider record), no retry; a second reconcile of the unchanged graph sends
+    nothing at all."""
     from dynamo_operator.controllers.dynamographdeployment import DynamoGraphDeploymentReconciler
     from dynamo_operator.internal.controller.result import TerminalError
     from dynamo_operator.internal.dynamo.common.context import GenContext
@@ -250,11 +251,11 @@ async def test_graph_with_colliding_service_keys_is_reported_once_and_writes_not
         TerminalError, match=re.escape("'Cache-A' and 'Cache.A' would both be named 'g-cache-a'")
     ):
         await reconciler.reconcile("ns/g")
-    assert client.calls == [("patch", "g")]  # the status, nothing else
+    assert client.calls == [("patch", "g"), ("patch", "g")]  # the status, the provider, nothing else
     assert recorder.events == [("Warning", "NameCollision")]
     with pytest.raises(TerminalError):
         await reconciler.reconcile("ns/g")
-    assert client.calls == [("patch", "g")]
+    assert client.calls == [("patch", "g"), ("patch", "g")]
     assert recorder.events == [("Warning", "NameCollision")]
 
 
