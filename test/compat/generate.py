@@ -27,7 +27,6 @@ from dynamo_operator.internal.dynamo.dynamomodel.status import is_lora
 from dynamo_operator.internal.dynamo.graph.generate import (
     desired_graph_objects,
     desired_shared_objects,
-    graph_worker_hash,
     missing_apis,
 )
 from dynamo_operator.internal.dynamo.graph.meta import (
@@ -36,8 +35,10 @@ from dynamo_operator.internal.dynamo.graph.meta import (
     with_origin_version,
 )
 from dynamo_operator.internal.dynamo.graph.mpisecret import desired_mpi_ssh_secrets
+from dynamo_operator.internal.dynamo.graph.workernames import first_worker_generation
 from dynamo_operator.internal.dynamo.grove.podcliqueset import desired_grove_objects, takes_grove
 from dynamo_operator.internal.dynamo.render.offline import parse_graph
+from dynamo_operator.internal.dynamo.rollout.workers import WorkerGeneration, hash_annotations_patch
 from dynamo_operator.internal.secrets.sshkeys import generate_rsa_key_pair
 
 from compat.goldens import REPO_ROOT, SET_DF888F68, V1ALPHA1, V1BETA1, Example, GoldenSet
@@ -163,7 +164,7 @@ def _stored(obj: Obj, plural: str) -> Obj:
     return out
 
 
-def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
+def _graph(doc: Obj, ctx: GenContext, out: Generated, *, deployed_in: str) -> None:
     name = (doc.get("metadata") or {}).get("name")
     try:
         parse_graph(yaml.safe_dump(doc), strict=True)  # the schema's verdict, as `render` and kubectl get it
@@ -181,7 +182,9 @@ def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
         return
     try:
         missing = missing_apis(graph, ctx)
-        desired = desired_graph_objects(graph, ctx)
+        # The hash the graph reconciler names a new graph's workers with (one decision, workernames.py).
+        workers = first_worker_generation(graph, deployed_in)
+        desired = desired_graph_objects(graph, ctx, worker_hash=workers.active)
         shared = _namespace_objects(graph, ctx)
     except GenerationError as err:
         dgd["status"] = {"state": "failed"}
@@ -193,8 +196,9 @@ def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
         _annotate(dgd, origin=origin, serving_hash=None)
         out.notes.append(f"{DGD_KIND}/{name}: failed: " + "; ".join(str(e) for e in missing))
         return
-    # Applied: with no older workers the serving worker hash is the graph's own.
-    _annotate(dgd, origin=origin, serving_hash=graph_worker_hash(graph))
+    # Applied: with no older workers the new generation serves alone, and the graph records it.
+    _annotate(dgd, origin=origin, serving_hash=None)
+    _record_workers(dgd, workers)
     for desired_obj in [*shared, *desired]:
         # A DCD reaches its reconciler as stored: with our CRD's defaults and a uid to own children.
         obj = (
@@ -252,6 +256,15 @@ def _annotate(dgd: Obj, *, origin: str | None, serving_hash: str | None) -> None
         meta["annotations"] = {**(meta.get("annotations") or {}), **patch}
 
 
+def _record_workers(dgd: Obj, workers: WorkerGeneration) -> None:
+    """The worker hash annotations the graph reconciler writes once `workers` serve alone."""
+    meta = dgd["metadata"]
+    current = meta.get("annotations") or {}
+    patch = hash_annotations_patch(current, workers, settled=True)
+    kept = {k: v for k, v in current.items() if k not in patch}
+    meta["annotations"] = {**kept, **{k: v for k, v in patch.items() if v is not None}}
+
+
 def _model(doc: Obj, out: Generated) -> None:
     """A DynamoModel is input; its reconciler adds only the LoRA finalizer (the rest is pods' I/O)."""
     model = copy.deepcopy(doc)
@@ -273,12 +286,22 @@ def generate(example: Example, shape: Shape) -> Generated:
         if not isinstance(doc, dict):
             continue
         if doc.get("kind") == DGD_KIND:
-            _graph(_as_read(doc, out), ctx, out)
+            _graph(_as_read(doc, out), ctx, out, deployed_in=deployed_namespace(example))
         elif doc.get("kind") == MODEL_KIND:
             _model(doc, out)
     if golden_set.api_version != V1ALPHA1:
         out.objects = {key: _as_stored(obj, golden_set.api_version) for key, obj in out.objects.items()}
     return out
+
+
+def deployed_namespace(example: Example) -> str:
+    """The namespace upstream's run applied `example` in: `ux<N>`, N its 1-based place among the set's
+    example files in name order (both goldens' READMEs, "Procedure"). The goldens write it `<ns>`
+    everywhere but inside hashes: the v2 worker hash is taken over the worker pods' labels, one of
+    which is the Dynamo namespace made of it. So a graph's worker hash is computed for the namespace
+    it was deployed in, and everything else is generated into `<ns>`."""
+    files = sorted(example.yaml_path.parent.glob("*.yaml"))
+    return f"ux{files.index(example.yaml_path) + 1}"
 
 
 def _as_read(doc: Obj, out: Generated) -> Obj:
