@@ -392,8 +392,6 @@ def validate_graph(dgd: Any, ctx: GenContext, *, worker_hash: str | None = None)
         raise GenerationError(problems[0].split(":", 1)[0], problems[0].split(": ", 1)[1])
     pvc_names = {p.get("name") for p in (obj.get("spec") or {}).get("pvcs") or []}
     for svc, spec in services.items():
-        for kind in ("requests", "limits"):
-            resource_list(((spec.get("resources") or {}).get(kind)), f"spec.services.{svc}.resources.{kind}")
         # A mount names a graph PVC or a volume of the service's own pod: v1beta1 graphs declare
         # their PVC volumes in the pod template, which the v1alpha1 view keeps in extraPodSpec.volumes.
         pod_volumes = {v.get("name") for v in (spec.get("extraPodSpec") or {}).get("volumes") or []}
@@ -417,6 +415,9 @@ def validate_graph(dgd: Any, ctx: GenContext, *, worker_hash: str | None = None)
                 f"spec.services.{svc}.failover needs per-container discovery: annotate the graph with "
                 f"{c.ANNOTATION_KUBE_DISCOVERY_MODE}: {c.KUBE_DISCOVERY_MODE_CONTAINER}",
             )
+        # Last, after the checks naming a quantity's meaning (a GPU count): its form only.
+        for kind in ("requests", "limits"):
+            resource_list(((spec.get("resources") or {}).get(kind)), f"spec.services.{svc}.resources.{kind}")
 
 
 def desired_side_objects(dgd: Any, ctx: GenContext) -> list[Obj]:
