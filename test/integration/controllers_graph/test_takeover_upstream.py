@@ -6,8 +6,8 @@ hash, recorded in `nvidia.com/current-worker-hash-v2`. Each test creates one gra
 upstream left them (the DGD, its DCDs, their Deployments and Services, the discovery RBAC; no status),
 lets the Deployment controller bring the pods up, and only then starts this operator, restricted to
 that namespace. Counted afterwards: Deployments recreated (deleted, or the same name with another UID),
-pod templates changed, and DCDs other than upstream's (a second worker set). All must be 0; the v1
-era's pod templates are not yet (test_no_pod_template_changes says why: pod generation, not naming).
+pod templates changed, and DCDs other than upstream's (a second worker set). All must be 0. The v1
+era's pods keep what upstream 1.2 changed in every worker pod (internal/dynamo/pod/era.py).
 
 The 2a6da14c objects are created as their v1alpha1 view (`golden-conversion*`, what that operator's
 conversion served): the v1beta1 form would need the conversion webhook on this private control plane.
@@ -219,16 +219,8 @@ async def test_no_second_worker_set_is_created(takeover: Takeover) -> None:
     assert takeover.dcds == takeover.upstream_dcds
 
 
-async def test_no_pod_template_changes(takeover: Takeover, request: pytest.FixtureRequest) -> None:
-    if takeover.era == "v1":
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="pod generation, not the worker hash: upstream 1.0's pods lack"
-                " DYN_FORWARDPASS_METRIC_PORT (upstream 2a6da14c adds it to them too), and upstream keeps"
-                " component-type=worker on v1alpha1-era prefill/decode workloads where we write the sub-type",
-            )
-        )
+async def test_no_pod_template_changes(takeover: Takeover) -> None:
+    """v1 era too: a graph upstream 1.0 deployed keeps its pods' shape (pod/era.py)."""
     changed = [
         f"{n}: {_differences(template, takeover.after[n][1])}"
         for n, (_, template) in takeover.before.items()
