@@ -157,6 +157,7 @@ class Takeover:
     dcds: set[str]
     graph: Obj
     recorded: Obj  # the graph's annotations as upstream left them
+    owner_versions: dict[str, str]  # Deployment name -> apiVersion its controller reference names, after
 
 
 async def _take_over(
@@ -184,7 +185,13 @@ async def _take_over(
             ready = await client.get(DGD, graph, namespace=namespace)
             after = await _deployments(client, namespace)
             dcds = {d["metadata"]["name"] for d in await client.list(DCD, namespace=namespace)}
-    return Takeover(era, before, after, upstream_dcds, dcds, ready, recorded)
+            owner_versions = {
+                d["metadata"]["name"]: ref["apiVersion"]
+                for d in await client.list(kinds.DEPLOYMENT, namespace=namespace)
+                for ref in d["metadata"].get("ownerReferences") or ()
+                if ref.get("controller")
+            }
+    return Takeover(era, before, after, upstream_dcds, dcds, ready, recorded, owner_versions)
 
 
 CASES = [
@@ -227,6 +234,12 @@ async def test_no_pod_template_changes(takeover: Takeover) -> None:
         if n in takeover.after and takeover.after[n][1] != template
     ]
     assert changed == [], "\n".join(changed)
+
+
+async def test_owner_references_move_to_the_storage_version(takeover: Takeover) -> None:
+    """Created with v1alpha1 references (an older release's), the Deployments are adopted and their
+    controller references name nvidia.com/v1beta1 afterwards (with no pod template change, above)."""
+    assert takeover.owner_versions == {name: "nvidia.com/v1beta1" for name in takeover.before}
 
 
 async def test_the_graph_keeps_the_hash_its_workers_are_named_with(takeover: Takeover) -> None:
