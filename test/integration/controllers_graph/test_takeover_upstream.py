@@ -99,7 +99,10 @@ async def _create(client: Client, objects: list[Obj]) -> None:
         for ref in obj["metadata"].get("ownerReferences") or ():
             ref["uid"] = uids[(ref["kind"], ref["name"])]
             if ref["kind"] in ("DynamoGraphDeployment", "DynamoComponentDeployment"):
-                ref["apiVersion"] = ALPHA  # the owner as it is stored here
+                # Both eras through v1alpha1 references, as upstream 1.0 (and this operator before
+                # v1beta1 storage) wrote them: adoption goes by UID, and the takeover moves them to
+                # v1beta1 (test_owner_references_move_to_the_storage_version).
+                ref["apiVersion"] = ALPHA
         created = await client.create(RESOURCES[obj["kind"]], obj)
         uids[(obj["kind"], obj["metadata"]["name"])] = created["metadata"]["uid"]
 
