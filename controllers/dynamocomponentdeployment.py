@@ -143,6 +143,7 @@ class DynamoComponentDeploymentReconciler:
             confirm_owner=kinds.DCD,
             announce_created=lambda dcd: not part_of_a_graph(dcd),
             terminating=self._terminating,
+            owner_api_version=consts.STORAGE_API_VERSION,  # children name the graph/DCD as stored
         )
         self._status = StatusWriter(client, kinds.DCD)
         self._refusals = RefusalReporter(self._status, rejected_status, recorder, clock=self._clock)

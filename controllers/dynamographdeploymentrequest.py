@@ -47,7 +47,7 @@ from typing import Any, Protocol
 
 import structlog
 from dynamo_operator.api.conversion import V1BETA1
-from dynamo_operator.internal import kinds
+from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply import ChildClient, StatusWriter
 from dynamo_operator.internal.apply.interface import WireForms
 from dynamo_operator.internal.cache.interface import Informer
@@ -377,7 +377,9 @@ class DynamoGraphDeploymentRequestReconciler:
         with contextlib.suppress(errors.NotFound):
             await self._client.delete(CONFIG_MAP, names.output_config_map_name(name), namespace=namespace)
         await self._ensure_profiling_rbac(namespace)
-        desired["metadata"]["ownerReferences"] = [owner_reference(dgdr.raw)]
+        desired["metadata"]["ownerReferences"] = [
+            owner_reference(dgdr.raw, api_version=consts.STORAGE_API_VERSION)
+        ]
         try:
             await self._client.create(JOB, desired)
         except errors.AlreadyExists:
@@ -469,7 +471,11 @@ class DynamoGraphDeploymentRequestReconciler:
         refs = list(_meta(cm, "ownerReferences") or [])
         if any(r.get("uid") == dgdr.uid for r in refs):
             return
-        ref = {**owner_reference(dgdr.raw), "controller": False, "blockOwnerDeletion": False}
+        ref = {
+            **owner_reference(dgdr.raw, api_version=consts.STORAGE_API_VERSION),
+            "controller": False,
+            "blockOwnerDeletion": False,
+        }
         body = {
             "metadata": {"ownerReferences": [*refs, ref], "resourceVersion": _meta(cm, "resourceVersion")}
         }

@@ -144,6 +144,7 @@ class DynamoGraphDeploymentReconciler:
             stamp=LAST_APPLIED_HASH,
             confirm_owner=kinds.DGD,
             terminating=self._terminating,
+            owner_api_version=consts.STORAGE_API_VERSION,  # children name the graph/DCD as stored
         )
         self._status = StatusWriter(client, kinds.DGD)
         self._refusals = RefusalReporter(self._status, rejected_status, recorder, clock=self._clock)

@@ -15,7 +15,8 @@ from dynamo_operator.internal import kinds
 from dynamo_operator.internal.apply import ChildClient, ChildReader, RecentWrites, Recorder
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.clock import Clock, RealClock
-from dynamo_operator.internal.dynamo.graph.generate import graph_worker_hash, services_of
+from dynamo_operator.internal.dynamo.graph.generate import services_of
+from dynamo_operator.internal.dynamo.graph.workernames import graph_worker_generation
 from dynamo_operator.internal.dynamo.rollout import rollingupdate
 from dynamo_operator.internal.dynamo.rollout.rollingupdate import RUNNING, Event, RollingPlan
 from dynamo_operator.internal.dynamo.rollout.workerhash import is_worker
@@ -25,8 +26,6 @@ from dynamo_operator.internal.dynamo.rollout.workers import (
     ANNOTATION_V2,
     WorkerGeneration,
     plan_worker_rollout,
-    worker_generation,
-    worker_hashes_of,
 )
 from dynamo_operator.internal.timestamps import rfc3339
 
@@ -109,13 +108,11 @@ class WorkerRoller:
         annotations, its live worker DCDs and its last rollout phase (`previous`). Raises
         GenerationError when the graph cannot be generated."""
         namespace = graph["metadata"].get("namespace") or ""
-        workers = frozenset(svc for svc, spec in services_of(graph).items() if is_worker(spec))
-        return worker_generation(
-            graph["metadata"].get("annotations") or {},
+        return graph_worker_generation(
+            graph,
             v2=self._v2.hash_of(key, graph, namespace),
-            live_hashes=worker_hashes_of(children, workers),
+            children=children,
             rolling=Phase((previous or {}).get("phase") or "") in RUNNING,
-            v1_of_spec=lambda: graph_worker_hash(graph),
         )
 
     def forget(self, key: str) -> None:

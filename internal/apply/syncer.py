@@ -81,13 +81,16 @@ def own_metadata(obj: Obj) -> Obj:
     return {**obj, "metadata": copy_tree(obj.get("metadata") or {})}
 
 
-def prepare(owner: Mapping[str, Any], obj: Obj, stamp: HashStamp) -> Obj:
-    """A copy of `obj` in the owner's namespace, controlled by the owner, stamped with its hash."""
+def prepare(
+    owner: Mapping[str, Any], obj: Obj, stamp: HashStamp, *, owner_api_version: str | None = None
+) -> Obj:
+    """A copy of `obj` in the owner's namespace, controlled by the owner (named by
+    `owner_api_version` when given), stamped with its hash."""
     out = own_metadata(obj)
     meta = out["metadata"]
     meta.setdefault("namespace", owner["metadata"]["namespace"])
     others = [r for r in meta.get("ownerReferences") or () if not r.get("controller")]
-    meta["ownerReferences"] = [owner_reference(owner), *others]
+    meta["ownerReferences"] = [owner_reference(owner, api_version=owner_api_version), *others]
     return stamp.stamp(out)
 
 
@@ -116,7 +119,10 @@ class ChildSyncer:
     from; `confirm_owner`, the owners' kind, makes a sync confirm its owner before its first create
     (see `_owner_still_there`); `announce_created(owner)` False leaves an owner's creations out of
     its summary Event (updates and deletions are always told); `terminating` learns of each create
-    refused because the owner's namespace is being deleted.
+    refused because the owner's namespace is being deleted; `owner_api_version` names the owner
+    in its children's controller references when it is not the version the owner was read in (a
+    child a reference of another version points at is still the owner's: ownership goes by UID,
+    and its next apply rewrites the reference, a metadata-only change).
     """
 
     def __init__(
@@ -131,6 +137,7 @@ class ChildSyncer:
         confirm_owner: Resource | None = None,
         announce_created: Callable[[Obj], bool] | None = None,
         terminating: TerminatingNamespaces | None = None,
+        owner_api_version: str | None = None,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
         self._announce_created = announce_created
@@ -138,6 +145,7 @@ class ChildSyncer:
         self._recent = recent if recent is not None else RecentWrites()
         self._owner_resource = confirm_owner
         self._terminating = terminating
+        self._owner_api_version = owner_api_version
         self._last = LastSyncs(cache, stamp)
 
     def _shape_for_memory(self, resource: Resource, written: Obj) -> Obj:
@@ -212,7 +220,12 @@ class ChildSyncer:
         report: SyncReport,
     ) -> list[tuple[Desired, Obj]]:
         prepared = [
-            (d, prepare(owner, d.obj, self._stamp) if d.owned else self._stamp.stamp(own_metadata(d.obj)))
+            (
+                d,
+                prepare(owner, d.obj, self._stamp, owner_api_version=self._owner_api_version)
+                if d.owned
+                else self._stamp.stamp(own_metadata(d.obj)),
+            )
             for d in desired
         ]
         self._refuse_duplicates(prepared)

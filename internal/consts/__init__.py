@@ -15,6 +15,11 @@ KIND_DGD: Final = "DynamoGraphDeployment"
 KIND_DCD: Final = "DynamoComponentDeployment"
 KIND_DGDSA: Final = "DynamoGraphDeploymentScalingAdapter"
 KIND_DYNAMO_MODEL: Final = "DynamoModel"
+KIND_DGDR: Final = "DynamoGraphDeploymentRequest"
+# The storage version of the four kinds served in v1alpha1 and v1beta1. Owner references name it,
+# as upstream's do: a reference names the kind as stored, whichever version the operator reads.
+STORAGE_API_VERSION: Final = "nvidia.com/v1beta1"
+CONVERTED_KINDS: Final = frozenset({KIND_DGD, KIND_DCD, KIND_DGDSA, KIND_DGDR})
 LWS_API_VERSION: Final = "leaderworkerset.x-k8s.io/v1"
 LWS_GROUP: Final = "leaderworkerset.x-k8s.io"
 VOLCANO_API_VERSION: Final = "scheduling.volcano.sh/v1beta1"

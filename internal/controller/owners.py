@@ -25,11 +25,13 @@ from dynamo_operator.internal.client.resource import Resource
 Obj = dict[str, Any]
 
 
-def owner_reference(owner: Mapping[str, Any]) -> dict[str, Any]:
-    """A controller ownerReference to `owner` (blockOwnerDeletion so foreground deletion waits)."""
+def owner_reference(owner: Mapping[str, Any], *, api_version: str | None = None) -> dict[str, Any]:
+    """A controller ownerReference to `owner` (blockOwnerDeletion so foreground deletion waits).
+    `api_version`: the version to name the owner by when not the one it was read in (a converted
+    kind's storage version); the garbage collector and owner lookups go by UID either way."""
     meta = owner["metadata"]
     return {
-        "apiVersion": owner["apiVersion"],
+        "apiVersion": api_version or owner["apiVersion"],
         "kind": owner["kind"],
         "name": meta["name"],
         "uid": meta["uid"],

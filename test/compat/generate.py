@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,11 @@ import yaml
 from dynamo_operator.api.conversion import convert
 from dynamo_operator.context import Capabilities, settings_from
 from dynamo_operator.flags import build_parser, options_from_args
+from dynamo_operator.internal.consts import (
+    ANNOTATION_WORKLOAD_PROVIDER,
+    WORKLOAD_PROVIDER_COMPONENT,
+    WORKLOAD_PROVIDER_GROVE,
+)
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.component.workload import desired_component_objects
@@ -27,7 +33,6 @@ from dynamo_operator.internal.dynamo.dynamomodel.status import is_lora
 from dynamo_operator.internal.dynamo.graph.generate import (
     desired_graph_objects,
     desired_shared_objects,
-    graph_worker_hash,
     missing_apis,
 )
 from dynamo_operator.internal.dynamo.graph.meta import (
@@ -36,8 +41,20 @@ from dynamo_operator.internal.dynamo.graph.meta import (
     with_origin_version,
 )
 from dynamo_operator.internal.dynamo.graph.mpisecret import desired_mpi_ssh_secrets
-from dynamo_operator.internal.dynamo.grove.podcliqueset import desired_grove_objects, takes_grove
+from dynamo_operator.internal.dynamo.graph.workernames import first_worker_generation
+from dynamo_operator.internal.dynamo.grove.podcliqueset import (
+    desired_grove_objects,
+    takes_grove,
+    worker_services,
+)
+from dynamo_operator.internal.dynamo.grove.workerhash import NO_HASH
 from dynamo_operator.internal.dynamo.render.offline import parse_graph
+from dynamo_operator.internal.dynamo.rollout.workerhash_v2 import worker_hash_v2
+from dynamo_operator.internal.dynamo.rollout.workers import (
+    ANNOTATION_V2,
+    WorkerGeneration,
+    hash_annotations_patch,
+)
 from dynamo_operator.internal.secrets.sshkeys import generate_rsa_key_pair
 
 from compat.goldens import REPO_ROOT, SET_DF888F68, V1ALPHA1, V1BETA1, Example, GoldenSet
@@ -112,7 +129,12 @@ class Generated:
 
 def gen_context(shape: Shape, golden_set: GoldenSet = SET_DF888F68) -> GenContext:
     """The GenContext the controllers would use in `<ns>` with upstream's settings in `shape`."""
-    flags = [f"--operator-version={golden_set.operator_version}", *OPERATOR_FLAGS, *shape.flags]
+    flags = [
+        f"--operator-version={golden_set.operator_version}",
+        *OPERATOR_FLAGS,
+        *golden_set.operator_flags,
+        *shape.flags,
+    ]
     options = options_from_args(build_parser().parse_args(flags), environ={})
     return settings_from(options, shape.capabilities).gen_context(NAMESPACE)
 
@@ -163,7 +185,7 @@ def _stored(obj: Obj, plural: str) -> Obj:
     return out
 
 
-def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
+def _graph(doc: Obj, ctx: GenContext, out: Generated, *, deployed_in: str) -> None:
     name = (doc.get("metadata") or {}).get("name")
     try:
         parse_graph(yaml.safe_dump(doc), strict=True)  # the schema's verdict, as `render` and kubectl get it
@@ -177,24 +199,27 @@ def _graph(doc: Obj, ctx: GenContext, out: Generated) -> None:
     origin = origin_version(dgd, [], ctx.operator_version)
     graph = with_origin_version(dgd, origin)
     if takes_grove(graph, ctx, has_dcds=False, has_pod_clique_set=False):
-        _grove_graph(dgd, graph, ctx, origin, out)
+        _grove_graph(dgd, graph, ctx, origin, out, deployed_in=deployed_in)
         return
     try:
         missing = missing_apis(graph, ctx)
-        desired = desired_graph_objects(graph, ctx)
+        # The hash the graph reconciler names a new graph's workers with (one decision, workernames.py).
+        workers = first_worker_generation(graph, deployed_in)
+        desired = desired_graph_objects(graph, ctx, worker_hash=workers.active)
         shared = _namespace_objects(graph, ctx)
     except GenerationError as err:
         dgd["status"] = {"state": "failed"}
-        _annotate(dgd, origin=origin, serving_hash=None)
+        _annotate(dgd, origin=origin, provider=WORKLOAD_PROVIDER_COMPONENT)
         out.notes.append(f"{DGD_KIND}/{name}: failed: {err}")
         return
     if missing:  # the graph reconciler applies nothing then (half a graph helps nobody)
         dgd["status"] = {"state": "failed"}
-        _annotate(dgd, origin=origin, serving_hash=None)
+        _annotate(dgd, origin=origin, provider=WORKLOAD_PROVIDER_COMPONENT)
         out.notes.append(f"{DGD_KIND}/{name}: failed: " + "; ".join(str(e) for e in missing))
         return
-    # Applied: with no older workers the serving worker hash is the graph's own.
-    _annotate(dgd, origin=origin, serving_hash=graph_worker_hash(graph))
+    # Applied: with no older workers the new generation serves alone, and the graph records it.
+    _annotate(dgd, origin=origin, provider=WORKLOAD_PROVIDER_COMPONENT)
+    _record_workers(dgd, workers)
     for desired_obj in [*shared, *desired]:
         # A DCD reaches its reconciler as stored: with our CRD's defaults and a uid to own children.
         obj = (
@@ -223,33 +248,56 @@ def _namespace_objects(graph: Obj, ctx: GenContext) -> list[Obj]:
     )
 
 
-def _grove_graph(dgd: Obj, graph: Obj, ctx: GenContext, origin: str | None, out: Generated) -> None:
-    """The graph reconciler's Grove pathway: the PodCliqueSet and Services, no DCDs, no worker hash."""
+def _grove_graph(
+    dgd: Obj, graph: Obj, ctx: GenContext, origin: str | None, out: Generated, *, deployed_in: str
+) -> None:
+    """The graph reconciler's Grove pathway (controllers/dynamographdeployment/grove.py): the
+    PodCliqueSet and Services, no DCDs; worker cliques carry the v2 worker hash, which the graph
+    records once its objects are written. The hash is computed for the namespace upstream's run
+    deployed the example in (the hash covers it), the objects go to `<ns>` like every other."""
     name = dgd["metadata"]["name"]
     try:
         missing = missing_apis(graph, ctx, grove=True)
-        desired = desired_grove_objects(graph, ctx)
+        v2 = worker_hash_v2(graph, deployed_in)
+        desired = desired_grove_objects(graph, ctx, worker_hash=v2 if worker_services(graph) else NO_HASH)
         shared = _namespace_objects(graph, ctx)
     except GenerationError as err:
         dgd["status"] = {"state": "failed"}
-        _annotate(dgd, origin=origin, serving_hash=None)
+        _annotate(dgd, origin=origin, provider=WORKLOAD_PROVIDER_GROVE)
         out.notes.append(f"{DGD_KIND}/{name}: failed: {err}")
         return
-    _annotate(dgd, origin=origin, serving_hash=None)
+    _annotate(dgd, origin=origin, provider=WORKLOAD_PROVIDER_GROVE)
     if missing:
         dgd["status"] = {"state": "failed"}
         out.notes.append(f"{DGD_KIND}/{name}: failed: " + "; ".join(str(e) for e in missing))
         return
+    _annotate(dgd, origin=None, provider=None, record={ANNOTATION_V2: v2})
     for obj in [*shared, *desired]:
         out.add(obj)
 
 
-def _annotate(dgd: Obj, *, origin: str | None, serving_hash: str | None) -> None:
-    """What the graph reconciler's metadata patch writes on the graph."""
+def _annotate(
+    dgd: Obj, *, origin: str | None, provider: str | None, record: Mapping[str, str] | None = None
+) -> None:
+    """What the graph reconciler's metadata patch writes on the graph: the origin stamp, the workload
+    provider it took, and what its Grove pathway records."""
     meta = dgd["metadata"]
-    patch = annotations_to_write(meta.get("annotations") or {}, origin=origin, serving_hash=serving_hash)
+    current = meta.get("annotations") or {}
+    patch = annotations_to_write(current, origin=origin, serving_hash=None)
+    patch.update(record or {})
+    if provider:
+        patch[ANNOTATION_WORKLOAD_PROVIDER] = provider
     if patch:
-        meta["annotations"] = {**(meta.get("annotations") or {}), **patch}
+        meta["annotations"] = {**current, **patch}
+
+
+def _record_workers(dgd: Obj, workers: WorkerGeneration) -> None:
+    """The worker hash annotations the graph reconciler writes once `workers` serve alone."""
+    meta = dgd["metadata"]
+    current = meta.get("annotations") or {}
+    patch = hash_annotations_patch(current, workers, settled=True)
+    kept = {k: v for k, v in current.items() if k not in patch}
+    meta["annotations"] = {**kept, **{k: v for k, v in patch.items() if v is not None}}
 
 
 def _model(doc: Obj, out: Generated) -> None:
@@ -273,12 +321,22 @@ def generate(example: Example, shape: Shape) -> Generated:
         if not isinstance(doc, dict):
             continue
         if doc.get("kind") == DGD_KIND:
-            _graph(_as_read(doc, out), ctx, out)
+            _graph(_as_read(doc, out), ctx, out, deployed_in=deployed_namespace(example))
         elif doc.get("kind") == MODEL_KIND:
             _model(doc, out)
     if golden_set.api_version != V1ALPHA1:
         out.objects = {key: _as_stored(obj, golden_set.api_version) for key, obj in out.objects.items()}
     return out
+
+
+def deployed_namespace(example: Example) -> str:
+    """The namespace upstream's run applied `example` in: `ux<N>`, N its 1-based place among the set's
+    example files in name order (both goldens' READMEs, "Procedure"). The goldens write it `<ns>`
+    everywhere but inside hashes: the v2 worker hash is taken over the worker pods' labels, one of
+    which is the Dynamo namespace made of it. So a graph's worker hash is computed for the namespace
+    it was deployed in, and everything else is generated into `<ns>`."""
+    files = sorted(example.yaml_path.parent.glob("*.yaml"))
+    return f"ux{files.index(example.yaml_path) + 1}"
 
 
 def _as_read(doc: Obj, out: Generated) -> Obj:

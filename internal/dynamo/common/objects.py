@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dynamo_operator.internal import consts as c
+
 
 def as_dict(obj: Any) -> dict[str, Any]:
     """A custom resource as a JSON-form dict, whether given as a dict or as a pydantic model."""
@@ -18,14 +20,25 @@ def as_dict(obj: Any) -> dict[str, Any]:
     return result
 
 
+def owner_api_version(owner: Mapping[str, Any]) -> str | None:
+    """The apiVersion an ownerReference to `owner` names: the storage version (v1beta1) for the
+    four converted kinds of our group, whichever version `owner` was read in; else its own."""
+    api_version = owner.get("apiVersion")
+    group = str(api_version or "").split("/", 1)[0]
+    if group == c.GROUP and owner.get("kind") in c.CONVERTED_KINDS:
+        return c.STORAGE_API_VERSION
+    return str(api_version) if api_version is not None else None
+
+
 def owner_reference(owner: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A controller ownerReference to `owner`, or None while the owner has no UID (offline render)."""
+    """A controller ownerReference to `owner`, or None while the owner has no UID (offline render).
+    A converted kind is named by its storage version (owner_api_version)."""
     meta = owner.get("metadata") or {}
     uid = meta.get("uid")
     if not uid:
         return None
     return {
-        "apiVersion": owner.get("apiVersion"),
+        "apiVersion": owner_api_version(owner),
         "kind": owner.get("kind"),
         "name": meta.get("name"),
         "uid": uid,

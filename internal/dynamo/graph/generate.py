@@ -29,8 +29,9 @@ from dynamo_operator.internal.dynamo.graph.sideobjects import (
     desired_epp_objects,
     desired_wait_leader_config_map,
 )
+from dynamo_operator.internal.dynamo.graph.workernames import first_worker_generation
 from dynamo_operator.internal.dynamo.pod.merge import merge_env
-from dynamo_operator.internal.dynamo.pod.resources import check_quantity
+from dynamo_operator.internal.dynamo.pod.resources import check_quantity, resource_list
 from dynamo_operator.internal.dynamo.pod.template import Component, kube_discovery_enabled
 from dynamo_operator.internal.dynamo.rollout import workerhash
 from dynamo_operator.internal.dynamo.rollout.workerhash import is_worker
@@ -414,6 +415,9 @@ def validate_graph(dgd: Any, ctx: GenContext, *, worker_hash: str | None = None)
                 f"spec.services.{svc}.failover needs per-container discovery: annotate the graph with "
                 f"{c.ANNOTATION_KUBE_DISCOVERY_MODE}: {c.KUBE_DISCOVERY_MODE_CONTAINER}",
             )
+        # Last, after the checks naming a quantity's meaning (a GPU count): its form only.
+        for kind in ("requests", "limits"):
+            resource_list(((spec.get("resources") or {}).get(kind)), f"spec.services.{svc}.resources.{kind}")
 
 
 def desired_side_objects(dgd: Any, ctx: GenContext) -> list[Obj]:
@@ -437,15 +441,20 @@ def desired_graph_objects(
     worker_hash: str | None = None,
 ) -> list[Obj]:
     """Everything the graph reconciler owns directly, in apply order (`worker_hash`: the graph's,
-    when the caller has computed it already)."""
-    wh = worker_hash or graph_worker_hash(dgd)
-    validate_graph(dgd, ctx, worker_hash=wh)
+    when the caller has computed it already; else the one the reconciler names a new graph's
+    workers with, workernames.py)."""
+    # Validated before hashing: v2 generates every worker DCD and fails on a bad value without
+    # naming its field; validation names it. Either hash makes names of the same length.
+    validate_graph(dgd, ctx, worker_hash=worker_hash)
+    if not worker_hash:
+        obj = as_dict(dgd)
+        worker_hash = first_worker_generation(obj, str(_meta(obj).get("namespace") or ctx.namespace)).active
     objects = [
         *desired_pvcs(dgd, ctx),
         *desired_discovery_rbac(dgd, ctx),
         *desired_side_objects(dgd, ctx),
         *desired_model_services(dgd, ctx),
-        *desired_dcds(dgd, ctx, restart_at=restart_at, worker_hash=wh),
+        *desired_dcds(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash),
         *desired_scaling_adapters(dgd, ctx),
     ]
     check_distinct_objects(objects)

@@ -37,7 +37,8 @@ from dynamo_operator.internal.dynamo.component.gpu_memory_service import (
     gms_enabled,
 )
 from dynamo_operator.internal.dynamo.graph.sideobjects import wait_leader_config_map_name
-from dynamo_operator.internal.dynamo.pod.defaults import component_defaults
+from dynamo_operator.internal.dynamo.pod.defaults import ENV_DYN_FORWARDPASS_METRIC_PORT, component_defaults
+from dynamo_operator.internal.dynamo.pod.era import before_upstream_1_2
 from dynamo_operator.internal.dynamo.pod.merge import (
     dedupe_by_name,
     env,
@@ -87,10 +88,11 @@ class Component:
     def role_type(self) -> str:
         """The type pods and Services are labelled with and `DYN_COMPONENT` names: a worker's
         `prefill`/`decode` sub-type when it has one. v1beta1 made these component types of their
-        own, and upstream 2a6da14c labels v1alpha1 workers carrying them the same way."""
+        own, and upstream 2a6da14c labels v1alpha1 workers carrying them the same way; a graph
+        upstream 1.0/1.1 deployed keeps `worker` (era.py)."""
         sub = str(self.spec.get("subComponentType") or "")
         if self.component_type == c.COMPONENT_WORKER and sub in DISAGGREGATED_ROLES:
-            return sub
+            return self.component_type if before_upstream_1_2(self.annotations) else sub
         return self.component_type
 
     @property
@@ -322,7 +324,10 @@ def build_main_container(
     if defaults.ports:
         container["ports"] = copy_tree(defaults.ports)
     container.update(copy_tree(defaults.probes))
-    base_env = merge_env(_base_env(comp, ctx, dyn_ns), defaults.env)
+    default_env = defaults.env
+    if before_upstream_1_2(comp.annotations):  # pods as upstream 1.0/1.1 made them (era.py)
+        default_env = [e for e in default_env if e.get("name") != ENV_DYN_FORWARDPASS_METRIC_PORT]
+    base_env = merge_env(_base_env(comp, ctx, dyn_ns), default_env)
     # 2. mainContainer layered over the defaults; its env is unioned (user wins); startupProbe replaces.
     user = dict((spec.get("extraPodSpec") or {}).get("mainContainer") or {})
     user_env = user.pop("env", None) or []

@@ -6,8 +6,8 @@ hash, recorded in `nvidia.com/current-worker-hash-v2`. Each test creates one gra
 upstream left them (the DGD, its DCDs, their Deployments and Services, the discovery RBAC; no status),
 lets the Deployment controller bring the pods up, and only then starts this operator, restricted to
 that namespace. Counted afterwards: Deployments recreated (deleted, or the same name with another UID),
-pod templates changed, and DCDs other than upstream's (a second worker set). All must be 0; the v1
-era's pod templates are not yet (test_no_pod_template_changes says why: pod generation, not naming).
+pod templates changed, and DCDs other than upstream's (a second worker set). All must be 0. The v1
+era's pods keep what upstream 1.2 changed in every worker pod (internal/dynamo/pod/era.py).
 
 The 2a6da14c objects are created as their v1alpha1 view (`golden-conversion*`, what that operator's
 conversion served): the v1beta1 form would need the conversion webhook on this private control plane.
@@ -99,7 +99,10 @@ async def _create(client: Client, objects: list[Obj]) -> None:
         for ref in obj["metadata"].get("ownerReferences") or ():
             ref["uid"] = uids[(ref["kind"], ref["name"])]
             if ref["kind"] in ("DynamoGraphDeployment", "DynamoComponentDeployment"):
-                ref["apiVersion"] = ALPHA  # the owner as it is stored here
+                # Both eras through v1alpha1 references, as upstream 1.0 (and this operator before
+                # v1beta1 storage) wrote them: adoption goes by UID, and the takeover moves them to
+                # v1beta1 (test_owner_references_move_to_the_storage_version).
+                ref["apiVersion"] = ALPHA
         created = await client.create(RESOURCES[obj["kind"]], obj)
         uids[(obj["kind"], obj["metadata"]["name"])] = created["metadata"]["uid"]
 
@@ -157,6 +160,7 @@ class Takeover:
     dcds: set[str]
     graph: Obj
     recorded: Obj  # the graph's annotations as upstream left them
+    owner_versions: dict[str, str]  # Deployment name -> apiVersion its controller reference names, after
 
 
 async def _take_over(
@@ -184,7 +188,13 @@ async def _take_over(
             ready = await client.get(DGD, graph, namespace=namespace)
             after = await _deployments(client, namespace)
             dcds = {d["metadata"]["name"] for d in await client.list(DCD, namespace=namespace)}
-    return Takeover(era, before, after, upstream_dcds, dcds, ready, recorded)
+            owner_versions = {
+                d["metadata"]["name"]: ref["apiVersion"]
+                for d in await client.list(kinds.DEPLOYMENT, namespace=namespace)
+                for ref in d["metadata"].get("ownerReferences") or ()
+                if ref.get("controller")
+            }
+    return Takeover(era, before, after, upstream_dcds, dcds, ready, recorded, owner_versions)
 
 
 CASES = [
@@ -219,22 +229,20 @@ async def test_no_second_worker_set_is_created(takeover: Takeover) -> None:
     assert takeover.dcds == takeover.upstream_dcds
 
 
-async def test_no_pod_template_changes(takeover: Takeover, request: pytest.FixtureRequest) -> None:
-    if takeover.era == "v1":
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="pod generation, not the worker hash: upstream 1.0's pods lack"
-                " DYN_FORWARDPASS_METRIC_PORT (upstream 2a6da14c adds it to them too), and upstream keeps"
-                " component-type=worker on v1alpha1-era prefill/decode workloads where we write the sub-type",
-            )
-        )
+async def test_no_pod_template_changes(takeover: Takeover) -> None:
+    """v1 era too: a graph upstream 1.0 deployed keeps its pods' shape (pod/era.py)."""
     changed = [
         f"{n}: {_differences(template, takeover.after[n][1])}"
         for n, (_, template) in takeover.before.items()
         if n in takeover.after and takeover.after[n][1] != template
     ]
     assert changed == [], "\n".join(changed)
+
+
+async def test_owner_references_move_to_the_storage_version(takeover: Takeover) -> None:
+    """Created with v1alpha1 references (an older release's), the Deployments are adopted and their
+    controller references name nvidia.com/v1beta1 afterwards (with no pod template change, above)."""
+    assert takeover.owner_versions == {name: "nvidia.com/v1beta1" for name in takeover.before}
 
 
 async def test_the_graph_keeps_the_hash_its_workers_are_named_with(takeover: Takeover) -> None:

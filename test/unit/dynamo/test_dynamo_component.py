@@ -23,7 +23,7 @@ Obj = dict[str, Any]
 def _owner(spec: Obj) -> Obj:
     """The controller ownerReference to the DCD of `spec` as service S of graph g."""
     return {
-        "apiVersion": "nvidia.com/v1alpha1",
+        "apiVersion": "nvidia.com/v1beta1",  # the storage version, read as v1alpha1
         "kind": "DynamoComponentDeployment",
         "name": _dcd_name(spec),
         "uid": "dcd-uid-S",

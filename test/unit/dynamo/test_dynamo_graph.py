@@ -28,7 +28,7 @@ from unit.dynamo.dynamo_testlib import CTX, NS, dgd, service
 
 Obj = dict[str, Any]
 OWNER = {
-    "apiVersion": "nvidia.com/v1alpha1",
+    "apiVersion": "nvidia.com/v1beta1",  # the storage version, read as v1alpha1
     "kind": "DynamoGraphDeployment",
     "name": "g",
     "uid": "uid-1",
