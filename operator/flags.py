@@ -6,7 +6,6 @@ import argparse
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 
 from dynamo_operator.eventloop import EVENT_LOOPS, UVLOOP
@@ -84,12 +83,16 @@ def default_leader_election_namespace(
         return "default"
 
 
+# The release of upstream's operator whose output this operator generates (make compat, the 2a6da14c
+# set). New graphs are stamped with it: the origin version keys upstream's behaviour gates (vLLM
+# multinode's executor, the worker-hash era), so it must be a version of upstream's line. The
+# package's own version (0.x) would make every new vLLM multinode graph take Ray, the pre-1.0 default.
+UPSTREAM_RELEASE = "1.5.0"
+
+
 def default_operator_version() -> str:
-    """The installed package's version (what `dynamo-operator version` prints), "unknown" without one."""
-    try:
-        return metadata.version("dynamo-operator")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    """The origin version new graphs are stamped with by default: `UPSTREAM_RELEASE`."""
+    return UPSTREAM_RELEASE
 
 
 @dataclass(frozen=True, slots=True)
@@ -464,9 +467,10 @@ def build_parser() -> argparse.ArgumentParser:
     dynamo.add_argument(
         "--operator-version",
         default=default_operator_version(),
-        help="stamped on new graphs as nvidia.com/dynamo-operator-origin-version; vLLM multinode "
-        "workers of graphs stamped >= 1.0.0 default to multiprocessing, others to Ray (default: the "
-        "package version, %(default)s)",
+        help="stamped on new graphs as nvidia.com/dynamo-operator-origin-version, a version of "
+        "upstream's operator whose behaviour gates it keys: vLLM multinode workers of graphs stamped "
+        ">= 1.0.0 default to multiprocessing, others to Ray (default: the upstream release this "
+        "operator generates as, %(default)s)",
     )
     dynamo.add_argument(
         "--nats-address",

@@ -15,11 +15,14 @@ from dynamo_operator.app import manager_options, run_operator
 from dynamo_operator.flags import (
     DEFAULT_GC_THRESHOLD,
     DEFAULT_LEADER_ELECTION_ID,
+    UPSTREAM_RELEASE,
     OperatorOptions,
     build_parser,
     default_leader_election_namespace,
     options_from_args,
 )
+from dynamo_operator.internal.consts import ANNOTATION_ORIGIN_VERSION
+from dynamo_operator.internal.dynamo.component.backends import vllm_executor
 
 
 def parse(*argv: str) -> OperatorOptions:
@@ -131,9 +134,11 @@ def test_group_kind_concurrency_is_empty_by_default() -> None:
     assert manager_options(parse()).group_kind_concurrency == {}
 
 
-def test_operator_version_defaults_to_the_package_version() -> None:
-    """Without --operator-version, new graphs are stamped with the version `version` prints."""
-    assert parse().operator_version == package_version()
+def test_operator_version_defaults_to_the_upstream_release_generated_as() -> None:
+    """Without --operator-version, new graphs are stamped with a version of upstream's line (not this
+    package's 0.x), so a new vLLM multinode graph gets multiprocessing workers, as upstream's."""
+    assert parse().operator_version == UPSTREAM_RELEASE
+    assert vllm_executor({ANNOTATION_ORIGIN_VERSION: parse().operator_version}) == "mp"
 
 
 @pytest.mark.parametrize(
