@@ -29,6 +29,11 @@ from dynamo_operator.api.v1alpha1.markers import Cel, IntOrString, K8sType, List
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+# Run as a script under PYTHONSAFEPATH (the Makefile sets it) its own directory is not on sys.path.
+if str(Path(__file__).parent) not in sys.path:
+    sys.path.append(str(Path(__file__).parent))
+import generated_files
+
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "docs" / "reference"
 K8S_DOCS = "https://kubernetes.io/docs/reference/generated/kubernetes-api/v1.33/"
@@ -421,19 +426,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="fail when a committed page differs")
     args = parser.parse_args(argv)
-    stale = []
-    for path, text in generated().items():
-        if args.check:
-            if not path.exists() or path.read_text() != text:
-                stale.append(path)
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        print(f"wrote {path.relative_to(REPO)} ({len(text)} bytes)")
-    if stale:
-        print("stale API reference (run make manifests): " + ", ".join(map(str, stale)), file=sys.stderr)
-        return 1
-    return 0
+    return generated_files.sync(generated(), check=args.check)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,11 @@ from pathlib import Path
 
 from dynamo_operator.internal.optional_api_table import Rule, rbac_rules
 
+# Run as a script under PYTHONSAFEPATH (the Makefile sets it) its own directory is not on sys.path.
+if str(Path(__file__).parent) not in sys.path:
+    sys.path.append(str(Path(__file__).parent))
+import generated_files
+
 REPO = Path(__file__).resolve().parent.parent
 ROLE = REPO / "config" / "rbac" / "role.yaml"
 BEGIN = "  # BEGIN optional APIs (make manifests writes them from internal/optional_api_table.py)"
@@ -64,16 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="fail when role.yaml differs from the table")
     args = parser.parse_args(argv)
-    current = ROLE.read_text()
-    wanted = generated(current)
-    if args.check:
-        if current != wanted:
-            print(f"stale {ROLE.relative_to(REPO)} (run make manifests)", file=sys.stderr)
-            return 1
-        return 0
-    ROLE.write_text(wanted)
-    print(f"wrote the optional APIs' rules into {ROLE.relative_to(REPO)}")
-    return 0
+    return generated_files.sync({ROLE: generated(ROLE.read_text())}, check=args.check)
 
 
 if __name__ == "__main__":

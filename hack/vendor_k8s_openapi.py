@@ -28,6 +28,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+# Run as a script under PYTHONSAFEPATH (the Makefile sets it) its own directory is not on sys.path.
+if str(Path(__file__).parent) not in sys.path:
+    sys.path.append(str(Path(__file__).parent))
+import generated_files
+
 REPO = Path(__file__).resolve().parent.parent
 OUTPUT = REPO / "api" / "v1alpha1" / "k8s_schemas.json"
 TOOLS_MODULE = REPO / "hack" / "tools" / "k8s"
@@ -264,14 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if the committed file differs")
     args = parser.parse_args(argv)
     text = render(closure(load_documents(args.kubeconfig)))
-    if args.check:
-        if OUTPUT.read_text() != text:
-            print(f"{OUTPUT} is stale: run hack/vendor_k8s_openapi.py", file=sys.stderr)
-            return 1
-        return 0
-    OUTPUT.write_text(text)
-    print(f"wrote {OUTPUT.relative_to(REPO)} ({len(text)} bytes)")
-    return 0
+    return generated_files.sync({OUTPUT: text}, check=args.check, fix="hack/vendor_k8s_openapi.py")
 
 
 if __name__ == "__main__":

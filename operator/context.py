@@ -1,7 +1,7 @@
 """What the operator learns at start-up and hands to the controllers: flags and optional APIs, as
 one `Settings` (`settings_from`).
 
-Optional APIs are asked of discovery once per API (`optional_apis` names them). A 404
+Optional APIs are asked of discovery once per group/version (`optional_apis` names them). A 404
 for the group/version, or an answer that does not list the resource, means "not served". An error
 that may pass (no connection, timeout, 5xx, 429) is retried with backoff, bounded; one that will not
 (401, 403, ...) or retries that run out leave the API *unknown*: it starts as not served, with a
@@ -92,15 +92,25 @@ def is_transient(err: BaseException) -> bool:
     return isinstance(err, TimeoutError) or is_retriable(err, idempotent=True)
 
 
-async def ask(
+class _Unknown:
+    """Discovery could not tell (an error that would not pass, or retries that ran out)."""
+
+
+UNKNOWN = _Unknown()
+# What discovery said of one group/version: its resources, None for a 404, or UNKNOWN.
+Listing = list[dict[str, Any]] | None | _Unknown
+
+
+async def list_group_version(
     discovery: Discovery,
-    api: OptionalApi,
+    group_version: str,
     *,
     retry: DiscoveryRetry = DEFAULT_DISCOVERY_RETRY,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     rng: random.Random | None = None,
-) -> Answer:
-    """Whether discovery serves `api`; None when it could not tell (see the module docstring)."""
+) -> Listing:
+    """Discovery's resources of `group_version`, retried while the error may pass; UNKNOWN when it
+    could not tell (see the module docstring)."""
     jitter = rng or random.Random()
 
     def wait(state: RetryCallState) -> float:
@@ -111,7 +121,7 @@ async def ask(
         err = state.outcome.exception() if state.outcome is not None else None
         log.info(
             "API discovery failed; retrying",
-            group_version=api.group_version,
+            group_version=group_version,
             attempt=state.attempt_number,
             error=str(err),
         )
@@ -126,16 +136,35 @@ async def ask(
             reraise=True,
         ):
             with attempt:
-                resources = await discovery.api_resources(api.group_version)
+                resources = await discovery.api_resources(group_version)
     except Exception as err:  # detection must never stop the operator from starting
         log.warning(
-            "API discovery failed; starting without this API until its CRD is seen",
-            api=api.name,
-            group_version=api.group_version,
+            "API discovery failed; starting without its APIs until their CRDs are seen",
+            apis=sorted(api.name for api in OPTIONAL_APIS if api.group_version == group_version),
+            group_version=group_version,
             error=f"{type(err).__name__}: {err}",
         )
-        return None
-    return discovery_serves(api, resources)
+        return UNKNOWN
+    return resources
+
+
+def answer_of(api: OptionalApi, listing: Listing) -> Answer:
+    """Whether `api` is served, from the listing of its group/version (None when it could not tell)."""
+    return None if isinstance(listing, _Unknown) else discovery_serves(api, listing)
+
+
+async def ask(
+    discovery: Discovery,
+    api: OptionalApi,
+    *,
+    retry: DiscoveryRetry = DEFAULT_DISCOVERY_RETRY,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    rng: random.Random | None = None,
+) -> Answer:
+    """Whether discovery serves `api`; None when it could not tell (see the module docstring)."""
+    return answer_of(
+        api, await list_group_version(discovery, api.group_version, retry=retry, sleep=sleep, rng=rng)
+    )
 
 
 async def detect_answers(
@@ -145,11 +174,14 @@ async def detect_answers(
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     rng: random.Random | None = None,
 ) -> dict[str, Answer]:
-    """Every optional API's answer from discovery, asked concurrently."""
-    found = await asyncio.gather(
-        *(ask(discovery, api, retry=retry, sleep=sleep, rng=rng) for api in OPTIONAL_APIS)
+    """Every optional API's answer from discovery: each group/version asked once (Grove's PodCliqueSet
+    and ClusterTopologyBinding share grove.io/v1alpha1), the group/versions concurrently."""
+    group_versions = sorted({api.group_version for api in OPTIONAL_APIS})
+    listings = await asyncio.gather(
+        *(list_group_version(discovery, gv, retry=retry, sleep=sleep, rng=rng) for gv in group_versions)
     )
-    return {api.name: answer for api, answer in zip(OPTIONAL_APIS, found, strict=True)}
+    by_group_version = dict(zip(group_versions, listings, strict=True))
+    return {api.name: answer_of(api, by_group_version[api.group_version]) for api in OPTIONAL_APIS}
 
 
 def capabilities_from_answers(answers: Mapping[str, Answer]) -> Capabilities:

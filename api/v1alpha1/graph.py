@@ -138,13 +138,19 @@ _SERVICE_KEY_RULES = (
 )
 
 
+# "A graph has at least one service", stated once: the schema refuses an empty graph with this message,
+# and generation (internal/dynamo/graph/generate.py), which also sees graphs no API server admitted
+# (`render`'s files, v1beta1 graphs through their v1alpha1 view), refuses it with the same words.
+SERVICES_REQUIRED = "at least one service is required"
+
+
 class DynamoGraphDeploymentSpec(ApiModel):
     """Desired state of a graph: its services, shared PVCs and environment, backend and restarts."""
 
     __cel__ = (
         Cel(
             rule="has(self.services) && size(self.services) > 0",
-            message="at least one service is required",
+            message=SERVICES_REQUIRED,
             field_path=".services",
             reason="FieldValueRequired",
         ),

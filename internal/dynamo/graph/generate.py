@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dynamo_operator.api.v1alpha1.graph import SERVICES_REQUIRED
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.context import GenContext
@@ -380,7 +381,7 @@ def validate_graph(dgd: Any, ctx: GenContext, *, worker_hash: str | None = None)
     meta = _meta(obj)
     services = services_of(obj)
     if not services:
-        raise GenerationError("spec.services", "at least one service is required")
+        raise GenerationError("spec.services", SERVICES_REQUIRED)
     check_unique_names(str(meta["name"]), services)
     wh = worker_hash or graph_worker_hash(obj)
     problems = naming.name_problems(

@@ -149,6 +149,17 @@ async def test_every_optional_api_is_asked_and_answered_separately() -> None:
     assert set(stub.calls) == {api.group_version for api in OPTIONAL_APIS}
 
 
+async def test_each_group_version_is_asked_once_even_when_apis_share_it() -> None:
+    """Grove's PodCliqueSet and ClusterTopologyBinding both live in grove.io/v1alpha1: one request
+    answers both."""
+    grove = [api for api in OPTIONAL_APIS if api.group_version == "grove.io/v1alpha1"]
+    assert len(grove) >= 2  # the case this test is about
+    stub = StubDiscovery({"grove.io/v1alpha1": [[entry for api in grove for entry in served(api)]]})
+    answers = await detect_answers(stub, retry=RETRY, sleep=Sleeps())
+    assert all(answers[api.name] is True for api in grove)
+    assert stub.calls == {gv: 1 for gv in {api.group_version for api in OPTIONAL_APIS}}
+
+
 def test_unknown_starts_as_not_served() -> None:
     """Nothing is generated for an API that may be missing; the CRD watch settles it later."""
     assert capabilities_from_answers({"lws": None, "istio": True}) == Capabilities(istio=True)

@@ -10,7 +10,8 @@ import gen_rbac
 import pytest
 import yaml
 from dynamo_operator.internal import kinds
-from dynamo_operator.internal.dynamo.common.context import Capabilities
+from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext
+from dynamo_operator.internal.dynamo.graph.generate import missing_apis
 from dynamo_operator.internal.optional_api_table import (
     OPTIONAL_APIS,
     OptionalApi,
@@ -78,9 +79,11 @@ def test_apis_with_kinds_name_the_reconciler_that_watches_them() -> None:
     assert all(api.owner in (Owner.GRAPH, Owner.COMPONENT) for api in OPTIONAL_APIS if api.kinds)
 
 
-def test_add_ons_are_local_cluster_add_ons() -> None:
+def test_add_ons_are_exactly_the_tables() -> None:
+    """hack/cluster_addons.py is standard library only and cannot read the table, so this is the check
+    that keeps them one list: every add-on the table names exists, and every add-on serves an entry."""
     named = {api.addon for api in OPTIONAL_APIS if api.addon}
-    assert named and named <= set(cluster_addons.ADDONS)
+    assert named and named == set(cluster_addons.ADDONS)
 
 
 # --- the entry added through the table alone: Grove's ClusterTopologyBinding ----------------------------
@@ -104,3 +107,32 @@ def test_grove_cluster_topology_is_granted_read_only() -> None:
         for verb in rule["verbs"]
     }
     assert granted == {"get", "list", "watch"}
+
+
+# --- generation names the table's APIs ------------------------------------------------------------------
+# Generation is pure and cannot import the table (import-linter), so `missing_apis` keeps its own words
+# for each API a feature needs; these cases check that it names exactly the entry's resource.
+
+FEATURES = [
+    pytest.param("lws", {"componentType": "worker", "multinode": {"nodeCount": 2}}, id="multinode"),
+    pytest.param(
+        "istio",
+        {"componentType": "frontend", "ingress": {"enabled": True, "host": "h", "useVirtualService": True}},
+        id="virtual-service",
+    ),
+    pytest.param(
+        "gateway_inference_extension", {"componentType": "epp", "eppConfig": {"config": {}}}, id="epp"
+    ),
+    pytest.param("dra", {"componentType": "worker", "gpuMemoryService": {"enabled": True}}, id="gpu-memory"),
+]
+
+
+@pytest.mark.parametrize(("name", "spec"), FEATURES)
+def test_missing_apis_name_the_entrys_resource(name: str, spec: dict[str, object]) -> None:
+    entry = next(api for api in OPTIONAL_APIS if api.name == name)
+    every = {f.name: True for f in dataclasses.fields(Capabilities)}
+    graph = {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment"}
+    graph |= {"metadata": {"name": "g", "namespace": "ns"}, "spec": {"services": {"S": spec}}}
+    ctx = GenContext(namespace="ns", capabilities=Capabilities(**(every | {name: False})))
+    [err] = missing_apis(graph, ctx)
+    assert err.api == f"{entry.probe.api_version} {entry.probe.kind}"

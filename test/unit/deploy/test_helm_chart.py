@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 import yaml
 from dynamo_operator.flags import build_parser
+from dynamo_operator.internal import optional_api_table
+from dynamo_operator.internal.client import resource
 from testsupport import manifests
 from testsupport.manifests import helm
 
@@ -197,17 +199,45 @@ def test_service_monitor_scrapes_like_config_prometheus() -> None:
     assert endpoint == their
 
 
+def _cluster_scoped_rule(rule: Obj) -> bool:
+    """Whether a rule names cluster-scoped resources, as the operator's descriptors say (namespaced=False)."""
+    unscoped = {
+        (r.group, r.plural)
+        for module in (resource, optional_api_table)
+        for r in vars(module).values()
+        if isinstance(r, resource.Resource) and not r.namespaced
+    }
+    return (rule["apiGroups"][0], rule["resources"][0].split("/")[0]) in unscoped
+
+
 def test_restricted_mode_puts_the_rules_in_a_role_of_the_target_namespace() -> None:
-    """--namespace=<target>; every namespaced rule of config/rbac in a Role there; only reading CRDs
-    stays cluster-wide."""
+    """--namespace=<target>; every namespaced rule of config/rbac in a Role there; only the rules on
+    cluster-scoped resources (CRDs, ClusterTopologyBindings) stay cluster-wide."""
     objs = render("namespaceRestriction.enabled=true", "namespaceRestriction.targetNamespace=team")
     assert "--namespace=team" in args(objs)
     role = the(objs, "Role", "-manager-role")
     assert role["metadata"]["namespace"] == "team"
     rules = yaml.safe_load((CHART / "files" / "manager-role.yaml").read_text())["rules"]
-    assert role["rules"] == [r for r in rules if r["apiGroups"] != ["apiextensions.k8s.io"]]
+    assert role["rules"] == [r for r in rules if not _cluster_scoped_rule(r)]
     crd_reader = the(objs, "ClusterRole", "-crd-reader")
-    assert crd_reader["rules"] == [r for r in rules if r["apiGroups"] == ["apiextensions.k8s.io"]]
+    assert crd_reader["rules"] == [r for r in rules if _cluster_scoped_rule(r)]
+
+
+def test_restricted_mode_grants_cluster_topology_bindings_cluster_wide() -> None:
+    """A Role grants nothing on a cluster-scoped resource: Grove's ClusterTopologyBindings are read
+    through the ClusterRole, never listed in the namespaced Role."""
+    objs = render("namespaceRestriction.enabled=true")
+    granted = [r for r in the(objs, "ClusterRole", "-crd-reader")["rules"] if "grove.io" in r["apiGroups"]]
+    assert granted == [
+        {
+            "apiGroups": ["grove.io"],
+            "resources": ["clustertopologybindings"],
+            "verbs": ["get", "list", "watch"],
+        }
+    ]
+    assert all(
+        "clustertopologybindings" not in r["resources"] for r in the(objs, "Role", "-manager-role")["rules"]
+    )
     assert "dynamo-operator-manager-role" not in {
         o["metadata"]["name"] for o in objs if o["kind"] == "ClusterRole"
     }
