@@ -72,21 +72,26 @@ def _frontend(dyn_ns: str) -> ComponentDefaults:
     )
 
 
+def _system_port_probes() -> dict[str, dict[str, Any]]:
+    """The probes of components that serve Dynamo's system port (workers, the planner): timeouts below
+    the period (4 < 5); one failed liveness check restarts the pod; up to 2 h to load a model."""
+    return {
+        "livenessProbe": http_probe(
+            "/live", c.SYSTEM_PORT_NAME, periodSeconds=5, timeoutSeconds=4, failureThreshold=1
+        ),
+        "readinessProbe": http_probe(
+            "/health", c.SYSTEM_PORT_NAME, periodSeconds=10, timeoutSeconds=4, failureThreshold=3
+        ),
+        "startupProbe": http_probe(
+            "/live", c.SYSTEM_PORT_NAME, periodSeconds=10, timeoutSeconds=5, failureThreshold=720
+        ),
+    }
+
+
 def _worker() -> ComponentDefaults:
     return ComponentDefaults(
         ports=[port(c.SYSTEM_PORT_NAME, c.SYSTEM_PORT), port(c.NIXL_PORT_NAME, c.NIXL_PORT)],
-        probes={
-            # Timeouts below the period (4 < 5); one failed liveness check restarts the pod.
-            "livenessProbe": http_probe(
-                "/live", c.SYSTEM_PORT_NAME, periodSeconds=5, timeoutSeconds=4, failureThreshold=1
-            ),
-            "readinessProbe": http_probe(
-                "/health", c.SYSTEM_PORT_NAME, periodSeconds=10, timeoutSeconds=4, failureThreshold=3
-            ),
-            "startupProbe": http_probe(
-                "/live", c.SYSTEM_PORT_NAME, periodSeconds=10, timeoutSeconds=5, failureThreshold=720
-            ),
-        },
+        probes=_system_port_probes(),
         env=[
             env(c.ENV_DYN_SYSTEM_ENABLED, "true"),
             env(c.ENV_DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS, '["generate"]'),
@@ -103,17 +108,7 @@ def _worker() -> ComponentDefaults:
 def _planner(service_account: str) -> ComponentDefaults:
     return ComponentDefaults(
         ports=[port(c.METRICS_PORT_NAME, c.PLANNER_METRICS_PORT), port(c.SYSTEM_PORT_NAME, c.SYSTEM_PORT)],
-        probes={
-            "livenessProbe": http_probe(
-                "/live", c.SYSTEM_PORT_NAME, periodSeconds=5, timeoutSeconds=4, failureThreshold=1
-            ),
-            "readinessProbe": http_probe(
-                "/health", c.SYSTEM_PORT_NAME, periodSeconds=10, timeoutSeconds=4, failureThreshold=3
-            ),
-            "startupProbe": http_probe(
-                "/live", c.SYSTEM_PORT_NAME, periodSeconds=10, timeoutSeconds=5, failureThreshold=720
-            ),
-        },
+        probes=_system_port_probes(),
         env=[
             env(c.ENV_PLANNER_PROMETHEUS_PORT, str(c.PLANNER_METRICS_PORT)),
             env(c.ENV_DYN_SYSTEM_PORT, str(c.SYSTEM_PORT)),
