@@ -218,9 +218,11 @@ async def test_multinode_service_becomes_a_scaling_group_of_leader_and_worker_cl
     cliques = {c["name"]: c for c in template["cliques"]}
     assert cliques["worker-ldr"]["spec"]["replicas"] == 1
     assert cliques["worker-wkr"]["spec"]["replicas"] == 1
-    # Ray (the graph carries no origin version): workers join the head on the leader pod.
+    # Multiprocessing (a new graph is stamped with an origin version >= 1.0.0): workers reach the
+    # leader pod's master port.
     worker_args = " ".join(cliques["worker-wkr"]["spec"]["podSpec"]["containers"][0]["args"])
-    assert "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-worker-ldr-0.$(GROVE_HEADLESS_SERVICE):6379" in worker_args
+    leader = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-worker-ldr-0.$(GROVE_HEADLESS_SERVICE)"
+    assert f"--distributed-executor-backend mp --nnodes 2 --master-addr {leader} --master-port" in worker_args
 
 
 async def test_replicas_reach_the_pod_clique_through_its_scale_subresource(
