@@ -141,19 +141,22 @@ def test_wait_ends_at_once_when_the_head_answers(reserved_port: socket.socket) -
     proc = _start(reserved_port.getsockname()[1], wait_seconds=60)
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0
-    assert out.splitlines() == [
-        f"ray head 127.0.0.1:{reserved_port.getsockname()[1]} answers after 0s: starting the worker"
-    ]
+    [line] = out.splitlines()
+    assert line.startswith(f"ray head 127.0.0.1:{reserved_port.getsockname()[1]} answers after ")
+    assert line.endswith(": starting the worker")
 
 
 def test_wait_holds_until_a_late_head_answers(reserved_port: socket.socket) -> None:
     """A head that starts late: the wait logs that it waits, then ends with 0 once the head listens."""
     proc = _start(reserved_port.getsockname()[1], wait_seconds=60)
     assert proc.stdout is not None
-    first = proc.stdout.readline()  # printed after the first refused attempt
-    assert first.startswith(f"waiting for ray head 127.0.0.1:{reserved_port.getsockname()[1]} (0s of 60s)")
-    reserved_port.listen()
-    rest, _ = proc.communicate(timeout=30)
+    try:
+        first = proc.stdout.readline()  # printed after the first refused attempt
+        assert first.startswith(f"waiting for ray head 127.0.0.1:{reserved_port.getsockname()[1]} (")
+        reserved_port.listen()
+        rest, _ = proc.communicate(timeout=30)
+    finally:
+        proc.kill()  # a no-op once it has ended; a failed assertion leaves no waiting process behind
     assert proc.returncode == 0
     assert rest.splitlines()[-1].endswith(": starting the worker")
 
@@ -166,3 +169,21 @@ def test_wait_gives_up_with_a_clear_line_after_its_bound(reserved_port: socket.s
     [line] = err.splitlines()
     assert line.startswith(f"ray head 127.0.0.1:{reserved_port.getsockname()[1]} did not answer within 0s")
     assert line.endswith(": giving up")
+
+
+def test_the_generated_shell_line_runs_the_wait(reserved_port: socket.socket) -> None:
+    """The LWS worker's init container line, as generated, under /bin/sh with LWS's env: its quoting
+    holds and it ends at once against a listening head (only the port is moved off 6379)."""
+    reserved_port.listen()
+    port = reserved_port.getsockname()[1]
+    [init] = pod_template(_graph(), "W", role="worker")["spec"]["initContainers"]
+    line = init["args"][0].replace("LEADER_PORT=6379", f"LEADER_PORT={port}")
+    path = f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = {**os.environ, "PATH": path, "LWS_LEADER_ADDRESS": "127.0.0.1"}
+    done = subprocess.run(
+        [*init["command"], line], check=False, env=env, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0
+    [line_out] = done.stdout.splitlines()
+    assert line_out.startswith(f"ray head 127.0.0.1:{port} answers after ")
+    assert line_out.endswith(": starting the worker")
