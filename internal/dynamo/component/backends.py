@@ -17,6 +17,7 @@ from typing import Any
 from dynamo_operator.api.v1alpha1.graph import BackendFramework
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.component.ray_head_wait import ray_head_wait_init_container
 from dynamo_operator.internal.dynamo.pod.merge import env, field_env, merge_env
 
 LWS_LEADER_HOST = "$(LWS_LEADER_ADDRESS)"
@@ -268,6 +269,10 @@ def _vllm_multinode(
                 f"ray start --head --port={c.VLLM_RAY_PORT} && {line} --distributed-executor-backend ray"
             ]
         else:
+            # The init container is built from the container as the user gave it (its image).
+            extras = PodExtras(
+                init_containers=[ray_head_wait_init_container(container, addr.leader_host_shell)]
+            )
             container["command"] = ["/bin/sh", "-c"]
             container["args"] = [f"ray start --address={addr.leader_host}:{c.VLLM_RAY_PORT} --block"]
     elif world * dp > gpus:

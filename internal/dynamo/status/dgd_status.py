@@ -53,7 +53,9 @@ def explain(
     """`verdict` with what the DCDs cannot tell: `keep_serving`, the sentence saying old workers
     serve until new ones are ready; `missing_pvcs`, user PVCs the graph names that do not exist
     (the graph is not ready without them)."""
-    out = GraphStatus(ready=verdict.ready, message=verdict.message, services=verdict.services)
+    out = GraphStatus(
+        ready=verdict.ready, message=verdict.message, services=verdict.services, reason=verdict.reason
+    )
     if keep_serving:
         out.message += f"; {keep_serving}"
     if missing_pvcs:
@@ -83,7 +85,7 @@ def synced_status(
     elif verdict.ready:
         condition = Condition(READY, "True", REASON_ALL_READY, verdict.message)
     else:
-        condition = Condition(READY, "False", REASON_SOME_NOT_READY, verdict.message)
+        condition = Condition(READY, "False", verdict.reason or REASON_SOME_NOT_READY, verdict.message)
     status: dict[str, Any] = {
         "observedGeneration": generation,
         "state": STATE_SUCCESSFUL if ready else STATE_PENDING,

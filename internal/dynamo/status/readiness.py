@@ -17,6 +17,7 @@ from typing import Any
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo.status import conditions
 from dynamo_operator.internal.dynamo.status.conditions import Condition
+from dynamo_operator.internal.dynamo.status.not_ready_reason import aggregate, component_not_ready_reason
 from dynamo_operator.internal.dynamo.status.pod_diagnosis import Diagnosis
 from dynamo_operator.internal.timestamps import epoch_seconds
 
@@ -238,14 +239,19 @@ class GraphStatus:
     ready: bool
     message: str
     services: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The `Ready` reason when not ready (not_ready_reason.py); "" lets the status writer use its
+    # generic one (a pathway that does not classify).
+    reason: str = ""
 
 
 def graph_status(
     services: Mapping[str, Mapping[str, Any]], dcds: Mapping[str, Mapping[str, Any] | None]
 ) -> GraphStatus:
-    """Ready iff every service's DCD has rolled; the message names each service that has not."""
+    """Ready iff every service's DCD has rolled; the message names each service that has not, and
+    the reason classes them (capacity, updating, pods not ready: `not_ready_reason`)."""
     out = GraphStatus(ready=True, message="")
     waiting: list[str] = []
+    classes: list[str] = []
     zero: list[str] = []
     for svc in sorted(services):
         spec = services[svc] or {}
@@ -260,8 +266,10 @@ def graph_status(
             continue
         out.ready = False
         waiting.append(f"{svc}: {_service_message(dcd, replicas)}")
+        classes.append(component_not_ready_reason(dcd))
     if waiting:
         out.message = "; ".join(waiting)
+        out.reason = aggregate(classes)
     else:
         out.message = "All resources are ready" + (f"; scaled to zero: {', '.join(zero)}" if zero else "")
     return out

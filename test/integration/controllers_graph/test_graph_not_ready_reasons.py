@@ -61,8 +61,8 @@ async def test_unschedulable_pods_are_named_with_the_schedulers_reason(
     api: Client, operator: RunningOperator, ns: str
 ) -> None:
     """The worker's pods cannot schedule (their claim does not exist): the DGD's Ready message and
-    the DCD's Available condition say so with the scheduler's words; once the mount is gone the
-    reason goes and the graph becomes Ready."""
+    the DCD's Available condition say so with the scheduler's words, and the DGD's Ready reason is
+    `insufficient_capacity`; once the mount is gone the reason goes and the graph becomes Ready."""
     await api.apply(kinds.DGD, graph(ns, mount=True), field_manager=TEST_FIELD_MANAGER)
 
     def explains(dgd: dict[str, Any]) -> bool:
@@ -80,7 +80,8 @@ async def test_unschedulable_pods_are_named_with_the_schedulers_reason(
         interval=0.25,
     )
     ready = condition(dgd, "Ready")
-    assert ready["status"] == "False"
+    # Pods that cannot be placed: the graph's reason says capacity, not plain not-ready.
+    assert (ready["status"], ready["reason"]) == ("False", "insufficient_capacity")
     assert "Frontend" not in ready["message"]  # a ready service is not listed
     dcd = await dcd_of(api, ns, "why", "Worker")
     assert dcd is not None
