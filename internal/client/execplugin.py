@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import datetime
 import json
 import os
 import re
@@ -20,6 +19,7 @@ from typing import Any
 
 from dynamo_operator.internal.client.kubeconfig import ConfigError
 from dynamo_operator.internal.clock import Clock, RealClock
+from dynamo_operator.internal.timestamps import parse_rfc3339
 
 API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 EXEC_INFO_ENV = "KUBERNETES_EXEC_INFO"
@@ -244,12 +244,9 @@ def _expiry(where: str, status: Mapping[str, Any]) -> float | None:
     stamp = status.get("expirationTimestamp")
     if not stamp:
         return None
-    try:
-        when = datetime.datetime.fromisoformat(str(stamp))
-    except ValueError:
-        raise ConfigError(f"{where}: expirationTimestamp {stamp!r} is not an RFC 3339 time") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.UTC)
+    when = parse_rfc3339(str(stamp))
+    if when is None:
+        raise ConfigError(f"{where}: expirationTimestamp {stamp!r} is not an RFC 3339 time")
     return when.timestamp()
 
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from dynamo_operator.internal.timestamps import parse_rfc3339
+
 # Lease times are MicroTime: RFC 3339 with exactly six fractional digits.
 _MICRO_TIME = "%Y-%m-%dT%H:%M:%S.%fZ"
 
@@ -15,9 +17,13 @@ def format_micro_time(when: datetime) -> str:
 
 
 def parse_micro_time(text: str | None) -> datetime | None:
+    """A Lease time (None when unset); ValueError when it is set but is no timestamp."""
     if not text:
         return None
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    when = parse_rfc3339(text)
+    if when is None:
+        raise ValueError(f"not an RFC 3339 time: {text!r}")
+    return when
 
 
 @dataclass(frozen=True, slots=True)

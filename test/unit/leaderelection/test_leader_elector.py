@@ -348,3 +348,10 @@ async def test_lease_requests_never_wait_behind_the_operators_own() -> None:
     await asyncio.gather(task, return_exceptions=True)
     assert started == [Priority.NORMAL]
     assert seen and set(seen) == {Priority.EXEMPT}
+
+
+def test_a_lease_time_that_is_no_timestamp_is_refused_and_an_unset_one_is_none() -> None:
+    """Lease times are read by the shared RFC 3339 reader (internal/timestamps.py)."""
+    assert parse_micro_time(None) is None and parse_micro_time("") is None
+    with pytest.raises(ValueError, match="not an RFC 3339 time"):
+        parse_micro_time("yesterday")
