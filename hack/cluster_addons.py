@@ -65,6 +65,9 @@ GROVE = Addon(
     "run `make cluster-bins` (fetches Grove's API module, whose CRDs it installs, with `go mod download`)",
     binary_env="GROVE_OPERATOR",
 )
+# One per optional API whose entry in internal/optional_api_table.py names an `addon` (this file is
+# standard library only and cannot read the table: test/unit/controllers/test_optional_api_table.py
+# checks that the two name the same add-ons).
 ADDONS: dict[str, Addon] = {a.name: a for a in (LWS, GROVE)}
 # Every add-on listens on these, each on its own loopback port.
 PORT_ROLES = ("webhook", "health", "metrics")

@@ -7,6 +7,7 @@ shape, owned or only read), its `render --with-...` flag, the RBAC rules it need
 cluster's add-on that serves it. The readers:
 
 - detection (operator/optional_apis.py, operator/context.py, operator/optional_api_watch.py);
+- the APIs generation tells a graph it lacks (internal/dynamo/common/needs.py, checked here at import);
 - `Capabilities` (internal/dynamo/common/context.py): generation is pure and cannot import this table, so the
   dataclass keeps one typed field per entry; each entry names its field through an accessor mypy
   checks (`lambda c: c.lws`), and `_field_of` turns that into the name, so there is no string to match;
@@ -38,6 +39,7 @@ from dynamo_operator.internal.controller.predicates import (
     Predicate,
 )
 from dynamo_operator.internal.dynamo.common.context import Capabilities
+from dynamo_operator.internal.dynamo.common.needs import NEEDS
 
 Obj = dict[str, Any]
 Mapper = Callable[[Obj], Iterable[str]]
@@ -337,6 +339,18 @@ def _check_one_entry_per_field() -> None:
 _check_one_entry_per_field()  # at import: a field without an entry (or two entries for one) never runs
 
 BY_NAME: Final = {api.name: api for api in OPTIONAL_APIS}
+
+
+def _check_needs() -> None:
+    """Generation names the API a feature needs (internal/dynamo/common/needs.py) for its error
+    message; the entry of the capability the need reads is the authority on what that API is."""
+    for need in NEEDS:
+        probe = BY_NAME[_field_of(need.capability)].probe
+        if need.api != f"{probe.api_version} {probe.kind}":
+            raise TypeError(f"a need names {need.api!r}, its entry's API is {probe.api_version} {probe.kind}")
+
+
+_check_needs()  # at import, like _check_one_entry_per_field
 # The APIs a CustomResourceDefinition makes served (what `OptionalApiWatch` follows).
 CRD_APIS: Final = tuple(api for api in OPTIONAL_APIS if not api.builtin)
 CRD_NAMES: Final = frozenset(api.crd_name for api in CRD_APIS)

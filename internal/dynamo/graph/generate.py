@@ -12,6 +12,7 @@ from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError, NameCollisionError
 from dynamo_operator.internal.dynamo.common.hashing import stamp_hash
+from dynamo_operator.internal.dynamo.common.needs import NEEDS
 from dynamo_operator.internal.dynamo.common.not_implemented import check_graph as check_not_implemented_graph
 from dynamo_operator.internal.dynamo.common.objects import as_dict, envelope
 from dynamo_operator.internal.dynamo.component.backends import detect_backend
@@ -492,29 +493,11 @@ def missing_apis(dgd: Any, ctx: GenContext, *, grove: bool = False) -> list[Miss
         field = f"spec.services.{svc}"
         if gms_enabled(spec) and not caps.dra:
             out.append(missing_dra(f"{field}.gpuMemoryService.enabled"))
-        if spec.get("multinode") is not None and not caps.lws and not grove:
-            api = f"{c.LWS_GROUP}/v1 LeaderWorkerSet"
-            out.append(
-                MissingAPIError(
-                    f"{field}.multinode",
-                    api,
-                    f"multinode needs the {api} API; install LeaderWorkerSet or make the service single-node",
-                )
-            )
-        ingress = spec.get("ingress") or {}
-        if ingress.get("enabled") and ingress.get("useVirtualService") and not caps.istio:
-            out.append(
-                MissingAPIError(
-                    f"{field}.ingress.useVirtualService",
-                    f"{c.ISTIO_API_VERSION} VirtualService",
-                    "a VirtualService needs Istio; install it or use an Ingress",
-                )
-            )
-        if spec.get("componentType") == c.COMPONENT_EPP and not caps.gateway_inference_extension:
-            api = f"{c.GATEWAY_INFERENCE_GROUP}/v1 InferencePool"
-            out.append(
-                MissingAPIError(f"{field}.componentType", api, f"an epp component needs the {api} API")
-            )
+        out.extend(
+            MissingAPIError(f"{field}.{need.field}", need.api, need.text())
+            for need in NEEDS
+            if need.uses(spec, grove) and not need.capability(caps)
+        )
     return out
 
 

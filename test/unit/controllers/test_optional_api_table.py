@@ -9,8 +9,9 @@ import cluster_addons
 import gen_rbac
 import pytest
 import yaml
-from dynamo_operator.internal import kinds
+from dynamo_operator.internal import kinds, optional_api_table
 from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext
+from dynamo_operator.internal.dynamo.common.needs import NEEDS
 from dynamo_operator.internal.dynamo.graph.generate import missing_apis
 from dynamo_operator.internal.optional_api_table import (
     OPTIONAL_APIS,
@@ -84,6 +85,21 @@ def test_add_ons_are_exactly_the_tables() -> None:
     that keeps them one list: every add-on the table names exists, and every add-on serves an entry."""
     named = {api.addon for api in OPTIONAL_APIS if api.addon}
     assert named and named == set(cluster_addons.ADDONS)
+
+
+def test_every_need_names_the_api_of_the_entry_it_reads() -> None:
+    """What generation tells a graph it lacks (common/needs.py) is the table's API."""
+    by_name = {api.name: api for api in OPTIONAL_APIS}
+    for need in NEEDS:
+        probe = by_name[optional_api_table._field_of(need.capability)].probe
+        assert need.api == f"{probe.api_version} {probe.kind}"
+
+
+def test_a_need_naming_another_api_than_its_entrys_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    wrong = dataclasses.replace(NEEDS[0], api="example.com/v1 Other")
+    monkeypatch.setattr(optional_api_table, "NEEDS", (wrong,))
+    with pytest.raises(TypeError, match=r"example\.com/v1 Other"):
+        optional_api_table._check_needs()
 
 
 # --- the entry added through the table alone: Grove's ClusterTopologyBinding ----------------------------
