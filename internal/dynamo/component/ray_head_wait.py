@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo.common.leader_wait import LEADER_WAIT_PROGRAM
 
 INIT_CONTAINER_NAME = "wait-for-leader-ray"
 # The head's pod may still be pulling a multi-GB engine image on another node when the worker's
@@ -28,38 +29,15 @@ WAIT_SECONDS = 1800
 POLL_SECONDS = 5
 LOG_EVERY_SECONDS = 30
 
-# Run with `python3 -c` (every Ray image has Python); it reads its parameters from the environment
-# the shell line exports. Exit 0 once a TCP connection to the head succeeds, 1 after WAIT_SECONDS.
-WAIT_PROGRAM = """\
-import os, socket, sys, time
-host, port = os.environ["LEADER_HOST"], int(os.environ["LEADER_PORT"])
-limit, poll = float(os.environ["WAIT_SECONDS"]), float(os.environ["POLL_SECONDS"])
-every = float(os.environ["LOG_EVERY_SECONDS"])
-started = time.monotonic()
-logged = None
-while True:
-    waited = time.monotonic() - started
-    try:
-        socket.create_connection((host, port), timeout=3).close()
-        print(f"ray head {host}:{port} answers after {waited:.0f}s: starting the worker", flush=True)
-        sys.exit(0)
-    except OSError as err:
-        if waited >= limit:
-            print(f"ray head {host}:{port} did not answer within {limit:.0f}s ({err}): giving up",
-                  file=sys.stderr, flush=True)
-            sys.exit(1)
-        if logged is None or waited - logged >= every:
-            print(f"waiting for ray head {host}:{port} ({waited:.0f}s of {limit:.0f}s): {err}", flush=True)
-            logged = waited
-    time.sleep(poll)
-"""
+# The program every leader wait runs (common/leader_wait.py), inline: `python3 -c`.
+WAIT_PROGRAM = LEADER_WAIT_PROGRAM
 
 
 def wait_environment(leader_host_shell: str) -> str:
     """The shell words exporting the program's parameters (`leader_host_shell`: `${VAR}` form, expanded
     by the init container's shell from the orchestrator's env)."""
     return (
-        f'export LEADER_HOST="{leader_host_shell}" LEADER_PORT={c.VLLM_RAY_PORT} '
+        f'export LEADER_HOST="{leader_host_shell}" LEADER_PORT={c.VLLM_RAY_PORT} LEADER_NAME="ray head" '
         f"WAIT_SECONDS={WAIT_SECONDS} POLL_SECONDS={POLL_SECONDS} LOG_EVERY_SECONDS={LOG_EVERY_SECONDS}"
     )
 

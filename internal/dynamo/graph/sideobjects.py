@@ -10,6 +10,7 @@ from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError
+from dynamo_operator.internal.dynamo.common.leader_wait import LEADER_WAIT_PROGRAM
 from dynamo_operator.internal.dynamo.common.objects import envelope
 
 Obj = dict[str, Any]
@@ -19,32 +20,6 @@ EPP_CONFIG_KEY = "epp-config-dynamo.yaml"
 EPP_CONFIG_API_VERSION = "inference.networking.x-k8s.io/v1alpha1"
 # The type of an inline `eppConfig.config` (what the EPP reads); the user's own apiVersion/kind win.
 EPP_CONFIG_TYPE = {"apiVersion": EPP_CONFIG_API_VERSION, "kind": "EndpointPickerConfig"}
-
-# Run by worker pods of a vLLM multiprocessing replica before the engine starts: the engine exits
-# when the leader's master port is not reachable, so wait for it instead of crash-looping.
-WAIT_FOR_LEADER_SCRIPT = '''\
-"""Block until LEADER_HOST:LEADER_PORT accepts TCP connections (checked every 5 s, logged every 30 s)."""
-import os
-import socket
-import sys
-import time
-
-host = os.environ["LEADER_HOST"]
-port = int(os.environ.get("LEADER_PORT", "29500"))
-started = time.monotonic()
-last_log = 0.0
-while True:
-    try:
-        with socket.create_connection((host, port), timeout=3):
-            print(f"leader {host}:{port} is reachable", flush=True)
-            sys.exit(0)
-    except OSError as err:
-        waited = time.monotonic() - started
-        if waited - last_log >= 30:
-            print(f"waiting for leader {host}:{port} ({int(waited)}s): {err}", flush=True)
-            last_log = waited
-    time.sleep(5)
-'''
 
 
 def wait_leader_config_map_name(dgd_name: str) -> str:
@@ -63,7 +38,9 @@ def desired_wait_leader_config_map(dgd: Obj, ctx: GenContext) -> Obj:
         labels={c.LABEL_GRAPH_DEPLOYMENT_NAME: name},
         owner=dgd,
     )
-    cm["data"] = {WAIT_LEADER_KEY: WAIT_FOR_LEADER_SCRIPT}
+    # Run by worker pods of a vLLM multiprocessing replica before the engine starts: the engine exits
+    # when the leader's master port is not reachable, so they wait for it instead of crash-looping.
+    cm["data"] = {WAIT_LEADER_KEY: LEADER_WAIT_PROGRAM}
     return cm
 
 

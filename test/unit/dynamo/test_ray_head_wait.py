@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.component.ray_head_wait import WAIT_PROGRAM
+from dynamo_operator.internal.dynamo.graph.sideobjects import WAIT_LEADER_KEY, desired_wait_leader_config_map
 from dynamo_operator.internal.dynamo.grove.podcliqueset import desired_pod_clique_set
 from unit.dynamo.dynamo_testlib import IMAGE, dgd, main_container, pod_template, service
 
@@ -117,14 +118,15 @@ def reserved_port() -> Iterator[socket.socket]:
         sock.close()
 
 
-def _start(port: int, *, wait_seconds: float) -> subprocess.Popen[str]:
+def _start(port: int, *, wait_seconds: float | None, name: str = "ray head") -> subprocess.Popen[str]:
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "WAIT_SECONDS"},
         "LEADER_HOST": "127.0.0.1",
         "LEADER_PORT": str(port),
-        "WAIT_SECONDS": str(wait_seconds),
+        "LEADER_NAME": name,
         "POLL_SECONDS": "0.05",
         "LOG_EVERY_SECONDS": "30",
+        **({"WAIT_SECONDS": str(wait_seconds)} if wait_seconds is not None else {}),
     }
     return subprocess.Popen(
         [sys.executable, "-c", WAIT_PROGRAM],
@@ -187,3 +189,25 @@ def test_the_generated_shell_line_runs_the_wait(reserved_port: socket.socket) ->
     [line_out] = done.stdout.splitlines()
     assert line_out.startswith(f"ray head 127.0.0.1:{port} answers after ")
     assert line_out.endswith(": starting the worker")
+
+
+def test_mp_workers_run_the_same_wait_from_the_graphs_config_map() -> None:
+    """One wait program: the `mp` path's ConfigMap carries what the Ray init container runs inline."""
+    graph = {"metadata": {"name": "g", "namespace": "ns", "uid": "u"}, "spec": {}}
+    config_map = desired_wait_leader_config_map(graph, GenContext(namespace="ns"))
+    assert config_map["data"][WAIT_LEADER_KEY] == WAIT_PROGRAM
+
+
+def test_without_a_bound_the_wait_holds_until_the_leader_answers(reserved_port: socket.socket) -> None:
+    """The `mp` ConfigMap sets no WAIT_SECONDS: the wait only ends when the leader listens."""
+    proc = _start(reserved_port.getsockname()[1], wait_seconds=None, name="leader")
+    assert proc.stdout is not None
+    try:
+        first = proc.stdout.readline()
+        assert first.startswith(f"waiting for leader 127.0.0.1:{reserved_port.getsockname()[1]} (0s)")
+        reserved_port.listen()
+        rest, _ = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0
+    assert rest.splitlines()[-1].startswith("leader 127.0.0.1:")
