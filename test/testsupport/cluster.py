@@ -188,6 +188,24 @@ class DirectApi:
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read() or b"null")
 
+    def kubectl_like(
+        self,
+        argv: list[str],
+        method: str,
+        path: str,
+        body: Any,
+        *,
+        content_type: str,
+        as_user: str | None = None,
+    ) -> str:
+        """`send`, answered as kubectl answers: the object as JSON, or KubectlError carrying the API
+        server's message (tests match on that message, which kubectl prints as it is)."""
+        status, answer = self.send(method, path, body, content_type=content_type, as_user=as_user)
+        if status >= 400:
+            message = answer.get("message", "") if isinstance(answer, dict) else str(answer)
+            raise KubectlError(argv, 1, f"Error from server: {message}")
+        return json.dumps(answer)
+
 
 def _existing_cluster() -> Cluster:
     kubeconfig = os.environ.get("KUBECONFIG") or str(Path.home() / ".kube" / "config")

@@ -172,13 +172,10 @@ def _patch_component(
             "patch", "-n", ns, resource, "--type=json", "-p", json.dumps(body), f"--as={as_user}", *extra
         )
     path = _graph_path(ns, resource) + ("?dryRun=All" if dry_run else "")
-    status, answer = direct.send(
-        "PATCH", path, body, content_type="application/json-patch+json", as_user=as_user
+    argv = ["patch", resource, f"--as={as_user}"]
+    return direct.kubectl_like(
+        argv, "PATCH", path, body, content_type="application/json-patch+json", as_user=as_user
     )
-    if status >= 400:
-        message = answer.get("message", "") if isinstance(answer, dict) else str(answer)
-        raise KubectlError(["patch", resource, f"--as={as_user}"], 1, f"Error from server: {message}")
-    return json.dumps(answer)
 
 
 def _set_replicas(

@@ -36,14 +36,6 @@ BY_KIND = {
 VERSION = "/apis/nvidia.com/v1alpha1"
 
 
-def _answer(argv: list[str], status: int, answer: Any) -> str:
-    """The API server's answer as kubectl would give it: its message raised when refused."""
-    if status >= 400:
-        message = answer.get("message", "") if isinstance(answer, dict) else str(answer)
-        raise KubectlError(argv, 1, f"Error from server: {message}")
-    return json.dumps(answer)
-
-
 def create(kubectl: Kubectl, ns: str, obj: Obj) -> str:
     """Create one object in `ns` with strict field validation, as `kubectl create` does. Straight to
     the API server where the kubeconfig allows it: the refusal is the server's own message either way,
@@ -51,7 +43,7 @@ def create(kubectl: Kubectl, ns: str, obj: Obj) -> str:
     if (direct := kubectl.direct) is None:
         return kubectl("create", "-n", ns, "-f", "-", stdin=json.dumps(obj))
     path = f"{VERSION}/namespaces/{ns}/{PLURALS[BY_KIND[obj['kind']]]}?fieldValidation=Strict"
-    return _answer(["create", obj["kind"]], *direct.send("POST", path, obj, content_type="application/json"))
+    return direct.kubectl_like(["create", obj["kind"]], "POST", path, obj, content_type="application/json")
 
 
 def patch(kubectl: Kubectl, ns: str, resource: str, body: Obj, *extra: str) -> str:
@@ -63,7 +55,7 @@ def patch(kubectl: Kubectl, ns: str, resource: str, body: Obj, *extra: str) -> s
     subresource = "/status" if "--subresource=status" in extra else ""
     path = f"{VERSION}/namespaces/{ns}/{PLURALS[short]}/{name}{subresource}?fieldValidation=Strict"
     argv = ["patch", resource, *extra]
-    return _answer(argv, *direct.send("PATCH", path, body, content_type="application/merge-patch+json"))
+    return direct.kubectl_like(argv, "PATCH", path, body, content_type="application/merge-patch+json")
 
 
 def dgd(name: str = "graph") -> Obj:

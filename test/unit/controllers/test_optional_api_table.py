@@ -87,14 +87,6 @@ def test_add_ons_are_exactly_the_tables() -> None:
     assert named and named == set(cluster_addons.ADDONS)
 
 
-def test_every_need_names_the_api_of_the_entry_it_reads() -> None:
-    """What generation tells a graph it lacks (common/needs.py) is the table's API."""
-    by_name = {api.name: api for api in OPTIONAL_APIS}
-    for need in NEEDS:
-        probe = by_name[optional_api_table._field_of(need.capability)].probe
-        assert need.api == f"{probe.api_version} {probe.kind}"
-
-
 def test_a_need_naming_another_api_than_its_entrys_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     wrong = dataclasses.replace(NEEDS[0], api="example.com/v1 Other")
     monkeypatch.setattr(optional_api_table, "NEEDS", (wrong,))
