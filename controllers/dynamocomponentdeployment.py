@@ -65,6 +65,7 @@ from dynamo_operator.internal.dynamo.common.errors import (
     MissingAPIError,
 )
 from dynamo_operator.internal.dynamo.common.hashing import LAST_APPLIED_HASH
+from dynamo_operator.internal.dynamo.common.inputs import component_view
 from dynamo_operator.internal.dynamo.component import lws_migration
 from dynamo_operator.internal.dynamo.component.workload import component_of, desired_component_objects
 from dynamo_operator.internal.dynamo.status.dcd_status import component_status, rejected_status
@@ -310,7 +311,7 @@ def generation_inputs(dcd: Obj, ctx: GenContext) -> tuple[object, ...] | None:
     if generation is None:
         return None
     spec = hash(orjson.dumps(dcd.get("spec"), option=orjson.OPT_SORT_KEYS))
-    return (generation, spec, dcd.get("apiVersion"), component_of(dcd).parent_dgd, ctx)
+    return (generation, spec, dcd.get("apiVersion"), component_of(component_view(dcd)).parent_dgd, ctx)
 
 
 def _held(dcd: str, resource: Resource, child: Obj) -> bool:
@@ -341,7 +342,7 @@ def part_of_a_graph(dcd: Obj) -> bool:
 def _generate(raw: Obj, ctx: GenContext) -> list[Obj]:
     """The component's desired children; a spec generation refuses is `Rejected`."""
     try:
-        return desired_component_objects(raw, ctx)
+        return desired_component_objects(component_view(raw), ctx)
     except MissingAPIError as err:
         raise Rejected("MissingAPI", f"{err.field}: {err.message} (API {err.api} is not served)") from err
     except FieldNotImplementedError as err:

@@ -45,7 +45,6 @@ _K8S_SCALARS = {
     "io.k8s.apimachinery.pkg.apis.meta.v1.Time": "str",
     "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": "str",
 }
-_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
 def short(definition: str) -> str:
@@ -167,8 +166,7 @@ class ModelViews:
         for attr, info in model.model_fields.items():
             key = info.alias or attr
             if top_level and key == "metadata":
-                expr = f"k8s.{self.k8s.ref(_OBJECT_META)}"
-                self.k8s_used = True
+                expr = "ObjectMeta"  # the stored object's, api/views/objectmeta.py
             else:
                 expr = self.annotation(info.annotation, info.metadata)
             fields[key] = (expr, info.is_required() and not (top_level and key in ("apiVersion", "kind")))
@@ -235,6 +233,7 @@ class ModelViews:
         ]
         if self.k8s_used:
             imports.append("from dynamo_operator.api.views import k8s")
+        imports.append("from dynamo_operator.api.views.objectmeta import ObjectMeta")
         imports.append(
             "from dynamo_operator.api.views.scalars import IntOrString, JsonObject, JsonValue, Quantity"
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Literal, Required, TypedDict
 
 from dynamo_operator.api.views import k8s
+from dynamo_operator.api.views.objectmeta import ObjectMeta
 from dynamo_operator.api.views.scalars import IntOrString, JsonObject, JsonValue
 
 
@@ -15,7 +16,7 @@ class DynamoComponentDeployment(TypedDict, total=False):
 
     apiVersion: str
     kind: str
-    metadata: k8s.ObjectMeta
+    metadata: ObjectMeta
     spec: Required[DynamoComponentDeploymentSpec]
     status: DynamoComponentDeploymentStatus
 
@@ -224,7 +225,7 @@ class DynamoGraphDeployment(TypedDict, total=False):
 
     apiVersion: str
     kind: str
-    metadata: k8s.ObjectMeta
+    metadata: ObjectMeta
     spec: Required[DynamoGraphDeploymentSpec]
     status: DynamoGraphDeploymentStatus
 
@@ -377,7 +378,7 @@ class DynamoGraphDeploymentRequest(TypedDict, total=False):
 
     apiVersion: str
     kind: str
-    metadata: k8s.ObjectMeta
+    metadata: ObjectMeta
     spec: Required[DynamoGraphDeploymentRequestSpec]
     status: DynamoGraphDeploymentRequestStatus
 
@@ -524,7 +525,7 @@ class DynamoGraphDeploymentScalingAdapter(TypedDict, total=False):
 
     apiVersion: str
     kind: str
-    metadata: k8s.ObjectMeta
+    metadata: ObjectMeta
     spec: Required[DynamoGraphDeploymentScalingAdapterSpec]
     status: DynamoGraphDeploymentScalingAdapterStatus
 

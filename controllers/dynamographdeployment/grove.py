@@ -46,6 +46,7 @@ from dynamo_operator.internal.controller.rejection import Rejected
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.common.inputs import graph_view
 from dynamo_operator.internal.dynamo.graph.children import grove_children
 from dynamo_operator.internal.dynamo.graph.generate import services_of
 from dynamo_operator.internal.dynamo.graph.view import GraphView
@@ -111,7 +112,9 @@ class GrovePathway:
         """The graph's live PodCliqueSet, if it controls one (call only while Grove is served)."""
         meta = raw["metadata"]
         # Named after the graph, shortened when the graph's name is too long for Grove.
-        pcs = self._cache.get(kinds.POD_CLIQUE_SET, f"{meta['namespace']}/{pod_clique_set_name(raw)}")
+        pcs = self._cache.get(
+            kinds.POD_CLIQUE_SET, f"{meta['namespace']}/{pod_clique_set_name(graph_view(raw))}"
+        )
         if pcs is None:
             return None
         refs = (pcs.get("metadata") or {}).get("ownerReferences") or ()

@@ -15,6 +15,7 @@ from dynamo_operator.internal import kinds
 from dynamo_operator.internal.apply import ChildClient, ChildReader, RecentWrites, Recorder
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.clock import Clock, RealClock
+from dynamo_operator.internal.dynamo.common.inputs import Graph
 from dynamo_operator.internal.dynamo.graph.generate import services_of
 from dynamo_operator.internal.dynamo.graph.workernames import graph_worker_generation
 from dynamo_operator.internal.dynamo.rollout import rollingupdate
@@ -50,14 +51,14 @@ class V2Hashes:
     generates and encodes every worker DCD: too much for each of the four or five reconciles a graph
     gets on its way to Ready."""
 
-    def __init__(self, compute: Callable[[Obj, str], str] = worker_hash_v2) -> None:
+    def __init__(self, compute: Callable[[Mapping[str, Any], str], str] = worker_hash_v2) -> None:
         self._compute = compute
         self._known: dict[str, tuple[tuple[object, ...], str]] = {}
 
     def __len__(self) -> int:
         return len(self._known)
 
-    def hash_of(self, key: str, graph: Obj, namespace: str) -> str:
+    def hash_of(self, key: str, graph: Graph, namespace: str) -> str:
         meta = graph["metadata"]
         annotations = meta.get("annotations") or {}
         inputs = (
@@ -102,7 +103,7 @@ class WorkerRoller:
         self._v2 = V2Hashes()
 
     def generation(
-        self, key: str, graph: Obj, *, children: Sequence[Obj], previous: Mapping[str, Any] | None
+        self, key: str, graph: Graph, *, children: Sequence[Obj], previous: Mapping[str, Any] | None
     ) -> WorkerGeneration:
         """The hash naming the worker DCDs of `graph` this round (rollout.worker_generation), from its
         annotations, its live worker DCDs and its last rollout phase (`previous`). Raises
@@ -120,7 +121,7 @@ class WorkerRoller:
 
     def plan(
         self,
-        graph: Obj,
+        graph: Graph,
         *,
         names: Mapping[str, str],
         new_hash: str,

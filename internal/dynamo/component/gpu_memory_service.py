@@ -71,7 +71,7 @@ def check_gpu_count(spec: Mapping[str, Any], field: str) -> None:
 
 
 def desired_claim_template(
-    *, parent: str, service: str, namespace: str, spec: Mapping[str, Any], owner: Obj | None
+    *, parent: str, service: str, namespace: str, spec: Mapping[str, Any], owner: Mapping[str, Any] | None
 ) -> Obj:
     """The ResourceClaimTemplate of a GMS component: exactly N devices of the configured class."""
     gms = spec.get("gpuMemoryService") or {}

@@ -10,10 +10,11 @@ from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError
 from dynamo_operator.internal.dynamo.common.hashing import pod_template_hash, stamp_hash
+from dynamo_operator.internal.dynamo.common.inputs import ComponentDeployment
 from dynamo_operator.internal.dynamo.common.not_implemented import (
     check_component as check_not_implemented_component,
 )
-from dynamo_operator.internal.dynamo.common.objects import as_dict, envelope
+from dynamo_operator.internal.dynamo.common.objects import envelope
 from dynamo_operator.internal.dynamo.component.backends import Role
 from dynamo_operator.internal.dynamo.component.frontend_sidecar import check_container_names
 from dynamo_operator.internal.dynamo.component.gpu_memory_service import (
@@ -34,12 +35,11 @@ from dynamo_operator.internal.dynamo.pod.template import (
 Obj = dict[str, Any]
 
 
-def component_of(dcd: Any) -> Component:
-    """The generation view of a DCD object (dict or model). The parent graph comes from its controller
-    ownerReference, falling back to the graph-name label (objects rendered offline have no owner)."""
-    obj = as_dict(dcd)
-    meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
+def component_of(dcd: ComponentDeployment) -> Component:
+    """The generation view of a DCD object. The parent graph comes from its controller ownerReference,
+    falling back to the graph-name label (objects rendered offline have no owner)."""
+    meta = dcd.get("metadata", {})
+    spec = dcd["spec"]
     parent = ""
     for ref in meta.get("ownerReferences") or []:
         if ref.get("kind") == c.KIND_DGD and ref.get("controller"):
@@ -64,7 +64,7 @@ def workload_labels(comp: Component) -> dict[str, str]:
     labels = comp.labels
     if comp.spec.get("subComponentType"):
         labels[c.LABEL_SUB_COMPONENT_TYPE] = str(comp.spec["subComponentType"])
-    model = (comp.spec.get("modelRef") or {}).get("name")
+    model = comp.spec.get("modelRef", {}).get("name")
     if model:
         labels[c.LABEL_BASE_MODEL_HASH] = naming.base_model_hash(str(model))
     return labels
@@ -74,9 +74,9 @@ def workload_annotations(comp: Component) -> dict[str, str]:
     """Annotations of the Deployment/LWS/Service object itself. The origin version describes the
     graph, not its workloads: upstream 2a6da14c keeps it off them (df888f68 put it there)."""
     out = comp.annotations
-    out.update((comp.spec.get("extraPodMetadata") or {}).get("annotations") or {})
+    out.update(comp.spec.get("extraPodMetadata", {}).get("annotations") or {})
     out.pop(c.ANNOTATION_ORIGIN_VERSION, None)
-    model = (comp.spec.get("modelRef") or {}).get("name")
+    model = comp.spec.get("modelRef", {}).get("name")
     if model:
         out[c.ANNOTATION_BASE_MODEL] = str(model)
     return out
@@ -85,7 +85,7 @@ def workload_annotations(comp: Component) -> dict[str, str]:
 def _with_base_model(template: Obj, comp: Component) -> Obj:
     """A pod of a component serving a model names it (upstream 2a6da14c annotates the pod template
     as well as the workload), so model discovery can read it off the pod."""
-    model = (comp.spec.get("modelRef") or {}).get("name")
+    model = comp.spec.get("modelRef", {}).get("name")
     if model:
         template["metadata"].setdefault("annotations", {})[c.ANNOTATION_BASE_MODEL] = str(model)
     return template
@@ -131,7 +131,7 @@ def _compact_template(template: Obj) -> Obj:
     return template
 
 
-def desired_deployment(comp: Component, ctx: GenContext, owner: Obj | None) -> Obj:
+def desired_deployment(comp: Component, ctx: GenContext, owner: Mapping[str, Any] | None) -> Obj:
     """The Deployment of a single-node component."""
     template = _compact_template(_with_base_model(build_pod_template(comp, ctx, role=Role.MAIN), comp))
     obj = envelope(
@@ -164,7 +164,7 @@ def _role_template(comp: Component, ctx: GenContext, role: Role) -> Obj:
     return _compact_template(_with_base_model(template, comp))
 
 
-def desired_leader_worker_set(comp: Component, ctx: GenContext, owner: Obj | None) -> Obj:
+def desired_leader_worker_set(comp: Component, ctx: GenContext, owner: Mapping[str, Any] | None) -> Obj:
     """The one LeaderWorkerSet of a multinode component, `<dcd>-0`, whose `replicas` is the
     component's: LWS scales the groups itself, as upstream 2a6da14c has it. No Volcano PodGroup any
     more (upstream dropped it with the per-replica sets); the PodGroups and the extra sets an older
@@ -233,7 +233,7 @@ def wants_service(comp: Component, ctx: GenContext) -> bool:
     return comp.component_type == c.COMPONENT_FRONTEND or kube_discovery_enabled(comp, ctx)
 
 
-def desired_service(comp: Component, ctx: GenContext, owner: Obj | None) -> Obj | None:
+def desired_service(comp: Component, ctx: GenContext, owner: Mapping[str, Any] | None) -> Obj | None:
     """The component's ClusterIP Service, or None when it should have none."""
     if not wants_service(comp, ctx):
         return None
@@ -257,7 +257,7 @@ def component_service(
     namespace: str,
     labels: Mapping[str, str],
     annotations: Mapping[str, str] | None,
-    owner: Obj | None,
+    owner: Mapping[str, Any] | None,
     leader_only: bool,
 ) -> Obj:
     """A ClusterIP Service selecting the component's pods (only its leaders with `leader_only`), with
@@ -283,13 +283,13 @@ def component_service(
     return obj
 
 
-def ingress_host(ingress: Obj) -> str:
+def ingress_host(ingress: Mapping[str, Any]) -> str:
     """`<hostPrefix><host>.<hostSuffix or local>`."""
     prefix, suffix = ingress.get("hostPrefix") or "", ingress.get("hostSuffix") or c.DEFAULT_INGRESS_SUFFIX
     return f"{prefix}{ingress.get('host') or ''}.{suffix}"
 
 
-def desired_ingress(comp: Component, ctx: GenContext, owner: Obj | None) -> Obj | None:
+def desired_ingress(comp: Component, ctx: GenContext, owner: Mapping[str, Any] | None) -> Obj | None:
     """An Ingress when `ingress.enabled` with a controller class and no VirtualService requested."""
     ingress = comp.spec.get("ingress") or {}
     if not ingress.get("enabled") or ingress.get("useVirtualService"):
@@ -334,7 +334,7 @@ def desired_ingress(comp: Component, ctx: GenContext, owner: Obj | None) -> Obj 
     return obj
 
 
-def desired_virtual_service(comp: Component, ctx: GenContext, owner: Obj | None) -> Obj | None:
+def desired_virtual_service(comp: Component, ctx: GenContext, owner: Mapping[str, Any] | None) -> Obj | None:
     """An Istio VirtualService when enabled with `useVirtualService` and a gateway."""
     ingress = comp.spec.get("ingress") or {}
     gateway = ingress.get("virtualServiceGateway") or ctx.ingress.virtual_service_gateway
@@ -372,7 +372,7 @@ def desired_virtual_service(comp: Component, ctx: GenContext, owner: Obj | None)
     return obj
 
 
-def desired_model_service(model_name: str, namespace: str, owner: Obj | None) -> Obj:
+def desired_model_service(model_name: str, namespace: str, owner: Mapping[str, Any] | None) -> Obj:
     """Headless Service selecting every pod that serves base model `model_name` (port 9090 `system`)."""
     model_hash = naming.base_model_hash(model_name)
     obj = envelope(
@@ -400,14 +400,14 @@ def desired_model_service(model_name: str, namespace: str, owner: Obj | None) ->
     return obj
 
 
-def desired_component_objects(dcd: Any, ctx: GenContext) -> list[Obj]:
+def desired_component_objects(dcd: ComponentDeployment, ctx: GenContext) -> list[Obj]:
     """Every object the DCD controller keeps for one DCD, each stamped with its content hash.
 
     Multinode without the LeaderWorkerSet API, and gpuMemoryService without the DRA API, raise
     MissingAPIError (the caller turns it into a condition; nothing is written, as upstream writes no
     workload then). The model Service of a DCD that belongs to a graph is the graph's (see graph/generate.py).
     """
-    owner = as_dict(dcd)
+    owner = dcd
     check_not_implemented_component(owner)
     comp = component_of(owner)
     out: list[Obj] = []
@@ -437,7 +437,7 @@ def desired_component_objects(dcd: Any, ctx: GenContext) -> list[Obj]:
     ):
         if extra is not None:
             out.append(extra)
-    model = (comp.spec.get("modelRef") or {}).get("name")
+    model = comp.spec.get("modelRef", {}).get("name")
     if model and not comp.parent_dgd:
         out.append(desired_model_service(str(model), comp.namespace, owner))
     return [stamp_hash(o) for o in out]

@@ -12,9 +12,17 @@ from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError, NameCollisionError
 from dynamo_operator.internal.dynamo.common.hashing import stamp_hash
+from dynamo_operator.internal.dynamo.common.inputs import (
+    DcdSpec,
+    Graph,
+    ObjectMeta,
+    ServiceSpec,
+    dcd_spec_of,
+    editable_copy,
+)
 from dynamo_operator.internal.dynamo.common.needs import NEEDS
 from dynamo_operator.internal.dynamo.common.not_implemented import check_graph as check_not_implemented_graph
-from dynamo_operator.internal.dynamo.common.objects import as_dict, envelope
+from dynamo_operator.internal.dynamo.common.objects import envelope
 from dynamo_operator.internal.dynamo.component.backends import detect_backend
 from dynamo_operator.internal.dynamo.component.failover import failover_enabled
 from dynamo_operator.internal.dynamo.component.frontend_sidecar import check_container_names
@@ -37,7 +45,6 @@ from dynamo_operator.internal.dynamo.pod.resources import check_quantity, resour
 from dynamo_operator.internal.dynamo.pod.template import Component, kube_discovery_enabled
 from dynamo_operator.internal.dynamo.rollout import workerhash
 from dynamo_operator.internal.dynamo.rollout.workerhash import is_worker
-from dynamo_operator.internal.jsontree import copy_tree
 
 Obj = dict[str, Any]
 
@@ -45,17 +52,17 @@ Obj = dict[str, Any]
 ISTIO_SIDECAR_INJECT = "sidecar.istio.io/inject"
 
 
-def _meta(dgd: Obj) -> Obj:
+def _meta(dgd: Graph) -> ObjectMeta:
     meta = dgd.get("metadata") or {}
     if not meta.get("name"):
         raise GenerationError("metadata.name", "required")
     return meta
 
 
-def services_of(dgd: Obj) -> dict[str, Obj]:
-    """`spec.services` in name order (None entries dropped)."""
-    services = (dgd.get("spec") or {}).get("services") or {}
-    return {name: dict(services[name]) for name in sorted(services) if services[name] is not None}
+def services_of(dgd: Graph) -> dict[str, ServiceSpec]:
+    """`spec.services` in name order (None entries dropped), each a shallow copy."""
+    services = dgd["spec"].get("services") or {}
+    return {name: services[name].copy() for name in sorted(services) if services[name] is not None}
 
 
 def _default_ingress(dgd_name: str, ctx: GenContext) -> Obj:
@@ -78,18 +85,18 @@ def _default_ingress(dgd_name: str, ctx: GenContext) -> Obj:
 
 
 def service_to_dcd_spec(
-    dgd: Obj,
+    dgd: Graph,
     service: str,
     ctx: GenContext,
     *,
     restart_at: str | None = None,
     worker_hash: str | None = None,
-) -> Obj:
+) -> DcdSpec:
     """The DCD spec for one service: the service spec plus everything the graph contributes.
     `worker_hash` labels a worker service with the graph's worker hash (see workerhash.py)."""
     meta = _meta(dgd)
-    dgd_spec = dgd.get("spec") or {}
-    spec = copy_tree(services_of(dgd)[service])
+    dgd_spec = dgd["spec"]
+    spec = editable_copy(services_of(dgd)[service])
     dgd_name, namespace = str(meta["name"]), ctx.namespace
     dyn_ns = naming.dynamo_namespace(
         namespace, dgd_name, global_namespace=bool(spec.get("globalDynamoNamespace"))
@@ -135,10 +142,10 @@ def service_to_dcd_spec(
         spec["eppConfig"] = {**epp, "config": {**EPP_CONFIG_TYPE, **epp["config"]}}
     if spec.get("replicas") is None:
         spec["replicas"] = c.DEFAULT_REPLICAS
-    return spec
+    return dcd_spec_of(spec)
 
 
-def _no_istio_sidecar_for_epp(spec: Obj, own: Obj) -> None:
+def _no_istio_sidecar_for_epp(spec: DcdSpec, own: ServiceSpec) -> None:
     """An EPP DCD's pods opt out of Istio's sidecar: the EPP serves its own TLS, and a sidecar in
     front of it breaks the handshake under STRICT mTLS. A graph-wide "true" does not undo it; the
     component's own annotation does (upstream 2a6da14c; its Grove pathway does not do this)."""
@@ -149,11 +156,11 @@ def _no_istio_sidecar_for_epp(spec: Obj, own: Obj) -> None:
     spec["annotations"] = {**(spec.get("annotations") or {}), ISTIO_SIDECAR_INJECT: "false"}
 
 
-def generated_backend_framework(dgd: Obj) -> str:
+def generated_backend_framework(dgd: Graph) -> str:
     """The backend every DCD of the graph is written with (upstream 2a6da14c stamps it on each, the
     frontend's too): the graph's own, else the one its workers' command lines run; "" when none
     does. Workers running different backends are refused, as upstream refuses them."""
-    explicit = str((dgd.get("spec") or {}).get("backendFramework") or "")
+    explicit = str(dgd["spec"].get("backendFramework") or "")
     if explicit:
         return explicit
     found = ""
@@ -168,7 +175,7 @@ def generated_backend_framework(dgd: Obj) -> str:
     return found
 
 
-def _has_epp(dgd: Obj) -> bool:
+def _has_epp(dgd: Graph) -> bool:
     return any(s.get("componentType") == c.COMPONENT_EPP for s in services_of(dgd).values())
 
 
@@ -181,25 +188,24 @@ def dcd_labels(dgd_name: str, service: str, dyn_ns: str) -> dict[str, str]:
     }
 
 
-def graph_worker_hash(dgd: Any) -> str:
+def graph_worker_hash(dgd: Graph) -> str:
     """The worker hash of the graph's current spec (the same for all its worker services)."""
-    return workerhash.worker_hash((as_dict(dgd).get("spec") or {}).get("services") or {})
+    return workerhash.worker_hash(dgd["spec"].get("services") or {})
 
 
-def dcd_names(dgd: Any, *, worker_hash: str | None = None) -> dict[str, str]:
+def dcd_names(dgd: Graph, *, worker_hash: str | None = None) -> dict[str, str]:
     """Service → the name of its DCD: `<dgd>-<lower(svc)>`, worker services with `-<worker hash>`
     (`worker_hash`: the graph's, when the caller has computed it already)."""
-    obj = as_dict(dgd)
-    dgd_name = str(_meta(obj)["name"])
-    services = services_of(obj)
-    wh = worker_hash or graph_worker_hash(obj)
+    dgd_name = str(_meta(dgd)["name"])
+    services = services_of(dgd)
+    wh = worker_hash or graph_worker_hash(dgd)
     return {
         svc: naming.dcd_name(dgd_name, svc, wh if is_worker(spec) else None) for svc, spec in services.items()
     }
 
 
 def desired_dcds(
-    dgd: Any,
+    dgd: Graph,
     ctx: GenContext,
     *,
     restart_at: Mapping[str, str] | None = None,
@@ -211,39 +217,37 @@ def desired_dcds(
     by the caller, else computed here). `restart_at` maps a service to the restart id its pods must
     carry (see restart.py); services absent from it carry none.
     """
-    obj = as_dict(dgd)
     restart_at = restart_at or {}
-    wh = worker_hash or graph_worker_hash(obj)
-    names = dcd_names(obj, worker_hash=wh)
+    wh = worker_hash or graph_worker_hash(dgd)
+    names = dcd_names(dgd, worker_hash=wh)
     out: list[Obj] = []
-    for service in services_of(obj):
-        spec = service_to_dcd_spec(obj, service, ctx, restart_at=restart_at.get(service), worker_hash=wh)
-        _no_istio_sidecar_for_epp(spec, services_of(obj)[service])
+    for service in services_of(dgd):
+        spec = service_to_dcd_spec(dgd, service, ctx, restart_at=restart_at.get(service), worker_hash=wh)
+        _no_istio_sidecar_for_epp(spec, services_of(dgd)[service])
         dcd = envelope(
             c.API_VERSION,
             c.KIND_DCD,
             names[service],
             ctx.namespace,
             labels=spec["labels"],
-            owner=obj,
+            owner=dgd,
         )
         dcd["spec"] = spec
         out.append(stamp_hash(dcd))
     return sorted(out, key=lambda o: o["metadata"]["name"])
 
 
-def desired_pvcs(dgd: Any, ctx: GenContext) -> list[Obj]:
+def desired_pvcs(dgd: Graph, ctx: GenContext) -> list[Obj]:
     """PVCs the graph creates (`create: true`), owned by it. PVCs the user brought are never ours."""
-    obj = as_dict(dgd)
     out: list[Obj] = []
-    for i, pvc in enumerate((obj.get("spec") or {}).get("pvcs") or []):
+    for i, pvc in enumerate(dgd["spec"].get("pvcs") or []):
         if not pvc.get("create"):
             continue
         field = f"spec.pvcs[{i}]"
         for required in ("name", "size", "storageClass", "volumeAccessMode"):
             if not pvc.get(required):
                 raise GenerationError(f"{field}.{required}", "required when create is true")
-        claim = envelope("v1", "PersistentVolumeClaim", str(pvc["name"]), ctx.namespace, owner=obj)
+        claim = envelope("v1", "PersistentVolumeClaim", str(pvc["name"]), ctx.namespace, owner=dgd)
         claim["spec"] = {
             "accessModes": [pvc["volumeAccessMode"]],
             "resources": {"requests": {"storage": check_quantity(pvc["size"], f"{field}.size")}},
@@ -253,12 +257,11 @@ def desired_pvcs(dgd: Any, ctx: GenContext) -> list[Obj]:
     return sorted(out, key=lambda o: o["metadata"]["name"])
 
 
-def desired_scaling_adapters(dgd: Any, ctx: GenContext) -> list[Obj]:
+def desired_scaling_adapters(dgd: Graph, ctx: GenContext) -> list[Obj]:
     """A DynamoGraphDeploymentScalingAdapter per service with `scalingAdapter.enabled`."""
-    obj = as_dict(dgd)
-    dgd_name = str(_meta(obj)["name"])
+    dgd_name = str(_meta(dgd)["name"])
     out: list[Obj] = []
-    for service, spec in services_of(obj).items():
+    for service, spec in services_of(dgd).items():
         if not (spec.get("scalingAdapter") or {}).get("enabled"):
             continue
         adapter = envelope(
@@ -267,7 +270,7 @@ def desired_scaling_adapters(dgd: Any, ctx: GenContext) -> list[Obj]:
             naming.adapter_name(dgd_name, service),
             ctx.namespace,
             labels={c.LABEL_GRAPH_DEPLOYMENT_NAME: dgd_name, c.LABEL_COMPONENT: service},
-            owner=obj,
+            owner=dgd,
         )
         replicas = spec.get("replicas")
         adapter["spec"] = {
@@ -283,18 +286,17 @@ def adapter_selector(dgd_name: str, service: str) -> str:
     return f"{c.LABEL_GRAPH_DEPLOYMENT_NAME}={dgd_name},{c.LABEL_COMPONENT}={service}"
 
 
-def desired_discovery_rbac(dgd: Any, ctx: GenContext) -> list[Obj]:
+def desired_discovery_rbac(dgd: Graph, ctx: GenContext) -> list[Obj]:
     """ServiceAccount, Role and RoleBinding pods use for Kubernetes discovery (when any service uses it)."""
-    obj = as_dict(dgd)
-    dgd_name = str(_meta(obj)["name"])
+    dgd_name = str(_meta(dgd)["name"])
     comps = [
         Component(
             name=naming.dcd_name(dgd_name, s),
             namespace=ctx.namespace,
             parent_dgd=dgd_name,
-            spec=service_to_dcd_spec(obj, s, ctx),
+            spec=service_to_dcd_spec(dgd, s, ctx),
         )
-        for s in services_of(obj)
+        for s in services_of(dgd)
     ]
     if not any(kube_discovery_enabled(comp, ctx) for comp in comps):
         return []
@@ -304,9 +306,9 @@ def desired_discovery_rbac(dgd: Any, ctx: GenContext) -> list[Obj]:
         c.LABEL_APP_COMPONENT: "rbac",
         c.LABEL_APP_NAME: naming.label_value(sa_name),
     }
-    sa = envelope("v1", "ServiceAccount", sa_name, ctx.namespace, labels=labels, owner=obj)
+    sa = envelope("v1", "ServiceAccount", sa_name, ctx.namespace, labels=labels, owner=dgd)
     role = envelope(
-        "rbac.authorization.k8s.io/v1", "Role", f"{sa_name}-role", ctx.namespace, labels=labels, owner=obj
+        "rbac.authorization.k8s.io/v1", "Role", f"{sa_name}-role", ctx.namespace, labels=labels, owner=dgd
     )
     role["rules"] = [
         {"apiGroups": [""], "resources": ["endpoints", "pods"], "verbs": ["get", "list", "watch"]},
@@ -327,24 +329,19 @@ def desired_discovery_rbac(dgd: Any, ctx: GenContext) -> list[Obj]:
         f"{sa_name}-binding",
         ctx.namespace,
         labels=labels,
-        owner=obj,
+        owner=dgd,
     )
     binding["roleRef"] = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"{sa_name}-role"}
     binding["subjects"] = [{"kind": "ServiceAccount", "name": sa_name, "namespace": ctx.namespace}]
     return [stamp_hash(o) for o in (sa, role, binding)]
 
 
-def desired_model_services(dgd: Any, ctx: GenContext) -> list[Obj]:
+def desired_model_services(dgd: Graph, ctx: GenContext) -> list[Obj]:
     """One headless Service per distinct `modelRef.name` across the graph, owned by the graph."""
-    obj = as_dict(dgd)
     models = sorted(
-        {
-            str(s["modelRef"]["name"])
-            for s in services_of(obj).values()
-            if (s.get("modelRef") or {}).get("name")
-        }
+        {str(s["modelRef"]["name"]) for s in services_of(dgd).values() if s.get("modelRef", {}).get("name")}
     )
-    return [stamp_hash(desired_model_service(m, ctx.namespace, obj)) for m in models]
+    return [stamp_hash(desired_model_service(m, ctx.namespace, dgd)) for m in models]
 
 
 def check_unique_names(dgd_name: str, services: Mapping[str, Any]) -> None:
@@ -374,17 +371,16 @@ def shared_between_owners(obj: Mapping[str, Any]) -> bool:
     return kind == "PersistentVolumeClaim" or (kind == "Service" and c.LABEL_BASE_MODEL_HASH in labels)
 
 
-def validate_graph(dgd: Any, ctx: GenContext, *, worker_hash: str | None = None) -> None:
+def validate_graph(dgd: Graph, ctx: GenContext, *, worker_hash: str | None = None) -> None:
     """Semantic checks a schema cannot express; raises GenerationError naming the field."""
-    obj = as_dict(dgd)
     # First: a field the operator does not implement refuses the graph whatever else is wrong.
-    check_not_implemented_graph(obj)
-    meta = _meta(obj)
-    services = services_of(obj)
+    check_not_implemented_graph(dgd)
+    meta = _meta(dgd)
+    services = services_of(dgd)
     if not services:
         raise GenerationError("spec.services", SERVICES_REQUIRED)
     check_unique_names(str(meta["name"]), services)
-    wh = worker_hash or graph_worker_hash(obj)
+    wh = worker_hash or graph_worker_hash(dgd)
     problems = naming.name_problems(
         str(meta["name"]),
         list(services),
@@ -392,7 +388,7 @@ def validate_graph(dgd: Any, ctx: GenContext, *, worker_hash: str | None = None)
     )
     if problems:
         raise GenerationError(problems[0].split(":", 1)[0], problems[0].split(": ", 1)[1])
-    pvc_names = {p.get("name") for p in (obj.get("spec") or {}).get("pvcs") or []}
+    pvc_names = {p.get("name") for p in dgd["spec"].get("pvcs") or []}
     for svc, spec in services.items():
         # A mount names a graph PVC or a volume of the service's own pod: v1beta1 graphs declare
         # their PVC volumes in the pod template, which the v1alpha1 view keeps in extraPodSpec.volumes.
@@ -418,25 +414,25 @@ def validate_graph(dgd: Any, ctx: GenContext, *, worker_hash: str | None = None)
                 f"{c.ANNOTATION_KUBE_DISCOVERY_MODE}: {c.KUBE_DISCOVERY_MODE_CONTAINER}",
             )
         # Last, after the checks naming a quantity's meaning (a GPU count): its form only.
-        for kind in ("requests", "limits"):
-            resource_list(((spec.get("resources") or {}).get(kind)), f"spec.services.{svc}.resources.{kind}")
+        resources = spec.get("resources", {})
+        for kind, item in (("requests", resources.get("requests")), ("limits", resources.get("limits"))):
+            resource_list(item, f"spec.services.{svc}.resources.{kind}")
 
 
-def desired_side_objects(dgd: Any, ctx: GenContext) -> list[Obj]:
+def desired_side_objects(dgd: Graph, ctx: GenContext) -> list[Obj]:
     """Per-graph ConfigMaps / InferencePools some services need (multinode, epp)."""
-    obj = as_dict(dgd)
-    services = services_of(obj)
+    services = services_of(dgd)
     out: list[Obj] = []
     if any(spec.get("multinode") is not None for spec in services.values()):
-        out.append(desired_wait_leader_config_map(obj, ctx))
+        out.append(desired_wait_leader_config_map(dgd, ctx))
     for name, spec in services.items():
         if spec.get("componentType") == c.COMPONENT_EPP:
-            out += desired_epp_objects(obj, name, spec, ctx)
+            out += desired_epp_objects(dgd, name, spec, ctx)
     return [stamp_hash(o) for o in out]
 
 
 def desired_graph_objects(
-    dgd: Any,
+    dgd: Graph,
     ctx: GenContext,
     *,
     restart_at: Mapping[str, str] | None = None,
@@ -449,8 +445,7 @@ def desired_graph_objects(
     # naming its field; validation names it. Either hash makes names of the same length.
     validate_graph(dgd, ctx, worker_hash=worker_hash)
     if not worker_hash:
-        obj = as_dict(dgd)
-        worker_hash = first_worker_generation(obj, str(_meta(obj).get("namespace") or ctx.namespace)).active
+        worker_hash = first_worker_generation(dgd, str(_meta(dgd).get("namespace") or ctx.namespace)).active
     objects = [
         *desired_pvcs(dgd, ctx),
         *desired_discovery_rbac(dgd, ctx),
@@ -479,17 +474,16 @@ def check_distinct_objects(objects: Sequence[Obj]) -> None:
         )
 
 
-def missing_apis(dgd: Any, ctx: GenContext, *, grove: bool = False) -> list[MissingAPIError]:
+def missing_apis(dgd: Graph, ctx: GenContext, *, grove: bool = False) -> list[MissingAPIError]:
     """Optional APIs the graph's services need but the cluster does not serve, one error per service
     (the reconciler reports them as a Failed condition, e.g. reason NoOrchestratorAvailable).
     `grove`: the graph takes the Grove pathway, whose scaling groups run multinode services.
 
     gpuMemoryService without DRA fails the whole graph on both pathways: upstream 2a6da14c creates
     no workload for such a graph (df888f68 let the other services run and only that DCD wait)."""
-    obj = as_dict(dgd)
     caps = ctx.capabilities
     out: list[MissingAPIError] = []
-    for svc, spec in services_of(obj).items():
+    for svc, spec in services_of(dgd).items():
         field = f"spec.services.{svc}"
         if gms_enabled(spec) and not caps.dra:
             out.append(missing_dra(f"{field}.gpuMemoryService.enabled"))
@@ -501,27 +495,25 @@ def missing_apis(dgd: Any, ctx: GenContext, *, grove: bool = False) -> list[Miss
     return out
 
 
-def desired_planner_rbac(dgd: Any, ctx: GenContext) -> list[Obj]:
+def desired_planner_rbac(dgd: Graph, ctx: GenContext) -> list[Obj]:
     """The namespace's planner ServiceAccount (+ RoleBinding to the configured ClusterRole) when the
     graph has a planner. Shared by every graph of the namespace, so it carries no ownerReference and
     is not part of `desired_graph_objects`: apply it create-if-absent, never prune it."""
-    obj = as_dict(dgd)
-    if not any(s.get("componentType") == c.COMPONENT_PLANNER for s in services_of(obj).values()):
+    if not any(s.get("componentType") == c.COMPONENT_PLANNER for s in services_of(dgd).values()):
         return []
     return namespace_service_account(ctx.planner_service_account, ctx.planner_cluster_role, ctx)
 
 
-def desired_epp_rbac(dgd: Any, ctx: GenContext) -> list[Obj]:
+def desired_epp_rbac(dgd: Graph, ctx: GenContext) -> list[Obj]:
     """The namespace's EPP ServiceAccount (every EPP pod runs as it) and, with `--epp-cluster-role-name`,
     its RoleBinding to that ClusterRole (the endpoint picker watches pods and InferencePools) when the
     graph has an epp service. Shared like the planner's (see `desired_planner_rbac`)."""
-    obj = as_dict(dgd)
-    if not any(s.get("componentType") == c.COMPONENT_EPP for s in services_of(obj).values()):
+    if not any(s.get("componentType") == c.COMPONENT_EPP for s in services_of(dgd).values()):
         return []
     return namespace_service_account(c.EPP_SERVICE_ACCOUNT_NAME, ctx.epp_cluster_role, ctx)
 
 
-def desired_shared_objects(dgd: Any, ctx: GenContext) -> list[Obj]:
+def desired_shared_objects(dgd: Graph, ctx: GenContext) -> list[Obj]:
     """Everything the graph needs that is shared with the other graphs of its namespace: the planner
     and EPP ServiceAccounts with their bindings (create-if-absent, never owned, never pruned)."""
     return [*desired_planner_rbac(dgd, ctx), *desired_epp_rbac(dgd, ctx)]

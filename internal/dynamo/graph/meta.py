@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo.common.inputs import Graph, graph_view
 from dynamo_operator.internal.jsontree import copy_tree
 
 Obj = dict[str, Any]
@@ -52,14 +53,15 @@ def origin_version(
     return operator_version or None
 
 
-def with_origin_version(dgd: Mapping[str, Any], version: str | None) -> Obj:
-    """`dgd` as generation must see it: carrying `version` (a copy; `dgd` itself is left alone)."""
+def with_origin_version(dgd: Mapping[str, Any], version: str | None) -> Graph:
+    """`dgd` as generation must see it, as its view: carrying `version` (a copy; `dgd` itself is left
+    alone)."""
     out = dict(dgd)
     if version and _annotations(dgd, "metadata", "annotations").get(c.ANNOTATION_ORIGIN_VERSION) != version:
         meta = copy_tree(dict(dgd.get("metadata") or {}))
         meta["annotations"] = {**(meta.get("annotations") or {}), c.ANNOTATION_ORIGIN_VERSION: version}
         out["metadata"] = meta
-    return out
+    return graph_view(out)
 
 
 def annotations_to_write(

@@ -10,6 +10,7 @@ from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError
+from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec
 from dynamo_operator.internal.dynamo.common.leader_wait import LEADER_WAIT_PROGRAM
 from dynamo_operator.internal.dynamo.common.objects import envelope
 
@@ -27,7 +28,7 @@ def wait_leader_config_map_name(dgd_name: str) -> str:
     return f"{dgd_name}-wait-leader-script"
 
 
-def desired_wait_leader_config_map(dgd: Obj, ctx: GenContext) -> Obj:
+def desired_wait_leader_config_map(dgd: Graph, ctx: GenContext) -> Obj:
     """The wait-for-leader script ConfigMap, owned by the graph."""
     name = str(dgd["metadata"]["name"])
     cm = envelope(
@@ -55,11 +56,11 @@ def epp_config_map_name(dgd_name: str) -> str:
     return f"{dgd_name}-epp-config"
 
 
-def desired_epp_objects(dgd: Obj, service: str, spec: Obj, ctx: GenContext) -> list[Obj]:
+def desired_epp_objects(dgd: Graph, service: str, spec: ServiceSpec, ctx: GenContext) -> list[Obj]:
     """For an `epp` service: its config ConfigMap (inline config only) and the InferencePool."""
     dgd_name = str(dgd["metadata"]["name"])
     field = f"spec.services.{service}.eppConfig"
-    epp = spec.get("eppConfig") or {}
+    epp = spec.get("eppConfig", {})
     out: list[Obj] = []
     labels = {
         c.LABEL_GRAPH_DEPLOYMENT_NAME: dgd_name,
@@ -75,7 +76,7 @@ def desired_epp_objects(dgd: Obj, service: str, spec: Obj, ctx: GenContext) -> l
         document = {**EPP_CONFIG_TYPE, **epp["config"]}
         cm["data"] = {EPP_CONFIG_KEY: yaml.safe_dump(document, sort_keys=True)}
         out.append(cm)
-    elif not (epp.get("configMapRef") or {}).get("name"):
+    elif not epp.get("configMapRef", {}).get("name"):
         raise GenerationError(field, "one of config or configMapRef is required")
     if not ctx.capabilities.gateway_inference_extension:
         raise MissingAPIError(

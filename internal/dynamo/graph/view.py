@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dynamo_operator.api.views.v1alpha1 import Restart
+from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec
 from dynamo_operator.internal.dynamo.graph.meta import origin_version, with_origin_version
 
 Obj = dict[str, Any]
@@ -31,14 +33,14 @@ class GraphView:
     """One DGD as this reconcile read it (see the module docstring)."""
 
     raw: Obj
-    graph: Obj
+    graph: Graph
     origin: str | None
     namespace: str
     name: str
     uid: str
     generation: int | None
-    services: Mapping[str, Obj]
-    restart: Mapping[str, Any] | None
+    services: Mapping[str, ServiceSpec]
+    restart: Restart | None
     pvcs: tuple[PvcEntry, ...]
 
     def names_pvc(self, name: str) -> bool:
@@ -77,7 +79,7 @@ def semantic_problems(view: GraphView) -> list[str]:
     """What the CRD schema cannot refuse: cross-references between fields. (A graph without services
     is refused by the CRD and, as a backstop, by generation's `validate_graph`.)"""
     problems = []
-    order = ((view.restart or {}).get("strategy") or {}).get("order") or []
+    order = view.restart.get("strategy", {}).get("order", []) if view.restart else []
     unknown = [s for s in order if s not in view.services]
     if unknown:
         problems.append(f"restart.strategy.order names unknown services: {', '.join(unknown)}")

@@ -27,7 +27,8 @@ from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.hashing import stamp_hash
-from dynamo_operator.internal.dynamo.common.objects import as_dict, envelope
+from dynamo_operator.internal.dynamo.common.inputs import Graph
+from dynamo_operator.internal.dynamo.common.objects import envelope
 from dynamo_operator.internal.dynamo.component.backends import Role, detect_backend, grove_addressing
 from dynamo_operator.internal.dynamo.component.workload import (
     component_service,
@@ -66,7 +67,7 @@ STARTUP_ANY_ORDER = "CliqueStartupTypeAnyOrder"
 STARTUP_EXPLICIT = "CliqueStartupTypeExplicit"
 
 
-def uses_grove(dgd: Any, ctx: GenContext) -> bool:
+def uses_grove(dgd: Graph, ctx: GenContext) -> bool:
     """The pathway of a graph on its own terms: Grove when the operator may use it (the API is served
     and the operator flag allows it: `ctx.capabilities.grove`) and the graph does not opt out with
     `nvidia.com/enable-grove: "false"` (any case). The reconciler may still keep a running graph on
@@ -74,19 +75,19 @@ def uses_grove(dgd: Any, ctx: GenContext) -> bool:
     return ctx.capabilities.grove and not grove_opted_out(dgd)
 
 
-def grove_opted_out(dgd: Any) -> bool:
+def grove_opted_out(dgd: Graph) -> bool:
     """The graph asks to stay off Grove (`nvidia.com/enable-grove: "false"`, any case)."""
-    annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
+    annotations = (dgd.get("metadata") or {}).get("annotations") or {}
     return str(annotations.get(c.ANNOTATION_ENABLE_GROVE, "")).strip().lower() == "false"
 
 
-def grove_opted_in(dgd: Any) -> bool:
+def grove_opted_in(dgd: Graph) -> bool:
     """The graph asks for Grove explicitly (`nvidia.com/enable-grove: "true"`)."""
-    annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
+    annotations = (dgd.get("metadata") or {}).get("annotations") or {}
     return str(annotations.get(c.ANNOTATION_ENABLE_GROVE, "")).strip().lower() == "true"
 
 
-def takes_grove(dgd: Any, ctx: GenContext, *, has_dcds: bool, has_pod_clique_set: bool) -> bool:
+def takes_grove(dgd: Graph, ctx: GenContext, *, has_dcds: bool, has_pod_clique_set: bool) -> bool:
     """The pathway a graph takes now: True for Grove.
 
     An opt-out (`nvidia.com/enable-grove: "false"`) is an explicit ask: DCDs. Otherwise a graph
@@ -107,16 +108,15 @@ def takes_grove(dgd: Any, ctx: GenContext, *, has_dcds: bool, has_pod_clique_set
     return has_pod_clique_set or not has_dcds or grove_opted_in(dgd)
 
 
-def worker_services(dgd: Any) -> frozenset[str]:
+def worker_services(dgd: Graph) -> frozenset[str]:
     """The graph's worker services (worker, prefill, decode): the ones the worker hash labels."""
-    return frozenset(svc for svc, spec in services_of(as_dict(dgd)).items() if is_worker(spec))
+    return frozenset(svc for svc, spec in services_of(dgd).items() if is_worker(spec))
 
 
-def graph_grove_worker_hash(dgd: Any, ctx: GenContext) -> str:
+def graph_grove_worker_hash(dgd: Graph, ctx: GenContext) -> str:
     """The hash a new PodCliqueSet's worker cliques carry: the graph's v2 worker hash in its
     namespace, `NO_HASH` for a graph without workers. Raises GenerationError like generation."""
-    obj = as_dict(dgd)
-    return worker_hash_v2(obj, ctx.namespace) if worker_services(obj) else NO_HASH
+    return worker_hash_v2(dgd, ctx.namespace) if worker_services(dgd) else NO_HASH
 
 
 def clique_name(service: str) -> str:
@@ -147,12 +147,12 @@ def _name_budget(service: str, *, multinode: bool, forced: bool = False) -> int:
     return 2 * len(base) if forced else len(base)
 
 
-def forced_scaling_groups(dgd: Any) -> frozenset[str]:
+def forced_scaling_groups(dgd: Graph) -> frozenset[str]:
     """The services whose v1beta1 component asks to run as a scaling group although single-node
     (`experimental.grove.forceScalingGroup: true`). v1alpha1 has no place for it: the operator's
     view keeps it in the graph's spec payload (`nvidia.com/dgd-spec`, api/conversion/preserve.py,
     parsed within its size and depth bounds)."""
-    annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
+    annotations = (dgd.get("metadata") or {}).get("annotations") or {}
     raw = annotations.get(preserve.DGD_SPEC)
     payload = (preserve.decode_spec(raw, preserve.DGD_SPEC) if isinstance(raw, str) else None) or {}
     components = payload.get("components")
@@ -178,16 +178,15 @@ def _fnv1a_32(data: bytes) -> int:
     return value
 
 
-def pod_clique_set_name(dgd: Any) -> str:
+def pod_clique_set_name(dgd: Graph) -> str:
     """The graph's PodCliqueSet name: the graph's name when it fits Grove's budget beside the
     longest service's names, else cut to fit and ended with `-` and 4 hex digits of the FNV-1a hash
     of the full name (so two long graphs stay apart and the name never changes between reconciles).
     Upstream 2a6da14c names sets so instead of refusing a long graph; the same name lets this
     operator take over what upstream made."""
-    obj = as_dict(dgd)
-    dgd_name = str((obj.get("metadata") or {}).get("name") or "")
-    services = services_of(obj)
-    forced = forced_scaling_groups(obj)
+    dgd_name = str((dgd.get("metadata") or {}).get("name") or "")
+    services = services_of(dgd)
+    forced = forced_scaling_groups(dgd)
     widest = max(
         (
             _name_budget(svc, multinode=multinode_node_count(spec) > 1, forced=svc in forced)
@@ -224,14 +223,13 @@ def grove_name_parts(
     return ((c.KIND_POD_CLIQUE_SET, set_name), (c.KIND_POD_CLIQUE, base))
 
 
-def grove_name_problems(dgd: Any, ctx: GenContext) -> list[str]:
+def grove_name_problems(dgd: Graph, ctx: GenContext) -> list[str]:
     """Per service whose pods Grove would refuse to name even with the set name shortened (see
     `pod_clique_set_name`), one sentence saying which names add up to how much, and what to do;
     empty when every service fits."""
-    obj = as_dict(dgd)
-    set_name = pod_clique_set_name(obj)
+    set_name = pod_clique_set_name(dgd)
     problems = []
-    for gs in grove_services(obj, ctx):
+    for gs in grove_services(dgd, ctx):
         parts = grove_name_parts(set_name, gs.service, multinode=gs.multinode, forced=gs.forced)
         total = sum(len(name) for _, name in parts)
         if total <= GROVE_MAX_COMBINED_NAME_LENGTH:
@@ -276,20 +274,19 @@ class GroveService:
 
 
 def grove_services(
-    dgd: Any, ctx: GenContext, *, restart_at: Mapping[str, str] | None = None, worker_hash: str = NO_HASH
+    dgd: Graph, ctx: GenContext, *, restart_at: Mapping[str, str] | None = None, worker_hash: str = NO_HASH
 ) -> list[GroveService]:
     """Every service of the graph in name order, with the spec the DCD pathway would give it (graph
     annotations, labels and envs propagated, Dynamo namespace filled in), worker services labelled
     with `worker_hash` unless it is `NO_HASH`."""
-    obj = as_dict(dgd)
-    dgd_name = str((obj.get("metadata") or {}).get("name") or "")
+    dgd_name = str((dgd.get("metadata") or {}).get("name") or "")
     restart_at = restart_at or {}
-    set_name = pod_clique_set_name(obj)
-    forced = forced_scaling_groups(obj)
+    set_name = pod_clique_set_name(dgd)
+    forced = forced_scaling_groups(dgd)
     out: list[GroveService] = []
-    for service in services_of(obj):
+    for service in services_of(dgd):
         spec = service_to_dcd_spec(
-            obj, service, ctx, restart_at=restart_at.get(service), worker_hash=worker_hash or None
+            dgd, service, ctx, restart_at=restart_at.get(service), worker_hash=worker_hash or None
         )
         comp = Component(
             name=naming.dcd_name(dgd_name, service), namespace=ctx.namespace, parent_dgd=dgd_name, spec=spec
@@ -318,12 +315,12 @@ def _clique_annotations(comp: Component, ctx: GenContext) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-def update_strategy(dgd: Any) -> str | None:
+def update_strategy(dgd: Graph) -> str | None:
     """How Grove replaces the set's pods after a change, from the graph's
     `nvidia.com/grove-update-strategy` (`RollingRecreate`, Grove's own default, or `OnDelete`: a
     pod is replaced only once someone deletes it); None when the graph does not say. Raises
     GenerationError for another value."""
-    annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
+    annotations = (dgd.get("metadata") or {}).get("annotations") or {}
     if c.ANNOTATION_GROVE_UPDATE_STRATEGY not in annotations:
         return None
     value = str(annotations[c.ANNOTATION_GROVE_UPDATE_STRATEGY])
@@ -352,21 +349,21 @@ def check_one_gang_scheduler(ctx: GenContext) -> None:
         )
 
 
-def volcano_queue(dgd: Any) -> str:
+def volcano_queue(dgd: Graph) -> str:
     """The graph's Volcano queue (`nvidia.com/volcano-queue`, trimmed); "" when it names none."""
-    annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
+    annotations = (dgd.get("metadata") or {}).get("annotations") or {}
     return str(annotations.get(c.ANNOTATION_VOLCANO_QUEUE) or "").strip()
 
 
-def _kai_queue(dgd: Obj) -> str:
-    annotations = (dgd.get("metadata") or {}).get("annotations") or {}
+def _kai_queue(dgd: Graph) -> str:
+    annotations = dgd.get("metadata", {}).get("annotations") or {}
     return (
         str(annotations.get(c.ANNOTATION_KAI_SCHEDULER_QUEUE) or "").strip() or c.DEFAULT_KAI_SCHEDULER_QUEUE
     )
 
 
 def _clique(
-    gs: GroveService, ctx: GenContext, dgd: Obj, *, role: Role, name: str, replicas: int, min_available: int
+    gs: GroveService, ctx: GenContext, dgd: Graph, *, role: Role, name: str, replicas: int, min_available: int
 ) -> Obj:
     node_count = multinode_node_count(gs.component.spec)
     addressing = grove_addressing(gs.service, node_count) if gs.multinode else None
@@ -436,7 +433,7 @@ def _starts_after_workers(gs: GroveService, ctx: GenContext) -> bool:
 
 
 def desired_pod_clique_set(
-    dgd: Any,
+    dgd: Graph,
     ctx: GenContext,
     *,
     restart_at: Mapping[str, str] | None = None,
@@ -445,29 +442,28 @@ def desired_pod_clique_set(
     """The graph's PodCliqueSet: one replica, cliques per service role, scaling groups for multinode
     services, the operator's termination delay (`ctx.grove_termination_delay`, none when zero).
     Metadata labels/annotations are the graph's `spec.labels`/`spec.annotations`."""
-    obj = as_dict(dgd)
-    spec = obj.get("spec") or {}
+    spec = dgd["spec"]
     check_one_gang_scheduler(ctx)
     set_annotations = dict(spec.get("annotations") or {})
-    if uses_volcano(ctx) and (queue := volcano_queue(obj)):
+    if uses_volcano(ctx) and (queue := volcano_queue(dgd)):
         set_annotations[c.ANNOTATION_GROVE_VOLCANO_QUEUE] = queue  # Grove's Volcano backend reads it
     pcs = envelope(
         c.GROVE_API_VERSION,
         c.KIND_POD_CLIQUE_SET,
-        pod_clique_set_name(obj),
+        pod_clique_set_name(dgd),
         ctx.namespace,
         # The graph's name in a label: the set's own name may be shortened (pod_clique_set_name).
-        labels={**(spec.get("labels") or {}), c.LABEL_GRAPH_DEPLOYMENT_NAME: str(obj["metadata"]["name"])},
+        labels={**(spec.get("labels") or {}), c.LABEL_GRAPH_DEPLOYMENT_NAME: str(dgd["metadata"]["name"])},
         annotations=set_annotations,
-        owner=obj,
+        owner=dgd,
     )
     cliques: list[Obj] = []
     groups: list[Obj] = []
     explicit = False
-    for gs in grove_services(obj, ctx, restart_at=restart_at, worker_hash=worker_hash):
+    for gs in grove_services(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash):
         roles = _roles(gs)
         made = [
-            _clique(gs, ctx, obj, role=role, name=name, replicas=replicas, min_available=minimum)
+            _clique(gs, ctx, dgd, role=role, name=name, replicas=replicas, min_available=minimum)
             for role, name, replicas, minimum in roles
         ]
         if _starts_after_workers(gs, ctx):
@@ -491,20 +487,20 @@ def desired_pod_clique_set(
     if spec.get("priorityClassName"):
         # v1beta1's graph-level priority (the v1alpha1 view keeps it in the spec): Grove gives
         # it to every pod of the set.
-        template["priorityClassName"] = str(spec["priorityClassName"])
+        template["priorityClassName"] = str(spec["priorityClassName"])  # type: ignore[typeddict-item]
     if ctx.grove_termination_delay not in {"", "0s"}:
         template["terminationDelay"] = ctx.grove_termination_delay
     template["cliques"] = cliques
     if groups:
         template["podCliqueScalingGroups"] = groups
     pcs["spec"] = {"replicas": 1, "template": template}
-    if strategy := update_strategy(obj):
+    if strategy := update_strategy(dgd):
         # Only when asked: Grove before v0.1.0-alpha.12 has no such field and refuses it.
         pcs["spec"]["updateStrategy"] = {"type": strategy}
     return pcs
 
 
-def desired_grove_service(gs: GroveService, ctx: GenContext, owner: Obj) -> Obj | None:
+def desired_grove_service(gs: GroveService, ctx: GenContext, owner: Mapping[str, Any]) -> Obj | None:
     """The Service of one service on the Grove pathway, owned by the graph: frontends always, others
     with Kubernetes discovery. It selects the service's pods (for multinode: every pod of the group;
     only the leader serves, workers report not ready), and carries only the discovery labels and the
@@ -540,7 +536,7 @@ def service_annotations(comp: Component) -> dict[str, str]:
 
 
 def desired_grove_objects(
-    dgd: Any,
+    dgd: Graph,
     ctx: GenContext,
     *,
     restart_at: Mapping[str, str] | None = None,
@@ -553,33 +549,32 @@ def desired_grove_objects(
 
     `worker_hash`: what the worker cliques carry (grove/workerhash.py `grove_worker_hash`); None:
     what a new set gets, the graph's own v2 worker hash."""
-    obj = as_dict(dgd)
     if worker_hash is None:
-        worker_hash = graph_grove_worker_hash(obj, ctx)
+        worker_hash = graph_grove_worker_hash(dgd, ctx)
     # Names carry no worker hash here; checking them as if they did is stricter, never looser.
-    validate_graph(obj, ctx, worker_hash="0" * 8)
-    if problems := grove_name_problems(obj, ctx):
+    validate_graph(dgd, ctx, worker_hash="0" * 8)
+    if problems := grove_name_problems(dgd, ctx):
         raise GroveNameTooLongError("spec.services", "; ".join(problems))
-    pcs = stamp_hash(desired_pod_clique_set(obj, ctx, restart_at=restart_at, worker_hash=worker_hash))
+    pcs = stamp_hash(desired_pod_clique_set(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash))
     per_service: list[Obj] = []
-    for gs in grove_services(obj, ctx, restart_at=restart_at, worker_hash=worker_hash):
+    for gs in grove_services(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash):
         # The Ingress/VirtualService generators name their objects after the component, which on
         # this pathway is `<dgd>-<lower(svc)>` already.
         for extra in (
-            desired_grove_service(gs, ctx, obj),
-            desired_ingress(gs.component, ctx, obj),
-            desired_virtual_service(gs.component, ctx, obj),
+            desired_grove_service(gs, ctx, dgd),
+            desired_ingress(gs.component, ctx, dgd),
+            desired_virtual_service(gs.component, ctx, dgd),
         ):
             if extra is not None:
                 per_service.append(stamp_hash(extra))
     objects = [
-        *desired_pvcs(obj, ctx),
-        *desired_discovery_rbac(obj, ctx),
-        *desired_side_objects(obj, ctx),
-        *desired_model_services(obj, ctx),
+        *desired_pvcs(dgd, ctx),
+        *desired_discovery_rbac(dgd, ctx),
+        *desired_side_objects(dgd, ctx),
+        *desired_model_services(dgd, ctx),
         pcs,
         *per_service,
-        *desired_scaling_adapters(obj, ctx),
+        *desired_scaling_adapters(dgd, ctx),
     ]
     check_distinct_objects(objects)
     return objects

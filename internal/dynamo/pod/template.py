@@ -12,6 +12,7 @@ from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.common.inputs import DcdSpec, editable_copy
 from dynamo_operator.internal.dynamo.component.backends import (
     Addressing,
     MultinodeInfo,
@@ -78,7 +79,7 @@ class Component:
     name: str
     namespace: str
     parent_dgd: str
-    spec: Mapping[str, Any]
+    spec: DcdSpec
 
     @property
     def component_type(self) -> str:
@@ -175,7 +176,7 @@ def pod_labels(comp: Component, ctx: GenContext) -> dict[str, str]:
         labels[c.LABEL_SUB_COMPONENT_TYPE] = str(spec["subComponentType"])
     if comp.labels.get(c.LABEL_WORKER_HASH):
         labels[c.LABEL_WORKER_HASH] = comp.labels[c.LABEL_WORKER_HASH]
-    model = spec.get("modelRef") or {}
+    model = spec.get("modelRef", {})
     if model.get("name"):
         labels[c.LABEL_BASE_MODEL_HASH] = naming.base_model_hash(str(model["name"]))
     return labels
@@ -329,7 +330,7 @@ def build_main_container(
         default_env = [e for e in default_env if e.get("name") != ENV_DYN_FORWARDPASS_METRIC_PORT]
     base_env = merge_env(_base_env(comp, ctx, dyn_ns), default_env)
     # 2. mainContainer layered over the defaults; its env is unioned (user wins); startupProbe replaces.
-    user = dict((spec.get("extraPodSpec") or {}).get("mainContainer") or {})
+    user = editable_copy(spec.get("extraPodSpec", {}).get("mainContainer", {}))
     user_env = user.pop("env", None) or []
     user_startup = user.pop("startupProbe", None)
     container = override(container, user)
@@ -340,9 +341,12 @@ def build_main_container(
     # 3. component envs (in a graph these already hold spec.envs underneath the service's own)
     env_list = merge_env(env_list, spec.get("envs") or [])
     # 4. top-level probes replace whatever came before, whole
-    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
-        if spec.get(probe) is not None:
-            container[probe] = copy_tree(spec[probe])
+    for probe, value in (
+        ("livenessProbe", spec.get("livenessProbe")),
+        ("readinessProbe", spec.get("readinessProbe")),
+    ):
+        if value is not None:
+            container[probe] = copy_tree(value)
     # 5. resources, 6. envFromSecret
     apply_resources(container, spec.get("resources"), "resources")
     if spec.get("envFromSecret"):
@@ -402,7 +406,7 @@ def build_pod_template(
             "extraPodSpec.mainContainer.image", "required: the operator sets no default image"
         )
     backend = detect_backend(comp.component_type, spec.get("backendFramework"), container)
-    extra = {k: v for k, v in (spec.get("extraPodSpec") or {}).items() if k != "mainContainer"}
+    extra = {k: v for k, v in editable_copy(spec.get("extraPodSpec", {})).items() if k != "mainContainer"}
     # The lists extraPodSpec merges by name or appends, rather than replacing what is generated.
     user_volumes = extra.pop("volumes", None) or []
     user_containers = extra.pop("containers", None) or []

@@ -23,6 +23,7 @@ from dynamo_operator.api.v1alpha1.crd import root_schema
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.common.inputs import component_view
 from dynamo_operator.internal.dynamo.component.workload import desired_component_objects
 from dynamo_operator.internal.dynamo.graph.generate import desired_graph_objects, desired_shared_objects
 from dynamo_operator.internal.dynamo.graph.meta import origin_version, with_origin_version
@@ -201,7 +202,7 @@ def render_graph(graph: Obj, options: RenderOptions, index: DockerSecretIndex) -
         children: list[Obj] = []
         for obj in objects:
             if obj["kind"] == "DynamoComponentDeployment":
-                children += desired_component_objects(obj, ctx)
+                children += desired_component_objects(component_view(obj), ctx)
     except GenerationError as err:
         name = parsed["metadata"].get("name")
         raise ValueError(f"{DYNAMO_GRAPH_DEPLOYMENT_KIND}/{name}: {err}") from err

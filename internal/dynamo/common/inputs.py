@@ -1,0 +1,50 @@
+"""What generation reads: the typed views (api/views) of the objects it is handed. Pure.
+
+Generation reads the v1alpha1 form: the client converts each stored v1beta1 object once, as it
+arrives (internal/stored_version.py), and the reconciler casts it to its view once, as it reads it
+(`graph_view`, `component_view`). From there mypy checks every key generation reads against the API
+models the CRDs are made from: a misspelt or retired field is a type error, not a silent default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeAlias, cast
+
+from dynamo_operator.api.views import k8s, objectmeta
+from dynamo_operator.api.views import v1alpha1 as views
+from dynamo_operator.internal.jsontree import copy_tree
+
+Graph: TypeAlias = views.DynamoGraphDeployment
+GraphSpec: TypeAlias = views.DynamoGraphDeploymentSpec
+# One `spec.services[x]` of a graph.
+ServiceSpec: TypeAlias = views.DynamoComponentDeploymentSharedSpec
+ComponentDeployment: TypeAlias = views.DynamoComponentDeployment
+# A DCD's spec: a service's spec plus the graph's backend.
+DcdSpec: TypeAlias = views.DynamoComponentDeploymentSpec
+ObjectMeta: TypeAlias = objectmeta.ObjectMeta
+Container: TypeAlias = k8s.Container
+PodSpec: TypeAlias = k8s.PodSpec
+EnvVar: TypeAlias = k8s.EnvVar
+
+
+def graph_view(obj: Mapping[str, Any]) -> Graph:
+    """A DGD as read from the cache (or a file), as its view. No copy and no check: the API server
+    validated it against the same models' schema."""
+    return cast(Graph, obj)
+
+
+def component_view(obj: Mapping[str, Any]) -> ComponentDeployment:
+    """A DCD as read from the cache, as its view (see `graph_view`)."""
+    return cast(ComponentDeployment, obj)
+
+
+def editable_copy(view: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of a view as a plain dict: what generation starts from when it builds an output
+    object (a DCD's spec) out of an input (a service's)."""
+    return copy_tree(dict(view))
+
+
+def dcd_spec_of(spec: Mapping[str, Any]) -> DcdSpec:
+    """A DCD spec generation built (`service_to_dcd_spec`), as the view the workload is made from."""
+    return cast(DcdSpec, spec)
