@@ -30,6 +30,7 @@ from dynamo_operator.internal.client.resource import SECRET, Resource, split_key
 from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions
 from dynamo_operator.internal.controller.predicates import Funcs
 from dynamo_operator.internal.controller.result import Result
+from dynamo_operator.internal.dynamo.common.inputs import graph_view
 from dynamo_operator.internal.dynamo.graph.mpisecret import (
     KeyPairSource,
     desired_mpi_ssh_secret,
@@ -64,7 +65,7 @@ class Store(Protocol):
 
 def needs_secret(obj: Mapping[str, Any]) -> bool:
     meta = obj.get("metadata") or {}
-    return not meta.get("deletionTimestamp") and graph_needs_mpi_ssh_secret(obj)
+    return not meta.get("deletionTimestamp") and graph_needs_mpi_ssh_secret(graph_view(obj))
 
 
 # A graph matters when it arrives needing the Secret or starts needing it; its other updates (status,

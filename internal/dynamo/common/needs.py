@@ -9,14 +9,15 @@ GPU Memory Service's need of DRA is the component's (`component.gpu_memory_servi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.context import Capabilities
+from dynamo_operator.internal.dynamo.common.inputs import ServiceSpec
 
-Spec = Mapping[str, Any]
+Spec = ServiceSpec
 
 
 @dataclass(frozen=True, slots=True)

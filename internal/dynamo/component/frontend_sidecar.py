@@ -12,6 +12,7 @@ from typing import Any
 
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.common.inputs import ServiceSpec
 from dynamo_operator.internal.dynamo.pod.defaults import component_defaults
 from dynamo_operator.internal.dynamo.pod.merge import env, merge_env
 from dynamo_operator.internal.jsontree import copy_tree
@@ -21,13 +22,13 @@ CONTAINER_NAME = "sidecar-frontend"
 Obj = dict[str, Any]
 
 
-def frontend_sidecar_spec(spec: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def frontend_sidecar_spec(spec: ServiceSpec) -> Mapping[str, Any] | None:
     """The component's `frontendSidecar` block, or None when it has none."""
     sidecar = spec.get("frontendSidecar")
     return sidecar if isinstance(sidecar, Mapping) else None
 
 
-def check_container_names(spec: Mapping[str, Any], field: str) -> None:
+def check_container_names(spec: ServiceSpec, field: str) -> None:
     """With a sidecar, no user container may be named like it (upstream's webhook rule; a CEL scan of
     the unbounded container list exceeds the cost budget, so it is checked here)."""
     if frontend_sidecar_spec(spec) is None:

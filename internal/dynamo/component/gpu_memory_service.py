@@ -15,6 +15,7 @@ from typing import Any
 
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError
+from dynamo_operator.internal.dynamo.common.inputs import ServiceSpec
 from dynamo_operator.internal.dynamo.common.objects import envelope
 from dynamo_operator.internal.dynamo.pod.merge import env
 
@@ -31,9 +32,9 @@ DRA_API = f"{DRA_API_VERSION} ResourceClaimTemplate"
 Obj = dict[str, Any]
 
 
-def gms_enabled(spec: Mapping[str, Any]) -> bool:
+def gms_enabled(spec: ServiceSpec) -> bool:
     """Whether the component runs the GPU Memory Service."""
-    return bool((spec.get("gpuMemoryService") or {}).get("enabled"))
+    return bool(spec.get("gpuMemoryService", {}).get("enabled"))
 
 
 def claim_template_name(parent: str, service: str) -> str:
@@ -60,7 +61,7 @@ def claimed_gpus(resources: Mapping[str, Any] | None) -> int:
     return 0
 
 
-def check_gpu_count(spec: Mapping[str, Any], field: str) -> None:
+def check_gpu_count(spec: ServiceSpec, field: str) -> None:
     """A GMS component's claim needs a whole number of GPUs of at least 1 (the CRD checks presence
     only: a pattern over an unbounded string exceeds CEL's cost budget)."""
     if gms_enabled(spec) and claimed_gpus(spec.get("resources")) < 1:
@@ -71,10 +72,10 @@ def check_gpu_count(spec: Mapping[str, Any], field: str) -> None:
 
 
 def desired_claim_template(
-    *, parent: str, service: str, namespace: str, spec: Mapping[str, Any], owner: Mapping[str, Any] | None
+    *, parent: str, service: str, namespace: str, spec: ServiceSpec, owner: Mapping[str, Any] | None
 ) -> Obj:
     """The ResourceClaimTemplate of a GMS component: exactly N devices of the configured class."""
-    gms = spec.get("gpuMemoryService") or {}
+    gms = spec.get("gpuMemoryService", {})
     obj = envelope(
         DRA_API_VERSION,
         "ResourceClaimTemplate",

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynamo_operator.internal import consts as c
-from dynamo_operator.internal.dynamo.common.objects import as_dict, envelope
+from dynamo_operator.internal.dynamo.common.inputs import Graph
+from dynamo_operator.internal.dynamo.common.objects import envelope
 from dynamo_operator.internal.dynamo.pod.template import multinode_node_count
 
 Obj = dict[str, Any]
@@ -44,11 +45,11 @@ PLACEHOLDER_KEY_PAIR = SshKeyPair(
 )
 
 
-def graph_needs_mpi_ssh_secret(dgd: Any) -> bool:
+def graph_needs_mpi_ssh_secret(dgd: Graph) -> bool:
     """Whether the graph runs a service on several nodes (upstream provides the Secret for every
     multinode graph, whatever the backend: only TensorRT-LLM mounts it today)."""
-    services = (as_dict(dgd).get("spec") or {}).get("services") or {}
-    return any(multinode_node_count(spec or {}) > 1 for spec in services.values())
+    services = dgd.get("spec", {}).get("services") or {}
+    return any(multinode_node_count(spec) > 1 for spec in services.values() if spec)
 
 
 def _labels() -> dict[str, str]:
@@ -76,7 +77,7 @@ def mpi_ssh_secret_copy(source: Mapping[str, Any], namespace: str) -> Obj:
     return secret
 
 
-def desired_mpi_ssh_secrets(dgd: Any, namespace: str, name: str, keys: KeyPairSource) -> list[Obj]:
+def desired_mpi_ssh_secrets(dgd: Graph, namespace: str, name: str, keys: KeyPairSource) -> list[Obj]:
     """The Secret a graph in `namespace` needs (none when it has no multinode service), as it would be
     created there; `keys` is called only when one is needed. For `render` and tests: the operator
     itself creates the Secret only when the namespace has none (controllers/mpi_ssh_secret.py)."""

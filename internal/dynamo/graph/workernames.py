@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec
 from dynamo_operator.internal.dynamo.rollout import workerhash
 from dynamo_operator.internal.dynamo.rollout.workerhash_v2 import worker_hash_v2
 from dynamo_operator.internal.dynamo.rollout.workers import (
@@ -22,19 +23,19 @@ from dynamo_operator.internal.dynamo.rollout.workers import (
 Obj = Mapping[str, Any]
 
 
-def _services(graph: Obj) -> Mapping[str, Any]:
-    return (graph.get("spec") or {}).get("services") or {}
+def _services(graph: Graph) -> Mapping[str, ServiceSpec]:
+    return graph["spec"].get("services") or {}
 
 
 def graph_worker_generation(
-    graph: Obj, *, v2: str, children: Sequence[Obj] = (), rolling: bool = False
+    graph: Graph, *, v2: str, children: Sequence[Obj] = (), rolling: bool = False
 ) -> WorkerGeneration:
     """The generation naming `graph`'s workers this round, given the spec's v2 hash (`v2`, which the
     reconciler caches), the graph's live children and whether its rollout status says one runs."""
     services = _services(graph)
     workers = frozenset(name for name, spec in services.items() if workerhash.is_worker(spec))
     return worker_generation(
-        (graph.get("metadata") or {}).get("annotations") or {},
+        graph.get("metadata", {}).get("annotations") or {},
         v2=v2,
         live_hashes=worker_hashes_of(children, workers),
         rolling=rolling,
@@ -42,7 +43,7 @@ def graph_worker_generation(
     )
 
 
-def first_worker_generation(graph: Obj, namespace: str) -> WorkerGeneration:
+def first_worker_generation(graph: Graph, namespace: str) -> WorkerGeneration:
     """The generation the reconciler names `graph`'s workers with at its first look (no children,
     no rollout). Raises GenerationError when the graph cannot be generated."""
     return graph_worker_generation(graph, v2=worker_hash_v2(graph, namespace))

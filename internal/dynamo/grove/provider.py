@@ -16,11 +16,11 @@ webhook; it rewrites the record after such a move.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
-from dynamo_operator.internal.dynamo.common.objects import as_dict
+from dynamo_operator.internal.dynamo.common.inputs import Graph
 
 PROVIDERS = (c.WORKLOAD_PROVIDER_COMPONENT, c.WORKLOAD_PROVIDER_GROVE)
 REASON_PROVIDER_UNAVAILABLE = "SelectedWorkloadProviderUnavailable"
@@ -32,10 +32,10 @@ class InvalidWorkloadProviderError(GenerationError):
     reason: ClassVar[str] = "InvalidWorkloadProvider"
 
 
-def recorded_provider(dgd: Any) -> str | None:
+def recorded_provider(dgd: Graph) -> str | None:
     """The provider the graph records (None: none yet, a new graph or one from before the record).
     Raises InvalidWorkloadProviderError for a value that is neither `grove` nor `component`."""
-    annotations = (as_dict(dgd).get("metadata") or {}).get("annotations") or {}
+    annotations = dgd.get("metadata", {}).get("annotations") or {}
     if c.ANNOTATION_WORKLOAD_PROVIDER not in annotations:
         return None
     value = str(annotations[c.ANNOTATION_WORKLOAD_PROVIDER])

@@ -12,7 +12,7 @@ from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
-from dynamo_operator.internal.dynamo.common.inputs import DcdSpec, editable_copy
+from dynamo_operator.internal.dynamo.common.inputs import DcdSpec, ServiceSpec, editable_copy
 from dynamo_operator.internal.dynamo.component.backends import (
     Addressing,
     MultinodeInfo,
@@ -272,7 +272,7 @@ def _union_by_name(low: list[dict[str, Any]], high: list[dict[str, Any]]) -> lis
     return [*high, *[v for v in low if v.get("name") not in names]]
 
 
-def _shared_memory(spec: Mapping[str, Any]) -> dict[str, Any] | None:
+def _shared_memory(spec: ServiceSpec) -> dict[str, Any] | None:
     shm = spec.get("sharedMemory") or {}
     if shm.get("disabled"):
         return None
