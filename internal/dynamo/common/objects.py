@@ -8,18 +8,6 @@ from typing import Any
 from dynamo_operator.internal import consts as c
 
 
-def as_dict(obj: Any) -> dict[str, Any]:
-    """A custom resource as a JSON-form dict, whether given as a dict or as a pydantic model."""
-    if isinstance(obj, Mapping):
-        return dict(obj)
-    dump = getattr(obj, "model_dump", None)
-    if dump is None:
-        raise TypeError(f"expected a mapping or a pydantic model, got {type(obj).__name__}")
-    result = dump(by_alias=True, exclude_none=True, mode="json")
-    assert isinstance(result, dict)
-    return result
-
-
 def owner_api_version(owner: Mapping[str, Any]) -> str | None:
     """The apiVersion an ownerReference to `owner` names: the storage version (v1beta1) for the
     four converted kinds of our group, whichever version `owner` was read in; else its own."""
