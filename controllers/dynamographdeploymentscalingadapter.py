@@ -28,6 +28,13 @@ from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.controller.builder import Builder, Built
 from dynamo_operator.internal.controller.predicates import Funcs, generation_changed
 from dynamo_operator.internal.controller.result import Result
+from dynamo_operator.internal.dynamo.common.inputs import (
+    Graph,
+    ScalingAdapter,
+    ServiceSpec,
+    adapter_view,
+    graph_view,
+)
 from dynamo_operator.internal.dynamo.pod.template import multinode_node_count
 from dynamo_operator.internal.dynamo.scalingadapter import adapter as logic
 from dynamo_operator.internal.dynamo.scalingadapter import readiness
@@ -45,13 +52,15 @@ Obj = dict[str, Any]
 def replica_picture(dgd: Mapping[str, Any]) -> dict[str, tuple[int, int, int, bool]]:
     """Per service: (desired replicas, nodes per replica, replicas reported running, adapter enabled)
     — everything an adapter copies into the graph, reports from it, or decides its readiness by."""
-    spec_services = (dgd.get("spec") or {}).get("services") or {}
-    status_services = (dgd.get("status") or {}).get("services") or {}
+    graph = graph_view(dgd)
+    spec_services = graph.get("spec", {}).get("services") or {}
+    status_services = graph.get("status", {}).get("services") or {}
     out = {}
     for name, entry in spec_services.items():
-        svc = entry or {}
+        svc: ServiceSpec = entry or {}
         replicas = svc.get("replicas")
-        running = (status_services.get(name) or {}).get("replicas") or 0
+        reported = status_services.get(name)
+        running = (reported.get("replicas") if reported else None) or 0
         out[name] = (
             logic.DEFAULT_REPLICAS if replicas is None else int(replicas),
             multinode_node_count(svc),
@@ -112,8 +121,9 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
         """Keys of the other adapters naming the same graph and service as `adapter`."""
         return [object_key(a) for a in self._rivals(adapter)]
 
-    def _rivals(self, adapter: Obj) -> list[Obj]:
-        meta = adapter.get("metadata") or {}
+    def _rivals(self, raw: Mapping[str, Any]) -> list[Obj]:
+        adapter = adapter_view(raw)
+        meta = adapter.get("metadata", {})
         namespace = meta.get("namespace")
         if not namespace:
             return []
@@ -121,20 +131,22 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
         return [
             a
             for a in self._cache.by_index(kinds.DGDSA, "namespace", str(namespace))
-            if logic.target(a) == t and (a.get("metadata") or {}).get("name") != meta.get("name")
+            if logic.target(adapter_view(a)) == t and a["metadata"].get("name") != meta.get("name")
         ]
 
     async def reconcile(self, key: str) -> Result:
-        adapter = self._cache.get(kinds.DGDSA, key)
-        if adapter is None or adapter["metadata"].get("deletionTimestamp"):
+        raw = self._cache.get(kinds.DGDSA, key)
+        if raw is None or raw["metadata"].get("deletionTimestamp"):
             return Result()
+        adapter = adapter_view(raw)
         t = logic.target(adapter)
-        dgd = self._cache.get(kinds.DGD, f"{t.namespace}/{t.dgd}")
+        cached = self._cache.get(kinds.DGD, f"{t.namespace}/{t.dgd}")
+        dgd = graph_view(cached) if cached is not None else None
         if readiness.awaiting_collection(adapter, dgd):
             log.debug("owning graph gone; awaiting garbage collection", adapter=key, dgd=t.dgd)
             return Result()
-        previous = self._status.current(adapter)
-        ready = readiness.ready_condition(adapter, dgd, self._rivals(adapter))
+        previous = self._status.current(raw)
+        ready = readiness.ready_condition(adapter, dgd, [adapter_view(a) for a in self._rivals(raw)])
         scaled_at: str | None = None
         if ready.status == "True" and dgd is not None:
             dgd, scaled_at = await self._scale(adapter, t, dgd)
@@ -149,13 +161,13 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
             generation=adapter["metadata"].get("generation"),
             now=self._clock.wall(),
         )
-        await self._status.write(adapter, status)
+        await self._status.write(raw, status)
         # After the write, so a failed write re-decides on retry.
         if readiness.warrants_warning(previous.get("conditions"), ready):
-            self._recorder.event(adapter, type="Warning", reason=ready.reason, message=ready.message)
+            self._recorder.event(raw, type="Warning", reason=ready.reason, message=ready.message)
         return Result()
 
-    async def _scale(self, adapter: Obj, t: logic.Target, dgd: Obj) -> tuple[Obj, str | None]:
+    async def _scale(self, adapter: ScalingAdapter, t: logic.Target, dgd: Graph) -> tuple[Graph, str | None]:
         """Write the adapter's replicas into the graph when they differ; the graph as written and the
         time it was (None: nothing to write)."""
         current = logic.graph_replicas(dgd, t.service)
@@ -183,7 +195,7 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
             reason="Scaled",
             message=f"Scaled service {t.service} from {current} to {want} replicas",
         )
-        return written, rfc3339(self._clock.wall())
+        return graph_view(written), rfc3339(self._clock.wall())
 
 
 CONTROLLER_NAME = "dgdscalingadapter"

@@ -4,6 +4,7 @@ trouble)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
 EventTypeName = Literal["Normal", "Warning"]
@@ -12,4 +13,4 @@ EventTypeName = Literal["Normal", "Warning"]
 class Recorder(Protocol):
     """Records an Event about an object (as stored: apiVersion, kind, metadata)."""
 
-    def event(self, obj: dict[str, Any], *, type: EventTypeName, reason: str, message: str) -> None: ...
+    def event(self, obj: Mapping[str, Any], *, type: EventTypeName, reason: str, message: str) -> None: ...

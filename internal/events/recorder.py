@@ -19,7 +19,7 @@ import enum
 import socket
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -100,7 +100,7 @@ class _Bucket:
     updated: float
 
 
-def object_reference(obj: Obj) -> Obj:
+def object_reference(obj: Mapping[str, Any]) -> Obj:
     """The ObjectReference of an object as stored in the cache (apiVersion/kind/metadata)."""
     meta = obj.get("metadata") or {}
     ref = {
@@ -121,7 +121,7 @@ class EventRecorder:
         self._broadcaster = broadcaster
         self.component = component
 
-    def event(self, obj: Obj, *, type: str, reason: str, message: str) -> None:
+    def event(self, obj: Mapping[str, Any], *, type: str, reason: str, message: str) -> None:
         """Queue an Event about `obj`; returns at once and never raises for API trouble."""
         if type not in (EventType.NORMAL, EventType.WARNING):
             raise ValueError(f"event type must be Normal or Warning, got {type!r}")

@@ -20,6 +20,8 @@ GraphSpec: TypeAlias = views.DynamoGraphDeploymentSpec
 # One `spec.services[x]` of a graph.
 ServiceSpec: TypeAlias = views.DynamoComponentDeploymentSharedSpec
 ComponentDeployment: TypeAlias = views.DynamoComponentDeployment
+ScalingAdapter: TypeAlias = views.DynamoGraphDeploymentScalingAdapter
+Model: TypeAlias = views.DynamoModel
 # A DCD's spec: a service's spec plus the graph's backend.
 DcdSpec: TypeAlias = views.DynamoComponentDeploymentSpec
 ObjectMeta: TypeAlias = objectmeta.ObjectMeta
@@ -37,6 +39,16 @@ def graph_view(obj: Mapping[str, Any]) -> Graph:
 def component_view(obj: Mapping[str, Any]) -> ComponentDeployment:
     """A DCD as read from the cache, as its view (see `graph_view`)."""
     return cast(ComponentDeployment, obj)
+
+
+def adapter_view(obj: Mapping[str, Any]) -> ScalingAdapter:
+    """A scaling adapter as read from the cache, as its view (see `graph_view`)."""
+    return cast(ScalingAdapter, obj)
+
+
+def model_view(obj: Mapping[str, Any]) -> Model:
+    """A DynamoModel as read from the cache, as its view (see `graph_view`)."""
+    return cast(Model, obj)
 
 
 def editable_copy(view: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynamo_operator.internal import consts
+from dynamo_operator.internal.dynamo.common.inputs import Graph, ScalingAdapter, ServiceSpec
 from dynamo_operator.internal.dynamo.component.backends import Role
 from dynamo_operator.internal.dynamo.pod.template import multinode_node_count
 
@@ -26,25 +27,26 @@ class Target:
     service: str
 
 
-def target(adapter: Mapping[str, Any]) -> Target:
-    ref = (adapter.get("spec") or {}).get("dgdRef") or {}
-    return Target(adapter["metadata"]["namespace"], str(ref.get("name", "")), str(ref.get("serviceName", "")))
+def target(adapter: ScalingAdapter) -> Target:
+    ref = adapter["spec"]["dgdRef"]
+    meta = adapter.get("metadata", {})
+    return Target(str(meta.get("namespace", "")), str(ref.get("name", "")), str(ref.get("serviceName", "")))
 
 
-def desired_replicas(adapter: Mapping[str, Any]) -> int:
+def desired_replicas(adapter: ScalingAdapter) -> int:
     """The adapter's spec.replicas; missing means 1 (the graph's own default)."""
-    value = (adapter.get("spec") or {}).get("replicas")
+    value = adapter["spec"].get("replicas")
     return DEFAULT_REPLICAS if value is None else int(value)
 
 
-def service_spec(dgd: Mapping[str, Any], service: str) -> Mapping[str, Any] | None:
+def service_spec(dgd: Graph, service: str) -> ServiceSpec | None:
     """The service's entry in the graph, None when the graph has no such service."""
-    services = (dgd.get("spec") or {}).get("services") or {}
+    services = dgd["spec"].get("services") or {}
     entry = services.get(service)
     return entry if isinstance(entry, Mapping) else None
 
 
-def graph_replicas(dgd: Mapping[str, Any], service: str) -> int | None:
+def graph_replicas(dgd: Graph, service: str) -> int | None:
     """What the graph currently asks for (nil counts as 1); None when the service is missing."""
     entry = service_spec(dgd, service)
     if entry is None:
@@ -63,7 +65,7 @@ def replicas_apply(t: Target, replicas: int, *, api_version: str) -> dict[str, A
     }
 
 
-def selector(dgd: Mapping[str, Any], service: str) -> str:
+def selector(dgd: Graph, service: str) -> str:
     """Label selector of the pods that stand for the service's replicas (what HPA averages metrics
     over). For a multinode service only leaders: each replica has exactly one, and only leaders
     serve and export engine metrics."""
@@ -71,23 +73,21 @@ def selector(dgd: Mapping[str, Any], service: str) -> str:
         f"{consts.LABEL_GRAPH_DEPLOYMENT_NAME}={dgd['metadata']['name']}",
         f"{consts.LABEL_COMPONENT}={service}",
     ]
-    entry = service_spec(dgd, service) or {}
-    if multinode_node_count(entry) > 1:
+    entry = service_spec(dgd, service)
+    if entry is not None and multinode_node_count(entry) > 1:
         parts.append(f"{consts.LABEL_ROLE}={Role.LEADER.value}")
     return ",".join(parts)
 
 
-def observed_replicas(dgd: Mapping[str, Any], service: str) -> int:
+def observed_replicas(dgd: Graph, service: str) -> int:
     """Replicas actually running for the service, from the graph's status (0 until it reports)."""
-    services = (dgd.get("status") or {}).get("services") or {}
-    entry = services.get(service) or {}
-    value = entry.get("replicas")
+    services = dgd.get("status", {}).get("services") or {}
+    entry = services.get(service)
+    value = entry.get("replicas") if entry else None
     return int(value) if value is not None else 0
 
 
-def status(
-    previous: Mapping[str, Any], dgd: Mapping[str, Any], service: str, *, scaled_at: str | None
-) -> dict[str, Any]:
+def status(previous: Mapping[str, Any], dgd: Graph, service: str, *, scaled_at: str | None) -> dict[str, Any]:
     """The status of an adapter that drives its service: observed replicas, pod selector, and the last
     time it changed the graph (kept from `previous`, the status it reported so far, unless it just
     did). Conditions are the caller's (see readiness)."""
@@ -101,10 +101,10 @@ def status(
     return out
 
 
-def metrics_state(adapter: Mapping[str, Any]) -> str:
+def metrics_state(adapter: ScalingAdapter) -> str:
     """The `status` label of the resource-count metric: `ready` once the adapter reports a selector and
     running replicas, and no `Ready=False` condition."""
-    status = adapter.get("status") or {}
+    status = adapter.get("status", {})
     for cond in status.get("conditions") or ():
         if cond.get("type") == "Ready" and cond.get("status") == "False":
             return "not_ready"

@@ -16,6 +16,8 @@ import enum
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dynamo_operator.api.views.objectmeta import OwnerReference
+from dynamo_operator.internal.dynamo.common.inputs import Graph, ScalingAdapter, ServiceSpec
 from dynamo_operator.internal.dynamo.scalingadapter.adapter import service_spec, target
 from dynamo_operator.internal.dynamo.status import conditions
 from dynamo_operator.internal.dynamo.status.conditions import Condition
@@ -34,18 +36,18 @@ class Reason(enum.StrEnum):
     DUPLICATE_ADAPTER = "DuplicateAdapter"  # another adapter already drives the service
 
 
-def adapter_enabled(service: Mapping[str, Any]) -> bool:
+def adapter_enabled(service: ServiceSpec) -> bool:
     """The service hands its replicas to an adapter (`scalingAdapter.enabled: true`)."""
-    return bool((service.get("scalingAdapter") or {}).get("enabled"))
+    return bool(service.get("scalingAdapter", {}).get("enabled"))
 
 
 def ready_condition(
-    adapter: Mapping[str, Any], dgd: Mapping[str, Any] | None, rivals: Sequence[Mapping[str, Any]] = ()
+    adapter: ScalingAdapter, dgd: Graph | None, rivals: Sequence[ScalingAdapter] = ()
 ) -> Condition:
     """The adapter's `Ready` condition given its graph as the cache shows it (None: absent) and the
     other adapters of its namespace that name the same graph and service (`rivals`)."""
     t = target(adapter)
-    if dgd is None or (dgd.get("metadata") or {}).get("deletionTimestamp"):
+    if dgd is None or dgd.get("metadata", {}).get("deletionTimestamp"):
         state = "is being deleted" if dgd is not None else f"was not found in namespace {t.namespace}"
         return Condition(
             READY,
@@ -56,7 +58,7 @@ def ready_condition(
         )
     service = service_spec(dgd, t.service)
     if service is None:
-        known = ", ".join(sorted((dgd.get("spec") or {}).get("services") or {})) or "none"
+        known = ", ".join(sorted(dgd["spec"].get("services") or {})) or "none"
         return Condition(
             READY,
             "False",
@@ -93,21 +95,21 @@ def ready_condition(
     )
 
 
-def driver(adapters: Sequence[Mapping[str, Any]], dgd: Mapping[str, Any]) -> str:
+def driver(adapters: Sequence[ScalingAdapter], dgd: Graph) -> str:
     """Name of the one adapter, among `adapters` naming the same service of `dgd`, that drives it: the
     graph's own adapter, else the oldest (then the first by name). Adapters being deleted or left
     behind by a former graph of that name do not compete."""
-    uid = (dgd.get("metadata") or {}).get("uid")
+    uid = dgd.get("metadata", {}).get("uid")
     live = [
         a
         for a in adapters
-        if not (a.get("metadata") or {}).get("deletionTimestamp") and not awaiting_collection(a, dgd)
+        if not a.get("metadata", {}).get("deletionTimestamp") and not awaiting_collection(a, dgd)
     ]
 
-    def rank(a: Mapping[str, Any]) -> tuple[bool, str, str]:
-        ref = _controller_ref(a) or {}
-        own = ref.get("kind") == GRAPH_KIND and ref.get("uid") == uid
-        return (not own, str((a.get("metadata") or {}).get("creationTimestamp") or ""), _name(a))
+    def rank(a: ScalingAdapter) -> tuple[bool, str, str]:
+        ref = _controller_ref(a)
+        own = ref is not None and ref.get("kind") == GRAPH_KIND and ref.get("uid") == uid
+        return (not own, str(a.get("metadata", {}).get("creationTimestamp") or ""), _name(a))
 
     return _name(min(live or adapters, key=rank))
 
@@ -121,27 +123,27 @@ def warrants_warning(previous: Sequence[Mapping[str, Any]] | None, want: Conditi
     return old is None or (old.get("status"), old.get("reason")) != (want.status, want.reason)
 
 
-def awaiting_collection(adapter: Mapping[str, Any], dgd: Mapping[str, Any] | None) -> bool:
+def awaiting_collection(adapter: ScalingAdapter, dgd: Graph | None) -> bool:
     """The adapter is controlled by a graph of its dgdRef's name that is gone or going (absent, being
     deleted, or replaced by a new graph of the same name): the garbage collector deletes it next, so
     it must neither write into a successor graph nor raise an alarm about its owner's absence."""
     ref = _controller_ref(adapter)
     if ref is None or ref.get("kind") != GRAPH_KIND:
         return False
-    if ref.get("name") != ((adapter.get("spec") or {}).get("dgdRef") or {}).get("name"):
+    if ref.get("name") != adapter["spec"]["dgdRef"].get("name"):
         return False
     if dgd is None:
         return True
-    meta = dgd.get("metadata") or {}
+    meta = dgd.get("metadata", {})
     return bool(meta.get("deletionTimestamp")) or meta.get("uid") != ref.get("uid")
 
 
-def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name", ""))
+def _name(obj: ScalingAdapter) -> str:
+    return str(obj.get("metadata", {}).get("name", ""))
 
 
-def _controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+def _controller_ref(obj: ScalingAdapter) -> OwnerReference | None:
+    for ref in obj.get("metadata", {}).get("ownerReferences") or ():
         if ref.get("controller"):
-            return ref  # type: ignore[no-any-return]
+            return ref
     return None

@@ -13,6 +13,7 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
+from dynamo_operator.internal.dynamo.common.inputs import Graph
 from dynamo_operator.internal.dynamo.scalingadapter import adapter
 from dynamo_operator.internal.dynamo.status import conditions
 from dynamo_operator.internal.dynamo.status.conditions import Condition
@@ -22,7 +23,7 @@ def adapter_status(
     previous: Mapping[str, Any],
     ready: Condition,
     *,
-    dgd: Mapping[str, Any] | None,
+    dgd: Graph | None,
     service: str,
     scaled_at: str | None,
     generation: int | None,
