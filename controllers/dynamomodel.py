@@ -175,7 +175,7 @@ class DynamoModelReconciler:
         results: dict[str, LoadResult] | None = None
         if model.lora and endpoints:
             results = await self._load(model, to_load(endpoints))
-        status = compute(model.raw, endpoints, results)
+        status = compute(model.model, endpoints, results)
         await self._write(model, status)
         return Result(requeue_after=status.requeue_after)
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynamo_operator.api.v1alpha1.model import ModelType
+from dynamo_operator.internal.dynamo.common.inputs import Model
 from dynamo_operator.internal.dynamo.dynamomodel.endpoints import Endpoint, services_of
 from dynamo_operator.internal.dynamo.status import conditions
 from dynamo_operator.internal.dynamo.status.conditions import Condition
@@ -56,12 +57,13 @@ class ModelStatus:
         return {"endpoints": self.endpoints, "readyEndpoints": self.ready, "totalEndpoints": self.total}
 
 
-def is_lora(model: Mapping[str, Any]) -> bool:
-    return str((model.get("spec") or {}).get("modelType") or "").lower() == ModelType.LORA
+def is_lora(model: Model) -> bool:
+    return str(model["spec"].get("modelType") or "").lower() == ModelType.LORA
 
 
-def lora_source(model: Mapping[str, Any]) -> str:
-    return str(((model.get("spec") or {}).get("source") or {}).get("uri") or "")
+def lora_source(model: Model) -> str:
+    source = model["spec"].get("source")
+    return str(source.get("uri") or "") if source else ""
 
 
 def to_load(endpoints: Sequence[Endpoint]) -> list[Endpoint]:
@@ -71,11 +73,11 @@ def to_load(endpoints: Sequence[Endpoint]) -> list[Endpoint]:
 
 
 def compute(
-    model: Mapping[str, Any], endpoints: Sequence[Endpoint], results: Mapping[str, LoadResult] | None
+    model: Model, endpoints: Sequence[Endpoint], results: Mapping[str, LoadResult] | None
 ) -> ModelStatus:
     """Status for the endpoints found. `results` maps address → load outcome (LoRA models only);
     an endpoint without a result was not attempted and is not ready."""
-    base = (model.get("spec") or {}).get("baseModelName", "")
+    base = model["spec"].get("baseModelName", "")
     total = len(endpoints)
     if total == 0:
         return ModelStatus(
@@ -145,8 +147,8 @@ def model_status(
     }
 
 
-def metrics_state(model: Mapping[str, Any]) -> str:
+def metrics_state(model: Model) -> str:
     """The `status` label of the resource-count metric: `ready` when every endpoint (at least one) is."""
-    status = model.get("status") or {}
+    status = model.get("status", {})
     total, ready = int(status.get("totalEndpoints") or 0), int(status.get("readyEndpoints") or 0)
     return "ready" if total > 0 and ready == total else "not_ready"

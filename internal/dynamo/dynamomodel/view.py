@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dynamo_operator.internal.dynamo.common.inputs import Model, model_view
 from dynamo_operator.internal.dynamo.dynamomodel.status import is_lora, lora_source
 
 Obj = dict[str, Any]
@@ -16,6 +17,7 @@ class ModelView:
     and finalizer patches address the object itself. `source` is "" when the spec names none."""
 
     raw: Obj
+    model: Model
     namespace: str
     name: str
     generation: int | None
@@ -30,10 +32,12 @@ class ModelView:
 
 def read_model(raw: Obj) -> ModelView:
     """The view of `raw` (a DynamoModel as cached or as a patch returned it)."""
-    meta = raw.get("metadata") or {}
-    spec = raw.get("spec") or {}
+    model = model_view(raw)
+    meta = model.get("metadata", {})
+    spec = model["spec"]
     return ModelView(
         raw=raw,
+        model=model,
         namespace=str(meta.get("namespace") or ""),
         name=str(meta.get("name") or ""),
         generation=meta.get("generation"),
@@ -42,6 +46,6 @@ def read_model(raw: Obj) -> ModelView:
         finalizers=tuple(meta.get("finalizers") or ()),
         base_model=str(spec.get("baseModelName", "")),
         model_name=str(spec.get("modelName", "")),
-        lora=is_lora(raw),
-        source=lora_source(raw),
+        lora=is_lora(model),
+        source=lora_source(model),
     )
