@@ -151,7 +151,8 @@ class DynamoComponentDeploymentReconciler:
         # The kinds of optional APIs (LWS, PodGroup, VirtualService, ResourceClaimTemplate) join and
         # leave `owned` as their APIs come and go: operator/optional_ownership.py sets it, from the
         # table of optional APIs (internal/optional_api_table.py).
-        self.owned: tuple[Resource, ...] = (kinds.DEPLOYMENT, kinds.SERVICE, kinds.INGRESS)
+        # ConfigMap: the wait-for-leader script of a multinode component outside any graph.
+        self.owned: tuple[Resource, ...] = (kinds.DEPLOYMENT, kinds.SERVICE, kinds.INGRESS, kinds.CONFIG_MAP)
 
     def setup(self, b: Builder) -> None:
         """For DCD (spec changes), Owns every child kind (their status drives ours). Pods are not

@@ -24,6 +24,10 @@ from dynamo_operator.internal.dynamo.component.gpu_memory_service import (
     missing_dra,
 )
 from dynamo_operator.internal.dynamo.component.route_annotations import route_annotations
+from dynamo_operator.internal.dynamo.graph.sideobjects import (
+    wait_leader_config_map,
+    wait_leader_config_map_name,
+)
 from dynamo_operator.internal.dynamo.pod.template import (
     Component,
     build_pod_template,
@@ -201,6 +205,16 @@ def desired_leader_worker_set(comp: Component, ctx: GenContext, owner: Mapping[s
         },
     }
     return _with_template_hash(lws, {"leader": leader, "worker": worker})
+
+
+def _mounts_config_map(lws: Obj, name: str) -> bool:
+    """Some pod of the LeaderWorkerSet mounts the ConfigMap `name`."""
+    templates = lws["spec"]["leaderWorkerTemplate"]
+    return any(
+        (volume.get("configMap") or {}).get("name") == name
+        for role in ("leaderTemplate", "workerTemplate")
+        for volume in templates[role]["spec"].get("volumes") or ()
+    )
 
 
 def service_port(component_type: str) -> Obj:
@@ -427,7 +441,14 @@ def desired_component_objects(dcd: ComponentDeployment, ctx: GenContext) -> list
             )
         )
     if comp.is_multinode:
-        out.append(desired_leader_worker_set(comp, ctx, owner))
+        lws = desired_leader_worker_set(comp, ctx, owner)
+        out.append(lws)
+        if not comp.parent_dgd and _mounts_config_map(lws, wait_leader_config_map_name(comp.name)):
+            # In a graph the graph writes the script its workers wait with; a DCD on its own writes it
+            # itself, or its worker pods would wait forever for a volume nobody creates.
+            out.append(
+                wait_leader_config_map(comp.name, comp.namespace, owner=owner, labels=workload_labels(comp))
+            )
     else:
         out.append(desired_deployment(comp, ctx, owner))
     for extra in (

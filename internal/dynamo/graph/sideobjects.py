@@ -3,6 +3,7 @@ config + InferencePool (componentType epp)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -31,13 +32,22 @@ def wait_leader_config_map_name(dgd_name: str) -> str:
 def desired_wait_leader_config_map(dgd: Graph, ctx: GenContext) -> Obj:
     """The wait-for-leader script ConfigMap, owned by the graph."""
     name = str(dgd["metadata"]["name"])
+    return wait_leader_config_map(
+        name, ctx.namespace, owner=dgd, labels={c.LABEL_GRAPH_DEPLOYMENT_NAME: name}
+    )
+
+
+def wait_leader_config_map(
+    root: str, namespace: str, *, owner: Mapping[str, Any], labels: dict[str, str]
+) -> Obj:
+    """The wait-for-leader script ConfigMap of `root` (a graph, or a DCD outside any graph)."""
     cm = envelope(
         "v1",
         "ConfigMap",
-        wait_leader_config_map_name(name),
-        ctx.namespace,
-        labels={c.LABEL_GRAPH_DEPLOYMENT_NAME: name},
-        owner=dgd,
+        wait_leader_config_map_name(root),
+        namespace,
+        labels=labels,
+        owner=owner,
     )
     # Run by worker pods of a vLLM multiprocessing replica before the engine starts: the engine exits
     # when the leader's master port is not reachable, so they wait for it instead of crash-looping.

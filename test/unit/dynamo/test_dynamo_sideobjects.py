@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 from dynamo_operator.internal.dynamo import Capabilities, GenContext, GenerationError, MissingAPIError
+from dynamo_operator.internal.dynamo.component.workload import desired_component_objects
 from dynamo_operator.internal.dynamo.graph.generate import desired_side_objects
-from unit.dynamo.dynamo_testlib import NS, dgd, env_map, main_container, pod_template, service
+from unit.dynamo.dynamo_testlib import NS, dgd, env_map, main_container, objects_of, pod_template, service
 
 Obj = dict[str, Any]
 EPP_CTX = GenContext(namespace=NS, capabilities=Capabilities(lws=True, gateway_inference_extension=True))
@@ -141,3 +142,54 @@ def test_missing_image_is_refused() -> None:
     del spec["extraPodSpec"]["mainContainer"]["image"]
     with pytest.raises(GenerationError, match=r"mainContainer\.image"):
         pod_template(dgd({"F": spec}), "F")
+
+
+# --- a DCD outside any graph --------------------------------------------------------------------------
+
+
+def _standalone_mp_dcd(**annotations: str) -> Obj:
+    """A multinode vLLM DCD nobody's graph owns (applied on its own by a user)."""
+    return {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "solo", "namespace": NS, "uid": "solo-uid"},
+        "spec": {
+            **service(
+                "worker",
+                multinode={"nodeCount": 2},
+                resources={"limits": {"gpu": "8"}},
+                annotations={"nvidia.com/vllm-distributed-executor-backend": "mp", **annotations},
+                extraPodSpec={"mainContainer": {"args": ["--model", "m", "--tensor-parallel-size", "16"]}},
+            ),
+            "backendFramework": "vllm",
+        },
+    }
+
+
+def test_a_standalone_multinode_dcd_writes_the_wait_leader_script_its_workers_mount() -> None:
+    """Outside a graph nobody else writes the script: the DCD writes it, owned by itself, under the
+    name its worker pods mount."""
+    objects = desired_component_objects(_standalone_mp_dcd(), EPP_CTX)
+    [cm] = [o for o in objects if o["kind"] == "ConfigMap"]
+    [lws] = [o for o in objects if o["kind"] == "LeaderWorkerSet"]
+    volumes = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["volumes"]
+    assert {"name": "wait-leader-script", "configMap": {"name": cm["metadata"]["name"]}} in volumes
+    assert cm["metadata"]["name"] == "solo-wait-leader-script"
+    assert "wait-for-leader.py" in cm["data"]
+    assert [(r["kind"], r["name"]) for r in cm["metadata"]["ownerReferences"]] == [
+        ("DynamoComponentDeployment", "solo")
+    ]
+
+
+def test_a_standalone_multinode_dcd_that_mounts_no_script_writes_none() -> None:
+    """Ray workers wait for their head another way (an init container of their own): no ConfigMap."""
+    objects = desired_component_objects(
+        _standalone_mp_dcd(**{"nvidia.com/vllm-distributed-executor-backend": "ray"}), EPP_CTX
+    )
+    assert [o for o in objects if o["kind"] == "ConfigMap"] == []
+
+
+def test_a_graphs_dcd_leaves_the_wait_leader_script_to_its_graph() -> None:
+    """In a graph the graph writes the one script all its multinode services mount."""
+    graph = dgd({"W": service("worker", multinode={"nodeCount": 2})})
+    assert [o for o in objects_of(graph, "W", EPP_CTX) if o["kind"] == "ConfigMap"] == []
