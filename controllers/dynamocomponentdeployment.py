@@ -58,6 +58,7 @@ from dynamo_operator.internal.controller.predicates import (
 from dynamo_operator.internal.controller.rejection import Rejected
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.controller.source import Channel
+from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.context import GenContext, SharedContexts
 from dynamo_operator.internal.dynamo.common.errors import (
     FieldNotImplementedError,
@@ -291,11 +292,16 @@ class DynamoComponentDeploymentReconciler:
     async def _diagnose(self, raw: Obj) -> Diagnosis | None:
         """What the component's pods say; None without a lister or when they cannot be listed (the
         conditions then carry the workload's counts alone, and the recheck tries again)."""
-        if self._pods is None:
-            return None
         meta = raw["metadata"]
+        lister, name = self._pods, str(meta["name"])
+        if component_of(component_view(raw)).is_multinode:
+            # A LeaderWorkerSet's pods carry no selector label of ours (as upstream's): LWS's own
+            # label names their set.
+            lister, name = self._set_pods, naming.lws_name(name)
+        if lister is None:
+            return None
         try:
-            pods = await self._pods(str(meta.get("namespace") or ""), str(meta["name"]))
+            pods = await lister(str(meta.get("namespace") or ""), name)
         except (ApiError, TransportError) as err:
             log.info("Cannot list the component's pods", dcd=meta["name"], error=str(err))
             return None

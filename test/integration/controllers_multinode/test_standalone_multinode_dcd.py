@@ -19,6 +19,7 @@ IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.1"
 DCD = "solo"
 SCRIPT = f"{DCD}-wait-leader-script"
 TIMEOUT = 120.0
+MISSING_CLAIM = "a-claim-nobody-made"
 
 
 def component(ns: str) -> dict[str, Any]:
@@ -88,3 +89,24 @@ async def test_a_standalone_component_that_stops_needing_the_script_loses_it(
         until=lambda found: found is None,
         timeout=TIMEOUT,
     )
+
+
+async def test_a_multinode_component_names_why_its_pods_do_not_run(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """Its pods are found by their set's label (they carry no selector label of ours): pods the
+    scheduler cannot place show in the component's Available condition with the scheduler's words."""
+    stuck = component(ns)
+    spec = stuck["spec"]["extraPodSpec"]
+    spec["volumes"] = [{"name": "cache", "persistentVolumeClaim": {"claimName": MISSING_CLAIM}}]
+    spec["mainContainer"]["volumeMounts"] = [{"name": "cache", "mountPath": "/cache"}]
+    await apply(api, stuck)
+    dcd = await eventually(
+        lambda: api.get(kinds.DCD, DCD, namespace=ns),
+        until=lambda d: condition(d, "Available").get("reason") == "PodsUnschedulable",
+        timeout=TIMEOUT,
+        interval=0.25,
+    )
+    available = condition(dcd, "Available")
+    assert available["status"] == "False"
+    assert MISSING_CLAIM in available["message"]
