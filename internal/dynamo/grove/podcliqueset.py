@@ -11,7 +11,8 @@ per-service spec (graph/generate.py `service_to_dcd_spec`), with the multinode r
 Grove's pod names (backends.py `grove_addressing`). The clique carries the pod labels and
 annotations; Grove copies them onto its pods. The worker hash names nothing here (Grove rolls cliques
 in place) but labels worker cliques and their Services and suffixes the workers' Dynamo namespace
-(grove/workerhash.py says when).
+(grove/workerhash.py says when). Topology requests, typed or as Grove-native provider fragments at
+graph, component and multinode leader/worker level, are placed last (grove/topology.py).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from dynamo_operator.internal.dynamo.graph.generate import (
     validate_graph,
 )
 from dynamo_operator.internal.dynamo.grove.provider import recorded_provider
+from dynamo_operator.internal.dynamo.grove.topology import Destination, place
 from dynamo_operator.internal.dynamo.grove.workerhash import NO_HASH
 from dynamo_operator.internal.dynamo.pod.template import (
     Component,
@@ -423,6 +425,19 @@ def _roles(gs: GroveService) -> list[tuple[Role, str, int, int]]:
     ]
 
 
+def _destination(gs: GroveService, roles: list[tuple[Role, str, int, int]]) -> Destination:
+    """Where the service's topology constraints go (grove/topology.py): its scaling group, when it
+    runs as one, else its clique; a multinode service's leader and worker cliques by role."""
+    by_role = {role: name for role, name, _, _ in roles}
+    return Destination(
+        service=gs.service,
+        clique=by_role.get(Role.MAIN),
+        scaling_group=clique_name(gs.service) if gs.scaling_group else None,
+        leader=by_role.get(Role.LEADER),
+        worker=by_role.get(Role.WORKER),
+    )
+
+
 def _starts_after_workers(gs: GroveService, ctx: GenContext) -> bool:
     """TRT-LLM's leader runs mpirun against its workers' sshd: it must start after them. (vLLM and
     SGLang workers tolerate a missing leader and retry, so they start in any order.)"""
@@ -463,9 +478,11 @@ def desired_pod_clique_set(
     )
     cliques: list[Obj] = []
     groups: list[Obj] = []
+    destinations: dict[str, Destination] = {}
     explicit = False
     for gs in grove_services(obj, ctx, restart_at=restart_at, worker_hash=worker_hash):
         roles = _roles(gs)
+        destinations[gs.service] = _destination(gs, roles)
         made = [
             _clique(gs, ctx, obj, role=role, name=name, replicas=replicas, min_available=minimum)
             for role, name, replicas, minimum in roles
@@ -497,6 +514,7 @@ def desired_pod_clique_set(
     template["cliques"] = cliques
     if groups:
         template["podCliqueScalingGroups"] = groups
+    place(template, obj, destinations)  # topology constraints, typed or Grove-native (topology.py)
     pcs["spec"] = {"replicas": 1, "template": template}
     if strategy := update_strategy(obj):
         # Only when asked: Grove before v0.1.0-alpha.12 has no such field and refuses it.
