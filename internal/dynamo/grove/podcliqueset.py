@@ -456,10 +456,12 @@ def desired_pod_clique_set(
     *,
     restart_at: Mapping[str, str] | None = None,
     worker_hash: str = NO_HASH,
+    live: Mapping[str, Any] | None = None,
 ) -> Obj:
     """The graph's PodCliqueSet: one replica, cliques per service role, scaling groups for multinode
     services, the operator's termination delay (`ctx.grove_termination_delay`, none when zero).
-    Metadata labels/annotations are the graph's `spec.labels`/`spec.annotations`."""
+    Metadata labels/annotations are the graph's `spec.labels`/`spec.annotations`. `live`: the set
+    as it is now, if any (its topology constraints may need a step in between, topology.py)."""
     obj = as_dict(dgd)
     spec = obj.get("spec") or {}
     check_one_gang_scheduler(ctx)
@@ -514,7 +516,8 @@ def desired_pod_clique_set(
     template["cliques"] = cliques
     if groups:
         template["podCliqueScalingGroups"] = groups
-    place(template, obj, destinations)  # topology constraints, typed or Grove-native (topology.py)
+    # Topology constraints, typed or Grove-native (topology.py).
+    place(template, obj, destinations, live_template=((live or {}).get("spec") or {}).get("template"))
     pcs["spec"] = {"replicas": 1, "template": template}
     if strategy := update_strategy(obj):
         # Only when asked: Grove before v0.1.0-alpha.12 has no such field and refuses it.
@@ -563,6 +566,7 @@ def desired_grove_objects(
     *,
     restart_at: Mapping[str, str] | None = None,
     worker_hash: str | None = None,
+    live_pcs: Mapping[str, Any] | None = None,
 ) -> list[Obj]:
     """Everything the graph reconciler owns on the Grove pathway, in apply order, each stamped with
     its content hash: the graph-level objects both pathways share (PVCs, discovery RBAC, side
@@ -570,7 +574,8 @@ def desired_grove_objects(
     Ingress or VirtualService.
 
     `worker_hash`: what the worker cliques carry (grove/workerhash.py `grove_worker_hash`); None:
-    what a new set gets, the graph's own v2 worker hash."""
+    what a new set gets, the graph's own v2 worker hash. `live_pcs`: the graph's PodCliqueSet as it
+    is now, if any (see `desired_pod_clique_set`)."""
     obj = as_dict(dgd)
     if worker_hash is None:
         worker_hash = graph_grove_worker_hash(obj, ctx)
@@ -578,7 +583,9 @@ def desired_grove_objects(
     validate_graph(obj, ctx, worker_hash="0" * 8)
     if problems := grove_name_problems(obj, ctx):
         raise GroveNameTooLongError("spec.services", "; ".join(problems))
-    pcs = stamp_hash(desired_pod_clique_set(obj, ctx, restart_at=restart_at, worker_hash=worker_hash))
+    pcs = stamp_hash(
+        desired_pod_clique_set(obj, ctx, restart_at=restart_at, worker_hash=worker_hash, live=live_pcs)
+    )
     per_service: list[Obj] = []
     for gs in grove_services(obj, ctx, restart_at=restart_at, worker_hash=worker_hash):
         # The Ingress/VirtualService generators name their objects after the component, which on

@@ -15,6 +15,10 @@ A graph asks for placement in one of two ways, never both (upstream 2a6da14c ref
   `multinode.leader` / `multinode.worker` fragments to the leader's and workers' cliques. Each
   replaces whatever constraint was there.
 
+A set made against Grove before v0.1.0-alpha.9 holds constraints in Grove's old `{packDomain}`
+shape, which Grove lets move to the current one only in two updates (`repair_legacy_constraints`,
+given the live set's template).
+
 What upstream's admission webhooks check (an unknown target, a fragment writing other fields, a
 role fragment on a single-node component, a component constraint with no graph constraint) is
 checked here instead, since this operator has no validating webhook: the graph is refused whole,
@@ -341,10 +345,52 @@ def _named(items: list[Obj], name: str, field: str, what: str) -> Obj:
     raise GenerationError(field, f"the generated {what} {name!r} is missing")  # a bug, not bad input
 
 
-def place(template: Obj, dgd: Any, destinations: Mapping[str, Destination]) -> None:
+def _keep_legacy_packing(desired: Obj, live: Any) -> None:
+    """Grove before v0.1.0-alpha.9 knew a constraint as `{packDomain}` alone; its later webhook
+    lets such a live constraint gain `topologyName` but not, in the same update, also trade
+    `packDomain` for `pack.required`. So while the live constraint is of that kind and the desired
+    one names a topology, the desired one keeps the live packing fields beside the name: one
+    update repairs the name, the next (the live constraint now named) moves to the current shape,
+    and the set is never recreated. As upstream 2a6da14c migrates sets its older releases made."""
+    if not isinstance(live, Mapping) or not desired.get("topologyName"):
+        return
+    if live.get("topologyName") or not live.get("packDomain"):
+        return
+    desired["packDomain"] = live["packDomain"]
+    if isinstance(live.get("pack"), Mapping):
+        desired["pack"] = copy_tree(dict(live["pack"]))
+    else:
+        desired.pop("pack", None)
+
+
+def repair_legacy_constraints(template: Obj, live_template: Mapping[str, Any] | None) -> None:
+    """`_keep_legacy_packing` for the set's constraint and each clique's and scaling group's."""
+    if not isinstance(live_template, Mapping):
+        return
+    if isinstance(template.get("topologyConstraint"), dict):
+        _keep_legacy_packing(template["topologyConstraint"], live_template.get("topologyConstraint"))
+    for key in ("cliques", "podCliqueScalingGroups"):
+        live_items = {
+            item.get("name"): item.get("topologyConstraint")
+            for item in live_template.get(key) or ()
+            if isinstance(item, Mapping)
+        }
+        for item in template.get(key) or ():
+            if isinstance(item.get("topologyConstraint"), dict):
+                _keep_legacy_packing(item["topologyConstraint"], live_items.get(item.get("name")))
+
+
+def place(
+    template: Obj,
+    dgd: Any,
+    destinations: Mapping[str, Destination],
+    *,
+    live_template: Mapping[str, Any] | None = None,
+) -> None:
     """Writes the graph's topology constraints into `template` (the PodCliqueSet's
-    `spec.template`, its `cliques` and `podCliqueScalingGroups` built): the typed ones, then each
-    fragment over its destination. Raises GenerationError as `check_placement` and
+    `spec.template`, its `cliques` and `podCliqueScalingGroups` built): the typed ones (kept in
+    the legacy packing shape while `live_template`, the live set's, still has it), then each
+    fragment over its destination, as given. Raises GenerationError as `check_placement` and
     `fragment_constraint` do."""
     placement = read_placement(dgd)
     if not placement.any:
@@ -369,6 +415,7 @@ def place(template: Obj, dgd: Any, destinations: Mapping[str, Destination]) -> N
             else _named(cliques, str(dest.clique), field, "clique")
         )
         target["topologyConstraint"] = _grove_constraint(inherited, domain)
+    repair_legacy_constraints(template, live_template)
 
     for override in placement.overrides:
         dest = destinations.get(override.service) if override.service is not None else None

@@ -8,6 +8,7 @@ v1alpha1 view, as the reconciler reads them."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -15,7 +16,12 @@ from dynamo_operator.api.conversion import convert, preserve
 from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.grove.podcliqueset import desired_pod_clique_set
-from dynamo_operator.internal.dynamo.grove.topology import MAX_FRAGMENT_DEPTH, read_placement
+from dynamo_operator.internal.dynamo.grove.topology import (
+    MAX_FRAGMENT_DEPTH,
+    read_placement,
+    repair_legacy_constraints,
+)
+from dynamo_operator.internal.dynamo.rollout.workerhash_v2 import worker_hash_v2
 
 CTX = GenContext(namespace="default", capabilities=Capabilities(grove=True))
 GROVE = "grove.io/v1alpha1"
@@ -292,3 +298,80 @@ def test_a_graph_constraint_packing_nothing_while_no_component_packs_is_refused(
 
 def test_placement_reads_nothing_from_a_graph_that_asks_for_none() -> None:
     assert not read_placement(_graph(_component("w"))).any
+
+
+# --- sets made against Grove before v0.1.0-alpha.9 ------------------------------------------------
+
+
+def _legacy(domain: str) -> Obj:
+    return {"packDomain": domain}
+
+
+def test_a_legacy_constraint_gains_its_name_first_and_its_current_shape_next() -> None:
+    """Upstream's TestPrepareGroveTopologyConstraintUpgrade: the first update keeps the live
+    `packDomain` beside the new `topologyName`; one that inherits its name migrates at once; the next
+    update, against the repaired set, writes the current shape everywhere."""
+    modern = {
+        "topologyConstraint": _pack("zone", "grove-topology"),
+        "cliques": [
+            {"name": "explicit", "topologyConstraint": _pack("rack", "grove-topology")},
+            {"name": "inherited", "topologyConstraint": _pack("rack")},
+        ],
+        "podCliqueScalingGroups": [
+            {"name": "workers", "topologyConstraint": _pack("block", "grove-topology")}
+        ],
+    }
+    live = {
+        "topologyConstraint": _legacy("zone"),
+        "cliques": [
+            {"name": "inherited", "topologyConstraint": _legacy("rack")},
+            {"name": "explicit", "topologyConstraint": _legacy("rack")},
+        ],
+        "podCliqueScalingGroups": [{"name": "workers", "topologyConstraint": _legacy("block")}],
+    }
+    first = copy.deepcopy(modern)
+    repair_legacy_constraints(first, live)
+    assert first["topologyConstraint"] == {"topologyName": "grove-topology", "packDomain": "zone"}
+    assert first["cliques"][0]["topologyConstraint"] == {
+        "topologyName": "grove-topology",
+        "packDomain": "rack",
+    }
+    assert first["cliques"][1]["topologyConstraint"] == _pack("rack")
+    assert first["podCliqueScalingGroups"][0]["topologyConstraint"] == {
+        "topologyName": "grove-topology",
+        "packDomain": "block",
+    }
+    second = copy.deepcopy(modern)
+    repair_legacy_constraints(second, first)
+    assert second == modern
+
+
+def test_the_set_of_a_graph_keeps_the_legacy_packing_of_its_live_set() -> None:
+    graph = _graph(
+        _component("Worker", topologyConstraint={"packDomain": "rack"}),
+        topologyConstraint={"clusterTopologyName": "grove-topology"},
+    )
+    live = {"spec": {"template": {"cliques": [{"name": "worker", "topologyConstraint": _legacy("rack")}]}}}
+    [clique] = desired_pod_clique_set(graph, CTX, live=live)["spec"]["template"]["cliques"]
+    assert clique["topologyConstraint"] == {"topologyName": "grove-topology", "packDomain": "rack"}
+
+
+def test_a_fragment_replaces_a_legacy_constraint_as_written() -> None:
+    """Fragments are placed after the repair, as upstream composes them after rendering."""
+    graph = _graph(
+        _component(
+            "w",
+            providerOverride=_override("PodCliqueTemplateSpec", {"topologyConstraint": _pack("host", "t")}),
+        )
+    )
+    live = {"spec": {"template": {"cliques": [{"name": "w", "topologyConstraint": _legacy("rack")}]}}}
+    [clique] = desired_pod_clique_set(graph, CTX, live=live)["spec"]["template"]["cliques"]
+    assert clique["topologyConstraint"] == _pack("host", "t")
+
+
+def test_a_workers_topology_fragment_is_part_of_its_worker_hash() -> None:
+    """Upstream hashes the whole worker component, its provider fragments with it."""
+    fragment = _override("PodCliqueTemplateSpec", {"topologyConstraint": _pack("host")})
+    plain = _graph(_component("w", multinode={"nodeCount": 2}))
+    placed = _graph(_component("w", multinode={"nodeCount": 2, "leader": {"providerOverride": fragment}}))
+    assert worker_hash_v2(plain, "default") != worker_hash_v2(placed, "default")
