@@ -48,7 +48,8 @@ def topology_verdict(
 ) -> TopologyVerdict | None:
     """The graph's topology condition from its live PodCliqueSet (`pcs`) and the graph's current
     condition of that type (`previous`); None when the graph asks for no topology placement or its
-    set does not exist yet (nothing to report on; upstream sets nothing either)."""
+    set does not exist yet (nothing to report on; upstream sets nothing either). Raises
+    GenerationError as `read_placement` does (a graph generation has refused already)."""
     if pcs is None or not read_placement(as_dict(dgd)).any:
         return None
     set_name = str((pcs.get("metadata") or {}).get("name") or "")
