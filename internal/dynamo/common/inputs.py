@@ -28,6 +28,9 @@ ObjectMeta: TypeAlias = objectmeta.ObjectMeta
 Container: TypeAlias = k8s.Container
 PodSpec: TypeAlias = k8s.PodSpec
 EnvVar: TypeAlias = k8s.EnvVar
+# An object of a kind the API does not model (another project's, say Grove's), read as JSON: a reader
+# narrows what it takes out of it.
+ForeignObject: TypeAlias = Mapping[str, object]
 
 
 def graph_view(obj: Mapping[str, Any]) -> Graph:

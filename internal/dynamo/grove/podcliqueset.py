@@ -11,7 +11,8 @@ per-service spec (graph/generate.py `service_to_dcd_spec`), with the multinode r
 Grove's pod names (backends.py `grove_addressing`). The clique carries the pod labels and
 annotations; Grove copies them onto its pods. The worker hash names nothing here (Grove rolls cliques
 in place) but labels worker cliques and their Services and suffixes the workers' Dynamo namespace
-(grove/workerhash.py says when).
+(grove/workerhash.py says when). Topology requests, typed or as Grove-native provider fragments at
+graph, component and multinode leader/worker level, are placed last (grove/topology.py).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.hashing import stamp_hash
-from dynamo_operator.internal.dynamo.common.inputs import Graph
+from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, Graph
 from dynamo_operator.internal.dynamo.common.objects import envelope
 from dynamo_operator.internal.dynamo.component.backends import Role, detect_backend, grove_addressing
 from dynamo_operator.internal.dynamo.component.workload import (
@@ -48,6 +49,7 @@ from dynamo_operator.internal.dynamo.graph.generate import (
     validate_graph,
 )
 from dynamo_operator.internal.dynamo.grove.provider import recorded_provider
+from dynamo_operator.internal.dynamo.grove.topology import Destination, place
 from dynamo_operator.internal.dynamo.grove.workerhash import NO_HASH
 from dynamo_operator.internal.dynamo.pod.template import (
     Component,
@@ -420,6 +422,19 @@ def _roles(gs: GroveService) -> list[tuple[Role, str, int, int]]:
     ]
 
 
+def _destination(gs: GroveService, roles: list[tuple[Role, str, int, int]]) -> Destination:
+    """Where the service's topology constraints go (grove/topology.py): its scaling group, when it
+    runs as one, else its clique; a multinode service's leader and worker cliques by role."""
+    by_role = {role: name for role, name, _, _ in roles}
+    return Destination(
+        service=gs.service,
+        clique=by_role.get(Role.MAIN),
+        scaling_group=clique_name(gs.service) if gs.scaling_group else None,
+        leader=by_role.get(Role.LEADER),
+        worker=by_role.get(Role.WORKER),
+    )
+
+
 def _starts_after_workers(gs: GroveService, ctx: GenContext) -> bool:
     """TRT-LLM's leader runs mpirun against its workers' sshd: it must start after them. (vLLM and
     SGLang workers tolerate a missing leader and retry, so they start in any order.)"""
@@ -432,16 +447,25 @@ def _starts_after_workers(gs: GroveService, ctx: GenContext) -> bool:
     return backend == BackendFramework.TRTLLM
 
 
+def _live_template(live: ForeignObject | None) -> Mapping[str, Any] | None:
+    """The live set's `spec.template`, None when there is no set or it has none."""
+    spec = live.get("spec") if live else None
+    template = spec.get("template") if isinstance(spec, Mapping) else None
+    return template if isinstance(template, Mapping) else None
+
+
 def desired_pod_clique_set(
     dgd: Graph,
     ctx: GenContext,
     *,
     restart_at: Mapping[str, str] | None = None,
     worker_hash: str = NO_HASH,
+    live: ForeignObject | None = None,
 ) -> Obj:
     """The graph's PodCliqueSet: one replica, cliques per service role, scaling groups for multinode
     services, the operator's termination delay (`ctx.grove_termination_delay`, none when zero).
-    Metadata labels/annotations are the graph's `spec.labels`/`spec.annotations`."""
+    Metadata labels/annotations are the graph's `spec.labels`/`spec.annotations`. `live`: the set
+    as it is now, if any (its topology constraints may need a step in between, topology.py)."""
     spec = dgd["spec"]
     check_one_gang_scheduler(ctx)
     set_annotations = dict(spec.get("annotations") or {})
@@ -459,9 +483,11 @@ def desired_pod_clique_set(
     )
     cliques: list[Obj] = []
     groups: list[Obj] = []
+    destinations: dict[str, Destination] = {}
     explicit = False
     for gs in grove_services(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash):
         roles = _roles(gs)
+        destinations[gs.service] = _destination(gs, roles)
         made = [
             _clique(gs, ctx, dgd, role=role, name=name, replicas=replicas, min_available=minimum)
             for role, name, replicas, minimum in roles
@@ -493,6 +519,8 @@ def desired_pod_clique_set(
     template["cliques"] = cliques
     if groups:
         template["podCliqueScalingGroups"] = groups
+    # Topology constraints, typed or Grove-native (topology.py).
+    place(template, dgd, destinations, live_template=_live_template(live))
     pcs["spec"] = {"replicas": 1, "template": template}
     if strategy := update_strategy(dgd):
         # Only when asked: Grove before v0.1.0-alpha.12 has no such field and refuses it.
@@ -541,6 +569,7 @@ def desired_grove_objects(
     *,
     restart_at: Mapping[str, str] | None = None,
     worker_hash: str | None = None,
+    live_pcs: ForeignObject | None = None,
 ) -> list[Obj]:
     """Everything the graph reconciler owns on the Grove pathway, in apply order, each stamped with
     its content hash: the graph-level objects both pathways share (PVCs, discovery RBAC, side
@@ -548,14 +577,17 @@ def desired_grove_objects(
     Ingress or VirtualService.
 
     `worker_hash`: what the worker cliques carry (grove/workerhash.py `grove_worker_hash`); None:
-    what a new set gets, the graph's own v2 worker hash."""
+    what a new set gets, the graph's own v2 worker hash. `live_pcs`: the graph's PodCliqueSet as it
+    is now, if any (see `desired_pod_clique_set`)."""
     if worker_hash is None:
         worker_hash = graph_grove_worker_hash(dgd, ctx)
     # Names carry no worker hash here; checking them as if they did is stricter, never looser.
     validate_graph(dgd, ctx, worker_hash="0" * 8)
     if problems := grove_name_problems(dgd, ctx):
         raise GroveNameTooLongError("spec.services", "; ".join(problems))
-    pcs = stamp_hash(desired_pod_clique_set(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash))
+    pcs = stamp_hash(
+        desired_pod_clique_set(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash, live=live_pcs)
+    )
     per_service: list[Obj] = []
     for gs in grove_services(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash):
         # The Ingress/VirtualService generators name their objects after the component, which on

@@ -209,16 +209,23 @@ def _image_tag(image: str) -> str:
     return ref[last_colon + 1 :] if last_colon > last_slash else ""
 
 
+# Upstream parses each part into a uint64: a larger number is no version at all (nothing hashed).
+_MAX_PART = 2**64 - 1
+
+
 def _version(text: str) -> tuple[int, int, int] | None:
     match = _SEMVER.match(text)
     if match is None:
         return None
-    return int(match.group(1)), int(match.group(2)), int(match.group(3))
+    parts = int(match.group(1)), int(match.group(2)), int(match.group(3))
+    return parts if max(parts) <= _MAX_PART else None
 
 
 def runtime_version(image: str, override: str) -> str:
-    """The runtime version hashed for a component: the override, else its image tag, as "X.Y.Z";
-    "" when neither parses or the version is older than 1.5.0."""
+    """The runtime version hashed for a component: the override, else its image tag, as "X.Y.Z"
+    (prerelease and build dropped); "" when the version is older than 1.5.0 or does not parse. An
+    override that does not parse is not replaced by the image's version: upstream resolves the
+    override alone once one is set."""
     if override:
         version = _version(override)
     else:
