@@ -150,7 +150,7 @@ class GrovePathway:
             previous=previous_restart,
         )
         wanted = generate_or_reject(
-            lambda: grove_children(view, ctx, restart_at=plan.values, worker_hash=worker_hash)
+            lambda: grove_children(view, ctx, restart_at=plan.values, worker_hash=worker_hash, live_pcs=pcs)
         )
         if dcds:
             # Moving over from DCDs (only once the Grove objects are known to generate, so a graph

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError
+from dynamo_operator.internal.dynamo.common.inputs import ForeignObject
 from dynamo_operator.internal.dynamo.graph.generate import (
     desired_graph_objects,
     desired_shared_objects,
@@ -64,16 +65,22 @@ def dcd_children(
 
 
 def grove_children(
-    view: GraphView, ctx: GenContext, *, restart_at: Mapping[str, str], worker_hash: str | None = None
+    view: GraphView,
+    ctx: GenContext,
+    *,
+    restart_at: Mapping[str, str],
+    worker_hash: str | None = None,
+    live_pcs: ForeignObject | None = None,
 ) -> GraphChildren:
     """The Grove pathway's children: one PodCliqueSet, per-service Services, graph-level objects
-    (`worker_hash`: what the worker cliques carry, grove/workerhash.py)."""
+    (`worker_hash`: what the worker cliques carry, grove/workerhash.py; `live_pcs`: the set as it is
+    now, whose old-style topology constraints move to the current shape in steps, grove/topology.py)."""
     return _children(
         view,
         ctx,
         grove=True,
         generate=lambda: desired_grove_objects(
-            view.graph, ctx, restart_at=restart_at, worker_hash=worker_hash
+            view.graph, ctx, restart_at=restart_at, worker_hash=worker_hash, live_pcs=live_pcs
         ),
     )
 
