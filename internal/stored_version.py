@@ -72,13 +72,15 @@ class StorageCodec:
         out: Obj
         try:
             if remembered is not None and remembered[:2] == (generation, payload) and "spec" in obj:
-                out = cast(Obj, convert({k: v for k, v in obj.items() if k != "spec"}, self.view.api_version))
+                # The response was decoded for this call alone: converted in place, not copied.
+                rest = {k: v for k, v in obj.items() if k != "spec"}
+                out = cast(Obj, convert(rest, self.view.api_version, owned=True))
                 out["spec"] = remembered[2]
                 if remembered[3] is not None:  # what the spec's conversion records beside it
                     metadata: Obj = out.setdefault("metadata", {})
                     metadata.setdefault("annotations", {})[key] = remembered[3]
             else:
-                out = cast(Obj, convert(obj, self.view.api_version))
+                out = cast(Obj, convert(obj, self.view.api_version, owned=True))
         except ConversionError as err:
             # A v1beta1 object that v1alpha1 cannot hold (the API server accepted it, so this is a
             # gap in conversion): reconcilers see it as stored, and refuse it with a condition.

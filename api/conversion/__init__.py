@@ -51,8 +51,10 @@ SUPPORTED_KINDS = (
 )
 
 
-def convert(obj: Mapping[str, object], to_api_version: str) -> dict[str, object]:
+def convert(obj: Mapping[str, object], to_api_version: str, *, owned: bool = False) -> dict[str, object]:
     """A deep copy of `obj` in `to_api_version`; the same version gives back an equal copy.
+    `owned`: the caller hands `obj` over (a response just decoded, nobody else holds it), so it is
+    converted in place of a copy and must not be used afterwards.
 
     Raises ConversionError for an unknown kind or version, or an object neither version can hold
     (components sharing a name, for instance). A damaged reserved annotation is not such an error.
@@ -64,7 +66,7 @@ def convert(obj: Mapping[str, object], to_api_version: str) -> dict[str, object]
     kind = obj.get("kind")
     if not isinstance(kind, str) or kind not in SUPPORTED_KINDS:
         raise ConversionError(f"kind {kind!r} has no v1beta1 conversion")
-    out: dict[str, Any] = copy_tree(dict(obj))
+    out: dict[str, Any] = dict(obj) if owned else copy_tree(dict(obj))
     if source == to_api_version:
         return out
     to_beta, to_alpha = _converters(kind)
