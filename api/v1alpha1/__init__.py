@@ -5,10 +5,10 @@ Attributes are snake_case, JSON names camelCase; dump with `model_dump(by_alias=
 """
 
 from .base import ApiModel
+from .checkpoint import ServiceCheckpointConfig
 from .common import (
     PVC,
     Autoscaling,
-    EPPConfig,
     ExtraPodMetadata,
     IngressSpec,
     IngressTLSSpec,
@@ -26,6 +26,7 @@ from .component import (
     DynamoComponentDeploymentSpec,
     DynamoComponentDeploymentStatus,
 )
+from .epp import EndpointPickerConfig, EPPConfig
 from .graph import (
     BackendFramework,
     ComponentKind,
@@ -83,7 +84,14 @@ from .scaling_adapter import (
     DynamoGraphDeploymentServiceRef,
 )
 from .service_addons import FailoverSpec, FrontendSidecarSpec, GPUMemoryServiceMode, GPUMemoryServiceSpec
-from .shared import DynamoComponentDeploymentSharedSpec, ExtraPodSpec
+from .shared import ComponentSpecBase, DynamoComponentDeploymentSharedSpec, ExtraPodSpec, GraphMultinodeSpec
+from .topology import (
+    DynamoGraphDeploymentExperimentalSpec,
+    KvTransferPolicy,
+    ProviderOverride,
+    SpecTopologyConstraint,
+    TopologyConstraint,
+)
 
 # Short aliases, as the Go code spells the kinds (DGD_KIND etc.).
 DGD_KIND = DYNAMO_GRAPH_DEPLOYMENT_KIND
@@ -141,6 +149,7 @@ __all__ = [
     "Autoscaling",
     "BackendFramework",
     "ComponentKind",
+    "ComponentSpecBase",
     "ConfigMapKeySelector",
     "DGDRState",
     "DeploymentOverridesSpec",
@@ -150,6 +159,7 @@ __all__ = [
     "DynamoComponentDeploymentSpec",
     "DynamoComponentDeploymentStatus",
     "DynamoGraphDeployment",
+    "DynamoGraphDeploymentExperimentalSpec",
     "DynamoGraphDeploymentRequest",
     "DynamoGraphDeploymentRequestSpec",
     "DynamoGraphDeploymentRequestStatus",
@@ -164,20 +174,24 @@ __all__ = [
     "DynamoModelStatus",
     "EPPConfig",
     "EndpointInfo",
+    "EndpointPickerConfig",
     "ExtraPodMetadata",
     "ExtraPodSpec",
     "FailoverSpec",
     "FrontendSidecarSpec",
     "GPUMemoryServiceMode",
     "GPUMemoryServiceSpec",
+    "GraphMultinodeSpec",
     "IngressSpec",
     "IngressTLSSpec",
+    "KvTransferPolicy",
     "ModelReference",
     "ModelSource",
     "ModelType",
     "MultinodeSpec",
     "PersistentVolumeAccessMode",
     "ProfilingConfigSpec",
+    "ProviderOverride",
     "ResourceItem",
     "Resources",
     "Restart",
@@ -188,7 +202,10 @@ __all__ = [
     "RollingUpdatePhase",
     "RollingUpdateStatus",
     "ScalingAdapter",
+    "ServiceCheckpointConfig",
     "ServiceReplicaStatus",
     "SharedMemorySpec",
+    "SpecTopologyConstraint",
+    "TopologyConstraint",
     "VolumeMount",
 ]

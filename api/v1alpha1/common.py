@@ -9,11 +9,9 @@ from pydantic import Field
 
 from .base import (
     ApiModel,
-    CoreConfigMapKeySelector,
     HorizontalPodAutoscalerBehavior,
     MetricSpec,
     Quantity,
-    RawObject,
     ResourceClaim,
 )
 from .markers import Cel, ListType, Schema
@@ -218,32 +216,4 @@ class ScalingAdapter(ApiModel):
         False,
         description="Create a scaling adapter that owns this service's replicas; "
         "autoscalers then scale the adapter, and direct replica edits are refused.",
-    )
-
-
-class EPPConfig(ApiModel):
-    """Configuration of an Endpoint Picker Plugin component (componentType "epp")."""
-
-    __cel__ = (
-        Cel(
-            rule="has(self.configMapRef) != has(self.config)",
-            message="exactly one of configMapRef and config must be set",
-            reason="FieldValueInvalid",
-        ),
-        Cel(
-            rule="!has(self.configMapRef)"
-            " || (has(self.configMapRef.name) && size(self.configMapRef.name) > 0)",
-            message="configMapRef.name is required",
-            field_path=".configMapRef.name",
-            reason="FieldValueRequired",
-        ),
-    )
-
-    config_map_ref: CoreConfigMapKeySelector | None = Field(
-        None, description="ConfigMap key holding EndpointPickerConfig YAML. Mutually exclusive with config."
-    )
-    config: RawObject | None = Field(
-        None,
-        description="EndpointPickerConfig given inline; the operator stores it in a ConfigMap. "
-        "Mutually exclusive with configMapRef.",
     )

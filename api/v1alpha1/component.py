@@ -16,14 +16,14 @@ from .groupversion import (
     MAX_MULTINODE_COMPONENT_DEPLOYMENT_NAME_CHARS,
 )
 from .markers import Cel, CrdInfo, ListType, PrinterColumn, Schema
-from .shared import DynamoComponentDeploymentSharedSpec
+from .shared import ComponentSpecBase
 
 
-class DynamoComponentDeploymentSpec(DynamoComponentDeploymentSharedSpec):
+class DynamoComponentDeploymentSpec(ComponentSpecBase):
     """Desired state of a component deployment: the shared component spec plus its backend."""
 
     __cel__ = (
-        *DynamoComponentDeploymentSharedSpec.__cel__,
+        *ComponentSpecBase.__cel__,
         Cel(
             rule="has(self.backendFramework) == has(oldSelf.backendFramework)"
             " && (!has(self.backendFramework) || self.backendFramework == oldSelf.backendFramework)",

@@ -1,4 +1,9 @@
-"""The component spec shared by every `spec.services[x]` of a graph and by a DynamoComponentDeployment."""
+"""The component spec shared by every `spec.services[x]` of a graph and by a DynamoComponentDeployment.
+
+`ComponentSpecBase` holds what both have. A graph's service (`DynamoComponentDeploymentSharedSpec`)
+adds the provider fragments (`providerOverride`, and per multinode role), which upstream's schema of a
+standalone DynamoComponentDeployment leaves out: they apply to the graph's generated workload only.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,9 @@ from typing import Annotated, Any, ClassVar
 from pydantic import ConfigDict, Field
 
 from .base import ApiModel, Container, EnvVar, Probe
+from .checkpoint import ServiceCheckpointConfig
 from .common import (
     Autoscaling,
-    EPPConfig,
     ExtraPodMetadata,
     IngressSpec,
     ModelReference,
@@ -20,9 +25,14 @@ from .common import (
     StringMap,
     VolumeMount,
 )
+from .epp import EPPConfig
 from .groupversion import MAX_VOLUME_MOUNTS
 from .markers import Cel, K8sType, Schema
 from .service_addons import ADDON_RULES, FailoverSpec, FrontendSidecarSpec, GPUMemoryServiceSpec
+from .topology import ProviderOverride, TopologyConstraint
+
+# MAJOR.MINOR.PATCH, each part without leading zeros and at most four digits.
+RUNTIME_VERSION_PATTERN = r"^(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})$"
 
 
 class ExtraPodSpec(ApiModel):
@@ -47,9 +57,38 @@ class ExtraPodSpec(ApiModel):
 
 _EPP = "has(self.componentType) && self.componentType == 'epp'"
 
+# Upstream's rules on minAvailable, as its schema words them.
+MIN_AVAILABLE_RULES = (
+    Cel(
+        rule="!has(self.minAvailable) || (has(self.replicas) && self.replicas == 0)"
+        " || self.minAvailable <= (has(self.replicas) ? self.replicas : 1)",
+        message="minAvailable must be less than or equal to replicas unless replicas is 0",
+    ),
+    Cel(
+        rule="!has(oldSelf.minAvailable)"
+        " || (has(self.minAvailable) && self.minAvailable == oldSelf.minAvailable)",
+        message="minAvailable is immutable after creation",
+    ),
+)
 
-class DynamoComponentDeploymentSharedSpec(ApiModel):
-    """Desired state of one component (a graph service or a standalone component deployment)."""
+
+class MultinodeRoleSpec(ApiModel):
+    """Settings of one role (leader or worker) of a graph's multinode service."""
+
+    provider_override: ProviderOverride | None = Field(
+        None, description="Provider fragment for the template generated for this role (Grove)."
+    )
+
+
+class GraphMultinodeSpec(MultinodeSpec):
+    """A graph service spread over several nodes, with provider fragments per role."""
+
+    leader: MultinodeRoleSpec | None = Field(None, description="The leader role.")
+    worker: MultinodeRoleSpec | None = Field(None, description="The worker role.")
+
+
+class ComponentSpecBase(ApiModel):
+    """Desired state of one component: what a graph service and a component deployment both have."""
 
     __cel__: ClassVar[tuple[Cel, ...]] = (
         Cel(
@@ -71,6 +110,7 @@ class DynamoComponentDeploymentSharedSpec(ApiModel):
             reason="FieldValueInvalid",
         ),
         *ADDON_RULES,
+        *MIN_AVAILABLE_RULES,
     )
 
     annotations: StringMap | None = Field(
@@ -85,6 +125,11 @@ class DynamoComponentDeploymentSharedSpec(ApiModel):
         None, description="Role of the component: frontend, worker, prefill, decode, planner, epp, main."
     )
     sub_component_type: str | None = Field(None, description='Sub-role of the component, e.g. "prefill".')
+    runtime_version_override: Annotated[str, Schema({"pattern": RUNTIME_VERSION_PATTERN})] | None = Field(
+        None,
+        description="Dynamo runtime version (MAJOR.MINOR.PATCH) of the main image, for an image whose "
+        "tag does not say it. It does not change the image.",
+    )
     dynamo_namespace: str | None = Field(
         None,
         description="Deprecated, ignored: the Dynamo namespace derives from the namespace and graph name.",
@@ -132,6 +177,11 @@ class DynamoComponentDeploymentSharedSpec(ApiModel):
         description="Desired number of Pods (of leader/worker groups for multinode). "
         "Owned by the scaling adapter when scalingAdapter.enabled is true.",
     )
+    min_available: Annotated[int, Schema({"format": "int32", "minimum": 1})] | None = Field(
+        None,
+        description="Replicas Grove schedules as one gang and keeps, below which it ends the gang "
+        "(Grove pathway only; 1 when left out there). Immutable once set.",
+    )
     multinode: MultinodeSpec | None = Field(None, description="Multinode settings; absent means single-node.")
     scaling_adapter: ScalingAdapter | None = Field(
         None,
@@ -145,6 +195,12 @@ class DynamoComponentDeploymentSharedSpec(ApiModel):
         description="A frontend container added to every pod of this component (e.g. for the Gateway "
         "API Inference Extension), configured like a frontend service.",
     )
+    checkpoint: ServiceCheckpointConfig | None = Field(
+        None, description="Checkpoint and restore of the component (not implemented by this operator)."
+    )
+    topology_constraint: TopologyConstraint | None = Field(
+        None, description="Topology packing of the component's pods (not implemented by this operator)."
+    )
     gpu_memory_service: GPUMemoryServiceSpec | None = Field(
         None,
         description="GPU Memory Service sidecar; the GPUs are shared through a DRA claim "
@@ -154,4 +210,17 @@ class DynamoComponentDeploymentSharedSpec(ApiModel):
         None,
         description="Active/standby engine containers sharing the GPUs; needs gpuMemoryService and the "
         "graph annotation nvidia.com/dynamo-kube-discovery-mode: container.",
+    )
+
+
+class DynamoComponentDeploymentSharedSpec(ComponentSpecBase):
+    """Desired state of one service of a graph (`spec.services[x]`)."""
+
+    provider_override: ProviderOverride | None = Field(
+        None,
+        description="Provider fragment for this service's generated unit (Grove); graph services only "
+        "(not implemented by this operator).",
+    )
+    multinode: GraphMultinodeSpec | None = Field(
+        None, description="Multinode settings; absent means single-node."
     )
