@@ -1,9 +1,10 @@
 """Fields the API accepts but this operator does not implement, in one declarative table.
 
-Upstream's v1beta1 schema admits them, so a v1beta1 manifest using them is stored; ignoring them
-would run something other than what the user asked for (a checkpointed worker started cold, an
-inter-pod GPU memory service that a DCD create then refuses half-way). A graph or DCD that uses one
-is refused whole, naming the field, before anything is written.
+Upstream's schemas admit them (v1beta1, and v1alpha1 as upstream extended it), so a manifest using
+them is stored; ignoring them would run something other than what the user asked for (a
+checkpointed worker started cold, pods not packed by topology, an inter-pod GPU memory service that
+a DCD create then refuses half-way). A graph or DCD that uses one is refused whole, naming the
+field, before anything is written.
 
 Each entry is read in the stored v1alpha1 view of the object. A field v1alpha1 has a place for is
 read there (the API server keeps it); one it has not (the CRD prunes it) survives only in the spec
@@ -82,6 +83,17 @@ def _present(block: Json) -> str | None:
     return "" if block else None
 
 
+def _extra_gms_clients(block: Json) -> str | None:
+    # Further containers wired as GMS clients: the operator wires the engine only. Off as `_inter_pod`.
+    if block.get("enabled", True) is not False and block.get("extraClientContainers"):
+        return "extraClientContainers"
+    return None
+
+
+_TOPOLOGY = "topology-aware placement (topologyConstraint) is not implemented by this operator"
+_PROVIDER = "workload provider overrides (providerOverride) are not implemented by this operator"
+
+
 NOT_IMPLEMENTED: tuple[NotImplementedField, ...] = (
     NotImplementedField(
         Scope.SERVICE,
@@ -105,11 +117,26 @@ NOT_IMPLEMENTED: tuple[NotImplementedField, ...] = (
         "inter-pod failover is not implemented by this operator (intraPod is)",
     ),
     NotImplementedField(
+        Scope.SERVICE,
+        ("gpuMemoryService",),
+        ("experimental", "gpuMemoryService"),
+        _extra_gms_clients,
+        "GPU memory service clients beyond the engine are not implemented by this operator",
+    ),
+    NotImplementedField(
         Scope.GRAPH,
         ("experimental", "kvTransferPolicy"),
         ("experimental", "kvTransferPolicy"),
         _present,
         "KV-transfer placement policy is not implemented by this operator",
+    ),
+    NotImplementedField(Scope.GRAPH, ("topologyConstraint",), ("topologyConstraint",), _present, _TOPOLOGY),
+    NotImplementedField(Scope.SERVICE, ("topologyConstraint",), ("topologyConstraint",), _present, _TOPOLOGY),
+    NotImplementedField(Scope.GRAPH, ("providerOverride",), ("providerOverride",), _present, _PROVIDER),
+    NotImplementedField(Scope.SERVICE, ("providerOverride",), ("providerOverride",), _present, _PROVIDER),
+    *(
+        NotImplementedField(Scope.SERVICE, path, path, _present, _PROVIDER)
+        for path in (("multinode", "leader", "providerOverride"), ("multinode", "worker", "providerOverride"))
     ),
 )
 

@@ -8,8 +8,12 @@ import json
 from typing import Any
 
 import pytest
+from dynamo_operator.api.v1alpha1 import DynamoGraphDeployment
+from dynamo_operator.api.v1alpha1.crd import root_schema
 from dynamo_operator.internal.dynamo.common.errors import FieldNotImplementedError, GenerationError
 from dynamo_operator.internal.dynamo.common.not_implemented import (
+    NOT_IMPLEMENTED,
+    Scope,
     check_component,
     check_graph,
     component_uses,
@@ -161,7 +165,96 @@ def test_graph_without_kv_transfer_policy_is_not_refused() -> None:
     check_graph(dgd({"W": WORKER}, payload={"experimental": {}}))
 
 
+# topologyConstraint
+
+
+def test_graph_topology_constraint_is_named() -> None:
+    uses = graph_uses(dgd({"W": WORKER}, topologyConstraint={"topologyProfile": "dc"}))
+    assert fields(uses) == ["spec.topologyConstraint"]
+
+
+def test_service_topology_constraint_is_named() -> None:
+    uses = graph_uses(dgd({"W": {**WORKER, "topologyConstraint": {"packDomain": "rack"}}}))
+    assert fields(uses) == ["spec.services.W.topologyConstraint"]
+
+
+def test_dcd_topology_constraint_is_refused() -> None:
+    with pytest.raises(FieldNotImplementedError, match=r"^spec\.topologyConstraint: topology-aware"):
+        check_component(dcd({**WORKER, "topologyConstraint": {"packDomain": "rack"}}))
+
+
+def test_component_topology_constraint_in_the_payload_is_found() -> None:
+    payload = {"components": [{"name": "W", "topologyConstraint": {"packDomain": "rack"}}]}
+    assert fields(graph_uses(dgd({"W": WORKER}, payload=payload))) == ["spec.services.W.topologyConstraint"]
+
+
+# providerOverride
+
+
+_OVERRIDE = {"apiVersion": "grove.io/v1alpha1", "value": {"topologyConstraint": {"packDomain": "rack"}}}
+
+
+def test_graph_provider_override_is_named() -> None:
+    assert fields(graph_uses(dgd({"W": WORKER}, providerOverride=_OVERRIDE))) == ["spec.providerOverride"]
+
+
+def test_service_provider_override_is_named() -> None:
+    uses = graph_uses(dgd({"W": {**WORKER, "providerOverride": _OVERRIDE}}))
+    assert fields(uses) == ["spec.services.W.providerOverride"]
+
+
+def test_multinode_role_provider_override_is_named() -> None:
+    multinode = {"nodeCount": 2, "worker": {"providerOverride": _OVERRIDE}}
+    uses = graph_uses(dgd({"W": {**WORKER, "multinode": multinode}}))
+    assert fields(uses) == ["spec.services.W.multinode.worker.providerOverride"]
+
+
+def test_multinode_without_role_overrides_is_not_in_use() -> None:
+    check_graph(dgd({"W": {**WORKER, "multinode": {"nodeCount": 2, "leader": {}}}}))
+
+
+# gpuMemoryService.extraClientContainers
+
+
+def test_extra_gpu_memory_service_clients_are_named() -> None:
+    gms = {"enabled": True, "mode": "intraPod", "extraClientContainers": ["loader"]}
+    assert fields(graph_uses(dgd({"W": {**WORKER, "gpuMemoryService": gms}}))) == [
+        "spec.services.W.gpuMemoryService.extraClientContainers"
+    ]
+
+
+def test_extra_clients_of_a_disabled_gpu_memory_service_are_not_in_use() -> None:
+    gms = {"enabled": False, "extraClientContainers": ["loader"]}
+    check_graph(dgd({"W": {**WORKER, "gpuMemoryService": gms}}))
+
+
+def test_extra_gpu_memory_service_clients_in_the_payload_are_found() -> None:
+    payload = {"experimental": {"gpuMemoryService": {"mode": "IntraPod", "extraClientContainers": ["x"]}}}
+    assert fields(component_uses(dcd(WORKER, payload=payload))) == [
+        "spec.gpuMemoryService.extraClientContainers"
+    ]
+
+
 # the table as a whole
+
+
+def _has_path(schema: dict[str, Any], path: tuple[str, ...]) -> bool:
+    node = schema
+    for key in path:
+        props = node.get("properties") or {}
+        if key not in props:
+            return False
+        node = props[key]
+    return True
+
+
+@pytest.mark.parametrize("entry", NOT_IMPLEMENTED, ids=lambda e: f"{e.scope.value}:{'.'.join(e.native)}")
+def test_every_native_path_is_a_v1alpha1_property(entry: Any) -> None:
+    """Each entry reads a field the v1alpha1 CRD keeps, so a v1alpha1 write of it is refused, not
+    pruned into a graph that runs without it."""
+    spec = root_schema(DynamoGraphDeployment)["properties"]["spec"]
+    scope = spec if entry.scope is Scope.GRAPH else spec["properties"]["services"]["additionalProperties"]
+    assert _has_path(scope, entry.native)
 
 
 def test_every_use_is_counted_in_the_message() -> None:
