@@ -349,7 +349,7 @@ INVALID = [
     ),
     pytest.param(
         edit(dgd, fn=_epp(eppConfig={"config": {"plugins": []}}, replicas=1)),
-        "spec.services[Epp].eppConfig.config.schedulingProfiles",
+        "spec.services.Epp.eppConfig.config.schedulingProfiles",
         "Required value",
         id="epp-inline-config-needs-scheduling-profiles",
     ),
