@@ -2,9 +2,9 @@
 
 Upstream's schemas admit them (v1beta1, and v1alpha1 as upstream extended it), so a manifest using
 them is stored; ignoring them would run something other than what the user asked for (a
-checkpointed worker started cold, pods not packed by topology, an inter-pod GPU memory service that
-a DCD create then refuses half-way). A graph or DCD that uses one is refused whole, naming the
-field, before anything is written.
+checkpointed worker started cold, an inter-pod GPU memory service that a DCD create then refuses
+half-way). A graph or DCD that uses one is refused whole, naming the field, before anything is
+written.
 
 Each entry is read in the stored v1alpha1 view of the object. A field v1alpha1 has a place for is
 read there (the API server keeps it); one it has not (the CRD prunes it) survives only in the spec
@@ -90,10 +90,6 @@ def _extra_gms_clients(block: Json) -> str | None:
     return None
 
 
-_TOPOLOGY = "topology-aware placement (topologyConstraint) is not implemented by this operator"
-_PROVIDER = "workload provider overrides (providerOverride) are not implemented by this operator"
-
-
 NOT_IMPLEMENTED: tuple[NotImplementedField, ...] = (
     NotImplementedField(
         Scope.SERVICE,
@@ -129,14 +125,6 @@ NOT_IMPLEMENTED: tuple[NotImplementedField, ...] = (
         ("experimental", "kvTransferPolicy"),
         _present,
         "KV-transfer placement policy is not implemented by this operator",
-    ),
-    NotImplementedField(Scope.GRAPH, ("topologyConstraint",), ("topologyConstraint",), _present, _TOPOLOGY),
-    NotImplementedField(Scope.SERVICE, ("topologyConstraint",), ("topologyConstraint",), _present, _TOPOLOGY),
-    NotImplementedField(Scope.GRAPH, ("providerOverride",), ("providerOverride",), _present, _PROVIDER),
-    NotImplementedField(Scope.SERVICE, ("providerOverride",), ("providerOverride",), _present, _PROVIDER),
-    *(
-        NotImplementedField(Scope.SERVICE, path, path, _present, _PROVIDER)
-        for path in (("multinode", "leader", "providerOverride"), ("multinode", "worker", "providerOverride"))
     ),
 )
 

@@ -165,54 +165,6 @@ def test_graph_without_kv_transfer_policy_is_not_refused() -> None:
     check_graph(dgd({"W": WORKER}, payload={"experimental": {}}))
 
 
-# topologyConstraint
-
-
-def test_graph_topology_constraint_is_named() -> None:
-    uses = graph_uses(dgd({"W": WORKER}, topologyConstraint={"topologyProfile": "dc"}))
-    assert fields(uses) == ["spec.topologyConstraint"]
-
-
-def test_service_topology_constraint_is_named() -> None:
-    uses = graph_uses(dgd({"W": {**WORKER, "topologyConstraint": {"packDomain": "rack"}}}))
-    assert fields(uses) == ["spec.services.W.topologyConstraint"]
-
-
-def test_dcd_topology_constraint_is_refused() -> None:
-    with pytest.raises(FieldNotImplementedError, match=r"^spec\.topologyConstraint: topology-aware"):
-        check_component(dcd({**WORKER, "topologyConstraint": {"packDomain": "rack"}}))
-
-
-def test_component_topology_constraint_in_the_payload_is_found() -> None:
-    payload = {"components": [{"name": "W", "topologyConstraint": {"packDomain": "rack"}}]}
-    assert fields(graph_uses(dgd({"W": WORKER}, payload=payload))) == ["spec.services.W.topologyConstraint"]
-
-
-# providerOverride
-
-
-_OVERRIDE = {"apiVersion": "grove.io/v1alpha1", "value": {"topologyConstraint": {"packDomain": "rack"}}}
-
-
-def test_graph_provider_override_is_named() -> None:
-    assert fields(graph_uses(dgd({"W": WORKER}, providerOverride=_OVERRIDE))) == ["spec.providerOverride"]
-
-
-def test_service_provider_override_is_named() -> None:
-    uses = graph_uses(dgd({"W": {**WORKER, "providerOverride": _OVERRIDE}}))
-    assert fields(uses) == ["spec.services.W.providerOverride"]
-
-
-def test_multinode_role_provider_override_is_named() -> None:
-    multinode = {"nodeCount": 2, "worker": {"providerOverride": _OVERRIDE}}
-    uses = graph_uses(dgd({"W": {**WORKER, "multinode": multinode}}))
-    assert fields(uses) == ["spec.services.W.multinode.worker.providerOverride"]
-
-
-def test_multinode_without_role_overrides_is_not_in_use() -> None:
-    check_graph(dgd({"W": {**WORKER, "multinode": {"nodeCount": 2, "leader": {}}}}))
-
-
 # gpuMemoryService.extraClientContainers
 
 
