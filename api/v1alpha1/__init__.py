@@ -13,6 +13,7 @@ from .common import (
     IngressSpec,
     IngressTLSSpec,
     ModelReference,
+    MultinodeRoleSpec,
     MultinodeSpec,
     PersistentVolumeAccessMode,
     ResourceItem,
@@ -84,7 +85,7 @@ from .scaling_adapter import (
     DynamoGraphDeploymentServiceRef,
 )
 from .service_addons import FailoverSpec, FrontendSidecarSpec, GPUMemoryServiceMode, GPUMemoryServiceSpec
-from .shared import ComponentSpecBase, DynamoComponentDeploymentSharedSpec, ExtraPodSpec, GraphMultinodeSpec
+from .shared import DynamoComponentDeploymentSharedSpec, ExtraPodSpec
 from .topology import (
     DynamoGraphDeploymentExperimentalSpec,
     KvTransferPolicy,
@@ -149,7 +150,6 @@ __all__ = [
     "Autoscaling",
     "BackendFramework",
     "ComponentKind",
-    "ComponentSpecBase",
     "ConfigMapKeySelector",
     "DGDRState",
     "DeploymentOverridesSpec",
@@ -181,13 +181,13 @@ __all__ = [
     "FrontendSidecarSpec",
     "GPUMemoryServiceMode",
     "GPUMemoryServiceSpec",
-    "GraphMultinodeSpec",
     "IngressSpec",
     "IngressTLSSpec",
     "KvTransferPolicy",
     "ModelReference",
     "ModelSource",
     "ModelType",
+    "MultinodeRoleSpec",
     "MultinodeSpec",
     "PersistentVolumeAccessMode",
     "ProfilingConfigSpec",

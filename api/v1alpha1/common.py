@@ -15,6 +15,7 @@ from .base import (
     ResourceClaim,
 )
 from .markers import Cel, ListType, Schema
+from .topology import ProviderOverride
 
 StringMap = dict[str, str]
 
@@ -201,12 +202,22 @@ class ExtraPodMetadata(ApiModel):
     labels: StringMap | None = Field(None, description="Labels added to the Pods.")
 
 
+class MultinodeRoleSpec(ApiModel):
+    """Settings of one role (leader or worker) of a graph's multinode service."""
+
+    provider_override: ProviderOverride | None = Field(
+        None, description="Provider fragment for the template generated for this role (Grove)."
+    )
+
+
 class MultinodeSpec(ApiModel):
     """Spreads each replica of a component over several nodes."""
 
     node_count: Annotated[int, Schema({"format": "int32"})] = Field(
         2, ge=2, description="Nodes per replica (at least 2). Total GPUs = nodeCount * GPU limit."
     )
+    leader: MultinodeRoleSpec | None = Field(None, description="The leader role (graph services only).")
+    worker: MultinodeRoleSpec | None = Field(None, description="The worker role (graph services only).")
 
 
 class ScalingAdapter(ApiModel):

@@ -16,14 +16,17 @@ from .groupversion import (
     MAX_MULTINODE_COMPONENT_DEPLOYMENT_NAME_CHARS,
 )
 from .markers import Cel, CrdInfo, ListType, PrinterColumn, Schema
-from .shared import ComponentSpecBase
+from .shared import DynamoComponentDeploymentSharedSpec
 
 
-class DynamoComponentDeploymentSpec(ComponentSpecBase):
+class DynamoComponentDeploymentSpec(DynamoComponentDeploymentSharedSpec):
     """Desired state of a component deployment: the shared component spec plus its backend."""
 
+    # Upstream's standalone DCD schema leaves out the provider fragments (a graph's workload only).
+    __crd_omit__ = ("providerOverride", "multinode.leader", "multinode.worker")
+
     __cel__ = (
-        *ComponentSpecBase.__cel__,
+        *DynamoComponentDeploymentSharedSpec.__cel__,
         Cel(
             rule="has(self.backendFramework) == has(oldSelf.backendFramework)"
             " && (!has(self.backendFramework) || self.backendFramework == oldSelf.backendFramework)",

@@ -1,8 +1,9 @@
 """The component spec shared by every `spec.services[x]` of a graph and by a DynamoComponentDeployment.
 
-`ComponentSpecBase` holds what both have. A graph's service (`DynamoComponentDeploymentSharedSpec`)
-adds the provider fragments (`providerOverride`, and per multinode role), which upstream's schema of a
-standalone DynamoComponentDeployment leaves out: they apply to the graph's generated workload only.
+The provider fragments (`providerOverride`, and `multinode.leader` / `multinode.worker`) apply to a
+graph's generated workload only: upstream's schema of a standalone DynamoComponentDeployment leaves
+them out, and so does ours (`DynamoComponentDeploymentSpec.__crd_omit__`). The model keeps one shape
+for both, so a DCD spec reads as a service spec wherever generation takes one.
 """
 
 from __future__ import annotations
@@ -72,23 +73,8 @@ MIN_AVAILABLE_RULES = (
 )
 
 
-class MultinodeRoleSpec(ApiModel):
-    """Settings of one role (leader or worker) of a graph's multinode service."""
-
-    provider_override: ProviderOverride | None = Field(
-        None, description="Provider fragment for the template generated for this role (Grove)."
-    )
-
-
-class GraphMultinodeSpec(MultinodeSpec):
-    """A graph service spread over several nodes, with provider fragments per role."""
-
-    leader: MultinodeRoleSpec | None = Field(None, description="The leader role.")
-    worker: MultinodeRoleSpec | None = Field(None, description="The worker role.")
-
-
-class ComponentSpecBase(ApiModel):
-    """Desired state of one component: what a graph service and a component deployment both have."""
+class DynamoComponentDeploymentSharedSpec(ApiModel):
+    """Desired state of one component (a graph service or a standalone component deployment)."""
 
     __cel__: ClassVar[tuple[Cel, ...]] = (
         Cel(
@@ -113,6 +99,10 @@ class ComponentSpecBase(ApiModel):
         *MIN_AVAILABLE_RULES,
     )
 
+    provider_override: ProviderOverride | None = Field(
+        None,
+        description="Provider fragment for this service's generated unit (Grove); graph services only.",
+    )
     annotations: StringMap | None = Field(
         None,
         description="Annotations for the generated resources (Pod, Service, Ingress); some tune behaviour.",
@@ -210,17 +200,4 @@ class ComponentSpecBase(ApiModel):
         None,
         description="Active/standby engine containers sharing the GPUs; needs gpuMemoryService and the "
         "graph annotation nvidia.com/dynamo-kube-discovery-mode: container.",
-    )
-
-
-class DynamoComponentDeploymentSharedSpec(ComponentSpecBase):
-    """Desired state of one service of a graph (`spec.services[x]`)."""
-
-    provider_override: ProviderOverride | None = Field(
-        None,
-        description="Provider fragment for this service's generated unit (Grove); graph services only "
-        "(not implemented by this operator).",
-    )
-    multinode: GraphMultinodeSpec | None = Field(
-        None, description="Multinode settings; absent means single-node."
     )

@@ -23,6 +23,7 @@ class DynamoComponentDeployment(TypedDict, total=False):
 class DynamoComponentDeploymentSpec(TypedDict, total=False):
     """Desired state of a component deployment: the shared component spec plus its backend."""
 
+    providerOverride: ProviderOverride
     annotations: dict[str, str]
     labels: dict[str, str]
     serviceName: str
@@ -54,6 +55,15 @@ class DynamoComponentDeploymentSpec(TypedDict, total=False):
     gpuMemoryService: GPUMemoryServiceSpec
     failover: FailoverSpec
     backendFramework: Literal["sglang", "vllm", "trtllm"]
+
+
+class ProviderOverride(TypedDict, total=False):
+    """A sparse fragment in a workload provider's own schema (Grove), laid over what it is generated
+    from. It cannot choose or change the provider."""
+
+    apiVersion: Required[str]
+    target: str
+    value: Required[JsonObject]
 
 
 class Resources(TypedDict, total=False):
@@ -147,6 +157,14 @@ class MultinodeSpec(TypedDict, total=False):
     """Spreads each replica of a component over several nodes."""
 
     nodeCount: int
+    leader: MultinodeRoleSpec
+    worker: MultinodeRoleSpec
+
+
+class MultinodeRoleSpec(TypedDict, total=False):
+    """Settings of one role (leader or worker) of a graph's multinode service."""
+
+    providerOverride: ProviderOverride
 
 
 class ScalingAdapter(TypedDict, total=False):
@@ -328,15 +346,6 @@ class DynamoGraphDeploymentSpec(TypedDict, total=False):
     experimental: DynamoGraphDeploymentExperimentalSpec
 
 
-class ProviderOverride(TypedDict, total=False):
-    """A sparse fragment in a workload provider's own schema (Grove), laid over what it is generated
-    from. It cannot choose or change the provider."""
-
-    apiVersion: Required[str]
-    target: str
-    value: Required[JsonObject]
-
-
 class PVC(TypedDict, total=False):
     """A persistent volume claim the graph uses, optionally created by the operator."""
 
@@ -348,8 +357,9 @@ class PVC(TypedDict, total=False):
 
 
 class DynamoComponentDeploymentSharedSpec(TypedDict, total=False):
-    """Desired state of one service of a graph (`spec.services[x]`)."""
+    """Desired state of one component (a graph service or a standalone component deployment)."""
 
+    providerOverride: ProviderOverride
     annotations: dict[str, str]
     labels: dict[str, str]
     serviceName: str
@@ -372,7 +382,7 @@ class DynamoComponentDeploymentSharedSpec(TypedDict, total=False):
     readinessProbe: k8s.Probe
     replicas: int
     minAvailable: int
-    multinode: GraphMultinodeSpec
+    multinode: MultinodeSpec
     scalingAdapter: ScalingAdapter
     eppConfig: EPPConfig
     frontendSidecar: FrontendSidecarSpec
@@ -380,21 +390,6 @@ class DynamoComponentDeploymentSharedSpec(TypedDict, total=False):
     topologyConstraint: TopologyConstraint
     gpuMemoryService: GPUMemoryServiceSpec
     failover: FailoverSpec
-    providerOverride: ProviderOverride
-
-
-class GraphMultinodeSpec(TypedDict, total=False):
-    """A graph service spread over several nodes, with provider fragments per role."""
-
-    nodeCount: int
-    leader: MultinodeRoleSpec
-    worker: MultinodeRoleSpec
-
-
-class MultinodeRoleSpec(TypedDict, total=False):
-    """Settings of one role (leader or worker) of a graph's multinode service."""
-
-    providerOverride: ProviderOverride
 
 
 class Restart(TypedDict, total=False):
