@@ -5,14 +5,15 @@ Attributes are snake_case, JSON names camelCase; dump with `model_dump(by_alias=
 """
 
 from .base import ApiModel
+from .checkpoint import ServiceCheckpointConfig
 from .common import (
     PVC,
     Autoscaling,
-    EPPConfig,
     ExtraPodMetadata,
     IngressSpec,
     IngressTLSSpec,
     ModelReference,
+    MultinodeRoleSpec,
     MultinodeSpec,
     PersistentVolumeAccessMode,
     ResourceItem,
@@ -26,6 +27,7 @@ from .component import (
     DynamoComponentDeploymentSpec,
     DynamoComponentDeploymentStatus,
 )
+from .epp import EndpointPickerConfig, EPPConfig
 from .graph import (
     BackendFramework,
     ComponentKind,
@@ -84,6 +86,13 @@ from .scaling_adapter import (
 )
 from .service_addons import FailoverSpec, FrontendSidecarSpec, GPUMemoryServiceMode, GPUMemoryServiceSpec
 from .shared import DynamoComponentDeploymentSharedSpec, ExtraPodSpec
+from .topology import (
+    DynamoGraphDeploymentExperimentalSpec,
+    KvTransferPolicy,
+    ProviderOverride,
+    SpecTopologyConstraint,
+    TopologyConstraint,
+)
 
 # Short aliases, as the Go code spells the kinds (DGD_KIND etc.).
 DGD_KIND = DYNAMO_GRAPH_DEPLOYMENT_KIND
@@ -150,6 +159,7 @@ __all__ = [
     "DynamoComponentDeploymentSpec",
     "DynamoComponentDeploymentStatus",
     "DynamoGraphDeployment",
+    "DynamoGraphDeploymentExperimentalSpec",
     "DynamoGraphDeploymentRequest",
     "DynamoGraphDeploymentRequestSpec",
     "DynamoGraphDeploymentRequestStatus",
@@ -164,6 +174,7 @@ __all__ = [
     "DynamoModelStatus",
     "EPPConfig",
     "EndpointInfo",
+    "EndpointPickerConfig",
     "ExtraPodMetadata",
     "ExtraPodSpec",
     "FailoverSpec",
@@ -172,12 +183,15 @@ __all__ = [
     "GPUMemoryServiceSpec",
     "IngressSpec",
     "IngressTLSSpec",
+    "KvTransferPolicy",
     "ModelReference",
     "ModelSource",
     "ModelType",
+    "MultinodeRoleSpec",
     "MultinodeSpec",
     "PersistentVolumeAccessMode",
     "ProfilingConfigSpec",
+    "ProviderOverride",
     "ResourceItem",
     "Resources",
     "Restart",
@@ -188,7 +202,10 @@ __all__ = [
     "RollingUpdatePhase",
     "RollingUpdateStatus",
     "ScalingAdapter",
+    "ServiceCheckpointConfig",
     "ServiceReplicaStatus",
     "SharedMemorySpec",
+    "SpecTopologyConstraint",
+    "TopologyConstraint",
     "VolumeMount",
 ]

@@ -29,6 +29,9 @@ class ApiModel(BaseModel):
     __cel__: ClassVar[tuple[Cel, ...]] = ()
     # A Kubernetes type whose properties this model extends (its own fields are added on top).
     __k8s_base__: ClassVar[K8sType | None] = None
+    # Dotted property paths the CRD schema of this model leaves out although the model has them
+    # (as upstream post-processes a schema: its standalone DCD omits the graph-only fields).
+    __crd_omit__: ClassVar[tuple[str, ...]] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (camelCase, no nulls), as the API server stores it."""

@@ -9,14 +9,13 @@ from pydantic import Field
 
 from .base import (
     ApiModel,
-    CoreConfigMapKeySelector,
     HorizontalPodAutoscalerBehavior,
     MetricSpec,
     Quantity,
-    RawObject,
     ResourceClaim,
 )
 from .markers import Cel, ListType, Schema
+from .topology import ProviderOverride
 
 StringMap = dict[str, str]
 
@@ -203,12 +202,22 @@ class ExtraPodMetadata(ApiModel):
     labels: StringMap | None = Field(None, description="Labels added to the Pods.")
 
 
+class MultinodeRoleSpec(ApiModel):
+    """Settings of one role (leader or worker) of a graph's multinode service."""
+
+    provider_override: ProviderOverride | None = Field(
+        None, description="Provider fragment for the template generated for this role (Grove)."
+    )
+
+
 class MultinodeSpec(ApiModel):
     """Spreads each replica of a component over several nodes."""
 
     node_count: Annotated[int, Schema({"format": "int32"})] = Field(
         2, ge=2, description="Nodes per replica (at least 2). Total GPUs = nodeCount * GPU limit."
     )
+    leader: MultinodeRoleSpec | None = Field(None, description="The leader role (graph services only).")
+    worker: MultinodeRoleSpec | None = Field(None, description="The worker role (graph services only).")
 
 
 class ScalingAdapter(ApiModel):
@@ -218,32 +227,4 @@ class ScalingAdapter(ApiModel):
         False,
         description="Create a scaling adapter that owns this service's replicas; "
         "autoscalers then scale the adapter, and direct replica edits are refused.",
-    )
-
-
-class EPPConfig(ApiModel):
-    """Configuration of an Endpoint Picker Plugin component (componentType "epp")."""
-
-    __cel__ = (
-        Cel(
-            rule="has(self.configMapRef) != has(self.config)",
-            message="exactly one of configMapRef and config must be set",
-            reason="FieldValueInvalid",
-        ),
-        Cel(
-            rule="!has(self.configMapRef)"
-            " || (has(self.configMapRef.name) && size(self.configMapRef.name) > 0)",
-            message="configMapRef.name is required",
-            field_path=".configMapRef.name",
-            reason="FieldValueRequired",
-        ),
-    )
-
-    config_map_ref: CoreConfigMapKeySelector | None = Field(
-        None, description="ConfigMap key holding EndpointPickerConfig YAML. Mutually exclusive with config."
-    )
-    config: RawObject | None = Field(
-        None,
-        description="EndpointPickerConfig given inline; the operator stores it in a ConfigMap. "
-        "Mutually exclusive with configMapRef.",
     )

@@ -22,6 +22,9 @@ from .shared import DynamoComponentDeploymentSharedSpec
 class DynamoComponentDeploymentSpec(DynamoComponentDeploymentSharedSpec):
     """Desired state of a component deployment: the shared component spec plus its backend."""
 
+    # Upstream's standalone DCD schema leaves out the provider fragments (a graph's workload only).
+    __crd_omit__ = ("providerOverride", "multinode.leader", "multinode.worker")
+
     __cel__ = (
         *DynamoComponentDeploymentSharedSpec.__cel__,
         Cel(

@@ -236,7 +236,18 @@ def object_schema(model: type[BaseModel]) -> Json:
     rules: tuple[Cel, ...] = getattr(model, "__cel__", ())
     if rules:
         schema["x-kubernetes-validations"] = [_cel(rule) for rule in rules]
+    for path in getattr(model, "__crd_omit__", ()):
+        _omit(schema, path.split("."))
     return schema
+
+
+def _omit(schema: Json, path: list[str]) -> None:
+    """Drop the property at `path` (a fresh schema: nested ones are built per use, never shared)."""
+    *parents, leaf = path
+    node = schema
+    for key in parents:
+        node = node["properties"][key]
+    del node["properties"][leaf]
 
 
 def root_schema(kind: type[ApiModel]) -> Json:

@@ -20,6 +20,7 @@ from .groupversion import (
 )
 from .markers import Cel, CrdInfo, ListType, PrinterColumn, Schema
 from .shared import DynamoComponentDeploymentSharedSpec
+from .topology import DynamoGraphDeploymentExperimentalSpec, ProviderOverride, SpecTopologyConstraint
 
 
 class BackendFramework(enum.StrEnum):
@@ -185,11 +186,19 @@ class DynamoGraphDeploymentSpec(ApiModel):
         ),
     )
 
+    provider_override: ProviderOverride | None = Field(
+        None,
+        description="Provider fragment for the graph's root workload (Grove's PodCliqueSet); it cannot "
+        "choose the provider (not implemented by this operator).",
+    )
     annotations: dict[str, str] | None = Field(
         None, description="Annotations every service inherits unless it sets the same key."
     )
     labels: dict[str, str] | None = Field(
         None, description="Labels every service inherits unless it sets the same key."
+    )
+    priority_class_name: str | None = Field(
+        None, description="PriorityClass of every pod of the graph's PodCliqueSet (Grove pathway only)."
     )
     pvcs: Annotated[list[PVC], ListType("map", ("name",)), Schema({"maxItems": MAX_PVCS})] | None = Field(
         None, description="PVCs the services may mount, each with a unique name."
@@ -209,6 +218,14 @@ class DynamoGraphDeploymentSpec(ApiModel):
         None, description="Inference backend of the graph's workers (sglang, vllm, trtllm). Immutable."
     )
     restart: Restart | None = Field(None, description="Restart the graph by changing restart.id.")
+    topology_constraint: SpecTopologyConstraint | None = Field(
+        None,
+        description="The cluster topology the graph is placed by, and the domain services without their "
+        "own constraint are packed in (not implemented by this operator).",
+    )
+    experimental: DynamoGraphDeploymentExperimentalSpec | None = Field(
+        None, description="Graph-level preview features; their shape may change between releases."
+    )
 
 
 class ServiceReplicaStatus(ApiModel):

@@ -15,6 +15,7 @@ from .groupversion import (
     DYNAMO_GRAPH_DEPLOYMENT_REQUEST_PLURAL,
 )
 from .markers import Cel, CrdInfo, ListType, PrinterColumn, Schema
+from .shared import RUNTIME_VERSION_PATTERN
 
 
 class DGDRState(enum.StrEnum):
@@ -64,6 +65,7 @@ class ProfilingConfigSpec(ApiModel):
     )
     resources: ResourceRequirements | None = Field(None, description="Resources of the profiling container.")
     tolerations: list[Toleration] | None = Field(None, description="Tolerations of the profiling pod.")
+    node_selector: dict[str, str] | None = Field(None, description="Node selector of the profiling pod.")
 
 
 class DeploymentOverridesSpec(ApiModel):
@@ -105,6 +107,11 @@ class DynamoGraphDeploymentRequestSpec(ApiModel):
         "overrides the hardware settings of the config.",
     )
     profiling_config: ProfilingConfigSpec = Field(description="Configuration of the profiling job.")
+    runtime_version_override: Annotated[str, Schema({"pattern": RUNTIME_VERSION_PATTERN})] | None = Field(
+        None,
+        description="Dynamo runtime version (MAJOR.MINOR.PATCH) of every component of the generated graph, "
+        "for a profiler image whose tag does not say it.",
+    )
     auto_apply: bool = Field(False, description="Create the generated graph once profiling completes.")
     deployment_overrides: DeploymentOverridesSpec | None = Field(
         None, description="Overrides of the created graph (autoApply only)."

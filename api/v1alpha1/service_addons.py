@@ -12,8 +12,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from .base import ApiModel, EnvVar
-from .markers import Cel, Schema
+from .base import ApiModel, EnvVar, RawObject
+from .markers import Cel, ListType, Schema
 
 # The container name of the generated frontend sidecar (a user container may not take it).
 FRONTEND_SIDECAR_CONTAINER_NAME = "sidecar-frontend"
@@ -28,6 +28,8 @@ class GPUMemoryServiceMode(enum.StrEnum):
 
 
 _NOT_INTER_POD = "!self.enabled || !has(self.mode) || self.mode != 'interPod'"
+# A container or client pod name (DNS label).
+_DNS_LABEL = Schema({"minLength": 1, "maxLength": 63, "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"})
 
 
 class FrontendSidecarSpec(ApiModel):
@@ -48,6 +50,13 @@ class FrontendSidecarSpec(ApiModel):
     )
 
 
+class GMSClientPodSpec(ApiModel):
+    """A further pod that reads the shared GPU memory (inter-pod GMS; reserved)."""
+
+    name: Annotated[str, _DNS_LABEL] = Field(description="Name of the client pod.")
+    pod_template: RawObject = Field(description="Pod template of the client pod.")
+
+
 class GPUMemoryServiceSpec(ApiModel):
     """The GPU Memory Service (GMS): the GPUs of the pod are claimed once through Dynamic Resource
     Allocation and shared between the engine and a `gms-server` sidecar. Needs the resource.k8s.io API."""
@@ -59,6 +68,20 @@ class GPUMemoryServiceSpec(ApiModel):
             field_path=".mode",
             reason="FieldValueInvalid",
         ),
+        # Upstream's rules on the client lists, as its schema words them.
+        Cel(
+            rule="!has(self.extraClientContainers) || size(self.extraClientContainers) == 0"
+            " || self.mode == 'intraPod'",
+            message="extraClientContainers is only supported with mode=intraPod",
+        ),
+        Cel(
+            rule="!has(self.extraClientPods) || size(self.extraClientPods) == 0 || self.mode == 'interPod'",
+            message="extraClientPods is only supported with mode=interPod",
+        ),
+        Cel(
+            rule="!has(self.extraClientPods) || size(self.extraClientPods) == 0",
+            message="extraClientPods is reserved for inter-pod GMS and is not implemented yet",
+        ),
     )
 
     enabled: bool = Field(
@@ -68,6 +91,14 @@ class GPUMemoryServiceSpec(ApiModel):
     mode: GPUMemoryServiceMode = Field(GPUMemoryServiceMode.INTRA_POD, description="Where GMS runs.")
     device_class_name: str = Field(
         DEFAULT_DEVICE_CLASS_NAME, description="DRA DeviceClass the GPUs are requested from."
+    )
+    extra_client_containers: Annotated[list[Annotated[str, _DNS_LABEL]], ListType("set")] | None = Field(
+        None,
+        description="Further containers of the pod spec wired as GMS clients (intraPod only); each must "
+        "name a container the pod spec declares.",
+    )
+    extra_client_pods: Annotated[list[GMSClientPodSpec], ListType("map", ("name",))] | None = Field(
+        None, description="Client pods of an inter-pod GMS; reserved upstream, refused for now."
     )
 
 

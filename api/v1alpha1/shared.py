@@ -1,4 +1,10 @@
-"""The component spec shared by every `spec.services[x]` of a graph and by a DynamoComponentDeployment."""
+"""The component spec shared by every `spec.services[x]` of a graph and by a DynamoComponentDeployment.
+
+The provider fragments (`providerOverride`, and `multinode.leader` / `multinode.worker`) apply to a
+graph's generated workload only: upstream's schema of a standalone DynamoComponentDeployment leaves
+them out, and so does ours (`DynamoComponentDeploymentSpec.__crd_omit__`). The model keeps one shape
+for both, so a DCD spec reads as a service spec wherever generation takes one.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,9 @@ from typing import Annotated, Any, ClassVar
 from pydantic import ConfigDict, Field
 
 from .base import ApiModel, Container, EnvVar, Probe
+from .checkpoint import ServiceCheckpointConfig
 from .common import (
     Autoscaling,
-    EPPConfig,
     ExtraPodMetadata,
     IngressSpec,
     ModelReference,
@@ -20,9 +26,14 @@ from .common import (
     StringMap,
     VolumeMount,
 )
+from .epp import EPPConfig
 from .groupversion import MAX_VOLUME_MOUNTS
 from .markers import Cel, K8sType, Schema
 from .service_addons import ADDON_RULES, FailoverSpec, FrontendSidecarSpec, GPUMemoryServiceSpec
+from .topology import ProviderOverride, TopologyConstraint
+
+# MAJOR.MINOR.PATCH, each part without leading zeros and at most four digits.
+RUNTIME_VERSION_PATTERN = r"^(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})$"
 
 
 class ExtraPodSpec(ApiModel):
@@ -46,6 +57,20 @@ class ExtraPodSpec(ApiModel):
 
 
 _EPP = "has(self.componentType) && self.componentType == 'epp'"
+
+# Upstream's rules on minAvailable, as its schema words them.
+MIN_AVAILABLE_RULES = (
+    Cel(
+        rule="!has(self.minAvailable) || (has(self.replicas) && self.replicas == 0)"
+        " || self.minAvailable <= (has(self.replicas) ? self.replicas : 1)",
+        message="minAvailable must be less than or equal to replicas unless replicas is 0",
+    ),
+    Cel(
+        rule="!has(oldSelf.minAvailable)"
+        " || (has(self.minAvailable) && self.minAvailable == oldSelf.minAvailable)",
+        message="minAvailable is immutable after creation",
+    ),
+)
 
 
 class DynamoComponentDeploymentSharedSpec(ApiModel):
@@ -71,8 +96,13 @@ class DynamoComponentDeploymentSharedSpec(ApiModel):
             reason="FieldValueInvalid",
         ),
         *ADDON_RULES,
+        *MIN_AVAILABLE_RULES,
     )
 
+    provider_override: ProviderOverride | None = Field(
+        None,
+        description="Provider fragment for this service's generated unit (Grove); graph services only.",
+    )
     annotations: StringMap | None = Field(
         None,
         description="Annotations for the generated resources (Pod, Service, Ingress); some tune behaviour.",
@@ -85,6 +115,11 @@ class DynamoComponentDeploymentSharedSpec(ApiModel):
         None, description="Role of the component: frontend, worker, prefill, decode, planner, epp, main."
     )
     sub_component_type: str | None = Field(None, description='Sub-role of the component, e.g. "prefill".')
+    runtime_version_override: Annotated[str, Schema({"pattern": RUNTIME_VERSION_PATTERN})] | None = Field(
+        None,
+        description="Dynamo runtime version (MAJOR.MINOR.PATCH) of the main image, for an image whose "
+        "tag does not say it. It does not change the image.",
+    )
     dynamo_namespace: str | None = Field(
         None,
         description="Deprecated, ignored: the Dynamo namespace derives from the namespace and graph name.",
@@ -132,6 +167,11 @@ class DynamoComponentDeploymentSharedSpec(ApiModel):
         description="Desired number of Pods (of leader/worker groups for multinode). "
         "Owned by the scaling adapter when scalingAdapter.enabled is true.",
     )
+    min_available: Annotated[int, Schema({"format": "int32", "minimum": 1})] | None = Field(
+        None,
+        description="Replicas Grove schedules as one gang and keeps, below which it ends the gang "
+        "(Grove pathway only; 1 when left out there). Immutable once set.",
+    )
     multinode: MultinodeSpec | None = Field(None, description="Multinode settings; absent means single-node.")
     scaling_adapter: ScalingAdapter | None = Field(
         None,
@@ -144,6 +184,12 @@ class DynamoComponentDeploymentSharedSpec(ApiModel):
         None,
         description="A frontend container added to every pod of this component (e.g. for the Gateway "
         "API Inference Extension), configured like a frontend service.",
+    )
+    checkpoint: ServiceCheckpointConfig | None = Field(
+        None, description="Checkpoint and restore of the component (not implemented by this operator)."
+    )
+    topology_constraint: TopologyConstraint | None = Field(
+        None, description="Topology packing of the component's pods (not implemented by this operator)."
     )
     gpu_memory_service: GPUMemoryServiceSpec | None = Field(
         None,

@@ -8,7 +8,7 @@ from typing import Literal, Required, TypedDict
 
 from dynamo_operator.api.views import k8s
 from dynamo_operator.api.views.objectmeta import ObjectMeta
-from dynamo_operator.api.views.scalars import IntOrString, JsonObject
+from dynamo_operator.api.views.scalars import IntOrString, JsonObject, JsonValue
 
 
 class DynamoComponentDeployment(TypedDict, total=False):
@@ -24,11 +24,13 @@ class DynamoComponentDeployment(TypedDict, total=False):
 class DynamoComponentDeploymentSpec(TypedDict, total=False):
     """Desired state of a component deployment: the shared component spec plus its backend."""
 
+    providerOverride: ProviderOverride
     annotations: dict[str, str]
     labels: dict[str, str]
     serviceName: str
     componentType: str
     subComponentType: str
+    runtimeVersionOverride: str
     dynamoNamespace: str
     globalDynamoNamespace: bool
     resources: Resources
@@ -44,13 +46,25 @@ class DynamoComponentDeploymentSpec(TypedDict, total=False):
     livenessProbe: k8s.Probe
     readinessProbe: k8s.Probe
     replicas: int
+    minAvailable: int
     multinode: MultinodeSpec
     scalingAdapter: ScalingAdapter
     eppConfig: EPPConfig
     frontendSidecar: FrontendSidecarSpec
+    checkpoint: ServiceCheckpointConfig
+    topologyConstraint: TopologyConstraint
     gpuMemoryService: GPUMemoryServiceSpec
     failover: FailoverSpec
     backendFramework: Literal["sglang", "vllm", "trtllm"]
+
+
+class ProviderOverride(TypedDict, total=False):
+    """A sparse fragment in a workload provider's own schema (Grove), laid over what it is generated
+    from. It cannot choose or change the provider."""
+
+    apiVersion: Required[str]
+    target: str
+    value: Required[JsonObject]
 
 
 class Resources(TypedDict, total=False):
@@ -144,6 +158,14 @@ class MultinodeSpec(TypedDict, total=False):
     """Spreads each replica of a component over several nodes."""
 
     nodeCount: int
+    leader: MultinodeRoleSpec
+    worker: MultinodeRoleSpec
+
+
+class MultinodeRoleSpec(TypedDict, total=False):
+    """Settings of one role (leader or worker) of a graph's multinode service."""
+
+    providerOverride: ProviderOverride
 
 
 class ScalingAdapter(TypedDict, total=False):
@@ -156,7 +178,48 @@ class EPPConfig(TypedDict, total=False):
     """Configuration of an Endpoint Picker Plugin component (componentType "epp")."""
 
     configMapRef: k8s.ConfigMapKeySelector
-    config: JsonObject
+    config: EndpointPickerConfig
+
+
+class EndpointPickerConfig(TypedDict, total=False):
+    """EndpointPickerConfig given inline; keys beyond the typed ones are kept as written."""
+
+    apiVersion: str
+    kind: str
+    plugins: Required[list[PluginSpec]]
+    schedulingProfiles: Required[list[SchedulingProfile]]
+    featureGates: list[str]
+    saturationDetector: SaturationDetector
+
+
+class PluginSpec(TypedDict, total=False):
+    """One plugin instance of the picker."""
+
+    name: str
+    type: Required[str]
+    parameters: JsonValue
+
+
+class SchedulingProfile(TypedDict, total=False):
+    """A named set of plugins the picker runs for a request."""
+
+    name: Required[str]
+    plugins: Required[list[SchedulingPlugin]]
+
+
+class SchedulingPlugin(TypedDict, total=False):
+    """A plugin instance a scheduling profile runs."""
+
+    pluginRef: Required[str]
+    weight: int
+
+
+class SaturationDetector(TypedDict, total=False):
+    """When the picker deems the pool saturated."""
+
+    queueDepthThreshold: int
+    kvCacheUtilThreshold: float
+    metricsStalenessThreshold: str
 
 
 class FrontendSidecarSpec(TypedDict, total=False):
@@ -169,6 +232,45 @@ class FrontendSidecarSpec(TypedDict, total=False):
     envs: list[k8s.EnvVar]
 
 
+class ServiceCheckpointConfig(TypedDict, total=False):
+    """Checkpoint and restore of the service's main container (not implemented by this operator)."""
+
+    enabled: bool
+    mode: Literal["Auto", "Manual"]
+    startupPolicy: Literal["Immediate", "WaitForCheckpoint"]
+    deletionPolicy: Literal["Delete", "Retain"]
+    checkpointRef: str
+    identity: DynamoCheckpointIdentity
+    targetContainerName: str
+    job: ServiceCheckpointJobConfig
+
+
+class DynamoCheckpointIdentity(TypedDict, total=False):
+    """The inputs that make two checkpoints interchangeable."""
+
+    model: Required[str]
+    backendFramework: Required[Literal["vllm", "sglang", "trtllm"]]
+    dynamoVersion: str
+    tensorParallelSize: int
+    pipelineParallelSize: int
+    dtype: str
+    maxModelLen: int
+    extraParameters: dict[str, str]
+
+
+class ServiceCheckpointJobConfig(TypedDict, total=False):
+    """Changes to the job that takes the checkpoint."""
+
+    gmsClientContainers: list[str]
+    podTemplate: JsonObject
+
+
+class TopologyConstraint(TypedDict, total=False):
+    """Topology placement of one service (the topology itself is the graph's)."""
+
+    packDomain: Required[str]
+
+
 class GPUMemoryServiceSpec(TypedDict, total=False):
     """The GPU Memory Service (GMS): the GPUs of the pod are claimed once through Dynamic Resource
     Allocation and shared between the engine and a `gms-server` sidecar. Needs the resource.k8s.io
@@ -177,6 +279,15 @@ class GPUMemoryServiceSpec(TypedDict, total=False):
     enabled: Required[bool]
     mode: Literal["intraPod", "interPod"]
     deviceClassName: str
+    extraClientContainers: list[str]
+    extraClientPods: list[GMSClientPodSpec]
+
+
+class GMSClientPodSpec(TypedDict, total=False):
+    """A further pod that reads the shared GPU memory (inter-pod GMS; reserved)."""
+
+    name: Required[str]
+    podTemplate: Required[JsonObject]
 
 
 class FailoverSpec(TypedDict, total=False):
@@ -223,13 +334,17 @@ class DynamoGraphDeployment(TypedDict, total=False):
 class DynamoGraphDeploymentSpec(TypedDict, total=False):
     """Desired state of a graph: its services, shared PVCs and environment, backend and restarts."""
 
+    providerOverride: ProviderOverride
     annotations: dict[str, str]
     labels: dict[str, str]
+    priorityClassName: str
     pvcs: list[PVC]
     services: dict[str, DynamoComponentDeploymentSharedSpec]
     envs: list[k8s.EnvVar]
     backendFramework: Literal["sglang", "vllm", "trtllm"]
     restart: Restart
+    topologyConstraint: SpecTopologyConstraint
+    experimental: DynamoGraphDeploymentExperimentalSpec
 
 
 class PVC(TypedDict, total=False):
@@ -245,11 +360,13 @@ class PVC(TypedDict, total=False):
 class DynamoComponentDeploymentSharedSpec(TypedDict, total=False):
     """Desired state of one component (a graph service or a standalone component deployment)."""
 
+    providerOverride: ProviderOverride
     annotations: dict[str, str]
     labels: dict[str, str]
     serviceName: str
     componentType: str
     subComponentType: str
+    runtimeVersionOverride: str
     dynamoNamespace: str
     globalDynamoNamespace: bool
     resources: Resources
@@ -265,10 +382,13 @@ class DynamoComponentDeploymentSharedSpec(TypedDict, total=False):
     livenessProbe: k8s.Probe
     readinessProbe: k8s.Probe
     replicas: int
+    minAvailable: int
     multinode: MultinodeSpec
     scalingAdapter: ScalingAdapter
     eppConfig: EPPConfig
     frontendSidecar: FrontendSidecarSpec
+    checkpoint: ServiceCheckpointConfig
+    topologyConstraint: TopologyConstraint
     gpuMemoryService: GPUMemoryServiceSpec
     failover: FailoverSpec
 
@@ -285,6 +405,29 @@ class RestartStrategy(TypedDict, total=False):
 
     type: Literal["Sequential", "Parallel"]
     order: list[str]
+
+
+class SpecTopologyConstraint(TypedDict, total=False):
+    """Graph-wide topology placement: the cluster topology to use and a default packing domain."""
+
+    topologyProfile: Required[str]
+    packDomain: str
+
+
+class DynamoGraphDeploymentExperimentalSpec(TypedDict, total=False):
+    """Graph-level preview features; their shape may change between releases."""
+
+    kvTransferPolicy: KvTransferPolicy
+
+
+class KvTransferPolicy(TypedDict, total=False):
+    """Routes KV-cache transfers between prefill and decode workers by topology."""
+
+    clusterTopologyName: str
+    labelKey: str
+    domain: Required[str]
+    enforcement: Literal["required", "preferred"]
+    preferredWeight: float
 
 
 class DynamoGraphDeploymentStatus(TypedDict, total=False):
@@ -333,6 +476,7 @@ class DynamoGraphDeploymentRequestSpec(TypedDict, total=False):
     useMocker: bool
     enableGpuDiscovery: bool
     profilingConfig: Required[ProfilingConfigSpec]
+    runtimeVersionOverride: str
     autoApply: bool
     deploymentOverrides: DeploymentOverridesSpec
 
@@ -346,6 +490,7 @@ class ProfilingConfigSpec(TypedDict, total=False):
     outputPVC: str
     resources: k8s.ResourceRequirements
     tolerations: list[k8s.Toleration]
+    nodeSelector: dict[str, str]
 
 
 class ConfigMapKeySelector(TypedDict, total=False):

@@ -1,9 +1,10 @@
 """Fields the API accepts but this operator does not implement, in one declarative table.
 
-Upstream's v1beta1 schema admits them, so a v1beta1 manifest using them is stored; ignoring them
-would run something other than what the user asked for (a checkpointed worker started cold, an
-inter-pod GPU memory service that a DCD create then refuses half-way). A graph or DCD that uses one
-is refused whole, naming the field, before anything is written.
+Upstream's schemas admit them (v1beta1, and v1alpha1 as upstream extended it), so a manifest using
+them is stored; ignoring them would run something other than what the user asked for (a
+checkpointed worker started cold, an inter-pod GPU memory service that a DCD create then refuses
+half-way). A graph or DCD that uses one is refused whole, naming the field, before anything is
+written.
 
 Each entry is read in the stored v1alpha1 view of the object. A field v1alpha1 has a place for is
 read there (the API server keeps it); one it has not (the CRD prunes it) survives only in the spec
@@ -82,6 +83,13 @@ def _present(block: Json) -> str | None:
     return "" if block else None
 
 
+def _extra_gms_clients(block: Json) -> str | None:
+    # Further containers wired as GMS clients: the operator wires the engine only. Off as `_inter_pod`.
+    if block.get("enabled", True) is not False and block.get("extraClientContainers"):
+        return "extraClientContainers"
+    return None
+
+
 NOT_IMPLEMENTED: tuple[NotImplementedField, ...] = (
     NotImplementedField(
         Scope.SERVICE,
@@ -103,6 +111,13 @@ NOT_IMPLEMENTED: tuple[NotImplementedField, ...] = (
         ("experimental", "failover"),
         _inter_pod,
         "inter-pod failover is not implemented by this operator (intraPod is)",
+    ),
+    NotImplementedField(
+        Scope.SERVICE,
+        ("gpuMemoryService",),
+        ("experimental", "gpuMemoryService"),
+        _extra_gms_clients,
+        "GPU memory service clients beyond the engine are not implemented by this operator",
     ),
     NotImplementedField(
         Scope.GRAPH,

@@ -513,7 +513,7 @@ def desired_pod_clique_set(
     if spec.get("priorityClassName"):
         # v1beta1's graph-level priority (the v1alpha1 view keeps it in the spec): Grove gives
         # it to every pod of the set.
-        template["priorityClassName"] = str(spec["priorityClassName"])  # type: ignore[typeddict-item]
+        template["priorityClassName"] = str(spec["priorityClassName"])
     if ctx.grove_termination_delay not in {"", "0s"}:
         template["terminationDelay"] = ctx.grove_termination_delay
     template["cliques"] = cliques

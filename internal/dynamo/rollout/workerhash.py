@@ -26,7 +26,11 @@ from dynamo_operator.internal.dynamo.rollout import gojson
 from dynamo_operator.internal.dynamo.rollout.gojson import Field
 from dynamo_operator.internal.dynamo.rollout.quantity import QuantityError
 
-# Fields that do not reach the pod template: blanked before hashing (all are omitempty upstream).
+# Fields blanked before hashing (all are omitempty upstream): those that do not reach the pod
+# template, and three v1alpha1 gained with v1beta1. Upstream blanks runtimeVersionOverride too;
+# providerOverride and minAvailable are newer than the releases whose graphs carry this hash (new
+# graphs are named by workerhash_v2), so no such graph has them and leaving them out keeps every
+# hash as those releases computed it.
 NOT_HASHED = frozenset(
     {
         "annotations",
@@ -41,6 +45,9 @@ NOT_HASHED = frozenset(
         "ingress",
         "modelRef",
         "eppConfig",
+        "providerOverride",
+        "runtimeVersionOverride",
+        "minAvailable",
     }
 )
 
@@ -80,11 +87,13 @@ SHARED_SPEC = "dynamo/v1alpha1.SharedSpec"
 # NOT_HASHED are listed for completeness; their types are never needed.
 DYNAMO_STRUCTS: dict[str, tuple[Field, ...]] = {
     SHARED_SPEC: (
+        _opt("providerOverride", _ptr(_struct("dynamo/v1alpha1.ProviderOverride"))),
         _opt("annotations", _map(_S)),
         _opt("labels", _map(_S)),
         _opt("serviceName", _S),
         _opt("componentType", _S),
         _opt("subComponentType", _S),
+        _opt("runtimeVersionOverride", _S),
         _opt("dynamoNamespace", _ptr(_S)),
         _opt("globalDynamoNamespace", _B),
         _opt("resources", _ptr(_struct("dynamo/v1alpha1.Resources"))),
@@ -100,6 +109,7 @@ DYNAMO_STRUCTS: dict[str, tuple[Field, ...]] = {
         _opt("livenessProbe", _ptr(_core("Probe"))),
         _opt("readinessProbe", _ptr(_core("Probe"))),
         _opt("replicas", _ptr(_I)),
+        _opt("minAvailable", _ptr(_I)),
         _opt("multinode", _ptr(_struct("dynamo/v1alpha1.MultinodeSpec"))),
         _opt("scalingAdapter", _ptr(_struct("dynamo/v1alpha1.ScalingAdapter"))),
         _opt("eppConfig", _ptr(_struct("dynamo/v1alpha1.EPPConfig"))),

@@ -168,6 +168,10 @@ def _many_services(obj: Obj) -> None:
     obj["spec"]["services"] = {f"s{i}": {"componentType": "worker"} for i in range(26)}
 
 
+# The smallest inline picker config the schema accepts (plugins and schedulingProfiles are required).
+EPP_CONFIG: Obj = {"plugins": [], "schedulingProfiles": []}
+
+
 def _epp(name: str = "Epp", **extra: Any) -> Callable[[Obj], None]:
     def apply(obj: Obj) -> None:
         obj["spec"]["services"][name] = {"componentType": "epp", **extra}
@@ -332,7 +336,7 @@ INVALID = [
         id="epp-config-required",
     ),
     pytest.param(
-        edit(dgd, fn=_epp(eppConfig={"config": {"a": 1}, "configMapRef": {"name": "c", "key": "k"}})),
+        edit(dgd, fn=_epp(eppConfig={"config": EPP_CONFIG, "configMapRef": {"name": "c", "key": "k"}})),
         "spec.services[Epp].eppConfig",
         "exactly one of configMapRef and config",
         id="epp-config-xor-configmap",
@@ -344,19 +348,25 @@ INVALID = [
         id="epp-config-one-required",
     ),
     pytest.param(
+        edit(dgd, fn=_epp(eppConfig={"config": {"plugins": []}}, replicas=1)),
+        "spec.services.Epp.eppConfig.config.schedulingProfiles",
+        "Required value",
+        id="epp-inline-config-needs-scheduling-profiles",
+    ),
+    pytest.param(
         edit(dgd, fn=_epp(eppConfig={"configMapRef": {"name": "", "key": "k"}})),
         "spec.services[Epp].eppConfig.configMapRef.name",
         "configMapRef.name is required",
         id="epp-configmap-name-required",
     ),
     pytest.param(
-        edit(dgd, fn=_epp(eppConfig={"config": {}}, multinode={"nodeCount": 2})),
+        edit(dgd, fn=_epp(eppConfig={"config": EPP_CONFIG}, multinode={"nodeCount": 2})),
         "spec.services[Epp].multinode",
         "an epp component cannot be multinode",
         id="epp-single-node",
     ),
     pytest.param(
-        edit(dgd, fn=_epp(eppConfig={"config": {}}, replicas=2)),
+        edit(dgd, fn=_epp(eppConfig={"config": EPP_CONFIG}, replicas=2)),
         "spec.services[Epp].replicas",
         "an epp component must have exactly 1 replica",
         id="epp-one-replica",
@@ -482,8 +492,8 @@ INVALID = [
     pytest.param(
         edit(
             dgd,
-            fn=_epp(eppConfig={"config": {}}, replicas=1),
-            then=_epp(name="Epp2", eppConfig={"config": {}}),
+            fn=_epp(eppConfig={"config": EPP_CONFIG}, replicas=1),
+            then=_epp(name="Epp2", eppConfig={"config": EPP_CONFIG}),
         ),
         "spec.services",
         "at most one service may have componentType epp",
@@ -535,7 +545,7 @@ VALID = [
         edit(dgd, ("spec.restart", {"id": "r1", "strategy": {"type": "Parallel"}})), id="dgd-parallel"
     ),
     pytest.param(
-        edit(dgd, fn=_epp(eppConfig={"config": {"plugins": []}}, replicas=1)), id="dgd-epp-inline-config"
+        edit(dgd, fn=_epp(eppConfig={"config": EPP_CONFIG}, replicas=1)), id="dgd-epp-inline-config"
     ),
     # "Frontend" has 8 characters: 45 + 8 = 53; the 6-character multinode "Worker" allows 45 - 6 = 39.
     pytest.param(edit(dgd, ("metadata.name", "g" * 45)), id="dgd-longest-name-with-frontend"),

@@ -112,7 +112,12 @@ def service_specs(draw: st.DrawFn, *, backend: str, multinode: bool) -> dict[str
     if draw(st.booleans()):
         spec["globalDynamoNamespace"] = True
     if component_type == "epp":
-        spec["eppConfig"] = {"config": {"kind": "EndpointPickerConfig"}}
+        # The smallest inline config the schema accepts: one plugin, one profile running it.
+        plugin = {"type": "single-profile-handler"}
+        profile = {"name": "default", "plugins": [{"pluginRef": "single-profile-handler"}]}
+        spec["eppConfig"] = {
+            "config": {"kind": "EndpointPickerConfig", "plugins": [plugin], "schedulingProfiles": [profile]}
+        }
     return spec
 
 

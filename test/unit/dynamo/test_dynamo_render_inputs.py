@@ -89,7 +89,7 @@ EPP = graph(
     Epp={
         "componentType": "epp",
         "replicas": 1,
-        "eppConfig": {"config": {"plugins": []}},
+        "eppConfig": {"config": {"plugins": [], "schedulingProfiles": []}},
         "extraPodSpec": {"mainContainer": {"image": IMAGE}},
     },
     Worker=worker(),
@@ -301,10 +301,14 @@ def test_declared_free_form_places_accept_any_key(path: list[str | int]) -> None
 
 
 def test_preserve_unknown_fields_subtrees_accept_anything() -> None:
-    """An EPP's inline config is free-form (x-kubernetes-preserve-unknown-fields)."""
+    """An EPP's inline config keeps fields beyond its typed ones (x-kubernetes-preserve-unknown-fields)
+    and hands them to the picker's ConfigMap."""
     epp = json.loads(json.dumps(EPP))
-    epp["spec"]["services"]["Epp"]["eppConfig"]["config"] = {"whatever": {"deep": [1, 2]}}
-    assert render(epp, gateway_inference_extension=True)
+    config = epp["spec"]["services"]["Epp"]["eppConfig"]["config"]
+    config["whatever"] = {"deep": [1, 2]}
+    objects = render(epp, gateway_inference_extension=True)
+    [config_map] = [o for o in objects if o["kind"] == "ConfigMap" and "whatever" in json.dumps(o)]
+    assert "deep" in json.dumps(config_map["data"])
 
 
 # --- the command line -----------------------------------------------------------------------------

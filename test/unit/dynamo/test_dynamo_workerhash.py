@@ -202,6 +202,19 @@ def test_every_api_field_is_known_to_the_hash() -> None:
     assert table >= NOT_HASHED
 
 
+def test_fields_newer_than_the_v1_hash_leave_it_unchanged() -> None:
+    """providerOverride, runtimeVersionOverride and minAvailable (v1alpha1 has a place for them now)
+    do not change the hash of a spec: it stays what the releases that named workers by it computed."""
+    base = {"componentType": "worker", "extraPodSpec": {"mainContainer": {"image": "i"}}}
+    newer = {
+        **base,
+        "providerOverride": {"apiVersion": "grove.io/v1alpha1", "value": {"topologyConstraint": {}}},
+        "runtimeVersionOverride": "1.4.0",
+        "minAvailable": 2,
+    }
+    assert worker_hash({"W": newer}) == worker_hash({"W": base})
+
+
 def test_core_types_come_from_upstreams_kubernetes_version() -> None:
     """The core/v1 table was generated from the k8s.io/api version hack/gostructs pins (upstream's)."""
     go_mod = (REPO / "hack" / "gostructs" / "go.mod").read_text()

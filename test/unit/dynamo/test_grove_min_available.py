@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynamo_operator.api.conversion import convert
+from dynamo_operator.api.conversion import convert, sparse
 from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.grove.podcliqueset import desired_pod_clique_set
 
@@ -62,9 +62,9 @@ def test_unset_it_is_one() -> None:
 
 def test_the_v1alpha1_view_keeps_it_through_a_round_trip() -> None:
     """What a v1alpha1 client reads and writes back still says the same minimum: v1alpha1's schema
-    has no such field (the API server prunes it from the service), the reserved annotation keeps it."""
+    holds minAvailable on the service (as upstream's v1alpha1 does), so the API server keeps it."""
     alpha = _read(_component("W", replicas=3, minAvailable=2))
-    for service in alpha["spec"]["services"].values():
-        service.pop("minAvailable")  # what v1alpha1's schema keeps
-    back = convert(convert(alpha, "nvidia.com/v1beta1"), "nvidia.com/v1alpha1")
+    written = {**alpha, "spec": sparse.prune(alpha["spec"], sparse.schema("alpha.dgd.spec"))}
+    assert written["spec"]["services"]["W"]["minAvailable"] == 2
+    back = convert(convert(written, "nvidia.com/v1beta1"), "nvidia.com/v1alpha1")
     assert _minimums(dict(back)) == {"clique/w": 2}

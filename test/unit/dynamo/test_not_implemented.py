@@ -8,8 +8,12 @@ import json
 from typing import Any
 
 import pytest
+from dynamo_operator.api.v1alpha1 import DynamoGraphDeployment
+from dynamo_operator.api.v1alpha1.crd import root_schema
 from dynamo_operator.internal.dynamo.common.errors import FieldNotImplementedError, GenerationError
 from dynamo_operator.internal.dynamo.common.not_implemented import (
+    NOT_IMPLEMENTED,
+    Scope,
     check_component,
     check_graph,
     component_uses,
@@ -161,7 +165,48 @@ def test_graph_without_kv_transfer_policy_is_not_refused() -> None:
     check_graph(dgd({"W": WORKER}, payload={"experimental": {}}))
 
 
+# gpuMemoryService.extraClientContainers
+
+
+def test_extra_gpu_memory_service_clients_are_named() -> None:
+    gms = {"enabled": True, "mode": "intraPod", "extraClientContainers": ["loader"]}
+    assert fields(graph_uses(dgd({"W": {**WORKER, "gpuMemoryService": gms}}))) == [
+        "spec.services.W.gpuMemoryService.extraClientContainers"
+    ]
+
+
+def test_extra_clients_of_a_disabled_gpu_memory_service_are_not_in_use() -> None:
+    gms = {"enabled": False, "extraClientContainers": ["loader"]}
+    check_graph(dgd({"W": {**WORKER, "gpuMemoryService": gms}}))
+
+
+def test_extra_gpu_memory_service_clients_in_the_payload_are_found() -> None:
+    payload = {"experimental": {"gpuMemoryService": {"mode": "IntraPod", "extraClientContainers": ["x"]}}}
+    assert fields(component_uses(dcd(WORKER, payload=payload))) == [
+        "spec.gpuMemoryService.extraClientContainers"
+    ]
+
+
 # the table as a whole
+
+
+def _has_path(schema: dict[str, Any], path: tuple[str, ...]) -> bool:
+    node = schema
+    for key in path:
+        props = node.get("properties") or {}
+        if key not in props:
+            return False
+        node = props[key]
+    return True
+
+
+@pytest.mark.parametrize("entry", NOT_IMPLEMENTED, ids=lambda e: f"{e.scope.value}:{'.'.join(e.native)}")
+def test_every_native_path_is_a_v1alpha1_property(entry: Any) -> None:
+    """Each entry reads a field the v1alpha1 CRD keeps, so a v1alpha1 write of it is refused, not
+    pruned into a graph that runs without it."""
+    spec = root_schema(DynamoGraphDeployment)["properties"]["spec"]
+    scope = spec if entry.scope is Scope.GRAPH else spec["properties"]["services"]["additionalProperties"]
+    assert _has_path(scope, entry.native)
 
 
 def test_every_use_is_counted_in_the_message() -> None:
