@@ -30,7 +30,12 @@ from typing import Any
 import structlog
 from dynamo_operator.controllers.dynamographdeployment.desired import children_to_sync, generate_or_reject
 from dynamo_operator.controllers.dynamographdeployment.grove import GrovePathway
-from dynamo_operator.controllers.dynamographdeployment.rollout import Rollout, WorkerRoller
+from dynamo_operator.controllers.dynamographdeployment.rollout import (
+    PodLister,
+    Rollout,
+    WorkerRoller,
+    list_dcd_pods,
+)
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply import (
     SYNC_ERRORS,
@@ -117,6 +122,7 @@ class DynamoGraphDeploymentReconciler:
         gen_context: GenContextFor,
         clock: Clock | None = None,
         terminating: TerminatingNamespaces | None = None,
+        pods: PodLister | None = None,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
         self._clock: Clock = clock or RealClock()
@@ -150,7 +156,9 @@ class DynamoGraphDeploymentReconciler:
         self._refusals = RefusalReporter(self._status, rejected_status, recorder, clock=self._clock)
         self._annotated = RecentWrites()  # our annotation patches the cache may not show yet
         self._grove = GrovePathway(client=client, cache=cache, syncer=self._syncer)
-        self._roller = WorkerRoller(client=client, cache=cache, recorder=recorder, clock=self._clock)
+        self._roller = WorkerRoller(
+            client=client, cache=cache, recorder=recorder, clock=self._clock, pods=pods
+        )
 
     def setup(self, b: Builder) -> None:
         """For DGD (spec or annotation changes); Owns DCDs (their status drives ours), PVCs, adapters;
@@ -212,7 +220,7 @@ class DynamoGraphDeploymentReconciler:
         new_hash = generation.active
         names = self._dcd_names(view, new_hash)
         restart = self._plan_restart(view, children, names)
-        rollout = self._roller.plan(
+        rollout = await self._roller.plan(
             view.graph,
             names=names,
             new_hash=new_hash,
@@ -307,12 +315,7 @@ class DynamoGraphDeploymentReconciler:
     ) -> Result:
         """The graph's status from its DCDs as synced (`raw`: the graph as last written), and the
         rollout's Events once that status is out."""
-        keep_serving = None
-        if rollout.old_left and not rollout.managed and rollout.plan.keep:
-            keep_serving = (
-                f"workers {rollout.plan.serving_hash or 'of the previous spec'} keep serving until workers"
-                f" {new_hash} are ready"
-            )
+        keep_serving = rollout.note(new_hash)
         absent = view.missing_user_pvcs(
             lambda name: self._cache.get(kinds.PVC, f"{view.namespace}/{name}") is not None
         )
@@ -481,6 +484,7 @@ def build(mgr: Manager, settings: Settings) -> Built[DynamoGraphDeploymentReconc
         cache=mgr.cache,
         recorder=mgr.event_recorder(CONTROLLER_NAME),
         gen_context=settings.gen_context,
+        pods=list_dcd_pods(mgr.client),
     )
     b = mgr.builder(CONTROLLER_NAME)
     reconciler.setup(b)

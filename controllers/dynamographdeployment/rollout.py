@@ -1,24 +1,31 @@
 """The graph reconciler's worker rollout step: chooses the hash naming the worker DCDs, reads what the
 decision needs from the cache, scales the old worker DCDs down, and records the rollout's Events. The
 decisions themselves are pure (internal/dynamo/rollout/workers.py for the worker generation and whole-set
-replacement, rollingupdate.py for single-node graphs).
+replacement, rollingupdate.py for single-node graphs, recreate.py for services rolled the Recreate way).
+
+The one read that is not from the cache: the pods of a Recreate service's old DCDs, listed from the API
+server once those DCDs are at zero (a Deployment's status does not count pods being deleted, and the
+graph controller keeps no pod cache). It is a consistent read, so a pod is never missed for a stale
+view, and it happens only while a Recreate rollout waits for its old pods, once per round.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from dynamo_operator.api.v1alpha1.graph import RollingUpdatePhase as Phase
-from dynamo_operator.internal import kinds
+from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply import ChildClient, ChildReader, RecentWrites, Recorder
 from dynamo_operator.internal.client import errors
+from dynamo_operator.internal.client.model import ListPage
+from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.dynamo.common.inputs import Graph
 from dynamo_operator.internal.dynamo.graph.generate import services_of
 from dynamo_operator.internal.dynamo.graph.workernames import graph_worker_generation
-from dynamo_operator.internal.dynamo.rollout import rollingupdate
+from dynamo_operator.internal.dynamo.rollout import recreate, rollingupdate
 from dynamo_operator.internal.dynamo.rollout.rollingupdate import RUNNING, Event, RollingPlan
 from dynamo_operator.internal.dynamo.rollout.workerhash import is_worker
 from dynamo_operator.internal.dynamo.rollout.workerhash_v2 import worker_hash_v2
@@ -27,10 +34,39 @@ from dynamo_operator.internal.dynamo.rollout.workers import (
     ANNOTATION_V2,
     WorkerGeneration,
     plan_worker_rollout,
+    service_of,
 )
 from dynamo_operator.internal.timestamps import rfc3339
 
 Obj = dict[str, Any]
+PodLister = Callable[[str, str], Awaitable[Sequence[Obj]]]
+"""`(namespace, dcd name) -> pods`: the pods whose selector label names that DCD."""
+
+
+class PodListClient(Protocol):
+    """The client as `list_dcd_pods` uses it."""
+
+    async def list_page(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> ListPage: ...
+
+
+def list_dcd_pods(client: PodListClient) -> PodLister:
+    """A `PodLister` over the API: a consistent read (no resourceVersion), so a pod still running is
+    never missed for a lagging watch cache. The old DCDs of a rollout are at zero when it is asked, so
+    one page holds what is left."""
+
+    async def pods(namespace: str, name: str) -> Sequence[Obj]:
+        page = await client.list_page(
+            kinds.POD, namespace=namespace, label_selector=f"{consts.LABEL_SELECTOR}={name}"
+        )
+        return page.items
+
+    return pods
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +76,18 @@ class Rollout:
     plan: RollingPlan
     managed: bool
     old_left: bool  # some worker DCD of an older spec is still live
+
+    def note(self, new_hash: str) -> str | None:
+        """What the graph's Ready condition adds while this rollout waits: Recreate services waiting
+        for their old workers, or a multinode graph's old workers serving until the new ones are."""
+        if self.plan.note:
+            return self.plan.note
+        if self.old_left and not self.managed and self.plan.keep:
+            return (
+                f"workers {self.plan.serving_hash or 'of the previous spec'} keep serving until workers"
+                f" {new_hash} are ready"
+            )
+        return None
 
 
 class V2Hashes:
@@ -96,8 +144,12 @@ class WorkerRoller:
         cache: ChildReader,
         recorder: Recorder,
         clock: Clock | None = None,
+        pods: PodLister | None = None,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
+        # Without a lister (unit tests of other steps) a Recreate service's old pods are never
+        # known to be gone, so its new workers never start: the safe side of the barrier.
+        self._pods = pods
         self._clock: Clock = clock or RealClock()
         self._scaled = RecentWrites()  # replicas we patched that the cache may not show yet
         self._v2 = V2Hashes()
@@ -119,7 +171,7 @@ class WorkerRoller:
     def forget(self, key: str) -> None:
         self._v2.forget(key)
 
-    def plan(
+    async def plan(
         self,
         graph: Graph,
         *,
@@ -134,6 +186,8 @@ class WorkerRoller:
         workers = {svc: spec for svc, spec in services.items() if is_worker(spec)}
         views = {names[svc]: self._cache.get(kinds.DCD, f"{namespace}/{names[svc]}") for svc in workers}
         managed = rollingupdate.supports_managed_rollout(services)
+        graph_annotations = graph["spec"].get("annotations") or {}
+        drains = await self._drains(namespace, names, workers, children, graph_annotations)
         plan = rollingupdate.plan_rolling_update(
             previous=previous,
             desired=names,
@@ -143,6 +197,8 @@ class WorkerRoller:
             views=views,
             managed=managed,
             now=rfc3339(self._clock.wall()),
+            graph_annotations=graph_annotations,
+            drains=drains,
         )
         old_left = bool(rollingupdate.old_worker_dcds(desired=names, workers=workers, live=children))
         if not managed:
@@ -152,6 +208,31 @@ class WorkerRoller:
             )
             plan = replace(plan, keep=whole.keep, serving_hash=whole.serving_hash)
         return Rollout(plan=plan, managed=managed, old_left=old_left)
+
+    async def _drains(
+        self,
+        namespace: str,
+        names: Mapping[str, str],
+        workers: Mapping[str, Any],
+        children: Sequence[Obj],
+        graph_annotations: Mapping[str, Any],
+    ) -> dict[str, recreate.Drain]:
+        """How far each Recreate service's old generation has stopped; its pods are listed only once
+        its old DCDs are all at zero."""
+        services = recreate.recreate_services(workers, graph_annotations)
+        if not services:
+            return {}
+        old = rollingupdate.old_worker_dcds(desired=names, workers=workers, live=children)
+        out: dict[str, recreate.Drain] = {}
+        for svc in sorted(services):
+            dcds = [d for d in old if service_of(d) == svc]
+            pods: list[Obj] | None = None
+            if recreate.needs_pods(dcds) and self._pods is not None:
+                pods = []
+                for dcd in dcds:
+                    pods.extend(await self._pods(namespace, str(dcd["metadata"]["name"])))
+            out[svc] = recreate.drain_of(dcds, pods)
+        return out
 
     async def scale_old(self, namespace: str, replicas: Mapping[str, int]) -> None:
         """Merge-patch `spec.replicas` of old worker DCDs (a DCD gone meanwhile needs nothing)."""

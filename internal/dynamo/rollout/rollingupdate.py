@@ -22,6 +22,10 @@ spec no longer names; the phase is the one last written to status. Phases:
 Completion waits for the old DCDs to be gone from the cache, not only for their deletion to be sent:
 a cache that still showed them would otherwise look like the start of the next rollout.
 
+A worker service annotated `nvidia.com/deployment-strategy: Recreate` is not paced by the budget: its
+old DCDs go to 0 at once and its new DCD stays at 0 until they have drained (recreate.py); it counts as
+updated only then, so the old DCDs are not deleted, nor the rollout completed, before.
+
 A graph with a multinode service has no managed rollout (reference §2.2 step 3): its workers are
 replaced as a whole (workers.py), with one `RollingUpdateNotSupported` Warning.
 """
@@ -34,6 +38,8 @@ from typing import Any
 
 from dynamo_operator.api.v1alpha1.graph import RollingUpdatePhase as Phase
 from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo.rollout import recreate
+from dynamo_operator.internal.dynamo.rollout.recreate import Drain
 from dynamo_operator.internal.dynamo.rollout.rollingbudget import budget, share_out
 from dynamo_operator.internal.dynamo.rollout.workers import service_of
 
@@ -43,6 +49,7 @@ EVENT_STARTED = "RollingUpdateStarted"
 EVENT_COMPLETED = "RollingUpdateCompleted"
 EVENT_FAILED = "RollingUpdateFailed"
 EVENT_NOT_SUPPORTED = "RollingUpdateNotSupported"
+EVENT_RECREATE_STARTING = "RecreateStartingNewWorkers"
 REASON_IN_PROGRESS = "rolling_update_in_progress"
 MESSAGE_IN_PROGRESS = "Rolling update in progress"
 PENDING_REQUEUE_SECONDS = 1.0
@@ -72,6 +79,8 @@ class RollingPlan:
     old_replicas: Mapping[str, int] = field(default_factory=dict)  # old DCD → spec.replicas to patch
     events: tuple[Event, ...] = ()
     serving_hash: str | None = None  # the worker hash the serving pods carry (graph annotation)
+    note: str | None = None  # what the rollout waits for, for the Ready condition (Recreate)
+    poll_after: float | None = None  # look again this soon: waiting on something not watched
 
     @property
     def phase(self) -> Phase:
@@ -83,7 +92,10 @@ class RollingPlan:
 
     @property
     def requeue_after(self) -> float | None:
-        return PENDING_REQUEUE_SECONDS if self.phase == Phase.PENDING else None
+        waits = [self.poll_after] if self.poll_after is not None else []
+        if self.phase == Phase.PENDING:
+            waits.append(PENDING_REQUEUE_SECONDS)
+        return min(waits) if waits else None
 
 
 # --- reading the cluster --------------------------------------------------------------------------
@@ -161,24 +173,36 @@ def plan_rolling_update(
     views: Mapping[str, Obj | None],
     managed: bool,
     now: str,
+    graph_annotations: Mapping[str, Any] | None = None,
+    drains: Mapping[str, Drain] | None = None,
 ) -> RollingPlan:
     """This round of the managed rolling update.
 
     `previous` is the status.rollingUpdate last written, `desired` maps each service to its DCD name,
     `workers` the worker services to their specs, `live` the graph's DCDs, `views` the freshest view
     of each new worker DCD by name (None: not created yet), `managed` whether the graph may be rolled
-    this way (all services single-node), `now` an RFC 3339 time for start/end stamps.
+    this way (all services single-node), `now` an RFC 3339 time for start/end stamps,
+    `graph_annotations` the graph's `spec.annotations` (under each service's own), `drains` how far
+    the old generation of each Recreate service has stopped (recreate.py; a Recreate service with old
+    DCDs and no entry is taken as not drained).
     """
     before = Phase((previous or {}).get("phase") or "")
     old = old_worker_dcds(desired=desired, workers=workers, live=live)
     old_by_service: dict[str, list[Obj]] = {}
     for dcd in old:
         old_by_service.setdefault(str(service_of(dcd)), []).append(dcd)
+    shared = graph_annotations or {}
+    recreating = recreate.recreate_services(workers, shared)
+    drain = {
+        svc: (drains or {}).get(svc, recreate.NOT_LOOKED) if svc in old_by_service else recreate.DRAINED
+        for svc in recreating
+    }
     updated = sorted(
         svc
         for svc, spec in workers.items()
         if ready_replicas(views.get(desired[svc])) >= desired_replicas(spec)
         and sum(ready_replicas(d) for d in old_by_service.get(svc, ())) == 0
+        and (svc not in drain or drain[svc].drained)
     )
     all_updated = len(updated) == len(workers) > 0
     phase = next_phase(before, managed=managed, old_left=bool(old))
@@ -187,9 +211,7 @@ def plan_rolling_update(
     match (before, phase):
         case (_, Phase.PENDING) if before != Phase.PENDING:
             status = {"phase": Phase.PENDING.value, "startTime": now}
-            events.append(
-                Event("Normal", EVENT_STARTED, f"Rolling update of the workers to {new_hash} started")
-            )
+            events.append(Event("Normal", EVENT_STARTED, _started_message(new_hash, recreating)))
         case (_, Phase.IN_PROGRESS):
             status = {**(status or {}), "phase": Phase.IN_PROGRESS.value, "updatedServices": updated or None}
         case (_, Phase.COMPLETED) if before != Phase.COMPLETED:
@@ -222,15 +244,25 @@ def plan_rolling_update(
     old_replicas: dict[str, int] = {}
     for svc, dcds in old_by_service.items():
         spec = workers[svc]
-        share = budget(
-            desired=desired_replicas(spec),
-            new_ready=ready_replicas(views.get(desired[svc])),
-            annotations=spec.get("annotations") or {},
-        )
-        if share.new:
-            new_replicas[svc] = share.new
+        wanted = desired_replicas(spec)
+        if svc in drain:
+            # Recreate: the old generation goes at once, the new one waits for it to be gone.
+            old_total, new = 0, wanted if drain[svc].drained else 0
+            new_replicas[svc] = new
+            view = views.get(desired[svc])
+            if new and view is not None and desired_replicas(view.get("spec")) == 0:
+                events.append(_recreate_starting(svc, new, new_hash))
+        else:
+            share = budget(
+                desired=wanted,
+                new_ready=ready_replicas(views.get(desired[svc])),
+                annotations=recreate.service_annotations(spec, shared),
+            )
+            old_total = share.old
+            if share.new:
+                new_replicas[svc] = share.new
         current = [(str(d["metadata"]["name"]), desired_replicas(d.get("spec"))) for d in _newest_first(dcds)]
-        for name, replicas in share_out(share.old, current).items():
+        for name, replicas in share_out(old_total, current).items():
             if replicas != dict(current)[name]:
                 old_replicas[name] = replicas
     hashes = {_hash_of(d) for d in old}
@@ -242,6 +274,26 @@ def plan_rolling_update(
         old_replicas=old_replicas,
         events=tuple(events),
         serving_hash=serving,
+        note=recreate.waiting_note(drain, new_hash),
+        poll_after=recreate.POLL_SECONDS if any(d.waits_on_pods for d in drain.values()) else None,
+    )
+
+
+def _started_message(new_hash: str, recreating: frozenset[str]) -> str:
+    message = f"Rolling update of the workers to {new_hash} started"
+    if recreating:
+        message += (
+            f"; Recreate for {', '.join(sorted(recreating))}: their old workers stop before the new"
+            " ones start"
+        )
+    return message
+
+
+def _recreate_starting(svc: str, replicas: int, new_hash: str) -> Event:
+    return Event(
+        "Normal",
+        EVENT_RECREATE_STARTING,
+        f"old workers of {svc} have terminated; starting {replicas} worker(s) {new_hash}",
     )
 
 
