@@ -262,8 +262,8 @@ class PlacementStatus(ApiModel):
     """The scheduler's placement score for the whole graph, where a backend reports one."""
 
     state: PlacementScoreState | None = Field(None, description="Whether a score is reported.")
-    score: Annotated[float, Schema({"minimum": 0, "maximum": 1})] | None = Field(
-        None, description="The worst placement score of the graph's units, 0 to 1 (1 is best)."
+    score: float | None = Field(
+        None, ge=0, le=1, description="The worst placement score of the graph's units, 0 to 1 (1 is best)."
     )
 
 
