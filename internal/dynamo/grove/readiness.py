@@ -14,6 +14,8 @@ few scheduled pods (a PodClique's `PodCliqueScheduled`, a scaling group's `MinAv
 with the reason older Grove releases gave it), and some but not all replicas scheduled. Then a
 rollout still running (`updating`), then replicas placed but not ready (`pods_not_ready`); an object
 missing or whose latest spec Grove has not acted on cannot be told (`some_resources_are_not_ready`).
+One deliberate difference: a scaling group is called `updating` only where Grove's counts show a
+rollout (`_rolling`), since Grove counts no unavailable group replica as updated.
 Each verdict carries the object's `scheduledReplicas` once Grove has observed its spec (a count
 Grove reports as zero when unset, so it is reported as Grove gives it).
 
@@ -115,6 +117,20 @@ def _capacity_shortfall(scaling_group: bool, status: Obj, desired: int) -> str:
     return ""
 
 
+def _rolling(scaling_group: bool, status: Obj, *, desired: int, updated: int, available: int) -> bool:
+    """Whether replicas of an older spec are still being replaced. A PodClique's updated count is
+    its pods of the latest template. Grove counts a scaling-group replica as updated only once it
+    is also available (its reconcilestatus), so a group short of available replicas is short of
+    updated ones too, rollout or not: there a rollout shows as available replicas of an older spec
+    (fewer updated than available), or as Grove's update progress without an end. Upstream reads
+    `updated < desired` for both kinds and so calls a group whose leader failed `updating`."""
+    if not scaling_group:
+        return updated != desired
+    progress = status.get("updateProgress")
+    running = isinstance(progress, Mapping) and not progress.get("updateEndedAt")
+    return updated < available or running
+
+
 def grove_readiness(
     kind: str, name: str, obj: Obj | None, members: Mapping[str, Obj | None] | None = None
 ) -> GroveReadiness:
@@ -163,7 +179,7 @@ def grove_readiness(
     shortfall = _capacity_shortfall(scaling_group, status, desired)
     if shortfall:
         return GroveReadiness(False, shortfall + detail, service, INSUFFICIENT_CAPACITY)
-    if updated != desired:
+    if _rolling(scaling_group, status, desired=desired, updated=updated, available=counted):
         return GroveReadiness(False, f"desired={desired}, updated={updated}", service, UPDATING)
     if replicas != desired:
         why = f"performing rolling update: desired={desired}, replicas={replicas}"

@@ -253,6 +253,42 @@ def test_a_scaling_group_not_ready_is_classed_as_upstream_classes_it(
     assert (verdict.ready, verdict.reason, verdict.why) == (False, reason, why)
 
 
+def test_a_scaling_group_whose_leader_failed_is_not_called_updating() -> None:
+    """Grove counts a group replica updated only once it is available: a replica down for a failed
+    pod is short of both, and no rollout runs (upstream would read `updating` here)."""
+    failed_leader = group(
+        desired=1,
+        replicas=1,
+        available=0,
+        updated=0,
+        scheduled=1,
+        conditions=[
+            cond("MinAvailableBreached", "True", "InsufficientAvailablePodCliqueScalingGroupReplicas")
+        ],
+    )
+    verdict = grove_readiness(PCSG, "g-0-x", failed_leader)
+    assert (verdict.reason, verdict.why) == (not_ready_reason.PODS_NOT_READY, "scheduled but available=0/1")
+
+
+@pytest.mark.parametrize(
+    ("progress", "reason"),
+    [
+        pytest.param({"podCliqueSetGenerationHash": "h2"}, not_ready_reason.UPDATING, id="update-running"),
+        pytest.param(
+            {"podCliqueSetGenerationHash": "h2", "updateEndedAt": "2026-11-28T09:00:00Z"},
+            not_ready_reason.PODS_NOT_READY,
+            id="update-ended",
+        ),
+    ],
+)
+def test_a_scaling_group_rollout_is_told_by_groves_update_progress(
+    progress: dict[str, Any], reason: str
+) -> None:
+    obj = group(available=1, updated=1)
+    obj["status"]["updateProgress"] = progress
+    assert grove_readiness(PCSG, "g-0-x", obj).reason == reason
+
+
 def test_a_scaling_group_short_of_capacity_still_names_its_short_member_cliques() -> None:
     members = {
         "g-0-x-0-x-ldr": {"spec": {"replicas": 1}, "status": {"readyReplicas": 1}},
