@@ -160,23 +160,32 @@ POD_CLIQUE_SCALING_GROUP: Final = Resource(
 )
 
 # What the graph's Grove readiness (internal/dynamo/grove/readiness.py) reads of a PodClique or scaling
-# group: a change elsewhere (conditions' times, scheduled/gated counts, template hashes) is no news.
+# group: the counts (the scheduled and gated ones tell capacity) and each condition's verdict; a change
+# elsewhere (conditions' times, template hashes, update progress) is no news.
 _GROVE_STATUS_READ = (
     "replicas",
     "readyReplicas",
     "availableReplicas",
     "updatedReplicas",
+    "scheduledReplicas",
+    "scheduleGatedReplicas",
     "observedGeneration",
 )
 
 
 def _what_grove_readiness_reads(obj: Obj) -> tuple[Any, ...]:
     meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
+    verdicts = tuple(
+        (cond.get("type"), cond.get("status"), cond.get("reason"), cond.get("message"))
+        for cond in status.get("conditions") or ()
+        if isinstance(cond, dict)
+    )
     return (
         meta.get("generation"),
         spec.get("replicas"),
         tuple(spec.get("cliqueNames") or ()),
         *(status.get(key) for key in _GROVE_STATUS_READ),
+        verdicts,
     )
 
 

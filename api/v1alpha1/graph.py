@@ -57,6 +57,15 @@ class ComponentKind(enum.StrEnum):
     LEADER_WORKER_SET = "LeaderWorkerSet"
 
 
+class PlacementScoreState(enum.StrEnum):
+    """Whether the scheduler reports a placement score for the graph, and for how much of it."""
+
+    REPORTED = "Reported"
+    PARTIAL = "Partial"
+    UNSUPPORTED = "Unsupported"
+    UNKNOWN = "Unknown"
+
+
 class RollingUpdatePhase(enum.StrEnum):
     """Progress of a managed worker rolling update."""
 
@@ -248,6 +257,14 @@ class ServiceReplicaStatus(ApiModel):
     available_replicas: Annotated[int, Schema({"format": "int32"})] | None = Field(
         None, ge=0, description="Available replicas (Deployment, PodCliqueScalingGroup)."
     )
+    # v1beta1 holds it too: the status is written in this version and converted, so a field this
+    # model lacks would be pruned from what v1alpha1 clients read.
+    scheduled_replicas: Annotated[int, Schema({"format": "int32"})] | None = Field(
+        None,
+        ge=0,
+        description="Replicas the scheduler has placed, in service replicas (PodClique, "
+        "PodCliqueScalingGroup); absent means not reported, never zero placed.",
+    )
 
 
 class RestartStatus(ApiModel):
@@ -256,6 +273,15 @@ class RestartStatus(ApiModel):
     observed_id: str | None = Field(None, alias="observedID", description="Restart id being processed.")
     phase: RestartPhase | None = Field(None, description="Phase of the restart.")
     in_progress: list[str] | None = Field(None, description="Services restarting right now.")
+
+
+class PlacementStatus(ApiModel):
+    """The scheduler's placement score for the whole graph, where a backend reports one."""
+
+    state: PlacementScoreState | None = Field(None, description="Whether a score is reported.")
+    score: float | None = Field(
+        None, ge=0, le=1, description="The worst placement score of the graph's units, 0 to 1 (1 is best)."
+    )
 
 
 class RollingUpdateStatus(ApiModel):
@@ -282,6 +308,7 @@ class DynamoGraphDeploymentStatus(ApiModel):
     )
     restart: RestartStatus | None = Field(None, description="Status of the latest restart.")
     rolling_update: RollingUpdateStatus | None = Field(None, description="Status of a worker rolling update.")
+    placement: PlacementStatus | None = Field(None, description="Scheduler placement score of the graph.")
 
 
 _ROLLING = (

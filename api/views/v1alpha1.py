@@ -319,6 +319,7 @@ class ServiceReplicaStatus(TypedDict, total=False):
     updatedReplicas: Required[int]
     readyReplicas: int
     availableReplicas: int
+    scheduledReplicas: int
 
 
 class DynamoGraphDeployment(TypedDict, total=False):
@@ -439,6 +440,7 @@ class DynamoGraphDeploymentStatus(TypedDict, total=False):
     services: dict[str, ServiceReplicaStatus]
     restart: RestartStatus
     rollingUpdate: RollingUpdateStatus
+    placement: PlacementStatus
 
 
 class RestartStatus(TypedDict, total=False):
@@ -456,6 +458,13 @@ class RollingUpdateStatus(TypedDict, total=False):
     startTime: str
     endTime: str
     updatedServices: list[str]
+
+
+class PlacementStatus(TypedDict, total=False):
+    """The scheduler's placement score for the whole graph, where a backend reports one."""
+
+    state: Literal["Reported", "Partial", "Unsupported", "Unknown"]
+    score: float
 
 
 class DynamoGraphDeploymentRequest(TypedDict, total=False):

@@ -22,7 +22,10 @@ PodGang's a stand-in), through the project's own client:
 
 Not simulated: Grove's webhooks (the CRD schema still checks every object), startup ordering
 (`startsAfter` and its init container), Grove's per-set ServiceAccount, Role, RoleBinding, token
-Secret and headless Service, topology, HPA, and the PodCliqueSet's own availableReplicas quirk.
+Secret and headless Service, topology, HPA, the PodCliqueSet's own availableReplicas quirk, and
+`updateProgress` (readiness then tells a scaling group's rollout by its counts alone). Like Grove,
+a scaling-group replica counts as updated only once it is available, and scheduledReplicas is
+written on every status, so the graph's capacity verdicts (grove/readiness.py) read the same here.
 A pod whose template changed is replaced one at a time, only while every other pod is ready.
 
 The real operator runs the same tests when GROVE_OPERATOR names a binary

@@ -2,23 +2,54 @@
 
 Per service one object tells: the PodClique `<dgd>-0-<svc>` of a single-node service, the
 PodCliqueScalingGroup of a multinode one. Either is ready once Grove has observed its latest spec
-and every desired replica is ready (PodClique: `readyReplicas`; scaling group: `availableReplicas`,
-a replica counting once every clique of the group has its minimum ready), updated, and no surplus
-replica is left over from a rollout. A scaling group short of available replicas is explained by its
-member cliques (`<group>-<j>-<clique>`, as Grove names them): the message names each one short of
-ready pods, e.g. the leader clique whose pod failed. Pure: callers pass the objects they read.
+and every desired replica exists, is updated and is ready (PodClique: `readyReplicas`; scaling
+group: `availableReplicas`, a replica counting once every clique of the group has its minimum
+ready). Pure: callers pass the objects they read.
+
+What is not ready is also classed, as upstream 2a6da14c classes it, into the graph's `Ready` reason
+(status/not_ready_reason.py): capacity first, because a rollout or a pod that cannot be placed
+waits for nodes, not for time. Grove says so three ways, each checked in turn: pods held at a
+scheduling gate (a PodClique's `scheduleGatedReplicas`), its own scheduling condition reporting too
+few scheduled pods (a PodClique's `PodCliqueScheduled`, a scaling group's `MinAvailableBreached`
+with the reason older Grove releases gave it), and some but not all replicas scheduled. Then a
+rollout still running (`updating`), then replicas placed but not ready (`pods_not_ready`); an object
+missing or whose latest spec Grove has not acted on cannot be told (`some_resources_are_not_ready`).
+One deliberate difference: a scaling group is called `updating` only where Grove's counts show a
+rollout (`_rolling`), since Grove counts no unavailable group replica as updated.
+Each verdict carries the object's `scheduledReplicas` once Grove has observed its spec (a count
+Grove reports as zero when unset, so it is reported as Grove gives it).
+
+A scaling group short of available replicas is explained by its member cliques
+(`<group>-<j>-<clique>`, as Grove names them): the message names each one short of ready pods,
+e.g. the leader clique whose pod failed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo.status import conditions
+from dynamo_operator.internal.dynamo.status.not_ready_reason import (
+    INSUFFICIENT_CAPACITY,
+    PODS_NOT_READY,
+    UNCLASSIFIED,
+    UPDATING,
+    aggregate,
+)
 from dynamo_operator.internal.dynamo.status.readiness import GraphStatus
 
 Obj = Mapping[str, Any]
+
+# Grove's condition words (operator/api/common/constants at v0.1.0-alpha.12-rc1).
+CONDITION_POD_CLIQUE_SCHEDULED: Final = "PodCliqueScheduled"
+CONDITION_MIN_AVAILABLE_BREACHED: Final = "MinAvailableBreached"
+REASON_INSUFFICIENT_SCHEDULED_PODS: Final = "InsufficientScheduledPods"
+# A scaling group's scheduling shortfall as Grove up to alpha.8 reported it (with status False); it
+# can still be found on a group's status after Grove was upgraded, so upstream still reads it.
+REASON_INSUFFICIENT_SCHEDULED_GROUP_REPLICAS: Final = "InsufficientScheduledPodCliqueScalingGroupReplicas"
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +59,9 @@ class GroveReadiness:
     ready: bool
     why: str  # upstream's wording, empty when ready
     service: dict[str, Any]
+    # The graph's `Ready` reason this service implies when not ready (not_ready_reason's classes);
+    # empty when ready.
+    reason: str = ""
 
 
 def _int(value: Any) -> int:
@@ -60,6 +94,43 @@ def _short_members(members: Mapping[str, Obj | None]) -> str:
     return f" ({', '.join(short)})" if short else ""
 
 
+def _capacity_shortfall(scaling_group: bool, status: Obj, desired: int) -> str:
+    """What Grove says of replicas it could not place, in upstream's words; empty when it says
+    nothing of the kind. A scheduled count of zero alone says nothing: Grove may not have counted."""
+    scheduled = _int(status.get("scheduledReplicas"))
+    if not scaling_group:
+        gated = _int(status.get("scheduleGatedReplicas"))
+        if gated > 0:
+            return f"schedule-gated replicas: {gated}"
+        cond = conditions.find(status.get("conditions"), CONDITION_POD_CLIQUE_SCHEDULED) or {}
+        if cond.get("status") == "False" and cond.get("reason") == REASON_INSUFFICIENT_SCHEDULED_PODS:
+            return f"scheduling condition {cond.get('reason')}: {cond.get('message') or ''}"
+    else:
+        cond = conditions.find(status.get("conditions"), CONDITION_MIN_AVAILABLE_BREACHED) or {}
+        if (
+            cond.get("status") == "False"
+            and cond.get("reason") == REASON_INSUFFICIENT_SCHEDULED_GROUP_REPLICAS
+        ):
+            return f"min-available breached ({cond.get('reason')}): {cond.get('message') or ''}"
+    if 0 < scheduled < desired:
+        return f"insufficient scheduled replicas: scheduled={scheduled}/{desired}"
+    return ""
+
+
+def _rolling(scaling_group: bool, status: Obj, *, desired: int, updated: int, available: int) -> bool:
+    """Whether replicas of an older spec are still being replaced. A PodClique's updated count is
+    its pods of the latest template. Grove counts a scaling-group replica as updated only once it
+    is also available (its reconcilestatus), so a group short of available replicas is short of
+    updated ones too, rollout or not: there a rollout shows as available replicas of an older spec
+    (fewer updated than available), or as Grove's update progress without an end. Upstream reads
+    `updated < desired` for both kinds and so calls a group whose leader failed `updating`."""
+    if not scaling_group:
+        return updated != desired
+    progress = status.get("updateProgress")
+    running = isinstance(progress, Mapping) and not progress.get("updateEndedAt")
+    return updated < available or running
+
+
 def grove_readiness(
     kind: str, name: str, obj: Obj | None, members: Mapping[str, Obj | None] | None = None
 ) -> GroveReadiness:
@@ -77,39 +148,43 @@ def grove_readiness(
                 "replicas": 0,
                 "updatedReplicas": 0,
             },
+            UNCLASSIFIED,
         )
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     desired = _int(spec.get("replicas"))
     replicas, updated = _int(status.get("replicas")), _int(status.get("updatedReplicas"))
-    counted = _int(status.get("availableReplicas" if scaling_group else "readyReplicas"))
+    word = "available" if scaling_group else "ready"
+    counted = _int(status.get(f"{word}Replicas"))
     service: dict[str, Any] = {
         "componentKind": kind,
         "componentName": name,
         "componentNames": [name],
         "replicas": replicas,
         "updatedReplicas": updated,
-        ("availableReplicas" if scaling_group else "readyReplicas"): counted,
+        f"{word}Replicas": counted,
     }
     observed = status.get("observedGeneration")
     generation = _int((obj.get("metadata") or {}).get("generation"))
     if not isinstance(observed, int):
-        return GroveReadiness(False, "observedGeneration is nil", service)
+        return GroveReadiness(False, "observedGeneration is nil", service, UNCLASSIFIED)
     if observed < generation:
         why = f"spec not yet processed: generation={generation}, observedGeneration={observed}"
-        return GroveReadiness(False, why, service)
-    if desired == 0:
+        return GroveReadiness(False, why, service, UNCLASSIFIED)
+    # Only from here: before Grove observed the spec its count belongs to an older one.
+    service["scheduledReplicas"] = _int(status.get("scheduledReplicas"))
+    if desired == 0 or replicas == updated == counted == desired:
+        # Whole first, so a ready object Grove left without a scheduled count is not called short.
         return GroveReadiness(True, "", service)
-    if counted != desired:
-        word = "available" if scaling_group else "ready"
-        detail = _short_members(members or {}) if scaling_group else ""
-        return GroveReadiness(False, f"desired={desired}, {word}={counted}{detail}", service)
-    if updated != desired:
-        return GroveReadiness(False, f"desired={desired}, updated={updated}", service)
+    detail = _short_members(members or {}) if scaling_group and counted < desired else ""
+    shortfall = _capacity_shortfall(scaling_group, status, desired)
+    if shortfall:
+        return GroveReadiness(False, shortfall + detail, service, INSUFFICIENT_CAPACITY)
+    if _rolling(scaling_group, status, desired=desired, updated=updated, available=counted):
+        return GroveReadiness(False, f"desired={desired}, updated={updated}", service, UPDATING)
     if replicas != desired:
-        return GroveReadiness(
-            False, f"performing rolling update: desired={desired}, replicas={replicas}", service
-        )
-    return GroveReadiness(True, "", service)
+        why = f"performing rolling update: desired={desired}, replicas={replicas}"
+        return GroveReadiness(False, why, service, UPDATING)
+    return GroveReadiness(False, f"scheduled but {word}={counted}/{desired}{detail}", service, PODS_NOT_READY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,11 +206,13 @@ def grove_graph_status(
     members: Mapping[str, Obj | None] | None = None,
 ) -> GraphStatus:
     """Ready iff every service's Grove object is ready; the message names each one that is not
-    (`podclique/<name>: <why>` or `pcsg/<name>: <why>`, sorted by name, joined by `; `). `live`:
+    (`podclique/<name>: <why>` or `pcsg/<name>: <why>`, sorted by name, joined by `; `) and the
+    reason is their classes aggregated (one shared class, else `mixed_not_ready_reasons`). `live`:
     the objects read, by name (a missing name: the object does not exist); `members`: the member
     cliques of the scaling groups read, by name (`member_clique_names`)."""
     out = GraphStatus(ready=True, message="")
     waiting: list[tuple[str, str]] = []
+    classes: list[str] = []
     members = members or {}
     for target in targets:
         obj = live.get(target.name)
@@ -149,7 +226,10 @@ def grove_graph_status(
         if not verdict.ready:
             out.ready = False
             waiting.append((target.name, f"{_label(target.kind)}/{target.name}: {verdict.why}"))
+            classes.append(verdict.reason)
     out.message = "; ".join(m for _, m in sorted(waiting)) if waiting else "All resources are ready"
+    if waiting:
+        out.reason = aggregate(classes)
     return out
 
 

@@ -4,9 +4,11 @@ Upstream 2a6da14c tells capacity from readiness on the graph's `Ready` reason (o
 a component whose pods cannot be placed is `insufficient_capacity`, one still rolling out is
 `updating`, one whose pods are placed but not ready is `pods_not_ready`; components of different
 kinds make `mixed_not_ready_reasons`, and what cannot be told stays `some_resources_are_not_ready`.
-This module gives the DCD pathway the same vocabulary, read from what each DCD already reports (the
-reason of its `Available` condition, from its pods' diagnosis, and its replica counts), so tools and
-people can tell "add nodes" from "wait" or "look at the pods" without reading messages.
+The Grove pathway classes each PodClique or scaling group from what Grove reports of it
+(grove/readiness.py); this module gives the DCD pathway the same vocabulary, read from what each DCD
+already reports (the reason of its `Available` condition, from its pods' diagnosis, and its replica
+counts), and `aggregate` makes one reason of either's classes, so tools and people can tell "add
+nodes" from "wait" or "look at the pods" without reading messages.
 """
 
 from __future__ import annotations

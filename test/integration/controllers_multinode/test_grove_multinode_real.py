@@ -220,11 +220,13 @@ async def test_a_failing_leader_marks_the_service_not_ready_with_the_reason(
         what=f"{name} not Ready",
     )
     ready_condition = condition(not_ready, "Ready")
-    assert ready_condition["reason"] == "some_resources_are_not_ready"
+    # Placed but not ready: the pods' fault, not capacity's, and no rollout runs.
+    assert ready_condition["reason"] == "pods_not_ready"
     assert (
         ready_condition["message"]
-        == f"pcsg/{group}: desired=1, available=0 (podclique/{leader_clique}: ready=0/1)"
+        == f"pcsg/{group}: scheduled but available=0/1 (podclique/{leader_clique}: ready=0/1)"
     )
+    assert not_ready["status"]["services"][service]["scheduledReplicas"] == 1
     assert not_ready["status"]["state"] == "pending"
     assert not_ready["status"]["services"][service]["availableReplicas"] == 0
     # Not replaced (alpha.6): the clique still has that one pod, now failed or not ready.

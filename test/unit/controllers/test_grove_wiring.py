@@ -145,13 +145,18 @@ def _clique(**status: Any) -> dict[str, Any]:
         pytest.param({"updatedReplicas": 0}, True, id="updated-count"),
         pytest.param({"replicas": 2}, True, id="replica-count"),
         pytest.param({"observedGeneration": 2}, True, id="observed-generation"),
-        pytest.param({"scheduledReplicas": 1}, False, id="scheduled-count"),
-        pytest.param({"scheduleGatedReplicas": 0}, False, id="gated-count"),
+        pytest.param({"scheduledReplicas": 1}, True, id="scheduled-count"),
+        pytest.param({"scheduleGatedReplicas": 1}, True, id="gated-count"),
         pytest.param({"currentPodTemplateHash": "abc"}, False, id="template-hash"),
+        pytest.param({"updateProgress": {"podTemplateHash": "abc"}}, False, id="update-progress"),
         pytest.param(
-            {"conditions": [{"type": "PodCliqueScheduled", "status": "True", "lastTransitionTime": "t"}]},
-            False,
-            id="conditions",
+            {
+                "conditions": [
+                    {"type": "PodCliqueScheduled", "status": "False", "reason": "InsufficientScheduledPods"}
+                ]
+            },
+            True,
+            id="condition-verdict",
         ),
     ],
 )
@@ -161,6 +166,13 @@ def test_a_grove_object_wakes_its_graph_only_for_what_readiness_reads(
     old = _clique()
     new = _clique(**change)
     assert GROVE_OBJECT_CHANGED.update(old, new) is wakes
+
+
+def test_a_grove_object_does_not_wake_its_graph_for_a_condition_time_alone() -> None:
+    cond = {"type": "PodCliqueScheduled", "status": "True", "reason": "SufficientScheduledPods"}
+    old = _clique(conditions=[cond | {"lastTransitionTime": "2026-01-01T00:00:00Z"}])
+    new = _clique(conditions=[cond | {"lastTransitionTime": "2026-01-01T00:05:00Z"}])
+    assert not GROVE_OBJECT_CHANGED.update(old, new)
 
 
 def test_a_grove_object_wakes_its_graph_on_a_spec_change() -> None:

@@ -79,14 +79,14 @@ def test_grove_readiness_shared_rules(kind: str, obj: dict[str, Any] | None, rea
 
 def test_pod_clique_counts_ready_pods() -> None:
     verdict = grove_readiness(PCLQ, "g-0-x", grove_object(ready=1, available=2))
-    assert (verdict.ready, verdict.why) == (False, "desired=2, ready=1")
+    assert (verdict.ready, verdict.why) == (False, "scheduled but ready=1/2")
     assert verdict.service["readyReplicas"] == 1
     assert "availableReplicas" not in verdict.service
 
 
 def test_scaling_group_counts_available_replicas() -> None:
     verdict = grove_readiness(PCSG, "g-0-x", grove_object(ready=2, available=1))
-    assert (verdict.ready, verdict.why) == (False, "desired=2, available=1")
+    assert (verdict.ready, verdict.why) == (False, "scheduled but available=1/2")
     assert verdict.service["availableReplicas"] == 1
     assert "readyReplicas" not in verdict.service
 
@@ -107,7 +107,9 @@ def test_graph_is_ready_when_every_service_is() -> None:
 def test_graph_message_names_each_waiting_object_sorted_by_name() -> None:
     status = grove_graph_status(TARGETS, {"g-0-frontend": grove_object(ready=0)})
     assert not status.ready
-    assert status.message == "pcsg/g-0-decode: resource not found; podclique/g-0-frontend: desired=2, ready=0"
+    assert status.message == (
+        "pcsg/g-0-decode: resource not found; podclique/g-0-frontend: scheduled but ready=0/2"
+    )
 
 
 def test_restart_waits_for_the_set_to_observe_its_generation() -> None:
@@ -194,16 +196,16 @@ def test_a_short_scaling_group_names_its_short_member_cliques(
 ) -> None:
     status = grove_graph_status([ServiceObject("W", PCSG, "g-0-w")], {"g-0-w": group()}, members)
     assert not status.ready
-    assert status.message == f"pcsg/g-0-w: desired=1, available=0{detail}"
+    assert status.message == f"pcsg/g-0-w: scheduled but available=0/1{detail}"
 
 
 def test_member_cliques_missing_from_the_read_are_reported_not_found() -> None:
     status = grove_graph_status([ServiceObject("W", PCSG, "g-0-w")], {"g-0-w": group(cliques=("w-ldr",))}, {})
-    assert status.message == "pcsg/g-0-w: desired=1, available=0 (podclique/g-0-w-0-w-ldr: not found)"
+    assert status.message == "pcsg/g-0-w: scheduled but available=0/1 (podclique/g-0-w-0-w-ldr: not found)"
 
 
 def test_a_podclique_message_carries_no_member_detail() -> None:
     status = grove_graph_status(
         [ServiceObject("F", PCLQ, "g-0-x")], {"g-0-x": grove_object(ready=0)}, {"g-0-x-0-a": None}
     )
-    assert status.message == "podclique/g-0-x: desired=2, ready=0"
+    assert status.message == "podclique/g-0-x: scheduled but ready=0/2"
