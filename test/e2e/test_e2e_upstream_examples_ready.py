@@ -49,7 +49,7 @@ from dynamo_operator.internal.manager.options import ManagerOptions
 from dynamo_operator.internal.stored_version import every_storage_codec
 from dynamo_operator.storage_version import stored_version_codecs
 from dynamo_operator.wiring import register_controllers
-from localcluster import LocalCluster
+from localcluster import AddonNotBuiltError, BinariesMissingError, ClusterError, LocalCluster
 from testsupport.cluster import PROJECT_CRDS, Kubectl, KubectlError
 from testsupport.grove_standin import GroveStandIn
 from testsupport.operator import INFERENCE_POOL_CRD, install_crds
@@ -61,6 +61,7 @@ DATA = REPO.parent / "shared" / "upstream-examples-2a6da14c"
 EXAMPLES = DATA / "examples"
 APPLIED_KINDS = frozenset({"DynamoGraphDeployment", "DynamoModel"})
 DGD = Resource("nvidia.com", "v1beta1", "dynamographdeployments", "DynamoGraphDeployment")
+MODEL = Resource("nvidia.com", "v1alpha1", "dynamomodels", "DynamoModel")
 CLUSTER_UP_TIMEOUT = 300.0
 OPERATOR_START_TIMEOUT = 90.0
 # Until every graph upstream made Ready is Ready here (and every other one says something).
@@ -103,11 +104,24 @@ def applied_documents(path: Path) -> list[Obj]:
     return [d for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") in APPLIED_KINDS]
 
 
-def ready_condition(obj: Mapping[str, Any]) -> Obj:
+def condition(obj: Mapping[str, Any], ctype: str) -> Obj:
     for c in (obj.get("status") or {}).get("conditions") or ():
-        if c.get("type") == "Ready":
+        if c.get("type") == ctype:
             return dict(c)
     return {}
+
+
+def ready_condition(obj: Mapping[str, Any]) -> Obj:
+    return condition(obj, "Ready")
+
+
+def endpoints_condition(model: Mapping[str, Any]) -> Obj:
+    """A DynamoModel's verdict: whether the endpoints serving it are ready."""
+    return condition(model, "EndpointsReady")
+
+
+def says_why(cond: Mapping[str, Any]) -> bool:
+    return cond.get("status") == "False" and bool(cond.get("reason")) and bool(cond.get("message"))
 
 
 def upstream_ready(shape: Shape) -> dict[str, list[str]]:
@@ -134,16 +148,22 @@ class Run:
     namespaces: dict[str, str] = field(default_factory=dict)
     refused: dict[str, str] = field(default_factory=dict)
     graphs: dict[str, list[str]] = field(default_factory=dict)
+    models: dict[str, list[str]] = field(default_factory=dict)
     seen: dict[tuple[str, str], Obj] = field(default_factory=dict)  # (ns, name) -> DGD
+    seen_models: dict[tuple[str, str], Obj] = field(default_factory=dict)  # (ns, name) -> DynamoModel
     upstream: dict[str, list[str]] = field(default_factory=dict)
     converged: bool = False
 
     def graph(self, example: str, name: str) -> Obj | None:
         return self.seen.get((self.namespaces[example], name))
 
+    def model(self, example: str, name: str) -> Obj | None:
+        return self.seen_models.get((self.namespaces[example], name))
+
     def table(self) -> str:
         """One line per graph: example, graph, upstream's verdict, ours (reason: message)."""
-        lines = [f"shape {self.shape.name}: example / graph / upstream Ready / here"]
+        ended = "" if self.converged else " (the wait ended at its bound)"
+        lines = [f"shape {self.shape.name}{ended}: example / graph / upstream Ready / here"]
         for example, names in self.graphs.items():
             for name in names:
                 cond = ready_condition(self.graph(example, name) or {})
@@ -155,6 +175,10 @@ class Run:
                     f"{(cond.get('message') or '')[:160]}"
                 )
                 lines.append(f"  {example} / {name} / {up} / {here}")
+            for name in self.models.get(example, ()):
+                cond = endpoints_condition(self.model(example, name) or {})
+                here = f"EndpointsReady={cond.get('status', 'none')} {cond.get('reason', '')}: "
+                lines.append(f"  {example} / DynamoModel {name} / - / {here}{cond.get('message', '')}")
         return "\n".join(lines)
 
 
@@ -167,7 +191,12 @@ def start_cluster(shape: Shape) -> LocalCluster:
     )
     try:
         local.up(timeout=CLUSTER_UP_TIMEOUT)
-    except Exception:
+    except (AddonNotBuiltError, BinariesMissingError, ClusterError) as e:
+        local.down()
+        pytest.fail(
+            f"shape {shape.name}: {e}\n(`make cluster-bins` builds the binaries and add-ons)", pytrace=False
+        )
+    except BaseException:
         local.down()
         raise
     return local
@@ -210,6 +239,7 @@ def apply_examples(kubectl: Kubectl, run: Run) -> None:
         run.namespaces[example] = ns
         docs = applied_documents(path)
         run.graphs[example] = [d["metadata"]["name"] for d in docs if d["kind"] == "DynamoGraphDeployment"]
+        run.models[example] = [d["metadata"]["name"] for d in docs if d["kind"] == "DynamoModel"]
         kubectl("create", "namespace", ns)
         try:
             kubectl("apply", "--server-side", "-n", ns, "-f", "-", stdin=yaml.safe_dump_all(docs), timeout=60)
@@ -217,9 +247,9 @@ def apply_examples(kubectl: Kubectl, run: Run) -> None:
             run.refused[example] = str(e)
 
 
-def settled(run: Run, *, grace_over: bool) -> bool:
-    """Every graph upstream made Ready is Ready; every other one is Ready or, once the grace is over,
-    shows a Ready condition."""
+def bar_met(run: Run) -> bool:
+    """Every graph upstream made Ready is Ready here; every other graph shows a Ready condition, and
+    every DynamoModel its EndpointsReady."""
     for example, names in run.graphs.items():
         if example in run.refused:
             continue
@@ -227,19 +257,27 @@ def settled(run: Run, *, grace_over: bool) -> bool:
             cond = ready_condition(run.graph(example, name) or {})
             if cond.get("status") == "True":
                 continue
-            if name in run.upstream.get(example, ()) or not grace_over or not cond:
+            if name in run.upstream.get(example, ()) or not cond:
+                return False
+        for name in run.models[example]:
+            if not endpoints_condition(run.model(example, name) or {}):
                 return False
     return True
 
 
 async def converge(api: Client, run: Run) -> None:
-    """Poll every graph of the cluster until `settled`, bounded by CONVERGE_TIMEOUT + GRACE."""
+    """Poll every graph of the cluster until all are Ready, or until GRACE after `bar_met` (the
+    others get that long to go further, or to settle on their reason); bounded by CONVERGE_TIMEOUT
+    (+ GRACE once the bar is met)."""
     start = time.monotonic()
     bar_met_at: float | None = None
     while True:
         run.seen = {(d["metadata"]["namespace"], d["metadata"]["name"]): d for d in await api.list(DGD)}
+        run.seen_models = {
+            (d["metadata"]["namespace"], d["metadata"]["name"]): d for d in await api.list(MODEL)
+        }
         now = time.monotonic()
-        if bar_met_at is None and settled(run, grace_over=True):
+        if bar_met_at is None and bar_met(run):
             bar_met_at = now
         everything_ready = all(
             ready_condition(run.graph(e, n) or {}).get("status") == "True"
@@ -281,7 +319,7 @@ async def shape_run(request: pytest.FixtureRequest) -> AsyncIterator[Run]:
 
 
 def test_every_example_is_accepted_by_server_side_apply(shape_run: Run) -> None:
-    assert shape_run.refused == {}
+    assert shape_run.refused == {}, shape_run.table()
     assert len(shape_run.namespaces) == len(example_files())
 
 
@@ -302,6 +340,19 @@ def test_every_other_example_is_ready_or_says_why(shape_run: Run) -> None:
         for name in names
         if example not in shape_run.refused
         and (cond := ready_condition(shape_run.graph(example, name) or {})).get("status") != "True"
-        and not (cond.get("status") == "False" and cond.get("reason") and cond.get("message"))
+        and not says_why(cond)
     }
     assert silent == {}, shape_run.table()
+
+
+def test_every_dynamo_model_reports_its_endpoints_or_says_why(shape_run: Run) -> None:
+    unreported = {
+        f"{example}/{name}": cond
+        for example, names in shape_run.models.items()
+        for name in names
+        if example not in shape_run.refused
+        and (cond := endpoints_condition(shape_run.model(example, name) or {})).get("status") != "True"
+        and not says_why(cond)
+    }
+    assert sum(len(names) for names in shape_run.models.values()) == 3
+    assert unreported == {}, shape_run.table()
