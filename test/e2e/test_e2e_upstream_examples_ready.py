@@ -68,6 +68,7 @@ OPERATOR_START_TIMEOUT = 90.0
 CONVERGE_TIMEOUT = 300.0
 # Then, a bound on the wait for the others to get as far as they will (Ready, or a settled reason).
 GRACE = 30.0
+STABLE = 8.0  # ... which ends sooner once no verdict has changed for this long
 POLL = 2.0
 Obj = dict[str, Any]
 
@@ -265,18 +266,29 @@ def bar_met(run: Run) -> bool:
     return True
 
 
+def verdicts(run: Run) -> tuple[tuple[str, str, str, str], ...]:
+    """Every graph's and model's (name, condition type, status, reason), in a stable order."""
+    graphs = [(n, "Ready", ready_condition(g)) for (_, n), g in sorted(run.seen.items())]
+    models = [(n, "EndpointsReady", endpoints_condition(m)) for (_, n), m in sorted(run.seen_models.items())]
+    return tuple((n, t, str(c.get("status")), str(c.get("reason"))) for n, t, c in graphs + models)
+
+
 async def converge(api: Client, run: Run) -> None:
-    """Poll every graph of the cluster until all are Ready, or until GRACE after `bar_met` (the
-    others get that long to go further, or to settle on their reason); bounded by CONVERGE_TIMEOUT
-    (+ GRACE once the bar is met)."""
+    """Poll every graph of the cluster until all are Ready, or, once `bar_met`, until no verdict
+    has changed for STABLE seconds (the others get that long to go further, or to settle on their
+    reason), at most GRACE. Bounded by CONVERGE_TIMEOUT (+ GRACE once the bar is met)."""
     start = time.monotonic()
     bar_met_at: float | None = None
+    last: tuple[tuple[str, str, str, str], ...] = ()
+    last_change = start
     while True:
         run.seen = {(d["metadata"]["namespace"], d["metadata"]["name"]): d for d in await api.list(DGD)}
         run.seen_models = {
             (d["metadata"]["namespace"], d["metadata"]["name"]): d for d in await api.list(MODEL)
         }
         now = time.monotonic()
+        if (current := verdicts(run)) != last:
+            last, last_change = current, now
         if bar_met_at is None and bar_met(run):
             bar_met_at = now
         everything_ready = all(
@@ -285,7 +297,9 @@ async def converge(api: Client, run: Run) -> None:
             if e not in run.refused
             for n in names
         )
-        if everything_ready or (bar_met_at is not None and now - bar_met_at >= GRACE):
+        if everything_ready or (
+            bar_met_at is not None and (now - last_change >= STABLE or now - bar_met_at >= GRACE)
+        ):
             run.converged = True
             return
         if now - start >= CONVERGE_TIMEOUT + (GRACE if bar_met_at is not None else 0.0):
