@@ -351,7 +351,8 @@ def _generate(raw: Obj, ctx: GenContext) -> list[Obj]:
     try:
         return desired_component_objects(component_view(raw), ctx)
     except MissingAPIError as err:
-        raise Rejected("MissingAPI", f"{err.field}: {err.message} (API {err.api} is not served)") from err
+        message = f"{err.field}: {err.message} (API {err.api} is not served)"
+        raise Rejected(consts.REASON_MISSING_API, message) from err
     except FieldNotImplementedError as err:
         raise Rejected(err.reason, str(err)) from err
     except GenerationError as err:

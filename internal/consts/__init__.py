@@ -218,3 +218,5 @@ REASON_ALL_READY: Final = "all_resources_are_ready"
 REASON_SOME_NOT_READY: Final = "some_resources_are_not_ready"
 REASON_RECONCILE_FAILED: Final = "failed_to_reconcile_the_resources"
 REASON_NO_ORCHESTRATOR: Final = "NoOrchestratorAvailable"
+# An optional API other than a multinode orchestrator is not served (InferencePool, DRA, Istio...).
+REASON_MISSING_API: Final = "MissingAPI"

@@ -4,9 +4,9 @@ The graph reconciler applies all of a graph's children or none: half a graph (a 
 its workers) helps nobody. So generation and its checks run to the end before anything is written,
 and a failure is one `GenerationError` whose `reason` becomes the graph's condition: a semantic
 problem (`InvalidSpec`), services whose names collide (`NameCollision`), names over Grove's budget
-(`GroveNameTooLong`), optional APIs the cluster lacks (`MissingAPIs`, NoOrchestratorAvailable). A
-spec with several problems reports the first in that order, except that missing APIs are reported
-only once the rest generates.
+(`GroveNameTooLong`), optional APIs the cluster lacks (`MissingAPIs`: MissingAPI, or
+NoOrchestratorAvailable when only LeaderWorkerSet is). A spec with several problems reports the
+first in that order, except that missing APIs are reported only once the rest generates.
 """
 
 from __future__ import annotations
@@ -31,14 +31,29 @@ Obj = dict[str, Any]
 
 
 class MissingAPIs(GenerationError):
-    """Optional APIs some services need are not served; one message lists them all."""
+    """Optional APIs some services need are not served; one message lists them all. The reason
+    says which kind: `MissingOrchestrator` when only a multinode orchestrator is missing."""
 
-    reason: ClassVar[str] = consts.REASON_NO_ORCHESTRATOR
+    reason: ClassVar[str] = consts.REASON_MISSING_API
 
     def __init__(self, missing: Sequence[MissingAPIError]) -> None:
         message = "; ".join(str(err) for err in missing)
         ValueError.__init__(self, message)
         self.field, self.message, self.missing = "spec.services", message, list(missing)
+
+
+class MissingOrchestrator(MissingAPIs):
+    """Every API missing is the one that runs multinode components (LeaderWorkerSet)."""
+
+    reason: ClassVar[str] = consts.REASON_NO_ORCHESTRATOR
+
+
+def missing_apis_error(missing: Sequence[MissingAPIError]) -> MissingAPIs:
+    """The error for `missing`: NoOrchestratorAvailable only when nothing but multinode orchestration
+    is missing (a missing DRA or InferencePool API is not a missing orchestrator)."""
+    if all(err.api.startswith(consts.LWS_GROUP) for err in missing):
+        return MissingOrchestrator(missing)
+    return MissingAPIs(missing)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,5 +108,5 @@ def _children(
     missing = missing_apis(view.graph, ctx, grove=grove)
     children = GraphChildren(owned=generate(), shared=desired_shared_objects(view.graph, ctx))
     if missing:
-        raise MissingAPIs(missing)
+        raise missing_apis_error(missing)
     return children

@@ -154,3 +154,34 @@ def test_a_grove_name_over_budget_is_refused_with_its_own_reason() -> None:
     with pytest.raises(GenerationError) as raised:
         grove_children(view_of(graph), ALL, restart_at={})
     assert raised.value.reason == "GroveNameTooLong"
+
+
+@pytest.mark.parametrize(
+    ("services", "reason"),
+    [
+        pytest.param(
+            {"W": service("worker", multinode={"nodeCount": 2})}, "NoOrchestratorAvailable", id="lws"
+        ),
+        pytest.param(
+            {"W": service("worker", gpuMemoryService={"enabled": True}, resources={"limits": {"gpu": "1"}})},
+            "MissingAPI",
+            id="dra",
+        ),
+        pytest.param(
+            {
+                "W": service("worker", multinode={"nodeCount": 2}),
+                "G": service(
+                    "worker", gpuMemoryService={"enabled": True}, resources={"limits": {"gpu": "1"}}
+                ),
+            },
+            "MissingAPI",
+            id="lws-and-dra",
+        ),
+    ],
+)
+def test_a_missing_orchestrator_is_told_apart_from_another_missing_api(services: Obj, reason: str) -> None:
+    """NoOrchestratorAvailable says "install LeaderWorkerSet or Grove": it is not the reason for a
+    missing DRA (or InferencePool) API, which is MissingAPI, naming the API in the message."""
+    with pytest.raises(MissingAPIs) as raised:
+        dcd_children(view_of(dgd(services)), NONE, restart_at={}, worker_hash="abcd1234")
+    assert raised.value.reason == reason
