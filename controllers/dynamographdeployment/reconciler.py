@@ -68,6 +68,7 @@ from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo.common.context import GenContext, SharedContexts
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.hashing import LAST_APPLIED_HASH
+from dynamo_operator.internal.dynamo.graph import grove_only
 from dynamo_operator.internal.dynamo.graph.children import dcd_children
 from dynamo_operator.internal.dynamo.graph.generate import dcd_names
 from dynamo_operator.internal.dynamo.graph.meta import annotations_to_write
@@ -208,6 +209,10 @@ class DynamoGraphDeploymentReconciler:
                     return await self._reconcile_grove(view, ctx, children)
                 return await self._reconcile(view, ctx, children)
             except Rejected as rejected:
+                if rejected.reason == grove_only.REASON:
+                    # Refused for wanting Grove: not pinned to the component pathway, so it takes
+                    # Grove once Grove is there (upstream's admission would have stored nothing).
+                    provider = None
                 await self._refusals.reject(view.raw, rejected)
         except TerminalError:
             # A refused graph is stamped too (and keeps the pathway it was refused on).

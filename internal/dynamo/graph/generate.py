@@ -32,6 +32,7 @@ from dynamo_operator.internal.dynamo.component.gpu_memory_service import (
     missing_dra,
 )
 from dynamo_operator.internal.dynamo.component.workload import desired_model_service
+from dynamo_operator.internal.dynamo.graph.grove_only import check_component_pathway
 from dynamo_operator.internal.dynamo.graph.sideobjects import (
     COMPONENT_CLASS_WORKER,
     EPP_CONFIG_TYPE,
@@ -444,6 +445,7 @@ def desired_graph_objects(
     # Validated before hashing: v2 generates every worker DCD and fails on a bad value without
     # naming its field; validation names it. Either hash makes names of the same length.
     validate_graph(dgd, ctx, worker_hash=worker_hash)
+    check_component_pathway(dgd, ctx)  # this is the component pathway: Grove-only fields have no place
     if not worker_hash:
         worker_hash = first_worker_generation(dgd, str(_meta(dgd).get("namespace") or ctx.namespace)).active
     objects = [

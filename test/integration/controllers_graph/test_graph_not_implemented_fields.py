@@ -136,3 +136,57 @@ async def test_dcd_applied_as_v1beta1_with_inter_pod_gms_is_refused_and_writes_n
     assert [e.get("reason") for e in events] == ["FieldNotImplemented"]
     assert events[0].get("count", 1) == 1
     assert await api.list(kinds.DEPLOYMENT, namespace=ns) == []
+
+
+PRIORITY_GRAPH = """\
+apiVersion: nvidia.com/v1beta1
+kind: DynamoGraphDeployment
+metadata:
+  name: wants-grove
+spec:
+  backendFramework: vllm
+  priorityClassName: high-priority
+  components:
+    - name: Frontend
+      type: frontend
+      replicas: 1
+      podTemplate:
+        spec:
+          containers:
+            - name: main
+              image: registry.example/ai-dynamo/vllm-runtime:0.6.1
+"""
+
+
+async def test_a_grove_only_field_on_the_component_pathway_is_refused_and_writes_nothing(
+    operator: RunningOperator, api: Client, kubectl: Kubectl, ns: str, tmp_path: Path
+) -> None:
+    """`priorityClassName` has a place only in a Grove PodCliqueSet: without Grove the graph reports
+    Ready=False / GrovePathwayRequired naming the field and why, one Warning Event, no DCD, and no
+    recorded workload provider."""
+    assert not operator.capabilities.grove
+    await eventually(lambda: session_bundle_in_crds(api, list(CONVERTED_CRDS)), timeout=90, interval=0.5)
+    manifest = tmp_path / "dgd.yaml"
+    manifest.write_text(PRIORITY_GRAPH)
+    await asyncio.to_thread(kubectl, "apply", "--server-side", "-n", ns, "-f", str(manifest))
+    refused = await eventually(
+        lambda: api.get(kinds.DGD, "wants-grove", namespace=ns),
+        until=lambda d: ready(d).get("reason") == "GrovePathwayRequired",
+        timeout=TIMEOUT,
+        interval=0.25,
+    )
+    cond = ready(refused)
+    assert cond["status"] == "False"
+    assert cond["message"].startswith("spec.priorityClassName: requires the Grove pathway"), cond["message"]
+    assert "Grove is not available" in cond["message"]
+    selector = "involvedObject.name=wants-grove,type=Warning"
+    events = await eventually(
+        lambda: api.list(EVENT, namespace=ns, field_selector=selector),
+        until=lambda xs: any(e.get("reason") == "GrovePathwayRequired" for e in xs),
+        timeout=30,
+    )
+    assert [e.get("reason") for e in events] == ["GrovePathwayRequired"]
+    assert await api.list(kinds.DCD, namespace=ns) == []
+    # Not pinned to the component pathway: once Grove is there, the graph takes it.
+    annotations = refused["metadata"].get("annotations") or {}
+    assert "nvidia.com/workload-provider" not in annotations
