@@ -63,16 +63,23 @@ from dynamo_operator.internal.dynamo.grove.readiness import (
     restart_rolled,
     restart_values,
 )
+from dynamo_operator.internal.dynamo.grove.topology_condition import (
+    CONDITION_TOPOLOGY_LEVELS_AVAILABLE,
+    topology_verdict,
+)
 from dynamo_operator.internal.dynamo.grove.workerhash import grove_worker_hash
 from dynamo_operator.internal.dynamo.rollout.restart import plan_restart
 from dynamo_operator.internal.dynamo.rollout.workers import ANNOTATION_V2
+from dynamo_operator.internal.dynamo.status.conditions import Condition, find
 from dynamo_operator.internal.dynamo.status.readiness import GraphStatus
 
 log = structlog.get_logger(__name__)
 
 Obj = dict[str, Any]
 Fail = Callable[[Obj, str, str], Awaitable[None]]
-WriteStatus = Callable[[Obj, GraphStatus, "dict[str, Any] | None"], Awaitable[bool]]  # True: sent
+# The graph, its readiness, its restart status, conditions beside Ready; True: a request was sent.
+WriteStatus = Callable[[Obj, GraphStatus, "dict[str, Any] | None", Sequence[Condition]], Awaitable[bool]]
+Warn = Callable[[Obj, str, str], None]  # a Warning Event on the graph: reason, message
 Annotate = Callable[[Obj, Mapping[str, str]], Awaitable[Obj]]  # the graph, annotations to record
 
 # How soon a graph whose DCDs are being deleted (on its way to Grove) is looked at again: their
@@ -128,9 +135,11 @@ class GrovePathway:
         dcds: Sequence[Obj],
         owned: Sequence[Resource],
         previous_restart: Any,
+        previous_conditions: Sequence[Mapping[str, Any]] | None,
         fail: Fail,
         annotate: Annotate,
         write_status: WriteStatus,
+        warn: Warn,
     ) -> Result:
         """Steps 1-4 of the module docstring; a graph Grove cannot run raises `Rejected`, and so
         does every graph while the operator cannot use Grove (its recorded pathway: it waits)."""
@@ -170,7 +179,13 @@ class GrovePathway:
             return await report_sync_failure(err, functools.partial(fail, raw))
         await self._scale(view, targets, live)
         raw = await annotate(raw, {ANNOTATION_V2: desired_hash})
-        await write_status(raw, self._verdict(namespace, targets, live), plan.status)
+        previous_topology = find(previous_conditions, CONDITION_TOPOLOGY_LEVELS_AVAILABLE)
+        topology = topology_verdict(view.graph, pcs, previous_topology)
+        extra = [topology.condition] if topology is not None else []
+        await write_status(raw, self._verdict(namespace, targets, live), plan.status, extra)
+        if topology is not None and topology.warning:
+            # After the write, so a failed write re-decides (and warns) on the retry.
+            warn(raw, topology.condition.reason, topology.warning)
         return Result()
 
     def _verdict(

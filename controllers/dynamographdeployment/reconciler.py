@@ -85,6 +85,7 @@ from dynamo_operator.internal.dynamo.rollout.workers import (
     hash_annotations_patch,
     service_of,
 )
+from dynamo_operator.internal.dynamo.status.conditions import Condition
 from dynamo_operator.internal.dynamo.status.dgd_status import explain, rejected_status, synced_status
 from dynamo_operator.internal.dynamo.status.readiness import (
     GraphStatus,
@@ -359,9 +360,13 @@ class DynamoGraphDeploymentReconciler:
             dcds=children,
             owned=self.owned,
             previous_restart=self._status.current(view.raw).get("restart"),
+            previous_conditions=self._status.current(view.raw).get("conditions"),
             fail=self._refusals.fail,
             annotate=annotate,
-            write_status=self._write_status,  # no rollout: Grove rolls its own pods
+            write_status=self._write_grove_status,
+            warn=lambda raw, reason, message: self._recorder.event(
+                raw, type="Warning", reason=reason, message=message
+            ),
         )
 
     async def _annotate(
@@ -420,18 +425,32 @@ class DynamoGraphDeploymentReconciler:
                 out[svc] = report.get(kinds.DCD, dcd["metadata"]["name"])
         return out
 
+    async def _write_grove_status(
+        self, raw: Obj, verdict: GraphStatus, restart: dict[str, Any] | None, extra: Sequence[Condition]
+    ) -> bool:
+        """The Grove pathway's status write: no rollout (Grove rolls its own pods), its topology
+        condition beside Ready."""
+        return await self._write_status(raw, verdict, restart, extra=extra)
+
     async def _write_status(
         self,
         raw: Obj,
         verdict: GraphStatus,
         restart: dict[str, Any] | None,
         rolling: RollingPlan | None = None,
+        extra: Sequence[Condition] = (),
     ) -> bool:
         """Write the graph's status; True when a request was sent."""
         old = self._status.current(raw)
         generation = raw["metadata"].get("generation")
         status = synced_status(
-            old, verdict, generation=generation, restart=restart, rolling=rolling, now=self._clock.wall()
+            old,
+            verdict,
+            generation=generation,
+            restart=restart,
+            rolling=rolling,
+            extra=extra,
+            now=self._clock.wall(),
         )
         return await self._status.write(raw, status)
 

@@ -72,12 +72,14 @@ def synced_status(
     generation: int | None,
     restart: Mapping[str, Any] | None = None,
     rolling: RollingPlan | None = None,
+    extra: Sequence[Condition] = (),
     now: datetime.datetime,
 ) -> dict[str, Any]:
     """The status of a graph whose children were synced: `successful` iff `verdict.ready` and no
     managed rolling update runs (upstream reports a graph mid-rollout as pending, whatever its
     DCDs say). The result replaces the whole status: `restart` / `rolling.status` not given are
-    absent from it (a graph no longer restarting or rolling has neither)."""
+    absent from it (a graph no longer restarting or rolling has neither). `extra`: further
+    conditions to upsert beside Ready (the Grove pathway's TopologyLevelsAvailable)."""
     rolling_now = rolling is not None and rolling.in_progress
     ready = verdict.ready and not rolling_now
     if rolling_now:
@@ -89,8 +91,8 @@ def synced_status(
     status: dict[str, Any] = {
         "observedGeneration": generation,
         "state": STATE_SUCCESSFUL if ready else STATE_PENDING,
-        "conditions": conditions.set_condition(
-            old.get("conditions"), condition, observed_generation=generation, now=now
+        "conditions": conditions.set_conditions(
+            old.get("conditions"), [condition, *extra], observed_generation=generation, now=now
         ),
         "services": verdict.services,
     }
