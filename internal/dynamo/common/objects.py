@@ -7,6 +7,12 @@ from typing import Any
 
 from dynamo_operator.internal import consts as c
 
+# A Kubernetes object (or a part of one) in its JSON form, as generation builds it: the outputs of
+# generation. What generation reads of Dynamo's own kinds is typed by their views (inputs.py).
+Obj = dict[str, Any]
+# The same, read only: an object of another kind that generation looks at (a live workload, say).
+ReadObj = Mapping[str, Any]
+
 
 def owner_api_version(owner: Mapping[str, Any]) -> str | None:
     """The apiVersion an ownerReference to `owner` names: the storage version (v1beta1) for the

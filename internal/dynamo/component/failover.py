@@ -10,12 +10,12 @@ the NIXL side channel, the KV event port and torch.distributed's master port.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from dynamo_operator.api.v1alpha1.graph import BackendFramework
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.inputs import ServiceSpec
+from dynamo_operator.internal.dynamo.common.objects import Obj
 from dynamo_operator.internal.dynamo.component.gpu_memory_service import SHARED_MOUNT_PATH
 from dynamo_operator.internal.dynamo.pod.defaults import (
     ENV_DYN_FORWARDPASS_METRIC_PORT,
@@ -45,8 +45,6 @@ _KV_EVENT_PORT = 20080
 _MASTER_PORT = 29500
 _MASTER_PORT_STRIDE = 100
 _MASTER_PORT_FLAG = "--master-port"
-
-Obj = dict[str, Any]
 
 
 def failover_enabled(spec: ServiceSpec) -> bool:

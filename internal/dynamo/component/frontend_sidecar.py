@@ -13,13 +13,12 @@ from typing import Any
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.inputs import ServiceSpec
+from dynamo_operator.internal.dynamo.common.objects import Obj
 from dynamo_operator.internal.dynamo.pod.defaults import component_defaults
 from dynamo_operator.internal.dynamo.pod.merge import env, merge_env
 from dynamo_operator.internal.jsontree import copy_tree
 
 CONTAINER_NAME = "sidecar-frontend"
-
-Obj = dict[str, Any]
 
 
 def frontend_sidecar_spec(spec: ServiceSpec) -> Mapping[str, Any] | None:

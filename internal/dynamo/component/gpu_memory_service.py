@@ -16,7 +16,7 @@ from typing import Any
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError
 from dynamo_operator.internal.dynamo.common.inputs import ServiceSpec
-from dynamo_operator.internal.dynamo.common.objects import envelope
+from dynamo_operator.internal.dynamo.common.objects import Obj, envelope
 from dynamo_operator.internal.dynamo.pod.merge import env
 
 CLAIM_NAME = "intrapod-shared-gpu"
@@ -28,8 +28,6 @@ ENV_SOCKET_DIR = "GMS_SOCKET_DIR"
 DEFAULT_DEVICE_CLASS_NAME = "gpu.nvidia.com"
 DRA_API_VERSION = "resource.k8s.io/v1"
 DRA_API = f"{DRA_API_VERSION} ResourceClaimTemplate"
-
-Obj = dict[str, Any]
 
 
 def gms_enabled(spec: ServiceSpec) -> bool:

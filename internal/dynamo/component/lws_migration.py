@@ -19,18 +19,16 @@ sets keep serving. Pure: the caller passes the live objects its cache holds.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming
+from dynamo_operator.internal.dynamo.common.objects import ReadObj as Obj
 from dynamo_operator.internal.dynamo.status.readiness import LWS_KIND, lws_readiness
 
 POD_GROUP_KIND = "PodGroup"
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"  # LWS's label on every pod of a set
 LWS_GROUP_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/group-index"  # ... and its group's index
-
-Obj = Mapping[str, Any]
 
 
 def leftovers(dcd: str, children: Iterable[Obj]) -> list[str]:

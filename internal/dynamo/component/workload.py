@@ -14,7 +14,7 @@ from dynamo_operator.internal.dynamo.common.inputs import ComponentDeployment
 from dynamo_operator.internal.dynamo.common.not_implemented import (
     check_component as check_not_implemented_component,
 )
-from dynamo_operator.internal.dynamo.common.objects import envelope
+from dynamo_operator.internal.dynamo.common.objects import Obj, envelope
 from dynamo_operator.internal.dynamo.component.backends import Role
 from dynamo_operator.internal.dynamo.component.frontend_sidecar import check_container_names
 from dynamo_operator.internal.dynamo.component.gpu_memory_service import (
@@ -35,8 +35,6 @@ from dynamo_operator.internal.dynamo.pod.template import (
     kube_discovery_enabled,
     multinode_node_count,
 )
-
-Obj = dict[str, Any]
 
 
 def component_of(dcd: ComponentDeployment) -> Component:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from dynamo_operator.internal.dynamo.common.inputs import Model, model_view
+from dynamo_operator.internal.dynamo.common.objects import Obj
 from dynamo_operator.internal.dynamo.dynamomodel.status import is_lora, lora_source
-
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

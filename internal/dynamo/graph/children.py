@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError
 from dynamo_operator.internal.dynamo.common.inputs import ForeignObject
+from dynamo_operator.internal.dynamo.common.objects import Obj
 from dynamo_operator.internal.dynamo.graph.generate import (
     desired_graph_objects,
     desired_shared_objects,
@@ -26,8 +27,6 @@ from dynamo_operator.internal.dynamo.graph.generate import (
 )
 from dynamo_operator.internal.dynamo.graph.view import GraphView, semantic_problems
 from dynamo_operator.internal.dynamo.grove.podcliqueset import desired_grove_objects
-
-Obj = dict[str, Any]
 
 
 class MissingAPIs(GenerationError):

@@ -22,7 +22,7 @@ from dynamo_operator.internal.dynamo.common.inputs import (
 )
 from dynamo_operator.internal.dynamo.common.needs import NEEDS
 from dynamo_operator.internal.dynamo.common.not_implemented import check_graph as check_not_implemented_graph
-from dynamo_operator.internal.dynamo.common.objects import envelope
+from dynamo_operator.internal.dynamo.common.objects import Obj, envelope
 from dynamo_operator.internal.dynamo.component.backends import detect_backend
 from dynamo_operator.internal.dynamo.component.failover import failover_enabled
 from dynamo_operator.internal.dynamo.component.frontend_sidecar import check_container_names
@@ -46,9 +46,6 @@ from dynamo_operator.internal.dynamo.pod.resources import check_quantity, resour
 from dynamo_operator.internal.dynamo.pod.template import Component, kube_discovery_enabled
 from dynamo_operator.internal.dynamo.rollout import workerhash
 from dynamo_operator.internal.dynamo.rollout.workerhash import is_worker
-
-Obj = dict[str, Any]
-
 
 ISTIO_SIDECAR_INJECT = "sidecar.istio.io/inject"
 

@@ -27,8 +27,6 @@ from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.inputs import Graph, graph_view
 from dynamo_operator.internal.jsontree import copy_tree
 
-Obj = dict[str, Any]
-
 
 def _annotations(obj: Mapping[str, Any], *path: str) -> Mapping[str, Any]:
     node: Any = obj

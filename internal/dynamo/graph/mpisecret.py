@@ -18,10 +18,8 @@ from typing import Any
 
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.inputs import Graph
-from dynamo_operator.internal.dynamo.common.objects import envelope
+from dynamo_operator.internal.dynamo.common.objects import Obj, envelope
 from dynamo_operator.internal.dynamo.pod.template import multinode_node_count
-
-Obj = dict[str, Any]
 
 # The file names mpirun's setup copies from the mount (backends.py), as upstream writes them.
 PRIVATE_KEY = "private.key"

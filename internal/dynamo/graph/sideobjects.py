@@ -13,9 +13,7 @@ from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError
 from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec
 from dynamo_operator.internal.dynamo.common.leader_wait import LEADER_WAIT_PROGRAM
-from dynamo_operator.internal.dynamo.common.objects import envelope
-
-Obj = dict[str, Any]
+from dynamo_operator.internal.dynamo.common.objects import Obj, envelope
 
 WAIT_LEADER_KEY = "wait-for-leader.py"
 EPP_CONFIG_KEY = "epp-config-dynamo.yaml"

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from dynamo_operator.api.views.v1alpha1 import Restart
 from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec
+from dynamo_operator.internal.dynamo.common.objects import Obj
 from dynamo_operator.internal.dynamo.graph.meta import origin_version, with_origin_version
-
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

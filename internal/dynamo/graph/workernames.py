@@ -9,9 +9,9 @@ is named with the v2 hash unless its annotations record a v1 generation of this 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec
+from dynamo_operator.internal.dynamo.common.objects import ReadObj as Obj
 from dynamo_operator.internal.dynamo.rollout import workerhash
 from dynamo_operator.internal.dynamo.rollout.workerhash_v2 import worker_hash_v2
 from dynamo_operator.internal.dynamo.rollout.workers import (
@@ -19,8 +19,6 @@ from dynamo_operator.internal.dynamo.rollout.workers import (
     worker_generation,
     worker_hashes_of,
 )
-
-Obj = Mapping[str, Any]
 
 
 def _services(graph: Graph) -> Mapping[str, ServiceSpec]:

@@ -29,7 +29,7 @@ from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.hashing import stamp_hash
 from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, Graph
-from dynamo_operator.internal.dynamo.common.objects import envelope
+from dynamo_operator.internal.dynamo.common.objects import Obj, envelope
 from dynamo_operator.internal.dynamo.component.backends import Role, detect_backend, grove_addressing
 from dynamo_operator.internal.dynamo.component.workload import (
     component_service,
@@ -62,8 +62,6 @@ from dynamo_operator.internal.dynamo.pod.template import (
 )
 from dynamo_operator.internal.dynamo.rollout.workerhash import is_worker
 from dynamo_operator.internal.dynamo.rollout.workerhash_v2 import worker_hash_v2
-
-Obj = dict[str, Any]
 
 STARTUP_ANY_ORDER = "CliqueStartupTypeAnyOrder"
 STARTUP_EXPLICIT = "CliqueStartupTypeExplicit"

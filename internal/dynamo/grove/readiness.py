@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo.common.objects import ReadObj as Obj
 from dynamo_operator.internal.dynamo.status import conditions
 from dynamo_operator.internal.dynamo.status.not_ready_reason import (
     INSUFFICIENT_CAPACITY,
@@ -40,8 +41,6 @@ from dynamo_operator.internal.dynamo.status.not_ready_reason import (
     aggregate,
 )
 from dynamo_operator.internal.dynamo.status.readiness import GraphStatus
-
-Obj = Mapping[str, Any]
 
 # Grove's condition words (operator/api/common/constants at v0.1.0-alpha.12-rc1).
 CONDITION_POD_CLIQUE_SCHEDULED: Final = "PodCliqueScheduled"

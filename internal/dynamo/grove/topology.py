@@ -42,9 +42,8 @@ from dynamo_operator.api.conversion import preserve
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.inputs import Graph
+from dynamo_operator.internal.dynamo.common.objects import Obj
 from dynamo_operator.internal.jsontree import copy_tree
-
-Obj = dict[str, Any]
 
 TARGET_POD_CLIQUE_SET = "PodCliqueSet"
 TARGET_CLIQUE = "PodCliqueTemplateSpec"

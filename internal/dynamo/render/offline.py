@@ -24,6 +24,7 @@ from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.inputs import component_view
+from dynamo_operator.internal.dynamo.common.objects import Obj
 from dynamo_operator.internal.dynamo.component.workload import desired_component_objects
 from dynamo_operator.internal.dynamo.graph.generate import desired_graph_objects, desired_shared_objects
 from dynamo_operator.internal.dynamo.graph.meta import origin_version, with_origin_version
@@ -33,7 +34,6 @@ from dynamo_operator.internal.dynamo.render.unknownfields import unknown_fields
 from dynamo_operator.internal.dynamo.render.yaml_text import dump_all as dump_yaml_documents
 from dynamo_operator.internal.secrets.index import DockerSecretIndex, InvalidDockerConfigError, secret_hosts
 
-Obj = dict[str, Any]
 Note = Callable[[str], None]
 
 

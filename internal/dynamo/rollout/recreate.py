@@ -30,8 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from dynamo_operator.internal import consts as c
-
-Obj = Mapping[str, Any]
+from dynamo_operator.internal.dynamo.common.objects import ReadObj as Obj
 
 RECREATE: Final = "Recreate"
 ROLLING_UPDATE: Final = "RollingUpdate"

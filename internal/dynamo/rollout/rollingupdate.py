@@ -38,12 +38,11 @@ from typing import Any
 
 from dynamo_operator.api.v1alpha1.graph import RollingUpdatePhase as Phase
 from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo.common.objects import ReadObj as Obj
 from dynamo_operator.internal.dynamo.rollout import recreate
 from dynamo_operator.internal.dynamo.rollout.recreate import Drain
 from dynamo_operator.internal.dynamo.rollout.rollingbudget import budget, share_out
 from dynamo_operator.internal.dynamo.rollout.workers import service_of
-
-Obj = Mapping[str, Any]
 
 EVENT_STARTED = "RollingUpdateStarted"
 EVENT_COMPLETED = "RollingUpdateCompleted"

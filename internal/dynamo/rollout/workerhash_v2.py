@@ -33,12 +33,11 @@ from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, ConversionError, c
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.common.objects import Obj
 from dynamo_operator.internal.dynamo.component.backends import detect_backend
 from dynamo_operator.internal.dynamo.rollout import gojson
 from dynamo_operator.internal.dynamo.rollout.gojson import Field
 from dynamo_operator.internal.dynamo.rollout.quantity import QuantityError
-
-Obj = dict[str, Any]
 
 PLACEHOLDER = "worker-hash-placeholder"
 """The worker hash written into the DCDs while hashing them (upstream's constant)."""

@@ -31,9 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo.common.objects import ReadObj as Obj
 from dynamo_operator.internal.dynamo.status.readiness import dcd_rolled
-
-Obj = Mapping[str, Any]
 
 ANNOTATION_V1 = c.ANNOTATION_CURRENT_WORKER_HASH
 ANNOTATION_V2 = "nvidia.com/current-worker-hash-v2"
