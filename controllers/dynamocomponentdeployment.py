@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import orjson
@@ -38,10 +38,10 @@ from dynamo_operator.internal.apply import (
     TerminatingNamespaces,
     report_sync_failure,
 )
+from dynamo_operator.internal.apply.pods import PodLister, pods_labelled
 from dynamo_operator.internal.cache.store import CONTROLLER_INDEX
 from dynamo_operator.internal.client.errors import ApiError, TransportError
 from dynamo_operator.internal.client.gate import Priority
-from dynamo_operator.internal.client.model import ListPage
 from dynamo_operator.internal.client.resource import Resource, object_key, split_key
 from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions
@@ -98,7 +98,6 @@ WORKLOAD_BECAME_READY: Predicate = Funcs(on_update=became_ready)
 
 Obj = dict[str, Any]
 GenContextFor = Callable[[str], GenContext]
-PodLister = Callable[[str, str], Awaitable[Sequence[Obj]]]
 """(namespace, DCD name) → the pods of that component's workload."""
 
 
@@ -367,36 +366,6 @@ def _available_since(status: Obj) -> str | None:
     return None
 
 
-def list_pods(client: PodReader, *, label: str = consts.LABEL_SELECTOR) -> PodLister:
-    """A `PodLister` over the API: the pods whose `label` (the component's selector label unless
-    told) is the name asked for, served from the API server's watch cache (resourceVersion 0: a
-    moment stale at worst, no etcd read)."""
-
-    async def pods(namespace: str, name: str) -> Sequence[Obj]:
-        page = await client.list_page(
-            kinds.POD,
-            namespace=namespace,
-            label_selector=f"{label}={name}",
-            resource_version="0",
-        )
-        return page.items
-
-    return pods
-
-
-class PodReader(Protocol):
-    """The client as `list_pods` uses it."""
-
-    async def list_page(
-        self,
-        resource: Resource,
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        resource_version: str | None = None,
-    ) -> ListPage: ...
-
-
 # --- image-pull secret discovery --------------------------------------------------------------------
 
 
@@ -463,8 +432,8 @@ def build(mgr: Manager, settings: Settings) -> Built[DynamoComponentDeploymentRe
         cache=mgr.cache,
         recorder=mgr.event_recorder(CONTROLLER_NAME),
         gen_context=settings.gen_context,
-        pods=list_pods(mgr.client),
-        set_pods=list_pods(mgr.client, label=lws_migration.LWS_NAME_LABEL),
+        pods=pods_labelled(mgr.client, consts.LABEL_SELECTOR),
+        set_pods=pods_labelled(mgr.client, lws_migration.LWS_NAME_LABEL),
     )
     reconciler.setup(b)
     changed: Channel[str] = Channel()

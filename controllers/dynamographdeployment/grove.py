@@ -40,7 +40,9 @@ from dynamo_operator.internal.apply import (
     ChildSyncer,
     report_sync_failure,
 )
+from dynamo_operator.internal.apply.pods import PodLister
 from dynamo_operator.internal.client import errors
+from dynamo_operator.internal.client.errors import ApiError, TransportError
 from dynamo_operator.internal.client.resource import Resource, object_key
 from dynamo_operator.internal.controller.rejection import Rejected
 from dynamo_operator.internal.controller.result import Result
@@ -60,6 +62,7 @@ from dynamo_operator.internal.dynamo.grove.readiness import (
     ServiceObject,
     grove_graph_status,
     member_clique_names,
+    not_ready_cliques,
     restart_rolled,
     restart_values,
 )
@@ -71,6 +74,7 @@ from dynamo_operator.internal.dynamo.grove.workerhash import grove_worker_hash
 from dynamo_operator.internal.dynamo.rollout.restart import plan_restart
 from dynamo_operator.internal.dynamo.rollout.workers import ANNOTATION_V2
 from dynamo_operator.internal.dynamo.status.conditions import Condition, find
+from dynamo_operator.internal.dynamo.status.pod_diagnosis import diagnose
 from dynamo_operator.internal.dynamo.status.readiness import GraphStatus
 
 log = structlog.get_logger(__name__)
@@ -96,8 +100,11 @@ def _kind_resource(kind: str) -> Resource:
 class GrovePathway:
     """Writes and reads one graph's Grove objects (see the module docstring). Stateless."""
 
-    def __init__(self, *, client: ChildClient, cache: ChildReader, syncer: ChildSyncer) -> None:
+    def __init__(
+        self, *, client: ChildClient, cache: ChildReader, syncer: ChildSyncer, pods: PodLister | None = None
+    ) -> None:
         self._client, self._cache, self._syncer = client, cache, syncer
+        self._pods = pods  # by PodClique; None: the graph's message carries Grove's counts alone
         self._v2 = V2Hashes()
 
     def forget(self, key: str) -> None:
@@ -182,24 +189,41 @@ class GrovePathway:
         previous_topology = find(previous_conditions, CONDITION_TOPOLOGY_LEVELS_AVAILABLE)
         topology = topology_verdict(view.graph, pcs, previous_topology)
         extra = [topology.condition] if topology is not None else []
-        await write_status(raw, self._verdict(namespace, targets, live), plan.status, extra)
+        await write_status(raw, await self._verdict(namespace, targets, live), plan.status, extra)
         if topology is not None and topology.warning:
             # After the write, so a failed write re-decides (and warns) on the retry.
             warn(raw, topology.condition.reason, topology.warning)
         return Result()
 
-    def _verdict(
+    async def _verdict(
         self, namespace: str, targets: Sequence[ServiceObject], live: Mapping[str, Obj | None]
     ) -> GraphStatus:
         """The graph's readiness from what Grove reports; a scaling group's member cliques say which
-        part of it is short (e.g. its leader)."""
+        part of it is short (e.g. its leader), and the pods of what is not ready say why."""
         members = {
             name: self._cache.get(kinds.POD_CLIQUE, f"{namespace}/{name}")
             for t in targets
             if t.kind == consts.KIND_POD_CLIQUE_SCALING_GROUP and (group := live.get(t.name)) is not None
             for name in member_clique_names(group)
         }
-        return grove_graph_status(targets, live, members)
+        pods_say = await self._pods_say(namespace, not_ready_cliques(targets, live, members))
+        return grove_graph_status(targets, live, members, pods_say)
+
+    async def _pods_say(self, namespace: str, cliques: Mapping[str, Sequence[str]]) -> dict[str, str]:
+        """What the pods of each not-ready Grove object say (pod_diagnosis), by the object's name;
+        nothing for an object whose pods show no problem, or when they cannot be listed."""
+        out: dict[str, str] = {}
+        if self._pods is None:
+            return out
+        for name, clique_names in cliques.items():
+            try:
+                pods = [p for clique in clique_names for p in await self._pods(namespace, clique)]
+            except (ApiError, TransportError) as err:
+                log.info("Cannot list the pods of a Grove object", name=name, error=str(err))
+                continue
+            if (diagnosis := diagnose(pods)) is not None:
+                out[name] = diagnosis.message
+        return out
 
     async def _scale(
         self, view: GraphView, targets: Sequence[ServiceObject], live: dict[str, Obj | None]

@@ -31,10 +31,8 @@ import structlog
 from dynamo_operator.controllers.dynamographdeployment.desired import children_to_sync, generate_or_reject
 from dynamo_operator.controllers.dynamographdeployment.grove import GrovePathway
 from dynamo_operator.controllers.dynamographdeployment.rollout import (
-    PodLister,
     Rollout,
     WorkerRoller,
-    list_dcd_pods,
 )
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply import (
@@ -51,6 +49,7 @@ from dynamo_operator.internal.apply import (
     TerminatingNamespaces,
     report_sync_failure,
 )
+from dynamo_operator.internal.apply.pods import PodLister, pods_labelled
 from dynamo_operator.internal.client.resource import Resource, object_key, split_key
 from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.controller.builder import Builder, Built
@@ -125,6 +124,7 @@ class DynamoGraphDeploymentReconciler:
         clock: Clock | None = None,
         terminating: TerminatingNamespaces | None = None,
         pods: PodLister | None = None,
+        clique_pods: PodLister | None = None,
     ) -> None:
         self._client, self._cache, self._recorder = client, cache, recorder
         self._clock: Clock = clock or RealClock()
@@ -157,7 +157,7 @@ class DynamoGraphDeploymentReconciler:
         self._status = StatusWriter(client, kinds.DGD)
         self._refusals = RefusalReporter(self._status, rejected_status, recorder, clock=self._clock)
         self._annotated = RecentWrites()  # our annotation patches the cache may not show yet
-        self._grove = GrovePathway(client=client, cache=cache, syncer=self._syncer)
+        self._grove = GrovePathway(client=client, cache=cache, syncer=self._syncer, pods=clique_pods)
         self._roller = WorkerRoller(
             client=client, cache=cache, recorder=recorder, clock=self._clock, pods=pods
         )
@@ -508,7 +508,9 @@ def build(mgr: Manager, settings: Settings) -> Built[DynamoGraphDeploymentReconc
         cache=mgr.cache,
         recorder=mgr.event_recorder(CONTROLLER_NAME),
         gen_context=settings.gen_context,
-        pods=list_dcd_pods(mgr.client),
+        # A consistent read: a drained generation must never miss a pod still running.
+        pods=pods_labelled(mgr.client, consts.LABEL_SELECTOR, consistent=True),
+        clique_pods=pods_labelled(mgr.client, consts.GROVE_LABEL_PODCLIQUE),
     )
     b = mgr.builder(CONTROLLER_NAME)
     reconciler.setup(b)

@@ -11,16 +11,15 @@ view, and it happens only while a Recreate rollout waits for its old pods, once 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from dynamo_operator.api.v1alpha1.graph import RollingUpdatePhase as Phase
-from dynamo_operator.internal import consts, kinds
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.apply import ChildClient, ChildReader, RecentWrites, Recorder
+from dynamo_operator.internal.apply.pods import PodLister
 from dynamo_operator.internal.client import errors
-from dynamo_operator.internal.client.model import ListPage
-from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.clock import Clock, RealClock
 from dynamo_operator.internal.dynamo.common.inputs import Graph
 from dynamo_operator.internal.dynamo.graph.generate import services_of
@@ -39,34 +38,6 @@ from dynamo_operator.internal.dynamo.rollout.workers import (
 from dynamo_operator.internal.timestamps import rfc3339
 
 Obj = dict[str, Any]
-PodLister = Callable[[str, str], Awaitable[Sequence[Obj]]]
-"""`(namespace, dcd name) -> pods`: the pods whose selector label names that DCD."""
-
-
-class PodListClient(Protocol):
-    """The client as `list_dcd_pods` uses it."""
-
-    async def list_page(
-        self,
-        resource: Resource,
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-    ) -> ListPage: ...
-
-
-def list_dcd_pods(client: PodListClient) -> PodLister:
-    """A `PodLister` over the API: a consistent read (no resourceVersion), so a pod still running is
-    never missed for a lagging watch cache. The old DCDs of a rollout are at zero when it is asked, so
-    one page holds what is left."""
-
-    async def pods(namespace: str, name: str) -> Sequence[Obj]:
-        page = await client.list_page(
-            kinds.POD, namespace=namespace, label_selector=f"{consts.LABEL_SELECTOR}={name}"
-        )
-        return page.items
-
-    return pods
 
 
 @dataclass(frozen=True, slots=True)

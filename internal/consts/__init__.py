@@ -28,6 +28,8 @@ ISTIO_API_VERSION: Final = "networking.istio.io/v1beta1"
 ISTIO_GROUP: Final = "networking.istio.io"
 GROVE_GROUP: Final = "grove.io"
 GROVE_API_VERSION: Final = "grove.io/v1alpha1"
+# Grove's label naming the PodClique a pod belongs to (operator/api/common/labels.go).
+GROVE_LABEL_PODCLIQUE: Final = "grove.io/podclique"
 KIND_POD_CLIQUE_SET: Final = "PodCliqueSet"
 KIND_POD_CLIQUE: Final = "PodClique"
 KIND_POD_CLIQUE_SCALING_GROUP: Final = "PodCliqueScalingGroup"

@@ -199,20 +199,10 @@ def _label(kind: str) -> str:
     return "pcsg" if kind == c.KIND_POD_CLIQUE_SCALING_GROUP else "podclique"
 
 
-def grove_graph_status(
-    targets: Sequence[ServiceObject],
-    live: Mapping[str, Obj | None],
-    members: Mapping[str, Obj | None] | None = None,
-) -> GraphStatus:
-    """Ready iff every service's Grove object is ready; the message names each one that is not
-    (`podclique/<name>: <why>` or `pcsg/<name>: <why>`, sorted by name, joined by `; `) and the
-    reason is their classes aggregated (one shared class, else `mixed_not_ready_reasons`). `live`:
-    the objects read, by name (a missing name: the object does not exist); `members`: the member
-    cliques of the scaling groups read, by name (`member_clique_names`)."""
-    out = GraphStatus(ready=True, message="")
-    waiting: list[tuple[str, str]] = []
-    classes: list[str] = []
-    members = members or {}
+def _verdicts(
+    targets: Sequence[ServiceObject], live: Mapping[str, Obj | None], members: Mapping[str, Obj | None]
+) -> list[tuple[ServiceObject, GroveReadiness]]:
+    out = []
     for target in targets:
         obj = live.get(target.name)
         own = (
@@ -220,11 +210,49 @@ def grove_graph_status(
             if obj is not None and target.kind == c.KIND_POD_CLIQUE_SCALING_GROUP
             else None
         )
-        verdict = grove_readiness(target.kind, target.name, obj, own)
+        out.append((target, grove_readiness(target.kind, target.name, obj, own)))
+    return out
+
+
+def not_ready_cliques(
+    targets: Sequence[ServiceObject],
+    live: Mapping[str, Obj | None],
+    members: Mapping[str, Obj | None] | None = None,
+) -> dict[str, list[str]]:
+    """For each service object that is not ready (and exists), the PodCliques whose pods may say
+    why: the clique itself, or a scaling group's member cliques."""
+    out: dict[str, list[str]] = {}
+    for target, verdict in _verdicts(targets, live, members or {}):
+        obj = live.get(target.name)
+        if verdict.ready or obj is None:
+            continue
+        scaling = target.kind == c.KIND_POD_CLIQUE_SCALING_GROUP
+        out[target.name] = member_clique_names(obj) if scaling else [target.name]
+    return out
+
+
+def grove_graph_status(
+    targets: Sequence[ServiceObject],
+    live: Mapping[str, Obj | None],
+    members: Mapping[str, Obj | None] | None = None,
+    pods_say: Mapping[str, str] | None = None,
+) -> GraphStatus:
+    """Ready iff every service's Grove object is ready; the message names each one that is not
+    (`podclique/<name>: <why>` or `pcsg/<name>: <why>`, sorted by name, joined by `; `) and the
+    reason is their classes aggregated (one shared class, else `mixed_not_ready_reasons`). `live`:
+    the objects read, by name (a missing name: the object does not exist); `members`: the member
+    cliques of the scaling groups read, by name (`member_clique_names`); `pods_say`: what the pods
+    of a not-ready object say (pod_diagnosis), by the object's name, appended to its line."""
+    out = GraphStatus(ready=True, message="")
+    waiting: list[tuple[str, str]] = []
+    classes: list[str] = []
+    pods_say = pods_say or {}
+    for target, verdict in _verdicts(targets, live, members or {}):
         out.services[target.service] = verdict.service
         if not verdict.ready:
             out.ready = False
-            waiting.append((target.name, f"{_label(target.kind)}/{target.name}: {verdict.why}"))
+            said = f" ({pods_say[target.name]})" if target.name in pods_say else ""
+            waiting.append((target.name, f"{_label(target.kind)}/{target.name}: {verdict.why}{said}"))
             classes.append(verdict.reason)
     out.message = "; ".join(m for _, m in sorted(waiting)) if waiting else "All resources are ready"
     if waiting:

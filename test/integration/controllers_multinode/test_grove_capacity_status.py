@@ -66,3 +66,34 @@ async def test_a_service_grove_cannot_place_makes_the_graph_wait_for_capacity(
         "Worker": 0,
     }
     assert "placement" not in stored["status"]  # Grove reports no placement score
+
+
+MISSING_CLAIM = "weights-nobody-made"
+
+
+async def test_a_grove_graph_says_what_its_pods_say(
+    api: Client,
+    operator: RunningOperator,
+    grove: GroveBackend,
+    short_ns: str,
+) -> None:
+    """Grove counts pods; the pods say why: a worker mounting a claim nobody created is named, with
+    the scheduler's words, in the graph's Ready message (the pods are listed by Grove's clique label)."""
+    ns = short_ns
+    graph = two_service_graph("m", ns)
+    worker = graph["spec"]["services"]["Worker"]
+    worker.setdefault("extraPodSpec", {})["volumes"] = [
+        {"name": "weights", "persistentVolumeClaim": {"claimName": MISSING_CLAIM}}
+    ]
+    worker["extraPodSpec"].setdefault("mainContainer", {})["volumeMounts"] = [
+        {"name": "weights", "mountPath": "/weights"}
+    ]
+    await apply(api, graph)
+    dgd = await eventually(
+        lambda: api.get(kinds.DGD, "m", namespace=ns),
+        until=lambda d: MISSING_CLAIM in condition(d, "Ready").get("message", ""),
+        timeout=TIMEOUT,
+    )
+    message = condition(dgd, "Ready")["message"]
+    assert message.startswith("podclique/m-0-worker: ")
+    assert "unschedulable" in message

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from dynamo_operator.controllers.dynamocomponentdeployment import (
     DynamoComponentDeploymentReconciler,
-    list_pods,
 )
 from dynamo_operator.internal import consts, kinds
+from dynamo_operator.internal.apply.pods import pods_labelled
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.model import ListPage
 from dynamo_operator.internal.client.resource import Resource, object_key
@@ -191,7 +191,9 @@ class PodReader:
 
 async def test_the_lister_asks_for_the_components_pods_from_the_watch_cache() -> None:
     reader = PodReader()
-    assert [p["metadata"]["name"] for p in await list_pods(reader)("ns", "g-worker")] == ["p1"]
+    assert [
+        p["metadata"]["name"] for p in await pods_labelled(reader, consts.LABEL_SELECTOR)("ns", "g-worker")
+    ] == ["p1"]
     assert reader.asked == [
         {
             "resource": kinds.POD,
@@ -216,3 +218,10 @@ def test_the_component_controller_watches_no_pods() -> None:
     asked = [resource for resource, _ in informers_asked("dynamocomponentdeployment", reconciler)]
     assert kinds.DCD in asked and kinds.DEPLOYMENT in asked
     assert kinds.POD not in asked
+
+
+async def test_a_consistent_lister_reads_past_the_watch_cache() -> None:
+    """A drained generation must not miss a pod still running: no resourceVersion, a quorum read."""
+    reader = PodReader()
+    await pods_labelled(reader, consts.LABEL_SELECTOR, consistent=True)("ns", "g-worker")
+    assert reader.asked[0]["resource_version"] is None

@@ -14,6 +14,8 @@ from dynamo_operator.internal.dynamo.grove.readiness import (
     ServiceObject,
     grove_graph_status,
     grove_readiness,
+    member_clique_names,
+    not_ready_cliques,
 )
 from dynamo_operator.internal.dynamo.status import dgd_status, not_ready_reason
 
@@ -404,3 +406,30 @@ def test_the_ready_condition_carries_the_grove_reason() -> None:
     assert ready["message"] == "podclique/g-0-decode: insufficient scheduled replicas: scheduled=1/2"
     assert status["services"]["decode"]["scheduledReplicas"] == 1
     assert "placement" not in status  # Grove reports no placement score: left unset, as upstream does
+
+
+def test_only_an_existing_object_that_is_not_ready_has_its_pods_asked() -> None:
+    live = {
+        "g-0-frontend": named(clique(), "g-0-frontend"),
+        "g-0-decode": named(clique(ready=1), "g-0-decode"),
+    }
+    assert not_ready_cliques(TARGETS, live) == {"g-0-decode": ["g-0-decode"]}
+    assert not_ready_cliques(TARGETS, {"g-0-frontend": named(clique(), "g-0-frontend")}) == {}
+
+
+def test_a_scaling_groups_pods_are_asked_through_its_member_cliques() -> None:
+    target = ServiceObject("W", PCSG, "g-0-w")
+    short = named(group(), "g-0-w")
+    short["status"]["availableReplicas"] = 0
+    cliques = not_ready_cliques([target], {"g-0-w": short})
+    assert cliques == {"g-0-w": member_clique_names(short)}
+
+
+def test_what_the_pods_say_follows_their_objects_line() -> None:
+    live = {
+        "g-0-frontend": named(clique(), "g-0-frontend"),
+        "g-0-decode": named(clique(ready=1), "g-0-decode"),
+    }
+    said = '1 pod unschedulable: persistentvolumeclaim "w" not found'
+    status = grove_graph_status(TARGETS, live, pods_say={"g-0-decode": said})
+    assert status.message.startswith("podclique/g-0-decode: ") and status.message.endswith(f"({said})")
