@@ -60,7 +60,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from dynamo_operator.internal.jsontree import copy_tree
 
@@ -89,6 +89,15 @@ _PHASE_TO_STATE = {**_STATE_TO_PHASE, "Deployed": "Ready"}
 _OPTIMIZATION_TYPES = ("latency", "throughput")
 DEFAULT_SEARCH_STRATEGY = "rapid"  # v1beta1's schema default
 _INT32 = (-(2**31), 2**31 - 1)
+# v1beta1's schema defaults for leaves of an object (set by the API server only when the object is
+# there): (v1beta1 parent, key, default) -> the leaf's path in v1alpha1's profilingConfig.config.
+_LEAF_DEFAULTS: dict[tuple[str, str, object], tuple[str, ...]] = {
+    ("workload", "isl", 4000): ("sla", "isl"),
+    ("workload", "osl", 1000): ("sla", "osl"),
+    ("modelCache", "pvcMountPath", "/opt/model-cache"): ("deployment", "modelCache", "pvcMountPath"),
+}
+# The spec payload key naming the leaf defaults a conversion from v1alpha1 added ("workload.osl").
+_SERVER_DEFAULTS: Final = "serverDefaults"
 # v1alpha1 profilingConfig.config.deployment.modelCache key -> v1beta1 modelCache key.
 _MODEL_CACHE_KEYS = (
     ("pvcName", "pvcName"),
@@ -516,16 +525,105 @@ def _blob_for_alpha(beta: Json, restored: Json | None) -> Json | None:
     """v1alpha1's profilingConfig.config: the saved remainder (typed leaves dropped, so a stale one
     never comes back) with the live typed fields written on top."""
     blob: Json | None = None
+    saved_blob: object = None
     if restored is not None:
         saved = _dict(restored.get("profilingConfig")) or {}
         if isinstance(saved.get("config"), dict):
+            saved_blob = saved["config"]
             blob = _strip_blob(saved["config"])
         elif "config" in saved:
             return None  # an opaque non-object config; put back by the caller as saved
     scratch = copy_tree(blob) if blob is not None else {}
     if _write_blob(beta, scratch):
-        return scratch
+        blob = scratch
+    if blob is not None and restored is not None:
+        _drop_server_defaults(blob, beta, restored, saved_blob)
+        if not blob and saved_blob is None:
+            return None  # only dropped defaults were in it: the v1alpha1 object had no config
     return blob
+
+
+def _at(tree: object, path: tuple[str, ...]) -> tuple[bool, object]:
+    """(whether `path` is in `tree`, its value)."""
+    for key in path:
+        if not isinstance(tree, dict) or key not in tree:
+            return False, None
+        tree = tree[key]
+    return True, tree
+
+
+def _drop_server_defaults(blob: Json, beta: Json, restored: Json, saved: object) -> None:
+    """The payload's `_SERVER_DEFAULTS` list names v1beta1 defaults the v1alpha1 blob never held
+    (see `_default_leaves`): each leaf goes while the v1beta1 value is still that default, and so
+    do the parents it leaves empty that the saved blob did not have."""
+    names = restored.get(_SERVER_DEFAULTS)
+    if not isinstance(names, list):
+        return
+    for (parent, key, default), path in _LEAF_DEFAULTS.items():
+        _, live = _at(beta, (parent, key))
+        if f"{parent}.{key}" in names and live == default and _at(blob, path)[0]:
+            held, value = _at(saved, path)
+            if held:  # a value v1beta1 could not type (an empty string) stays as it was
+                _at(blob, path[:-1])[1][path[-1]] = copy_tree(value)  # type: ignore[index]
+            else:
+                _prune(blob, path, saved)
+
+
+def _prune(tree: Json, path: tuple[str, ...], saved: object) -> None:
+    """Removes the leaf at `path` and every parent it leaves empty; one `saved` holds is put back as
+    saved."""
+    parents: list[Json] = [tree]
+    for key in path[:-1]:
+        parents.append(parents[-1][key])
+    parents[-1].pop(path[-1], None)
+    for depth in range(len(path) - 2, -1, -1):
+        if parents[depth + 1]:
+            break
+        held, value = _at(saved, path[: depth + 1])
+        if held:  # the saved blob's own (empty or null) parent, as it was
+            parents[depth][path[depth]] = copy_tree(value)
+            break
+        del parents[depth][path[depth]]
+
+
+def _default_leaves(beta: Json, save: Json) -> None:
+    """v1beta1's leaf defaults, as the API server sets them on every v1beta1 write, for a request
+    read from v1alpha1 (a `null` from the payload, a v1beta1 object that had none, is removed).
+
+    The v1alpha1 blob did not hold them: the payload names them (`_SERVER_DEFAULTS`), so the way
+    back leaves them out. Without both, the storage migration's write adds them, moving
+    metadata.generation, and a v1alpha1 reader sees values its user never wrote."""
+    added: list[str] = []
+    for (parent, key, default), _ in _LEAF_DEFAULTS.items():
+        holder = _dict(beta.get(parent))
+        if holder is None:
+            continue
+        if key in holder and holder[key] is None:
+            del holder[key]
+        elif key not in holder:
+            holder[key] = default
+            added.append(f"{parent}.{key}")
+    if added:
+        save[_SERVER_DEFAULTS] = added
+
+
+def _save_leaf_defaults(beta: Json, restored: Json | None, save: Json) -> None:
+    """What the payload must say of the leaf defaults beside a v1beta1 spec: `null` for one it lacks
+    under a present parent; nothing for one the v1alpha1 blob left out as a server default."""
+    names = (restored or {}).get(_SERVER_DEFAULTS)
+    for (parent, key, default), _ in _LEAF_DEFAULTS.items():
+        holder = _dict(beta.get(parent))
+        if holder is None:
+            continue
+        if key not in holder:
+            _child(save, parent)[key] = None
+            continue
+        saved_parent = _dict(save.get(parent))
+        dropped = isinstance(names, list) and f"{parent}.{key}" in names and holder[key] == default
+        if dropped and saved_parent is not None and saved_parent.get(key) == default:
+            del saved_parent[key]
+            if not saved_parent:
+                del save[parent]
 
 
 def _restore_alpha_spec(alpha: Json, restored: Json) -> None:
@@ -541,7 +639,7 @@ def _restore_alpha_spec(alpha: Json, restored: Json) -> None:
         ):
             config["config"] = copy_tree(saved_config["config"])
         _fill(config, {key: value for key, value in saved_config.items() if key != "config"})
-        _fill(alpha, restored, skip=("profilingConfig",))
+        _fill(alpha, restored, skip=("profilingConfig", _SERVER_DEFAULTS))
 
     _guarded("spec", fill)
 
@@ -802,6 +900,7 @@ def _beta(obj: Mapping[str, Any], restore: bool) -> Json:
     if isinstance(alpha_spec, dict):
         beta_spec, spec_save = _convert_spec_to_beta(alpha_spec, restored_spec)
         _default_search_strategy(beta_spec)
+        _default_leaves(beta_spec, spec_save)
         # What the way back would not rebuild from the v1beta1 fields and this annotation.
         back, _ = _convert_spec_to_alpha(beta_spec, spec_save, namespace)
         _merge(spec_save, _missing(alpha_spec, back))
@@ -835,6 +934,7 @@ def _alpha(obj: Mapping[str, Any], restore: bool) -> Json:
         back, _ = _convert_spec_to_beta(alpha_spec, spec_save)
         _merge(spec_save, _missing(beta_spec, back))
         _save_search_strategy(beta_spec, spec_save)
+        _guarded("spec", lambda: _save_leaf_defaults(beta_spec, restored_spec, spec_save))
         out["spec"] = alpha_spec
 
     beta_status = out.get("status")
