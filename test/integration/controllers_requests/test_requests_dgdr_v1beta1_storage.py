@@ -126,3 +126,42 @@ async def test_a_request_stored_as_v1alpha1_is_migrated_to_v1beta1_and_finishes_
     assert alpha["status"]["backend"] == "vllm"
     beta = await api.get(stored(kinds.DGDR), name, namespace=ns)
     assert beta["status"]["phase"] == "Ready"
+
+
+async def test_migrating_a_request_adds_none_of_the_v1beta1_defaults_its_author_left_out(
+    api: Client,
+    operator: RunningOperator,
+    local_cluster: LocalCluster,
+    ns: str,
+    *,
+    previous_release_storage: None,
+) -> None:
+    """A v1alpha1 request without `osl` or a model-cache mount path: v1beta1's schema defaults both.
+    The migrator's rewrite must not write them in: the request's generation stays, and its v1alpha1
+    view shows the spec its author wrote."""
+    spec = {
+        "profilingConfig": {
+            "profilerImage": "registry.example/ai-dynamo/profiler:1",
+            "config": {"sla": {"isl": 3000, "ttft": 200, "itl": 20}},
+        },
+    }
+    name = ""
+    for attempt in range(50):
+        name = f"partial{attempt}"
+        await apply(api, request(name, ns, **spec))
+        obj = await eventually(lambda: in_etcd(local_cluster, ns, name), timeout=30)  # noqa: B023
+        if obj is not None and obj["apiVersion"] == "nvidia.com/v1alpha1":
+            break
+        await api.delete(kinds.DGDR, name, namespace=ns)
+    before = await wait_state(api, ns, name, "Profiling")
+
+    await set_storage_version(api, CRD, "v1beta1", field_manager=TEST_FIELD_MANAGER)
+    reports = await CrdMigrator(api, (CRD,)).run()
+    assert all(r.done and not r.failed for r in reports.values()), reports
+
+    migrated = await in_etcd(local_cluster, ns, name)
+    assert migrated is not None and migrated["apiVersion"] == "nvidia.com/v1beta1"
+    after = await api.get(kinds.DGDR, name, namespace=ns)
+    assert after["metadata"]["generation"] == before["metadata"]["generation"]
+    assert after["spec"] == before["spec"]
+    assert "osl" not in after["spec"]["profilingConfig"]["config"]["sla"]
