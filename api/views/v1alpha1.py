@@ -59,8 +59,7 @@ class DynamoComponentDeploymentSpec(TypedDict, total=False):
 
 
 class ProviderOverride(TypedDict, total=False):
-    """A sparse fragment in a workload provider's own schema (Grove), laid over what it is generated
-    from. It cannot choose or change the provider."""
+    """A sparse fragment of a workload provider's own schema (Grove), merged into what it generates."""
 
     apiVersion: Required[str]
     target: str
@@ -266,7 +265,7 @@ class ServiceCheckpointJobConfig(TypedDict, total=False):
 
 
 class TopologyConstraint(TypedDict, total=False):
-    """Topology placement of one service (the topology itself is the graph's)."""
+    """Topology packing of one component."""
 
     packDomain: Required[str]
 
@@ -416,13 +415,13 @@ class SpecTopologyConstraint(TypedDict, total=False):
 
 
 class DynamoGraphDeploymentExperimentalSpec(TypedDict, total=False):
-    """Graph-level preview features; their shape may change between releases."""
+    """Preview features of the graph."""
 
     kvTransferPolicy: KvTransferPolicy
 
 
 class KvTransferPolicy(TypedDict, total=False):
-    """Routes KV-cache transfers between prefill and decode workers by topology."""
+    """Keep prefill and decode workers of a transfer within one topology domain."""
 
     clusterTopologyName: str
     labelKey: str

@@ -354,13 +354,14 @@ class DynamoGraphDeploymentReconciler:
                 obj, origin=view.origin, provider=consts.WORKLOAD_PROVIDER_GROVE, record=record
             )
 
+        current = self._status.current(view.raw)
         return await self._grove.reconcile(
             view,
             ctx,
             dcds=children,
             owned=self.owned,
-            previous_restart=self._status.current(view.raw).get("restart"),
-            previous_conditions=self._status.current(view.raw).get("conditions"),
+            previous_restart=current.get("restart"),
+            previous_conditions=current.get("conditions"),
             fail=self._refusals.fail,
             annotate=annotate,
             write_status=self._write_grove_status,
