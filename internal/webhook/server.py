@@ -83,6 +83,13 @@ class WebhookServer:
         await self._runner.cleanup()
 
     async def _handle(self, request: web.Request) -> web.Response:
+        if not self.serving:
+            # A kept-alive connection can outlive stop(): one whose TLS handshake finished after the
+            # connections were closed is still served by aiohttp until its keep-alive runs out (75 s).
+            # A stopped webhook converts nothing: refuse, and close the connection after the answer.
+            refused = web.Response(status=503, text="the conversion webhook is stopping\n")
+            refused.force_close()
+            return refused
         try:
             body = await request.read()
         except web.HTTPRequestEntityTooLarge:

@@ -139,3 +139,21 @@ async def test_two_servers_can_share_one_port(pair: tls.PemPair, session: aiohtt
     finally:
         await second.stop()
         await asyncio.sleep(0)
+
+
+async def test_a_request_reaching_a_stopping_server_is_refused_and_its_connection_closed(
+    pair: tls.PemPair, session: aiohttp.ClientSession
+) -> None:
+    """stop() marks the server not serving before it closes connections; a kept-alive connection that
+    slips past the close (its TLS handshake ended just after) must not go on converting."""
+    server = await started(pair)
+    try:
+        server.serving = False  # what stop() does first
+        url = f"https://localhost:{server.port}/convert"
+        obj = {"apiVersion": "example.com/v1", "kind": "W", "metadata": {"name": "a"}}
+        async with session.post(url, data=review_body([obj]), ssl=client_context(pair)) as resp:
+            assert resp.status == 503
+            assert resp.headers.get("Connection", "").lower() == "close"
+        assert server.reviews == 0
+    finally:
+        await server.stop()
