@@ -5,10 +5,8 @@ graph to reconcile, and its endpoint is scraped over loopback HTTP as Prometheus
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +18,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from testsupport.dashboards import used_metric_names
 from testsupport.graphs import two_service_graph
 from testsupport.operator import RunningOperator
+from testsupport.process import start_operator
 
 pytestmark = [pytest.mark.cluster]
 
-DYNAMO_OPERATOR = Path(sys.executable).with_name("dynamo-operator")
 SCRAPES = 240  # at most, half a second apart: the resource counter's first count comes at start-up
 
 
@@ -37,13 +35,6 @@ def served(text: str) -> set[str]:
     """Sample names with at least one sample in an exposition: a declared family without children
     (HELP and TYPE lines only) would draw an empty panel, so it does not count as served."""
     return {s.name for family in text_string_to_metric_families(text) for s in family.samples}
-
-
-def start_operator(args: list[str], log: Path) -> subprocess.Popen[bytes]:
-    """The console script with `args`, output to `log`."""
-    env = {**os.environ, "PYTHONSAFEPATH": "1"}
-    with log.open("wb") as out:
-        return subprocess.Popen([str(DYNAMO_OPERATOR), *args], stdout=out, stderr=subprocess.STDOUT, env=env)
 
 
 async def scrape(session: aiohttp.ClientSession, url: str) -> str:
@@ -76,7 +67,7 @@ async def test_every_metric_the_dashboard_and_alerts_read_is_served(
         "--webhook-bind-address", "0",
         "--leader-elect", "--leader-election-namespace", ns, "--leader-election-id", "dashboard-test",
     ]  # fmt: skip
-    proc = start_operator(args, log)
+    proc = start_operator(*args, log=log)
     try:
         missing = set(wanted)
         async with aiohttp.ClientSession() as session:

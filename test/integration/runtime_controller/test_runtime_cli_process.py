@@ -5,11 +5,8 @@ its Lease and exits 0 (loopback only, bounded)."""
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +20,9 @@ from testsupport.api import eventually
 from testsupport.graphs import two_service_graph
 from testsupport.objects import condition
 from testsupport.operator import install_crds
+from testsupport.process import start_operator
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(180)]
-
-DYNAMO_OPERATOR = Path(sys.executable).with_name("dynamo-operator")
 
 
 def free_port() -> int:
@@ -41,13 +37,6 @@ async def fetch(session: aiohttp.ClientSession, url: str) -> tuple[int, str]:
             return resp.status, await resp.text()
     except aiohttp.ClientError:
         return 0, ""
-
-
-def start_operator(*args: str, log: Path) -> subprocess.Popen[bytes]:
-    """The console script with `args`, output to `log`."""
-    env = {**os.environ, "PYTHONSAFEPATH": "1"}
-    with log.open("wb") as out:
-        return subprocess.Popen([str(DYNAMO_OPERATOR), *args], stdout=out, stderr=subprocess.STDOUT, env=env)
 
 
 @pytest.mark.parametrize("event_loop", EVENT_LOOPS)

@@ -11,12 +11,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
 import secrets
 import signal
 import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +33,10 @@ from dynamo_operator.wiring import register_controllers
 from testsupport.api import eventually
 from testsupport.graphs import two_service_graph
 from testsupport.operator import install_crds
+from testsupport.process import start_operator
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(300)]
 
-DYNAMO_OPERATOR = Path(sys.executable).with_name("dynamo-operator")
 PULL = consts.DOCKER_CONFIG_JSON_TYPE
 REGISTRY = "registry.example"  # the registry of testsupport.graphs.IMAGE
 
@@ -172,12 +169,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def start_operator(*args: str, log: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONSAFEPATH": "1"}
-    with log.open("wb") as out:
-        return subprocess.Popen([str(DYNAMO_OPERATOR), *args], stdout=out, stderr=subprocess.STDOUT, env=env)
 
 
 def multinode_graph(name: str, ns: str) -> dict[str, Any]:

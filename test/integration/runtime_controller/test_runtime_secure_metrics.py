@@ -18,7 +18,6 @@ import os
 import re
 import signal
 import socket
-import subprocess
 import sys
 import tracemalloc
 from collections.abc import AsyncIterator
@@ -39,6 +38,7 @@ from dynamo_operator.internal.manager import Manager, ManagerOptions
 from testsupport.api import eventually
 from testsupport.cluster import Kubectl
 from testsupport.operator import install_crds
+from testsupport.process import start_operator
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(240)]
 
@@ -52,7 +52,6 @@ REVIEWS = {
     "tokenreviews": "tokenreviews.authentication.k8s.io",
     "subjectaccessreviews": "subjectaccessreviews.authorization.k8s.io",
 }
-DYNAMO_OPERATOR = Path(sys.executable).with_name("dynamo-operator")
 READER_USER = "system:serviceaccount:{ns}:prometheus"
 
 
@@ -408,14 +407,6 @@ async def test_the_shipped_network_policy_is_accepted_as_written(api: Client, ns
 
 
 # -- the real process ---------------------------------------------------------------------------------
-
-
-def start_operator(*args: str, log: Path) -> subprocess.Popen[bytes]:
-    """The console script with `args`, output to `log` (the checkout's operator/ must not shadow the
-    standard library's operator module: PYTHONSAFEPATH)."""
-    env = {**os.environ, "PYTHONSAFEPATH": "1"}
-    with log.open("wb") as out:
-        return subprocess.Popen([str(DYNAMO_OPERATOR), *args], stdout=out, stderr=subprocess.STDOUT, env=env)
 
 
 def free_port() -> int:
