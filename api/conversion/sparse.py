@@ -188,7 +188,15 @@ def carry_over(
     converted = forward(source)
     if saved:
         candidate = overlay(converted, saved)
-        if normalize(backward(candidate), schema(source_schema)) == normalize(source, schema(source_schema)):
+        restored = normalize(backward(candidate), schema(source_schema))
+        # True to the live object: the candidate gives the source back, or, when the source holds
+        # fields the target has no place for (a generated DCD's v1alpha1 labels), it shows the source
+        # version exactly what the live fields alone show: the difference only adds what that
+        # version cannot see. A difference recorded before an edit in the source version moves a
+        # field the source sees, and is dropped.
+        if restored == normalize(source, schema(source_schema)) or restored == normalize(
+            backward(converted), schema(source_schema)
+        ):
             converted = candidate
     round_trip = backward(prune(converted, schema(target_schema)))
     return converted, diff(source, round_trip, schema(source_schema))

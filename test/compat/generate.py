@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
-from dynamo_operator.api.conversion import convert
+from dynamo_operator.api.conversion import convert, preserve
 from dynamo_operator.context import Capabilities, settings_from
 from dynamo_operator.flags import build_parser, options_from_args
 from dynamo_operator.internal.consts import (
@@ -176,9 +176,13 @@ def apply_schema_defaults(value: Any, schema: Obj) -> Any:
 
 
 def _stored(obj: Obj, plural: str) -> Obj:
-    """`obj` as the API server would return it: defaulted, in `<ns>`, with a uid to be owned by."""
+    """`obj` as the API server would return it: defaulted, in `<ns>`, with a uid to be owned by.
+    A graph read from a v1beta1 example has its v1beta1 defaults already (`_as_read`): the API server
+    defaults the version it decodes from storage, so the v1alpha1 schema's are not added to it."""
     out: Obj = copy.deepcopy(obj)
-    apply_schema_defaults(out, _crd_schema(plural, str(out.get("apiVersion") or V1ALPHA1)))
+    annotations = (out.get("metadata") or {}).get("annotations") or {}
+    if preserve.DGD_SPEC not in annotations:
+        apply_schema_defaults(out, _crd_schema(plural, str(out.get("apiVersion") or V1ALPHA1)))
     meta = out.setdefault("metadata", {})
     meta["namespace"] = NAMESPACE
     meta["uid"] = f"uid-{out['kind']}-{meta['name']}"
@@ -231,7 +235,9 @@ def _graph(doc: Obj, ctx: GenContext, out: Generated, *, deployed_in: str) -> No
         if obj["kind"] != DCD_KIND:
             continue
         try:
-            children = desired_component_objects(obj, ctx)
+            # What the DCD reconciler reads: the DCD written as v1beta1 (the stored version) and read
+            # back as v1alpha1, its v1beta1-only fields in its reserved annotation.
+            children = desired_component_objects(dict(convert(convert(obj, V1BETA1), V1ALPHA1)), ctx)
         except GenerationError as err:  # MissingAPIError included: the DCD fails, writes nothing
             out.notes.append(f"{DCD_KIND}/{obj['metadata']['name']}: failed: {err}")
             continue

@@ -15,7 +15,7 @@ from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.inputs import ServiceSpec
 from dynamo_operator.internal.dynamo.common.objects import Obj
 from dynamo_operator.internal.dynamo.pod.defaults import component_defaults
-from dynamo_operator.internal.dynamo.pod.merge import env, merge_env
+from dynamo_operator.internal.dynamo.pod.merge import env, merge_env, override
 from dynamo_operator.internal.jsontree import copy_tree
 
 CONTAINER_NAME = "sidecar-frontend"
@@ -65,4 +65,41 @@ def build_frontend_sidecar(
     env_list = merge_env(env_list, sidecar.get("envs") or [])
     infra = [env(k, v) for k, v in sorted(infrastructure_env.items()) if v]
     container["env"] = merge_env(infra, env_list)
+    return container
+
+
+def complete_named_sidecar(
+    user: Mapping[str, Any],
+    *,
+    component_env: Sequence[Mapping[str, Any]],
+    dyn_ns: str,
+    infrastructure_env: Mapping[str, str],
+    parent_mounts: Sequence[Mapping[str, Any]],
+) -> Obj:
+    """v1beta1's form: `frontendSidecar` names a container the user wrote in the pod template, and
+    the operator completes it. The frontend container (`build_frontend_sidecar`) is the base, the
+    user's container goes over it (its env unioned by name, user wins; its other lists replace), and
+    the main container's mounts it lacks by name are added, so the frontend sees the same model
+    files as the engine beside it."""
+    name = str(user.get("name") or "")
+    if not user.get("image"):
+        raise GenerationError(
+            f"frontendSidecar[{name}].image", "required: the operator sets no default image"
+        )
+    base = build_frontend_sidecar(
+        {"image": user["image"], "envs": list(user.get("env") or [])},
+        component_env=component_env,
+        dyn_ns=dyn_ns,
+        infrastructure_env=infrastructure_env,
+    )
+    container = override(base, {k: v for k, v in user.items() if k != "env"})
+    container["name"] = name
+    mounts = [dict(m) for m in container.get("volumeMounts") or []]
+    names = {m.get("name") for m in mounts}
+    for mount in parent_mounts:
+        if mount.get("name") not in names:
+            mounts.append(dict(mount))
+            names.add(mount.get("name"))
+    if mounts:
+        container["volumeMounts"] = mounts
     return container

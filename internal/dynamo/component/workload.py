@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dynamo_operator.internal import consts as c
-from dynamo_operator.internal.dynamo.common import naming
+from dynamo_operator.internal.dynamo.common import naming, remainder
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError
 from dynamo_operator.internal.dynamo.common.hashing import pod_template_hash, stamp_hash
@@ -49,7 +49,11 @@ def component_of(dcd: ComponentDeployment) -> Component:
     if not parent:
         parent = str((spec.get("labels") or {}).get(c.LABEL_GRAPH_DEPLOYMENT_NAME, ""))
     return Component(
-        name=str(meta["name"]), namespace=str(meta.get("namespace") or ""), parent_dgd=parent, spec=spec
+        name=str(meta["name"]),
+        namespace=str(meta.get("namespace") or ""),
+        parent_dgd=parent,
+        spec=spec,
+        beta=remainder.of_dcd(meta),
     )
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dynamo_operator.api.conversion import preserve
 from dynamo_operator.api.v1alpha1.graph import SERVICES_REQUIRED
 from dynamo_operator.internal import consts as c
-from dynamo_operator.internal.dynamo.common import naming
+from dynamo_operator.internal.dynamo.common import naming, remainder
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError, NameCollisionError
 from dynamo_operator.internal.dynamo.common.hashing import stamp_hash
@@ -222,12 +223,15 @@ def desired_dcds(
     for service in services_of(dgd):
         spec = service_to_dcd_spec(dgd, service, ctx, restart_at=restart_at.get(service), worker_hash=wh)
         _no_istio_sidecar_for_epp(spec, services_of(dgd)[service])
+        # The v1beta1-only facts of the component (remainder.py) travel on to the DCD.
+        payload = remainder.dcd_payload(remainder.of_graph_component(dgd.get("metadata"), service))
         dcd = envelope(
             c.API_VERSION,
             c.KIND_DCD,
             names[service],
             ctx.namespace,
             labels=spec["labels"],
+            annotations={preserve.DCD_SPEC: payload} if payload else None,
             owner=dgd,
         )
         dcd["spec"] = spec

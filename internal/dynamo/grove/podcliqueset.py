@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from dynamo_operator.api.conversion import preserve
 from dynamo_operator.api.v1alpha1.graph import BackendFramework
 from dynamo_operator.internal import consts as c
-from dynamo_operator.internal.dynamo.common import naming
+from dynamo_operator.internal.dynamo.common import naming, remainder
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.hashing import stamp_hash
@@ -289,7 +289,11 @@ def grove_services(
             dgd, service, ctx, restart_at=restart_at.get(service), worker_hash=worker_hash or None
         )
         comp = Component(
-            name=naming.dcd_name(dgd_name, service), namespace=ctx.namespace, parent_dgd=dgd_name, spec=spec
+            name=naming.dcd_name(dgd_name, service),
+            namespace=ctx.namespace,
+            parent_dgd=dgd_name,
+            spec=spec,
+            beta=remainder.of_graph_component(dgd.get("metadata"), service),
         )
         out.append(
             GroveService(

@@ -13,6 +13,7 @@ from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.inputs import DcdSpec, ServiceSpec, editable_copy
+from dynamo_operator.internal.dynamo.common.remainder import NONE, Remainder
 from dynamo_operator.internal.dynamo.component.backends import (
     Addressing,
     MultinodeInfo,
@@ -30,6 +31,7 @@ from dynamo_operator.internal.dynamo.component.frontend_sidecar import (
 )
 from dynamo_operator.internal.dynamo.component.frontend_sidecar import (
     build_frontend_sidecar,
+    complete_named_sidecar,
     frontend_sidecar_spec,
 )
 from dynamo_operator.internal.dynamo.component.gpu_memory_service import (
@@ -80,6 +82,8 @@ class Component:
     namespace: str
     parent_dgd: str
     spec: DcdSpec
+    # What its v1beta1 form says that `spec` cannot (common/remainder.py).
+    beta: Remainder = NONE
 
     @property
     def component_type(self) -> str:
@@ -369,6 +373,8 @@ def build_main_container(
         pvc_mounts = _epp_volumes(comp)[1] + pvc_mounts
     if pvc_mounts:
         container["volumeMounts"] = _union_by_name(pvc_mounts, list(container.get("volumeMounts") or []))
+    if container.get("volumeMounts"):
+        container["volumeMounts"] = comp.beta.with_mount_details(container["volumeMounts"])
     container["env"] = env_list
     # 9. backend rewrites for multinode roles
     extras = PodExtras()
@@ -401,6 +407,7 @@ def build_pod_template(
     """
     spec = comp.spec
     container, extras = build_main_container(comp, ctx, role=role, addressing=addressing)
+    main_mounts = copy_tree(container.get("volumeMounts") or [])  # before shared memory joins them
     if not container.get("image"):
         raise GenerationError(
             "extraPodSpec.mainContainer.image", "required: the operator sets no default image"
@@ -424,7 +431,7 @@ def build_pod_template(
     pulls = image_pull_secrets(list(user_pull_secrets), container.get("image"), comp, ctx)
     if pulls:
         pod["imagePullSecrets"] = pulls
-    _apply_addons(pod, comp, ctx, backend=backend)
+    _apply_addons(pod, comp, ctx, backend=backend, main_mounts=main_mounts)
     return {"metadata": {"labels": pod_labels(comp, ctx), "annotations": pod_annotations(comp)}, "spec": pod}
 
 
@@ -497,22 +504,44 @@ def claim_template_of(comp: Component) -> str:
     return claim_template_name(comp.parent_dgd or comp.name, comp.service_name)
 
 
-def _apply_addons(pod: dict[str, Any], comp: Component, ctx: GenContext, *, backend: str) -> None:
+def _apply_addons(
+    pod: dict[str, Any],
+    comp: Component,
+    ctx: GenContext,
+    *,
+    backend: str,
+    main_mounts: Sequence[Mapping[str, Any]] = (),
+) -> None:
     """frontendSidecar, gpuMemoryService, failover, in that order (upstream's): the sidecar joins the
-    pod before failover clones `containers[0]`, which GMS has already rewritten."""
+    pod before failover clones `containers[0]`, which GMS has already rewritten. `main_mounts`: the
+    main container's mounts before shared memory, which a v1beta1-named sidecar shares."""
     spec = comp.spec
     sidecar = frontend_sidecar_spec(spec)
-    if sidecar is not None:
+    named = comp.beta.frontend_sidecar
+    if sidecar is not None or named is not None:
         # The env a frontend service of this graph would get (no worker suffix: it is no worker).
         as_frontend = dataclasses.replace(comp, spec={**spec, "componentType": c.COMPONENT_FRONTEND})
         dyn_ns = dynamo_namespace_of(comp)
-        container = build_frontend_sidecar(
-            sidecar,
-            component_env=_base_env(as_frontend, ctx, dyn_ns, container_name=CONTAINER_NAME_SIDECAR),
-            dyn_ns=dyn_ns,
-            infrastructure_env=ctx.infrastructure_env,
-        )
-        pod["containers"] = [*pod["containers"], container]
+        component_env = _base_env(as_frontend, ctx, dyn_ns, container_name=named or CONTAINER_NAME_SIDECAR)
+        if sidecar is not None:
+            container = build_frontend_sidecar(
+                sidecar, component_env=component_env, dyn_ns=dyn_ns, infrastructure_env=ctx.infrastructure_env
+            )
+            pod["containers"] = [*pod["containers"], container]
+        else:
+            at = next((i for i, x in enumerate(pod["containers"]) if x.get("name") == named), None)
+            if at is None:
+                raise GenerationError(
+                    "frontendSidecar", f"names the container {named!r}, which the pod template does not have"
+                )
+            container = complete_named_sidecar(
+                pod["containers"][at],
+                component_env=component_env,
+                dyn_ns=dyn_ns,
+                infrastructure_env=ctx.infrastructure_env,
+                parent_mounts=main_mounts,
+            )
+            pod["containers"][at] = container
         pulls = image_pull_secrets(list(pod.get("imagePullSecrets") or []), container["image"], comp, ctx)
         if pulls:
             pod["imagePullSecrets"] = pulls
