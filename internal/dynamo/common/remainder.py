@@ -5,13 +5,14 @@ v1beta1, the stored version, and converts each once as it arrives; what v1alpha1
 conversion keeps in the object's reserved annotation (`nvidia.com/dgd-spec` on a graph,
 `nvidia.com/dcd-spec` on a DCD) as a sparse v1beta1 spec, upstream's encoding (api/conversion/preserve.py).
 
-Two of those facts change the pods, so generation reads them back from there:
+Three of those facts change what is generated, so generation reads them back from there:
 
 - a volume mount's `readOnly`, `subPath`, `subPathExpr`, `mountPropagation` and `recursiveReadOnly`
   (v1alpha1's flat `volumeMounts` hold a name and a path only). Without them a ConfigMap key mounted
   as a file with `subPath` becomes a directory at that path;
 - `frontendSidecar`, which in v1beta1 names a container of the pod template for the operator to
-  complete with the frontend's defaults (v1alpha1's field is a different thing, a container spec).
+  complete with the frontend's defaults (v1alpha1's field is a different thing, a container spec);
+- `experimental.grove.forceScalingGroup`, which makes a single-node component a Grove scaling group.
 
 A generated DCD carries its graph component's remainder in its own `nvidia.com/dcd-spec`
 (`dcd_payload`), so the stored v1beta1 DCD holds these fields where upstream's does, and its
@@ -43,6 +44,8 @@ class Remainder:
     mount_details: Mapping[MountKey, k8s.VolumeMount] = field(default_factory=dict)
     # The pod template container v1beta1's `frontendSidecar` names.
     frontend_sidecar: str | None = None
+    # `experimental.grove.forceScalingGroup`: run as a Grove scaling group although single-node.
+    force_scaling_group: bool = False
     # The sparse v1beta1 component it was read from, for a generated DCD to carry on.
     sparse: Mapping[str, Any] = field(default_factory=dict)
 
@@ -79,12 +82,14 @@ def _of_component(component: Mapping[str, Any]) -> Remainder:
             if isinstance(mount, Mapping) and any(key in mount for key in MOUNT_DETAILS):
                 details[(str(mount.get("name")), str(mount.get("mountPath")))] = mount
     sidecar = view.get("frontendSidecar")
+    grove = (view.get("experimental") or {}).get("grove") or {}
     sparse = {k: v for k, v in component.items() if k != "name"}
-    if not details and not isinstance(sidecar, str) and not sparse:
+    if not sparse:
         return NONE
     return Remainder(
         mount_details=details,
         frontend_sidecar=sidecar if isinstance(sidecar, str) and sidecar else None,
+        force_scaling_group=isinstance(grove, Mapping) and grove.get("forceScalingGroup") is True,
         sparse=sparse,
     )
 
@@ -94,15 +99,21 @@ def _annotation(meta: Mapping[str, Any] | None, key: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-def of_graph_component(graph_meta: Mapping[str, Any] | None, service: str) -> Remainder:
-    """The remainder of the graph's component `service` (its `nvidia.com/dgd-spec` entry)."""
+def of_graph(graph_meta: Mapping[str, Any] | None) -> dict[str, Remainder]:
+    """The remainder of each of the graph's components that has one, by name (its
+    `nvidia.com/dgd-spec` entries)."""
     spec = preserve.decode_spec(_annotation(graph_meta, preserve.DGD_SPEC), preserve.DGD_SPEC)
-    if spec is None:
-        return NONE
-    for component in spec.get("components") or ():
-        if isinstance(component, Mapping) and component.get("name") == service:
-            return _of_component(component)
-    return NONE
+    components = (spec or {}).get("components")
+    out: dict[str, Remainder] = {}
+    for component in components if isinstance(components, list) else ():
+        if isinstance(component, Mapping) and isinstance(component.get("name"), str):
+            out[component["name"]] = _of_component(component)
+    return out
+
+
+def of_graph_component(graph_meta: Mapping[str, Any] | None, service: str) -> Remainder:
+    """The remainder of the graph's component `service`."""
+    return of_graph(graph_meta).get(service, NONE)
 
 
 def of_dcd(dcd_meta: Mapping[str, Any] | None) -> Remainder:

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from dynamo_operator.api.conversion import preserve
 from dynamo_operator.api.v1alpha1.graph import BackendFramework
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming, remainder
@@ -149,21 +148,10 @@ def _name_budget(service: str, *, multinode: bool, forced: bool = False) -> int:
 
 def forced_scaling_groups(dgd: Graph) -> frozenset[str]:
     """The services whose v1beta1 component asks to run as a scaling group although single-node
-    (`experimental.grove.forceScalingGroup: true`). v1alpha1 has no place for it: the operator's
-    view keeps it in the graph's spec payload (`nvidia.com/dgd-spec`, api/conversion/preserve.py,
-    parsed within its size and depth bounds)."""
-    annotations = (dgd.get("metadata") or {}).get("annotations") or {}
-    raw = annotations.get(preserve.DGD_SPEC)
-    payload = (preserve.decode_spec(raw, preserve.DGD_SPEC) if isinstance(raw, str) else None) or {}
-    components = payload.get("components")
-    out = set()
-    for component in components if isinstance(components, list) else ():
-        if not isinstance(component, Mapping) or not isinstance(component.get("name"), str):
-            continue
-        grove = (component.get("experimental") or {}).get("grove") or {}
-        if isinstance(grove, Mapping) and grove.get("forceScalingGroup") is True:
-            out.add(component["name"])
-    return frozenset(out)
+    (`experimental.grove.forceScalingGroup: true`; v1alpha1 has no place for it: remainder.py)."""
+    return frozenset(
+        name for name, rest in remainder.of_graph(dgd.get("metadata")).items() if rest.force_scaling_group
+    )
 
 
 # Upstream never shortens a set below this: a service too long even then is refused.
@@ -283,6 +271,7 @@ def grove_services(
     restart_at = restart_at or {}
     set_name = pod_clique_set_name(dgd)
     forced = forced_scaling_groups(dgd)
+    remainders = remainder.of_graph(dgd.get("metadata"))
     out: list[GroveService] = []
     for service in services_of(dgd):
         spec = service_to_dcd_spec(
@@ -293,7 +282,7 @@ def grove_services(
             namespace=ctx.namespace,
             parent_dgd=dgd_name,
             spec=spec,
-            beta=remainder.of_graph_component(dgd.get("metadata"), service),
+            beta=remainders.get(service, remainder.NONE),
         )
         out.append(
             GroveService(
