@@ -4,6 +4,8 @@ Generation reads the v1alpha1 form: the client converts each stored v1beta1 obje
 arrives (internal/stored_version.py), and the reconciler casts it to its view once, as it reads it
 (`graph_view`, `component_view`). From there mypy checks every key generation reads against the API
 models the CRDs are made from: a misspelt or retired field is a type error, not a silent default.
+What only the v1beta1 form can say (a mount's readOnly, a named frontend sidecar) is read back from
+the conversion's reserved annotation by `remainder.py`.
 """
 
 from __future__ import annotations
