@@ -86,16 +86,27 @@ def diff(
     return out
 
 
-def overlay(base: Mapping[str, Any], sparse: Mapping[str, Any]) -> Json:
-    """`base` with a sparse difference applied (a fresh object; neither input is changed)."""
+def overlay(base: Mapping[str, Any], sparse: Mapping[str, Any], *, empty_is_unset: bool = False) -> Json:
+    """`base` with a sparse difference applied (a fresh object; neither input is changed).
+
+    An empty object in the difference replaces what `base` holds there, as `diff` means it. With
+    `empty_is_unset` it leaves a non-empty object alone instead: upstream's operator, written in Go,
+    records a struct it did not change as `{}` (a container's `"resources": {}`), which means "no
+    difference here", not "make it empty"."""
     out: Json = copy_tree(dict(base))
     for key, value in sparse.items():
+        current = out.get(key)
         if value is None:
             out.pop(key, None)
-        elif isinstance(value, dict) and isinstance(out.get(key), dict) and value:
-            out[key] = overlay(out[key], value)
-        elif key in KEYED_LISTS and _names(value) is not None and _names(value) == _names(out.get(key)):
-            out[key] = [overlay(base_item, item) for base_item, item in zip(out[key], value, strict=True)]
+        elif isinstance(value, dict) and isinstance(current, dict) and value:
+            out[key] = overlay(current, value, empty_is_unset=empty_is_unset)
+        elif empty_is_unset and value == {} and isinstance(current, dict) and current:
+            continue
+        elif key in KEYED_LISTS and _names(value) is not None and _names(value) == _names(current):
+            out[key] = [
+                overlay(base_item, item, empty_is_unset=empty_is_unset)
+                for base_item, item in zip(current, value, strict=True)
+            ]
         else:
             out[key] = copy_tree(value)
     return out
@@ -187,16 +198,18 @@ def carry_over(
     """
     converted = forward(source)
     if saved:
-        candidate = overlay(converted, saved)
-        restored = normalize(backward(candidate), schema(source_schema))
         # True to the live object: the candidate gives the source back, or, when the source holds
         # fields the target has no place for (a generated DCD's v1alpha1 labels), it shows the source
         # version exactly what the live fields alone show: the difference only adds what that
         # version cannot see. A difference recorded before an edit in the source version moves a
-        # field the source sees, and is dropped.
-        if restored == normalize(source, schema(source_schema)) or restored == normalize(
-            backward(converted), schema(source_schema)
-        ):
-            converted = candidate
+        # field the source sees, and is dropped. Read as upstream writes it (`empty_is_unset`) when
+        # read as ours fails.
+        source_schema_ = schema(source_schema)
+        wanted = (normalize(source, source_schema_), normalize(backward(converted), source_schema_))
+        for lenient in (False, True):
+            candidate = overlay(converted, saved, empty_is_unset=lenient)
+            if normalize(backward(candidate), source_schema_) in wanted:
+                converted = candidate
+                break
     round_trip = backward(prune(converted, schema(target_schema)))
     return converted, diff(source, round_trip, schema(source_schema))

@@ -34,12 +34,11 @@ SETS = {
     "v1alpha1-input": ("golden-v1alpha1-input-conversion", "examples-v1alpha1-applied"),
 }
 # Graphs whose hash differs only because our v1alpha1 -> v1beta1 conversion (api/conversion) does not
-# give back what upstream's does: a volumeMount's readOnly/subPath kept in `nvidia.com/dgd-spec` is
-# not restored, nor an ephemeral-storage request beside DRA claims. The hash itself is right for them
-# when fed upstream's own v1beta1 DCDs; test_known_conversion_losses_are_current keeps this list honest.
+# give back what upstream's does: an ephemeral-storage request beside DRA claims. The hash itself is
+# right for them when fed upstream's own v1beta1 DCDs; test_known_conversion_losses_are_current keeps
+# this list honest. (A volumeMount's readOnly/subPath in upstream's `nvidia.com/dgd-spec`, with its
+# Go zero-valued `"resources": {}`, is restored since sparse.overlay's `empty_is_unset`.)
 KNOWN_CONVERSION_LOSSES = {
-    ("v1beta1-input", "backends_trtllm_agg-with-config"),
-    ("v1beta1-input", "backends_trtllm_disagg-multinode"),
     ("v1alpha1-input", "backends_vllm_agg_xpu_dra"),
     ("v1alpha1-input", "backends_vllm_disagg_xpu_dra"),
 }
@@ -171,3 +170,55 @@ def test_an_empty_pod_template_is_written_as_go_writes_it() -> None:
     creationTimestamp is omitzero."""
     encoded = gojson.encode({}, {"struct": "core/v1.PodTemplateSpec"}, structs())
     assert encoded == '{"metadata":{},"spec":{"containers":null}}'
+
+
+def _counting_hash_input(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from dynamo_operator.internal.dynamo.rollout import workerhash_v2
+
+    calls: list[str] = []
+    real = workerhash_v2.hash_input
+
+    def counted(graph: Any, namespace: str) -> str:
+        calls.append(namespace)
+        return real(graph, namespace)
+
+    monkeypatch.setattr(workerhash_v2, "hash_input", counted)
+    monkeypatch.setattr(workerhash_v2, "_MEMO", type(workerhash_v2._MEMO)())
+    return calls
+
+
+def test_an_unchanged_graph_is_hashed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _counting_hash_input(monkeypatch)
+    _, namespace, graph = _graphs("v1beta1-input")[0]
+    first = worker_hash_v2(graph, namespace)
+    assert worker_hash_v2(json.loads(json.dumps(graph)), namespace) == first
+    assert len(calls) == 1
+
+
+def test_a_changed_spec_name_annotation_or_namespace_is_hashed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _counting_hash_input(monkeypatch)
+    _, namespace, graph = _graphs("v1beta1-input")[0]
+    worker_hash_v2(graph, namespace)
+    edits = []
+    for edit in ("spec", "name", "annotation"):
+        changed = json.loads(json.dumps(graph))
+        if edit == "spec":
+            changed["spec"]["envs"] = [{"name": "X", "value": "1"}]
+        elif edit == "name":
+            changed["metadata"]["name"] += "-b"
+        else:
+            changed["metadata"]["annotations"]["nvidia.com/enable-metrics"] = "false"
+        edits.append(changed)
+    for changed in edits:
+        worker_hash_v2(changed, namespace)
+    worker_hash_v2(graph, namespace + "b")
+    assert len(calls) == 5
+
+
+def test_a_graph_that_cannot_be_hashed_fails_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _counting_hash_input(monkeypatch)
+    broken = {"metadata": {"name": "g"}, "spec": {"services": {"w": "not an object"}}}
+    for _ in range(2):
+        with pytest.raises(GenerationError):
+            worker_hash_v2(broken, "ns")
+    assert len(calls) == 2
