@@ -102,7 +102,12 @@ def overlay(base: Mapping[str, Any], sparse: Mapping[str, Any], *, empty_is_unse
             out[key] = overlay(current, value, empty_is_unset=empty_is_unset)
         elif empty_is_unset and value == {} and isinstance(current, dict) and current:
             continue
-        elif key in KEYED_LISTS and _names(value) is not None and _names(value) == _names(current):
+        elif (
+            key in KEYED_LISTS
+            and isinstance(current, list)
+            and _names(value) is not None
+            and _names(value) == _names(current)
+        ):
             out[key] = [
                 overlay(base_item, item, empty_is_unset=empty_is_unset)
                 for base_item, item in zip(current, value, strict=True)
