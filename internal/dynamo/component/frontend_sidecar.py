@@ -40,6 +40,22 @@ def check_container_names(spec: ServiceSpec, field: str) -> None:
             )
 
 
+def check_named_sidecar(spec: ServiceSpec, name: str | None, field: str) -> None:
+    """v1beta1's `frontendSidecar` names a container of the pod template that has an image (the
+    schema cannot follow a name into the container list; refused here before anything is written)."""
+    if name is None:
+        return
+    containers = [
+        c for c in (spec.get("extraPodSpec") or {}).get("containers") or [] if c.get("name") == name
+    ]
+    if not containers:
+        raise GenerationError(
+            f"{field}frontendSidecar", f"names the container {name!r}, which the pod template does not have"
+        )
+    if not containers[0].get("image"):
+        raise GenerationError(f"{field}frontendSidecar", f"the container {name!r} has no image")
+
+
 def build_frontend_sidecar(
     sidecar: Mapping[str, Any],
     *,

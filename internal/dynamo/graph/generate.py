@@ -26,7 +26,10 @@ from dynamo_operator.internal.dynamo.common.not_implemented import check_graph a
 from dynamo_operator.internal.dynamo.common.objects import Obj, envelope
 from dynamo_operator.internal.dynamo.component.backends import detect_backend
 from dynamo_operator.internal.dynamo.component.failover import failover_enabled
-from dynamo_operator.internal.dynamo.component.frontend_sidecar import check_container_names
+from dynamo_operator.internal.dynamo.component.frontend_sidecar import (
+    check_container_names,
+    check_named_sidecar,
+)
 from dynamo_operator.internal.dynamo.component.gpu_memory_service import (
     check_gpu_count,
     gms_enabled,
@@ -391,6 +394,7 @@ def validate_graph(dgd: Graph, ctx: GenContext, *, worker_hash: str | None = Non
     if problems:
         raise GenerationError(problems[0].split(":", 1)[0], problems[0].split(": ", 1)[1])
     pvc_names = {p.get("name") for p in dgd["spec"].get("pvcs") or []}
+    remainders = remainder.of_graph(meta)
     for svc, spec in services.items():
         # A mount names a graph PVC or a volume of the service's own pod: v1beta1 graphs declare
         # their PVC volumes in the pod template, which the v1alpha1 view keeps in extraPodSpec.volumes.
@@ -407,6 +411,9 @@ def validate_graph(dgd: Graph, ctx: GenContext, *, worker_hash: str | None = Non
             raise GenerationError(f"spec.services.{svc}.multinode.nodeCount", "must be at least 2")
         check_gpu_count(spec, f"spec.services.{svc}.")
         check_container_names(spec, f"spec.services.{svc}.")
+        check_named_sidecar(
+            spec, remainders.get(svc, remainder.NONE).frontend_sidecar, f"spec.services.{svc}."
+        )
         mode = (meta.get("annotations") or {}).get(c.ANNOTATION_KUBE_DISCOVERY_MODE)
         if failover_enabled(spec) and mode != c.KUBE_DISCOVERY_MODE_CONTAINER:
             # CEL cannot read annotations, so this rule of upstream's webhook is checked here.

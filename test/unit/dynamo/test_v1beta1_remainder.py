@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert, preserve
-from dynamo_operator.internal.dynamo import desired_component_objects, desired_dcds
+from dynamo_operator.internal.dynamo import desired_component_objects, desired_dcds, validate_graph
 from dynamo_operator.internal.dynamo.common import remainder
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.grove.podcliqueset import desired_pod_clique_set
@@ -220,3 +220,17 @@ def test_a_stale_payload_does_not_undo_an_edit_in_the_other_version() -> None:
     stored = dict(convert(dcd, V1BETA1))
     main = container(stored["spec"]["podTemplate"]["spec"], "main")
     assert [m["mountPath"] for m in main["volumeMounts"]] == ["/elsewhere"]
+
+
+@pytest.mark.parametrize(
+    ("container", "says"),
+    [(None, "does not have"), ({"name": "sidecar-frontend"}, "no image")],
+    ids=["no-such-container", "no-image"],
+)
+def test_the_graph_is_refused_before_anything_is_written_for_a_bad_named_sidecar(
+    container: Obj | None, says: str
+) -> None:
+    graph = with_sidecar(beta_graph(), container or {"name": "other", "image": SIDECAR_IMAGE})
+    with pytest.raises(GenerationError, match=says) as caught:
+        validate_graph(as_read(graph), CTX)
+    assert caught.value.field == "spec.services.decode.frontendSidecar"
