@@ -8,6 +8,7 @@ from typing import Any
 
 from dynamo_operator.api.conversion import preserve
 from dynamo_operator.api.v1alpha1.graph import SERVICES_REQUIRED
+from dynamo_operator.api.views.v1alpha1 import ExtraPodMetadata
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming, remainder
 from dynamo_operator.internal.dynamo.common.context import GenContext
@@ -158,6 +159,29 @@ def _no_istio_sidecar_for_epp(spec: DcdSpec, own: ServiceSpec) -> None:
     spec["annotations"] = {**(spec.get("annotations") or {}), ISTIO_SIDECAR_INJECT: "false"}
 
 
+# What upstream's generator (2a6da14c) writes into a generated DCD's pod template metadata, besides
+# the DCD's labels: here the same keys go to `extraPodMetadata`, which the stored v1beta1 DCD holds
+# as `spec.podTemplate.metadata`. Each is on the pods already (the labels and Istio's opt-out through
+# the component's labels and annotations) or kept off them (the origin version, pod_annotations), so
+# no pod changes.
+_POD_TEMPLATE_LABELS = (c.LABEL_WORKER_HASH, LABEL_COMPONENT_CLASS)
+_POD_TEMPLATE_ANNOTATIONS = (c.ANNOTATION_ORIGIN_VERSION, ISTIO_SIDECAR_INJECT)
+
+
+def _pod_template_metadata_as_upstream(spec: DcdSpec) -> None:
+    labels = {k: v for k, v in (spec.get("labels") or {}).items() if k in _POD_TEMPLATE_LABELS}
+    annotations = {k: v for k, v in (spec.get("annotations") or {}).items() if k in _POD_TEMPLATE_ANNOTATIONS}
+    if not labels and not annotations:
+        return
+    meta = spec.get("extraPodMetadata") or {}
+    merged: ExtraPodMetadata = dict(meta)  # type: ignore[assignment]
+    if labels:
+        merged["labels"] = {**labels, **(meta.get("labels") or {})}
+    if annotations:
+        merged["annotations"] = {**annotations, **(meta.get("annotations") or {})}
+    spec["extraPodMetadata"] = merged
+
+
 def generated_backend_framework(dgd: Graph) -> str:
     """The backend every DCD of the graph is written with (upstream 2a6da14c stamps it on each, the
     frontend's too): the graph's own, else the one its workers' command lines run; "" when none
@@ -226,6 +250,7 @@ def desired_dcds(
     for service in services_of(dgd):
         spec = service_to_dcd_spec(dgd, service, ctx, restart_at=restart_at.get(service), worker_hash=wh)
         _no_istio_sidecar_for_epp(spec, services_of(dgd)[service])
+        _pod_template_metadata_as_upstream(spec)
         # The v1beta1-only facts of the component (remainder.py) travel on to the DCD.
         payload = remainder.dcd_payload(remainder.of_graph_component(dgd.get("metadata"), service))
         dcd = envelope(

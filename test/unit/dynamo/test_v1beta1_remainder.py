@@ -234,3 +234,25 @@ def test_the_graph_is_refused_before_anything_is_written_for_a_bad_named_sidecar
     with pytest.raises(GenerationError, match=says) as caught:
         validate_graph(as_read(graph), CTX)
     assert caught.value.field == "spec.services.decode.frontendSidecar"
+
+
+def test_the_stored_dcd_holds_the_pod_template_metadata_upstream_writes() -> None:
+    graph = beta_graph()
+    graph["metadata"]["annotations"] = {"nvidia.com/dynamo-operator-origin-version": "1.5.0"}
+    stored = stored_dcd(graph)
+    metadata = stored["spec"]["podTemplate"]["metadata"]
+    assert (
+        metadata["labels"]["nvidia.com/dynamo-worker-hash"]
+        == stored["metadata"]["labels"]["nvidia.com/dynamo-worker-hash"]
+    )
+    assert metadata["annotations"]["nvidia.com/dynamo-operator-origin-version"] == "1.5.0"
+
+
+def test_the_origin_version_in_the_pod_template_metadata_stays_off_the_pods() -> None:
+    graph = beta_graph()
+    graph["metadata"]["annotations"] = {"nvidia.com/dynamo-operator-origin-version": "1.5.0"}
+    objs = desired_component_objects(as_read(stored_dcd(graph)), CTX)
+    [deployment] = [o for o in objs if o["kind"] == "Deployment"]
+    template = deployment["spec"]["template"]["metadata"]
+    assert "nvidia.com/dynamo-operator-origin-version" not in (template.get("annotations") or {})
+    assert template["labels"]["nvidia.com/dynamo-worker-hash"]
