@@ -47,6 +47,7 @@ from typing import Any, Protocol
 
 import structlog
 from dynamo_operator.api.conversion import V1BETA1
+from dynamo_operator.api.v1beta1.request import ProfilingPhase
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply import ChildClient, StatusWriter
 from dynamo_operator.internal.apply.interface import WireForms
@@ -65,6 +66,7 @@ from dynamo_operator.internal.dynamo.dgdr import (
     names,
     output,
     profiler_config,
+    progress,
     rbac,
     stored,
 )
@@ -83,6 +85,7 @@ from dynamo_operator.internal.dynamo.dgdr.machine import (
     Observation,
     OutputMissing,
     OutputRefused,
+    ProfilerReport,
     ProfilingFailed,
     ProfilingRunning,
     ReferencesMissing,
@@ -196,6 +199,7 @@ class DynamoGraphDeploymentRequestReconciler:
         cache: RequestReader,
         recorder: Recorder,
         pods: Informer,
+        outputs: Informer | None = None,
         namespace_restricted: bool = False,
         profiling_cluster_role: str | None = None,
         clock: Clock | None = None,
@@ -203,6 +207,9 @@ class DynamoGraphDeploymentRequestReconciler:
         self._client, self._cache, self._recorder = client, cache, recorder
         # The label-scoped informer of profiling pods (metadata and status), read directly.
         self._pods = pods
+        # The label-scoped, metadata-only informer of output ConfigMaps: whether one exists, so that
+        # its data (the profiler's report) is read live only then. None: always read live.
+        self._outputs = outputs
         self._restricted = namespace_restricted
         self._cluster_role = profiling_cluster_role
         self._clock: Clock = clock or RealClock()
@@ -300,7 +307,8 @@ class DynamoGraphDeploymentRequestReconciler:
         if live is not dgdr.raw:
             # Stored as v1beta1: written as the v1beta1 status itself, so that the v1beta1-only
             # fields of this step land and those the machine leaves alone stay (stored.py).
-            new = stored.beta_status(live.get("status") or {}, new, step.beta)
+            beta = {**stored.hub_fields(t), **step.beta}
+            new = stored.beta_status(live.get("status") or {}, new, beta)
         written = await self._status.commit(live, new)
         if written is None:
             return dgdr.raw
@@ -411,17 +419,45 @@ class DynamoGraphDeploymentRequestReconciler:
     async def _check_profiling(self, dgdr: RequestView) -> Step:
         namespace, name = dgdr.namespace, dgdr.name
         profiling_job = await self._get(JOB, namespace, names.job_name(name))
+        current = self._profiling_phase(dgdr)
         if profiling_job is None:
-            return Step(
-                advance(State.PROFILING, ProfilingFailed(f"profiling job {names.job_name(name)} not found"))
-            )
+            missing = f"profiling job {names.job_name(name)} not found"
+            return Step(advance(State.PROFILING, ProfilingFailed(missing, current)))
         outcome = job.job_outcome(profiling_job)
+        if outcome.phase is job.JobPhase.SUCCEEDED:
+            return await self._read_results(dgdr, profiling_job)
+        # Running or failed: the profiler's last reported step is news, or where the run died.
+        report = await self._profiler_report(dgdr)
         if outcome.phase is job.JobPhase.RUNNING:
-            return Step(advance(State.PROFILING, ProfilingRunning()))
-        if outcome.phase is job.JobPhase.FAILED:
-            detail = job.pod_failure_detail(await self._job_pods(namespace, names.job_name(name)))
-            return Step(advance(State.PROFILING, ProfilingFailed(job.failure_message(outcome, detail))))
-        return await self._read_results(dgdr, profiling_job)
+            return Step(advance(State.PROFILING, ProfilingRunning(report, current)))
+        detail = job.pod_failure_detail(await self._job_pods(namespace, names.job_name(name)))
+        failed = ProfilingFailed(job.failure_message(outcome, detail), report.phase if report else current)
+        return Step(advance(State.PROFILING, failed))
+
+    def _profiling_phase(self, dgdr: RequestView) -> ProfilingPhase | None:
+        """`status.profilingPhase` as stored (a v1beta1 field: read from the stored form)."""
+        raw = (self._stored_form(dgdr.raw).get("status") or {}).get(stored.PROFILING_PHASE)
+        try:
+            return ProfilingPhase(raw) if isinstance(raw, str) and raw else None
+        except ValueError:
+            return None
+
+    async def _profiler_report(self, dgdr: RequestView) -> ProfilerReport | None:
+        """The step the profiler's sidecar last relayed into the output ConfigMap, read live (the
+        output informer keeps metadata only); None before it wrote one. An unknown step is logged
+        and read as no report: it is the profiler's word, never a reason to fail or retry."""
+        cm_name = names.output_config_map_name(dgdr.name)
+        if self._outputs is not None and self._outputs.store.get(f"{dgdr.namespace}/{cm_name}") is None:
+            return None
+        try:
+            cm = await self._client.get(CONFIG_MAP, cm_name, namespace=dgdr.namespace)
+        except errors.NotFound:
+            return None
+        try:
+            return progress.read_report(cm)
+        except progress.UnknownStep as err:
+            log.info("ignoring the profiler's report", dgdr=object_key(dgdr.raw), error=str(err))
+            return None
 
     async def _job_pods(self, namespace: str, job_name: str) -> list[Obj]:
         def mine(pod: Obj) -> bool:
@@ -549,7 +585,7 @@ class DynamoGraphDeploymentRequestReconciler:
             return Step(advance(state, DeploymentMissing(name)), {"deployment": tracked})
         dgd_state = str((dgd.get("status") or {}).get("state") or "")
         tracked["state"] = dgd_state
-        obs: Observation = DeploymentObserved(name, dgd_state)
+        obs: Observation = DeploymentObserved(name, dgd_state, deployment.deployment_info(dgd))
         return Step(advance(state, obs), {"deployment": tracked})
 
 
@@ -601,6 +637,7 @@ def build(mgr: Manager, settings: Settings) -> Built[DynamoGraphDeploymentReques
         cache=mgr.cache,
         recorder=mgr.event_recorder(CONTROLLER_NAME),
         pods=b.informer(POD, PROFILING_PODS),
+        outputs=b.informer(CONFIG_MAP, OUTPUTS),
         namespace_restricted=settings.namespace is not None,
         profiling_cluster_role=settings.profiling_cluster_role or None,
     )

@@ -14,6 +14,7 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from dynamo_operator.internal.dynamo.dgdr.machine import DeploymentInfo
 from dynamo_operator.internal.dynamo.dgdr.output import is_config_map, tracking_labels
 
 # Component types that run the inference engine, i.e. what `workersImage` replaces.
@@ -98,3 +99,26 @@ def deployment_from_profile(dgdr: Mapping[str, Any], generated: Mapping[str, Any
         "metadata": out_meta,
         "spec": spec,
     }
+
+
+def deployment_info(dgd: Mapping[str, Any]) -> DeploymentInfo:
+    """The graph's replicas as `status.deploymentInfo` sums them: wanted and available over every
+    service of its status (read in v1alpha1, where v1beta1's `components` are `services`); a count
+    the status does not give counts as none."""
+    services = (dgd.get("status") or {}).get("services")
+    replicas = available = 0
+    if isinstance(services, Mapping):
+        for service in services.values():
+            if not isinstance(service, Mapping):
+                continue
+            replicas += _count(service.get("replicas"))
+            available += _count(service.get("availableReplicas"))
+    # The fields are int32: a sum past it (never a real graph's) is written as the largest one.
+    return DeploymentInfo(replicas=min(replicas, _INT32_MAX), available_replicas=min(available, _INT32_MAX))
+
+
+_INT32_MAX = 2**31 - 1
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

@@ -9,35 +9,60 @@ from typing import Any
 
 from dynamo_operator.internal.dynamo.dgdr import names, profiler_config
 
-# The sidecar waits for the profiler container to end, then publishes the result files as the output
-# ConfigMap. A profiler that exits without a "success" status file fails the pod, hence the Job.
+# The sidecar relays the profiler's progress while it runs: each new `phase:` (with its `message:`)
+# of the status file goes into the output ConfigMap's `phase` and `message` keys, which the operator
+# turns into status.profilingPhase (progress.py), as upstream's sidecar does. Once the profiler
+# container ended it publishes the result files into the same ConfigMap, the last step kept beside
+# them. A profiler that exits without a "success" status file fails the pod, hence the Job.
+# `--from-literal` carries the profiler's words as data, never as YAML the shell put together.
 _COPIER_SCRIPT = r"""set -eu
 out=/data
+status_file="$out/profiler_status.yaml"
+publish() {
+  kubectl create configmap "$OUTPUT_CONFIG_MAP" -n "$DGDR_NAMESPACE" "$@" --dry-run=client -o yaml \
+    | kubectl label --local -f - -o yaml \
+        "dgdr.nvidia.com/name=$DGDR_NAME" "nvidia.com/managed-by=dynamo-operator" \
+    | kubectl apply -f -
+}
+status_line() {
+  sed -n "s/^$1:[[:space:]]*//p" "$status_file" 2>/dev/null | tr -d "\"'" | head -n1
+}
+last_phase=""
+relay() {
+  [ -f "$status_file" ] || return 0
+  phase=$(status_line phase)
+  if [ -z "$phase" ] || [ "$phase" = "$last_phase" ]; then return 0; fi
+  echo "output-copier: profiler step $phase"
+  if publish --from-literal=phase="$phase" --from-literal=message="$(status_line message)"; then
+    last_phase=$phase
+  else
+    echo "output-copier: could not relay the step; will try again"
+  fi
+}
 echo "output-copier: waiting for the profiler container to terminate"
 waited=0
 until kubectl get pod "$HOSTNAME" -n "$DGDR_NAMESPACE" \
     -o jsonpath='{.status.containerStatuses[?(@.name=="profiler")].state.terminated.exitCode}' \
     | grep -q '[0-9]'; do
+  relay
   sleep 5; waited=$((waited + 5))
   if [ $((waited % 300)) -eq 0 ]; then echo "output-copier: still waiting after ${waited}s"; fi
 done
 i=0
-while [ ! -f "$out/profiler_status.yaml" ] && [ "$i" -lt 120 ]; do sleep 1; i=$((i + 1)); done
-status=$(sed -n 's/^status:[[:space:]]*//p' "$out/profiler_status.yaml" 2>/dev/null | tr -d '"' | head -n1)
+while [ ! -f "$status_file" ] && [ "$i" -lt 120 ]; do sleep 1; i=$((i + 1)); done
+relay
+status=$(status_line status)
 if [ "$status" != "success" ]; then
   echo "output-copier: profiler status is '${status:-missing}'"
-  grep -E '^(error|message):' "$out/profiler_status.yaml" 2>/dev/null || true
+  grep -E '^(error|message):' "$status_file" 2>/dev/null || true
   exit 1
 fi
 set -- --from-file=config_with_planner.yaml="$out/config_with_planner.yaml"
 if [ -f "$out/mocker_config_with_planner.yaml" ]; then
   set -- "$@" --from-file=mocker_config_with_planner.yaml="$out/mocker_config_with_planner.yaml"
 fi
-set -- "$@" --from-file=profiler_status.yaml="$out/profiler_status.yaml"
-kubectl create configmap "$OUTPUT_CONFIG_MAP" -n "$DGDR_NAMESPACE" "$@" --dry-run=client -o yaml \
-  | kubectl label --local -f - -o yaml \
-      "dgdr.nvidia.com/name=$DGDR_NAME" "nvidia.com/managed-by=dynamo-operator" \
-  | kubectl apply -f -
+set -- "$@" --from-file=profiler_status.yaml="$status_file"
+publish "$@" --from-literal=phase="$(status_line phase)" --from-literal=message="$(status_line message)"
 """
 
 

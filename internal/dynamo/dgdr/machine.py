@@ -18,6 +18,15 @@ to upsert and Events to record. Keeping the decision pure lets every arrow be a 
     Deploying/Ready ──DeploymentMissing──► Failed (terminal: the DGD is never recreated)
     "", Profiling, Deploying ──ForeignNamespace──► Failed   (nothing is created in another namespace)
     Profiling ──OutputRefused──► Failed                      (the output passed a parser limit)
+
+Beside the state, a transition says what becomes of two v1beta1-only status fields (KEEP: left as
+stored), as upstream's v1beta1 controller writes them:
+- `profilingPhase`, the profiler's step: Initializing when the Job is created, then each new step
+  the profiler reports (the Profiling condition's reason mirrors it); kept on a failed Job, so the
+  step it died in stays visible (the reason says "<step>Failed"); cleared once the output was read,
+  whether a graph came of it or not;
+- `deploymentInfo`, the created graph's replicas summed over its services: written at each look at
+  the graph (Deploying, Ready), cleared when the graph is gone.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynamo_operator.api.v1alpha1.request import IMMUTABLE_SPEC_STATES, DGDRState
+from dynamo_operator.api.v1beta1.request import ProfilingPhase
 from dynamo_operator.internal.dynamo.dgdr.names import DGD_READY_STATE
 from dynamo_operator.internal.dynamo.dgdr.vocabulary import (
     ConditionSpec,
@@ -36,6 +46,8 @@ from dynamo_operator.internal.dynamo.dgdr.vocabulary import (
     EventSpec,
     EventType,
     Reason,
+    profiling_failure_reason,
+    profiling_step_reason,
 )
 
 State = DGDRState  # one enum: the API's, under the name the lifecycle code reads best with
@@ -61,6 +73,35 @@ OUTPUT_RECHECK_SECONDS = 5.0
 # How often a request whose Job name is still held by an earlier request's Job looks again (the
 # Job's deletion brings it back sooner through the Job watch; this is the fallback).
 JOB_RELEASE_RECHECK_SECONDS = 5.0
+
+
+class Keep(enum.Enum):
+    """A transition's word for a status field it leaves as stored."""
+
+    KEEP = "keep"
+
+
+KEEP = Keep.KEEP
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentInfo:
+    """`status.deploymentInfo`: the created graph's replicas, wanted and available, over its services."""
+
+    replicas: int = 0
+    available_replicas: int = 0
+
+    def as_status(self) -> dict[str, int]:
+        return {"replicas": self.replicas, "availableReplicas": self.available_replicas}
+
+
+@dataclass(frozen=True, slots=True)
+class ProfilerReport:
+    """The step the profiler last reported (through its sidecar, in the output ConfigMap) and the
+    message that came with it."""
+
+    phase: ProfilingPhase
+    message: str = ""
 
 
 # ---- observations -----------------------------------------------------------------------------------
@@ -103,14 +144,20 @@ class JobHeldByAnother:
 
 @dataclass(frozen=True, slots=True)
 class ProfilingRunning:
-    """The Job has not finished yet (PROFILING)."""
+    """The Job has not finished yet (PROFILING). `report`: what the profiler last reported, if
+    anything; `current`: the step the status holds (a report of that same step changes nothing)."""
+
+    report: ProfilerReport | None = None
+    current: ProfilingPhase | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ProfilingFailed:
-    """The Job failed or vanished; `message` carries the pod's termination details."""
+    """The Job failed or vanished; `message` carries the pod's termination details, `phase` the
+    step the run was at (the profiler's last report, else the status's; None when neither says)."""
 
     message: str
+    phase: ProfilingPhase | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,10 +232,11 @@ class AutoApplyOff:
 
 @dataclass(frozen=True, slots=True)
 class DeploymentObserved:
-    """The DGD exists; `state` is its status.state (DEPLOYING, READY)."""
+    """The DGD exists; `state` is its status.state, `info` its replicas (DEPLOYING, READY)."""
 
     name: str
     state: str
+    info: DeploymentInfo = field(default_factory=DeploymentInfo)
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +299,9 @@ class Transition:
     # Set for a failed attempt: nothing is written, the Events are recorded every time (there is no
     # status write for them to follow) and the reconcile ends as an error.
     retry: Retry | None = None
+    # The v1beta1-only fields (module docstring): a value to write, None to clear, KEEP.
+    profiling_phase: ProfilingPhase | Keep | None = KEEP
+    deployment_info: DeploymentInfo | Keep | None = KEEP
 
 
 class InvalidObservation(ValueError):
@@ -318,6 +369,7 @@ def advance(state: State, obs: Observation) -> Transition:
                 ),
                 events=(_normal(EventReason.PROFILING_JOB_CREATED, created),),
                 proceed=True,
+                profiling_phase=ProfilingPhase.INITIALIZING,
             )
         case State.PENDING, JobHeldByAnother():
             return Transition(State.PENDING, requeue_after=JOB_RELEASE_RECHECK_SECONDS)
@@ -327,6 +379,18 @@ def advance(state: State, obs: Observation) -> Transition:
                 conditions=(_cond(ConditionType.PROFILING, False, Reason.JOB_CREATION_FAILED, error),),
                 events=(_warning(EventReason.PROFILING_JOB_FAILED, error),),
                 terminal=True,
+            )
+        case State.PROFILING, ProfilingRunning(report=ProfilerReport() as report, current=current) if (
+            report.phase != current
+        ):
+            return Transition(
+                State.PROFILING,
+                conditions=(
+                    _cond(
+                        ConditionType.PROFILING, False, profiling_step_reason(report.phase), report.message
+                    ),
+                ),
+                profiling_phase=report.phase,
             )
         case State.PROFILING, ProfilingRunning():
             return Transition(State.PROFILING)
@@ -338,12 +402,14 @@ def advance(state: State, obs: Observation) -> Transition:
             return advance(
                 state, GenerationFailed(f"ConfigMap {name} not found: profiling may not have completed")
             )
-        case State.PROFILING, ProfilingFailed(message=message):
+        case State.PROFILING, ProfilingFailed(message=message, phase=phase):
+            # The step stays (upstream keeps it so the user sees where the run died).
             return Transition(
                 State.FAILED,
-                conditions=(_cond(ConditionType.PROFILING, False, Reason.PROFILING_FAILED, message),),
+                conditions=(_cond(ConditionType.PROFILING, False, profiling_failure_reason(phase), message),),
                 events=(_warning(EventReason.PROFILING_CHECK_FAILED, message),),
                 terminal=True,
+                profiling_phase=KEEP if phase is None else phase,
             )
         case State.PROFILING, GenerationFailed(error=error):
             return Transition(
@@ -354,6 +420,7 @@ def advance(state: State, obs: Observation) -> Transition:
                 ),
                 events=(_warning(EventReason.GENERATION_FAILED, error),),
                 terminal=True,
+                profiling_phase=None,
             )
         case State.PROFILING, OutputRefused(message=message):
             return Transition(
@@ -364,6 +431,7 @@ def advance(state: State, obs: Observation) -> Transition:
                 ),
                 events=(_warning(EventReason.OUTPUT_LIMIT_EXCEEDED, message),),
                 terminal=True,
+                profiling_phase=None,
             )
         case ((State.INITIAL | State.PROFILING | State.DEPLOYING), ForeignNamespace(message=message)):
             kind = _NAMESPACE_CONDITION[state]
@@ -373,6 +441,8 @@ def advance(state: State, obs: Observation) -> Transition:
                 conditions=(*done, _cond(kind, False, Reason.NAMESPACE_NOT_ALLOWED, message)),
                 events=(_warning(EventReason.NAMESPACE_NOT_ALLOWED, message),),
                 terminal=True,
+                # Refusing the output ends profiling as a generation failure does.
+                profiling_phase=None if state is State.PROFILING else KEEP,
             )
         case State.PROFILING, SpecGenerated(auto_apply=auto_apply, failed_config_maps=failed):
             message = (
@@ -391,6 +461,7 @@ def advance(state: State, obs: Observation) -> Transition:
                     _normal(EventReason.SPEC_GENERATED, "DynamoGraphDeployment spec generated successfully"),
                 ),
                 proceed=auto_apply,
+                profiling_phase=None,
             )
         case State.DEPLOYING, DeploymentCreated(name=name):
             return Transition(
@@ -424,9 +495,12 @@ def advance(state: State, obs: Observation) -> Transition:
             return Transition(State.DEPLOYING)
         case State.DEPLOYING, AutoApplyOff():
             return Transition(State.READY)
-        case State.DEPLOYING, DeploymentObserved(name=name, state=dgd_state) if dgd_state == DGD_READY_STATE:
+        case State.DEPLOYING, DeploymentObserved(name=name, state=dgd_state, info=info) if (
+            dgd_state == DGD_READY_STATE
+        ):
             return Transition(
                 State.READY,
+                deployment_info=info,
                 conditions=(
                     _cond(
                         ConditionType.DEPLOYMENT_READY,
@@ -437,13 +511,14 @@ def advance(state: State, obs: Observation) -> Transition:
                 ),
                 events=(_normal(EventReason.DEPLOYMENT_READY, f"DynamoGraphDeployment {name} is ready"),),
             )
-        case State.DEPLOYING, DeploymentObserved():
-            return Transition(State.DEPLOYING)
-        case State.READY, DeploymentObserved(state=dgd_state) if dgd_state == DGD_READY_STATE:
-            return Transition(State.READY)
-        case State.READY, DeploymentObserved(name=name, state=dgd_state):
+        case State.DEPLOYING, DeploymentObserved(info=info):
+            return Transition(State.DEPLOYING, deployment_info=info)
+        case State.READY, DeploymentObserved(state=dgd_state, info=info) if dgd_state == DGD_READY_STATE:
+            return Transition(State.READY, deployment_info=info)
+        case State.READY, DeploymentObserved(name=name, state=dgd_state, info=info):
             return Transition(
                 State.DEPLOYING,
+                deployment_info=info,
                 conditions=(
                     _cond(
                         ConditionType.DEPLOYMENT_READY,
@@ -480,6 +555,7 @@ def advance(state: State, obs: Observation) -> Transition:
                     ),
                 ),
                 terminal=True,
+                deployment_info=None,
             )
         case _:
             raise InvalidObservation(f"{type(obs).__name__} cannot be observed in state {state.value!r}")

@@ -13,6 +13,9 @@ so none of it outlives a status write. The machine therefore decides only by wha
 - the profiling Job: its name is a function of the request's (`names.job_name`); it is also written
   to `status.profilingJobName` when the Job is created, where upstream keeps it.
 
+`profilingPhase` and `deploymentInfo` exist in v1beta1 only: the machine decides them by transition
+(`hub_fields`), never from the v1alpha1 status, and a step that says nothing of them leaves them.
+
 On a cluster whose CRD still stores v1alpha1 (an older release's), the same status is written in
 v1alpha1 with the v1alpha1-only fields as before; v1beta1-only fields then have nowhere to go.
 """
@@ -23,12 +26,15 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert
+from dynamo_operator.internal.dynamo.dgdr.machine import KEEP, Transition
 from dynamo_operator.internal.dynamo.dgdr.vocabulary import ConditionType, Reason
 
 Obj = dict[str, Any]
 
 KIND: Final = "DynamoGraphDeploymentRequest"
 PROFILING_JOB_NAME: Final = "profilingJobName"
+PROFILING_PHASE: Final = "profilingPhase"
+DEPLOYMENT_INFO: Final = "deploymentInfo"
 
 # DeploymentReady reasons the machine writes only once the graph was created (the create's own
 # step, then what it saw of the graph); NamespaceNotAllowed, the other one, means nothing was.
@@ -40,8 +46,9 @@ CREATED_REASONS: Final = frozenset(
         Reason.DEPLOYMENT_DELETED,
     }
 )
-# The v1beta1 status fields the machine writes; any other one (profilingPhase, deploymentInfo, a
-# pareto list, written by upstream's operator or a user) is left as it is.
+# The v1beta1 status fields the machine writes from its v1alpha1 status; the v1beta1-only ones it
+# decides come from `hub_fields`; any other one (a pareto list, written by upstream's operator or a
+# user) is left as it is.
 MANAGED: Final = frozenset({"phase", "observedGeneration", "conditions", "dgdName"})
 
 
@@ -77,7 +84,8 @@ def tracked_deployment(status: Mapping[str, Any], namespace: str) -> Obj:
 def beta_status(old: Mapping[str, Any], new: Mapping[str, Any], beta_fields: Mapping[str, Any]) -> Obj:
     """The v1beta1 status to write: `old` (the v1beta1 status stored now) with the fields the machine
     writes taken from `new` (its v1alpha1 status, converted as the webhook converts it) and the
-    v1beta1-only `beta_fields` of this step (the profiling Job's name) on top.
+    v1beta1-only `beta_fields` of this step (the profiling Job's name, `hub_fields`) on top, a None
+    among them removing its field.
 
     `profilingResults.selectedConfig` follows `new`; the rest of `profilingResults` and every field
     outside `MANAGED` stay as `old` has them."""
@@ -92,5 +100,23 @@ def beta_status(old: Mapping[str, Any], new: Mapping[str, Any], beta_fields: Map
         results["selectedConfig"] = selected
     if results:
         out["profilingResults"] = results
-    out.update(beta_fields)
+    for key, value in beta_fields.items():
+        if value is None:
+            out.pop(key, None)  # cleared by this step
+        else:
+            out[key] = value
+    return out
+
+
+def hub_fields(transition: Transition) -> dict[str, Any]:
+    """The v1beta1-only fields `transition` decides, for `beta_status`'s `beta_fields`: a value to
+    write, or None to clear it (the status writer drops a None, so the patch removes the field);
+    a field the transition keeps is absent."""
+    out: dict[str, Any] = {}
+    if transition.profiling_phase is not KEEP:
+        phase = transition.profiling_phase
+        out[PROFILING_PHASE] = None if phase is None else phase.value
+    if transition.deployment_info is not KEEP:
+        info = transition.deployment_info
+        out[DEPLOYMENT_INFO] = None if info is None else info.as_status()
     return out

@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from dynamo_operator.api.v1beta1.request import ProfilingPhase
+
 
 class ConditionType(enum.StrEnum):
     VALIDATION = "Validation"
@@ -35,6 +37,33 @@ class Reason(enum.StrEnum):
     DEPLOYMENT_READY = "DeploymentReady"
     DEPLOYMENT_DEGRADED = "DeploymentDegraded"
     DEPLOYMENT_DELETED = "DeploymentDeleted"
+    # The Profiling condition's reason names the profiler's step while it runs (the step's own name,
+    # Completed for Done), and on failure the step it failed in ("<step>Failed"): upstream's v1beta1
+    # keeps status.profilingPhase as the canonical value and mirrors it here for `kubectl describe`.
+    INITIALIZING = "Initializing"
+    SWEEPING_PREFILL = "SweepingPrefill"
+    SWEEPING_DECODE = "SweepingDecode"
+    SELECTING_CONFIG = "SelectingConfig"
+    BUILDING_CURVES = "BuildingCurves"
+    GENERATING_DGD = "GeneratingDGD"
+    COMPLETED = "Completed"
+    INITIALIZING_FAILED = "InitializingFailed"
+    SWEEPING_PREFILL_FAILED = "SweepingPrefillFailed"
+    SWEEPING_DECODE_FAILED = "SweepingDecodeFailed"
+    SELECTING_CONFIG_FAILED = "SelectingConfigFailed"
+    BUILDING_CURVES_FAILED = "BuildingCurvesFailed"
+    GENERATING_DGD_FAILED = "GeneratingDGDFailed"
+    DONE_FAILED = "DoneFailed"
+
+
+def profiling_step_reason(phase: ProfilingPhase) -> Reason:
+    """The Profiling condition's reason while the profiler is at `phase`."""
+    return Reason.COMPLETED if phase is ProfilingPhase.DONE else Reason(phase.value)
+
+
+def profiling_failure_reason(phase: ProfilingPhase | None) -> Reason:
+    """The Profiling condition's reason when the run failed at `phase` (None: no step known)."""
+    return Reason(f"{phase.value}Failed") if phase is not None else Reason.PROFILING_FAILED
 
 
 class EventReason(enum.StrEnum):

@@ -1,5 +1,6 @@
 """DGDR helpers shared by the request tests (not a test module): the test plays the profiler, finishing
-(or failing) the Job's pod through kwok and writing the output ConfigMap the sidecar would."""
+(or failing) the Job's pod through kwok and writing the output ConfigMap the sidecar would: the
+profiler's steps while it runs (`report_step`), then the results (`write_output`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 import yaml
 from dynamo_operator.internal import kinds
+from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import CONFIG_MAP, EVENT, POD
 from testsupport.api import eventually
@@ -73,32 +75,54 @@ PLANNER_DATA = {
 }
 
 
-async def write_output(api: Client, dgdr: str, namespace: str, *, real: str, mocker: str) -> None:
-    """The output ConfigMap as the sidecar writes it: both DGDs, each with the planner ConfigMap."""
+async def write_output(
+    api: Client, dgdr: str, namespace: str, *, real: str, mocker: str, step: str = "", message: str = ""
+) -> None:
+    """The output ConfigMap as the sidecar writes it: both DGDs, each with the planner ConfigMap (and
+    the last step relayed, when given)."""
     real_doc = yaml.safe_dump(PLANNER_DATA) + "---\n" + yaml.safe_dump(generated_graph(real))
     mocker_doc = yaml.safe_dump(generated_graph(mocker)) + "---\n" + yaml.safe_dump(PLANNER_DATA)
-    await write_output_text(api, dgdr, namespace, real_doc, mocker=mocker_doc)
+    await write_output_text(api, dgdr, namespace, real_doc, mocker=mocker_doc, step=step, message=message)
 
 
-async def write_output_text(api: Client, dgdr: str, namespace: str, text: str, *, mocker: str = "") -> None:
+async def write_output_text(
+    api: Client, dgdr: str, namespace: str, text: str, *, mocker: str = "", step: str = "", message: str = ""
+) -> None:
     """The output ConfigMap with `text` as the profiler's result (the key the request reads without
-    useMocker), as the sidecar labels it."""
+    useMocker), as the sidecar labels it; `step`/`message`: the last step it relayed, kept beside."""
     data = {"config_with_planner.yaml": text, "profiler_status.yaml": "status: success\n"}
     if mocker:
         data["mocker_config_with_planner.yaml"] = mocker
-    await api.create(
-        CONFIG_MAP,
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {
-                "name": f"dgdr-output-{dgdr}",
-                "namespace": namespace,
-                "labels": {"dgdr.nvidia.com/name": dgdr, "nvidia.com/managed-by": "dynamo-operator"},
+    if step:
+        data |= {"phase": step, "message": message}
+    await _publish(api, dgdr, namespace, data)
+
+
+async def report_step(api: Client, dgdr: str, namespace: str, step: str, message: str) -> None:
+    """The sidecar relaying a step the profiler wrote to its status file: the output ConfigMap's
+    `phase` and `message` keys, the ConfigMap created by the first one."""
+    await _publish(api, dgdr, namespace, {"phase": step, "message": message})
+
+
+async def _publish(api: Client, dgdr: str, namespace: str, data: dict[str, str]) -> None:
+    """Create the output ConfigMap, or add `data` to it (the sidecar's `kubectl apply` of each write)."""
+    name = f"dgdr-output-{dgdr}"
+    try:
+        await api.create(
+            CONFIG_MAP,
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "name": name,
+                    "namespace": namespace,
+                    "labels": {"dgdr.nvidia.com/name": dgdr, "nvidia.com/managed-by": "dynamo-operator"},
+                },
+                "data": data,
             },
-            "data": data,
-        },
-    )
+        )
+    except errors.AlreadyExists:
+        await api.patch(CONFIG_MAP, name, {"data": data}, namespace=namespace)
 
 
 async def job_pods(api: Client, namespace: str, job: str) -> list[dict[str, Any]]:

@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert
-from dynamo_operator.internal.dynamo.dgdr.stored import beta_status, deployment_created, tracked_deployment
+from dynamo_operator.api.v1beta1.request import ProfilingPhase
+from dynamo_operator.internal.dynamo.dgdr.machine import DeploymentInfo, State, Transition
+from dynamo_operator.internal.dynamo.dgdr.stored import (
+    beta_status,
+    deployment_created,
+    hub_fields,
+    tracked_deployment,
+)
 
 GRAPH = {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment", "metadata": {"name": "g"}}
 CREATED = {"type": "DeploymentReady", "status": "False", "reason": "DeploymentCreated", "message": "m"}
@@ -87,3 +94,27 @@ def test_a_graph_generated_but_not_created_is_not_created() -> None:
 
 def test_no_graph_named_tracks_nothing() -> None:
     assert tracked_deployment({"conditions": [CREATED]}, "ns") == {}
+
+
+def test_a_transition_that_says_nothing_of_the_v1beta1_only_fields_writes_none_of_them() -> None:
+    assert hub_fields(Transition(State.PROFILING)) == {}
+
+
+def test_a_transition_sets_the_step_and_the_replicas_as_v1beta1_spells_them() -> None:
+    t = Transition(
+        State.READY,
+        profiling_phase=ProfilingPhase.SWEEPING_DECODE,
+        deployment_info=DeploymentInfo(replicas=2, available_replicas=1),
+    )
+    assert hub_fields(t) == {
+        "profilingPhase": "SweepingDecode",
+        "deploymentInfo": {"replicas": 2, "availableReplicas": 1},
+    }
+
+
+def test_fields_a_transition_clears_are_removed_from_the_stored_status() -> None:
+    old = {"phase": "Deployed", "dgdName": "g", "profilingPhase": "Done", "deploymentInfo": {"replicas": 2}}
+    fields = hub_fields(Transition(State.FAILED, profiling_phase=None, deployment_info=None))
+    assert fields == {"profilingPhase": None, "deploymentInfo": None}
+    new = beta_status(old, {"state": "Failed"}, fields)
+    assert "profilingPhase" not in new and "deploymentInfo" not in new

@@ -1,0 +1,117 @@
+"""The v1beta1-only status of a DynamoGraphDeploymentRequest, read as v1beta1 from the API server:
+`profilingPhase` follows the steps the profiler's sidecar relays into the output ConfigMap and is
+cleared once profiling ended (kept, and named in the Profiling condition's reason, when the Job
+failed); `deploymentInfo` holds the created graph's replicas, and a steady request writes nothing.
+The test plays the profiler and its sidecar (dgdr_testlib)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from dynamo_operator.internal import kinds
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.resource import JOB
+from dynamo_operator.internal.stored_version import stored
+from integration.controllers_requests.dgdr_testlib import (
+    TIMEOUT,
+    finish_pod,
+    report_step,
+    request,
+    write_output,
+)
+from integration.controllers_requests.requests_testlib import apply, condition, get_or_none
+from testsupport.api import eventually
+from testsupport.cluster import Kubectl
+from testsupport.operator import RunningOperator, wait_quiet
+
+pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
+
+
+async def as_beta(api: Client, ns: str, name: str) -> dict[str, Any]:
+    """The request as v1beta1 (the stored version: no conversion webhook in the way)."""
+    return await api.get(stored(kinds.DGDR), name, namespace=ns)
+
+
+async def beta_until(api: Client, ns: str, name: str, until: Any, timeout: float = TIMEOUT) -> dict[str, Any]:  # noqa: ASYNC109
+    return await eventually(
+        lambda: as_beta(api, ns, name), until=lambda o: until(o.get("status") or {}), timeout=timeout
+    )
+
+
+async def test_profiling_phase_follows_the_profilers_steps_and_clears_when_profiling_ends(
+    api: Client, operator: RunningOperator, ns: str, kubectl: Kubectl
+) -> None:
+    await apply(api, request("steps", ns))
+    started = await beta_until(api, ns, "steps", lambda s: s.get("phase") == "Profiling")
+    assert started["status"]["profilingPhase"] == "Initializing"
+
+    await report_step(api, "steps", ns, "SweepingPrefill", "sweeping prefill: tp=1")
+    prefill = await beta_until(api, ns, "steps", lambda s: s.get("profilingPhase") == "SweepingPrefill")
+    cond = condition(prefill, "Profiling")
+    assert (cond["status"], cond["reason"], cond["message"]) == (
+        "False",
+        "SweepingPrefill",
+        "sweeping prefill: tp=1",
+    )
+
+    await report_step(api, "steps", ns, "SweepingDecode", "sweeping decode")
+    decode = await beta_until(api, ns, "steps", lambda s: s.get("profilingPhase") == "SweepingDecode")
+    assert decode["status"]["phase"] == "Profiling"
+    assert condition(decode, "Profiling")["reason"] == "SweepingDecode"
+
+    await write_output(api, "steps", ns, real="gen-real", mocker="gen-mocker", step="Done", message="done")
+    await finish_pod(api, kubectl, ns, "profile-steps", phase="Succeeded")
+    ready = await beta_until(api, ns, "steps", lambda s: s.get("phase") == "Ready")
+    assert "profilingPhase" not in ready["status"]
+    assert condition(ready, "Profiling")["reason"] == "ProfilingCompleted"
+
+
+async def test_a_failed_job_keeps_the_step_it_died_in(
+    api: Client, operator: RunningOperator, ns: str, kubectl: Kubectl
+) -> None:
+    await apply(api, request("dies", ns))
+    await beta_until(api, ns, "dies", lambda s: s.get("phase") == "Profiling")
+    # No retry: the first failed pod fails the Job.
+    await api.patch(JOB, "profile-dies", {"spec": {"backoffLimit": 0}}, namespace=ns, field_manager="test")
+    await report_step(api, "dies", ns, "SweepingDecode", "sweeping decode")
+    await beta_until(api, ns, "dies", lambda s: s.get("profilingPhase") == "SweepingDecode")
+
+    await finish_pod(api, kubectl, ns, "profile-dies", phase="Failed", message="CUDA out of memory")
+    failed = await beta_until(api, ns, "dies", lambda s: s.get("phase") == "Failed")
+    assert failed["status"]["profilingPhase"] == "SweepingDecode"
+    cond = condition(failed, "Profiling")
+    assert (cond["status"], cond["reason"]) == ("False", "SweepingDecodeFailed")
+    assert "CUDA out of memory" in cond["message"]
+
+
+async def test_deployment_info_holds_the_deployed_graphs_replicas_and_stays_without_writes(
+    api: Client, operator: RunningOperator, ns: str, kubectl: Kubectl
+) -> None:
+    await apply(api, request("info", ns, autoApply=True, deploymentOverrides={"name": "served"}))
+    await beta_until(api, ns, "info", lambda s: s.get("phase") == "Profiling")
+    await write_output(api, "info", ns, real="gen-real", mocker="gen-mocker")
+    await finish_pod(api, kubectl, ns, "profile-info", phase="Succeeded")
+
+    # A frontend and a worker, one replica each, both available once the graph is successful.
+    deployed = await beta_until(
+        api,
+        ns,
+        "info",
+        lambda s: (
+            s.get("phase") == "Deployed"
+            and s.get("deploymentInfo") == {"replicas": 2, "availableReplicas": 2}
+        ),
+        timeout=180.0,
+    )
+    assert deployed["status"]["dgdName"] == "served"
+    assert "profilingPhase" not in deployed["status"]
+
+    # Steady: a change of the graph that moves no replica brings the request back and writes nothing.
+    await wait_quiet(settle=2.0, timeout=60.0)
+    before = await as_beta(api, ns, "info")
+    kubectl("annotate", "dynamographdeployments.v1beta1.nvidia.com/served", "-n", ns, "test/poke=1")
+    await wait_quiet(settle=2.0, timeout=60.0)
+    after = await as_beta(api, ns, "info")
+    assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    assert await get_or_none(api, kinds.DGD, "served", ns) is not None
