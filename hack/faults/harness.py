@@ -192,6 +192,10 @@ class OperatorProcess:
             f"--health-probe-bind-address=127.0.0.1:{self.health_port}",
             "--metrics-secure=false",  # plain HTTP on loopback: the harness scrapes without a token
             f"--metrics-bind-address=127.0.0.1:{self.metrics_port}",
+            # The webhook on a loopback port of its own: the default, :9443 on every interface,
+            # would take that port from every test session's webhook on this host (the API server
+            # of these clusters is not routed to it; it only keeps the CRDs' CA bundle current).
+            "--webhook-bind-address=127.0.0.1:0",
             *self.extra_args,
         ]
         with self.log_path.open("ab") as log:
