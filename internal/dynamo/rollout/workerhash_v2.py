@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, ConversionError, convert
+from dynamo_operator.api.conversion.preserve import DGD_SPEC
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
@@ -448,9 +449,13 @@ MEMO_SIZE = 8192
 
 
 def _memo_key(alpha_graph: Mapping[str, Any], namespace: str) -> bytes:
-    """Everything `hash_input` reads: the namespace, the graph's name, annotations and spec."""
+    """Everything `hash_input` reads: the namespace, the graph's name and spec, and of its annotations
+    the ones upstream copies into pod templates and the spec payload (the operator's own records, such
+    as the hash itself, change after the first hashing and must not make the next one miss)."""
     meta = alpha_graph.get("metadata") or {}
-    basis = [namespace, meta.get("name"), meta.get("annotations") or {}, alpha_graph.get("spec") or {}]
+    annotations = meta.get("annotations") or {}
+    read = {k: annotations[k] for k in (*_PROPAGATED, DGD_SPEC) if k in annotations}
+    basis = [namespace, meta.get("name"), read, alpha_graph.get("spec") or {}]
     return bytes.fromhex(digest(basis))
 
 

@@ -195,6 +195,19 @@ def test_an_unchanged_graph_is_hashed_once(monkeypatch: pytest.MonkeyPatch) -> N
     assert len(calls) == 1
 
 
+def test_the_operators_own_records_do_not_make_a_graph_hash_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = _counting_hash_input(monkeypatch)
+    _, namespace, graph = _graphs("v1beta1-input")[0]
+    worker_hash_v2(graph, namespace)
+    recorded = json.loads(json.dumps(graph))
+    recorded["metadata"]["annotations"]["nvidia.com/current-worker-hash-v2"] = "12345678"
+    recorded["metadata"]["annotations"]["nvidia.com/last-applied-hash"] = "abc"
+    worker_hash_v2(recorded, namespace)
+    assert len(calls) == 1
+
+
 def test_a_changed_spec_name_annotation_or_namespace_is_hashed_again(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = _counting_hash_input(monkeypatch)
     _, namespace, graph = _graphs("v1beta1-input")[0]
