@@ -24,9 +24,6 @@ and the Deployed phase.
 
 Departures from upstream's webhook, each because of this operator's v1alpha1 schema or to keep
 both round trips exact:
-- this v1alpha1 has no `runtimeVersionOverride` and no `profilingConfig.nodeSelector`, so a v1beta1
-  request keeps them in the spec annotation (upstream's v1alpha1 holds them as fields); a v1alpha1
-  object that has them anyway (one written for upstream) still converts them to v1beta1;
 - status.state "" (this operator's state before the first reconcile) is a v1beta1 status without a
   phase, which is what upstream's v1beta1 shows before its first reconcile;
 - a `deploymentOverrides.namespace` other than the object's own is restored from the annotation
@@ -367,9 +364,9 @@ def _merge_pod_fields(job: Json, fields: Json) -> None:
 
 
 def _job_remainder(job: Json) -> Json | None:
-    """What v1alpha1 cannot hold of a v1beta1 profiling Job: all but the profiler's resources and the
-    tolerations (this v1alpha1 has no nodeSelector, so it stays). None when only the skeleton the
-    v1alpha1 fields rebuild is left."""
+    """What v1alpha1 cannot hold of a v1beta1 profiling Job: all but the profiler's resources, the
+    tolerations and the node selector. None when only the skeleton the v1alpha1 fields rebuild is
+    left."""
     out = copy_tree(job)
     projected = False
     pod = _dict((_dict(out.get("template")) or {}).get("spec"))
@@ -384,9 +381,10 @@ def _job_remainder(job: Json) -> Json | None:
                 # with other containers beside it, its name-only entry keeps its place in the list.
                 if containers[index] == {"name": PROFILER} and len(containers) == 1:
                     del pod["containers"]
-        if "tolerations" in pod:
-            projected = True
-            del pod["tolerations"]
+        for key in ("tolerations", "nodeSelector"):
+            if key in pod:
+                projected = True
+                del pod[key]
     if projected and out == {"template": {"spec": {}}}:
         return None
     return out
@@ -479,7 +477,7 @@ def _spec_to_alpha(beta: Json) -> tuple[Json, Json]:
     """v1beta1 spec -> (v1alpha1 spec from the live fields, sparse v1beta1-only spec)."""
     alpha: Json = {}
     save: Json = {}
-    for key in ("model", "backend"):
+    for key in ("model", "backend", "runtimeVersionOverride"):
         if key in beta:
             alpha[key] = copy_tree(beta[key])
     alpha["autoApply"] = beta.get("autoApply", True)
@@ -498,13 +496,14 @@ def _spec_to_alpha(beta: Json) -> tuple[Json, Json]:
         resources = _profiler_resources(pod)
         if resources is not None:
             config["resources"] = copy_tree(resources)
-        if "tolerations" in pod:
-            config["tolerations"] = copy_tree(pod["tolerations"])
+        for key in ("tolerations", "nodeSelector"):
+            if key in pod:
+                config[key] = copy_tree(pod[key])
         remainder = _job_remainder(job)
         if remainder is not None:
             _child(_child(save, "overrides"), "profilingJob").update(remainder)
 
-    for key in ("runtimeVersionOverride", "hardware", "searchStrategy"):
+    for key in ("hardware", "searchStrategy"):
         if key in beta:
             save[key] = copy_tree(beta[key])
     workload = _dict(beta.get("workload")) or {}

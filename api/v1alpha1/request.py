@@ -109,8 +109,8 @@ class DynamoGraphDeploymentRequestSpec(ApiModel):
     profiling_config: ProfilingConfigSpec = Field(description="Configuration of the profiling job.")
     runtime_version_override: Annotated[str, Schema({"pattern": RUNTIME_VERSION_PATTERN})] | None = Field(
         None,
-        description="Dynamo runtime version (MAJOR.MINOR.PATCH) of every component of the generated graph, "
-        "for a profiler image whose tag does not say it.",
+        description="Dynamo runtime version (MAJOR.MINOR.PATCH) given to the components of the generated "
+        "graph that set none themselves; needed when the image's tag is not a version.",
     )
     auto_apply: bool = Field(False, description="Create the generated graph once profiling completes.")
     deployment_overrides: DeploymentOverridesSpec | None = Field(

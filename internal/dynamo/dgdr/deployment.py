@@ -90,6 +90,13 @@ def deployment_from_profile(dgdr: Mapping[str, Any], generated: Mapping[str, Any
                 main = service.setdefault("extraPodSpec", {}).setdefault("mainContainer", {})
                 main.setdefault("name", MAIN_CONTAINER)
                 main["image"] = image
+    if version := (dgdr.get("spec") or {}).get("runtimeVersionOverride"):
+        # The request's runtime version is every component's default; one the profile set stays.
+        services = spec.get("services") or {}
+        listed = services.values() if isinstance(services, Mapping) else ()
+        for component in [*listed, *(spec.get("components") or [])]:
+            if isinstance(component, dict) and not component.get("runtimeVersionOverride"):
+                component["runtimeVersionOverride"] = version
     out_meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": labels}
     if annotations:
         out_meta["annotations"] = annotations

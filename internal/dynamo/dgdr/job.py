@@ -163,6 +163,8 @@ def profiling_job(dgdr: Mapping[str, Any]) -> dict[str, Any]:
     }
     if profiling.get("tolerations"):
         pod_spec["tolerations"] = list(profiling["tolerations"])
+    if profiling.get("nodeSelector"):
+        pod_spec["nodeSelector"] = dict(profiling["nodeSelector"])
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",

@@ -108,6 +108,19 @@ def test_profiling_pod_fields_go_into_the_profiler_container_of_the_job_override
     }
 
 
+def test_runtime_version_override_and_node_selector_are_v1alpha1_fields_both_ways() -> None:
+    """Both versions hold them (upstream's v1alpha1 too): fields, not the payload."""
+    job = {"template": {"spec": {"nodeSelector": {"gpu": "h100"}}}}
+    beta = _beta(runtimeVersionOverride="1.4.0", overrides={"profilingJob": job})
+    alpha = request.to_v1alpha1(beta)
+    assert alpha["spec"]["runtimeVersionOverride"] == "1.4.0"
+    assert alpha["spec"]["profilingConfig"]["nodeSelector"] == {"gpu": "h100"}
+    payload = (_payload(alpha) or {}).get("spec") if "annotations" in alpha["metadata"] else {}
+    assert "runtimeVersionOverride" not in (payload or {})
+    assert "overrides" not in (payload or {})
+    assert request.to_v1beta1(alpha)["spec"] == beta["spec"]
+
+
 def test_v1beta1_only_fields_travel_in_the_spec_payload_typed_in_v1beta1() -> None:
     hardware = {"gpuSku": "h100_sxm", "totalGpus": 8}
     beta = _beta(
@@ -123,7 +136,6 @@ def test_v1beta1_only_fields_travel_in_the_spec_payload_typed_in_v1beta1() -> No
     assert payload["spec"] == {
         "hardware": hardware,
         "searchStrategy": "thorough",
-        "runtimeVersionOverride": "1.4.0",
         "sla": {"e2eLatency": 900},
         "workload": {"concurrency": 4},
     }

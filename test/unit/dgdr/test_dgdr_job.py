@@ -294,3 +294,14 @@ def test_failure_detail_waiting_container_and_pod_message_fallbacks() -> None:
     )
     assert pod_failure_detail([_pod("r", "Running", "t")]) == ""
     assert failure_message(JobOutcome(JobPhase.FAILED, "x"), "") == "profiling job failed: x"
+
+
+def test_the_node_selector_reaches_the_profiling_pod() -> None:
+    selector = {"nvidia.com/gpu.product": "H100"}
+    job = profiling_job(make_dgdr(profilingConfig={"profilerImage": "p", "nodeSelector": selector}))
+    assert job["spec"]["template"]["spec"]["nodeSelector"] == selector
+
+
+def test_without_a_node_selector_the_profiling_pod_has_none() -> None:
+    job = profiling_job(make_dgdr(profilingConfig={"profilerImage": "p"}))
+    assert "nodeSelector" not in job["spec"]["template"]["spec"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -266,3 +267,21 @@ def test_the_deployed_graph_lands_in_the_request_namespace_whatever_it_was_gener
 )
 def test_output_config_map_maps_back_to_its_dgdr(cm_name: str, dgdr: str | None) -> None:
     assert names.dgdr_for_output_config_map(cm_name) == dgdr
+
+
+def test_the_requests_runtime_version_is_each_components_default() -> None:
+    request = _dgdr()
+    request["spec"]["runtimeVersionOverride"] = "1.5.0"
+    generated = copy.deepcopy(GENERATED)
+    generated["spec"]["services"]["Prefill"]["runtimeVersionOverride"] = "1.4.0"
+    services = deployment_from_profile(request, generated)["spec"]["services"]
+    assert {name: s.get("runtimeVersionOverride") for name, s in services.items()} == {
+        "Frontend": "1.5.0",
+        "VllmDecodeWorker": "1.5.0",
+        "Prefill": "1.4.0",
+    }
+
+
+def test_without_a_runtime_version_the_components_get_none() -> None:
+    services = deployment_from_profile(_dgdr(), GENERATED)["spec"]["services"]
+    assert all("runtimeVersionOverride" not in s for s in services.values())
