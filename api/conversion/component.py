@@ -44,8 +44,8 @@ def _name(obj: Json) -> str:
 
 
 def to_v1beta1(obj: Json) -> Json:
-    """A v1alpha1 DynamoComponentDeployment as v1beta1 (a new object; `obj` is not changed)."""
-    out = copy_tree(obj)
+    """A v1alpha1 DynamoComponentDeployment as v1beta1 (converted in place: only `convert` calls this)."""
+    out = obj  # convert() hands over a fresh copy, or an object the caller gave up
     metadata = out.setdefault("metadata", {})
     taken = preserve.take(metadata, (preserve.DCD_SPEC, preserve.DCD_STATUS))
     if not metadata:
@@ -93,8 +93,8 @@ def to_v1beta1(obj: Json) -> Json:
 
 
 def to_v1alpha1(obj: Json) -> Json:
-    """A v1beta1 DynamoComponentDeployment as v1alpha1 (a new object; `obj` is not changed)."""
-    out = copy_tree(obj)
+    """A v1beta1 DynamoComponentDeployment as v1alpha1 (converted in place: only `convert` calls this)."""
+    out = obj  # convert() hands over a fresh copy, or an object the caller gave up
     metadata = out.setdefault("metadata", {})
     taken = preserve.take(metadata, (preserve.DCD_SPEC, preserve.DCD_STATUS))
     if not metadata:

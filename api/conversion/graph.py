@@ -93,8 +93,8 @@ def _sorted(names: list[str]) -> bool:
 
 
 def to_v1beta1(obj: Json) -> Json:
-    """A v1alpha1 DynamoGraphDeployment as v1beta1 (a new object; `obj` is not changed)."""
-    out = copy_tree(obj)
+    """A v1alpha1 DynamoGraphDeployment as v1beta1 (converted in place: only `convert` calls this)."""
+    out = obj  # convert() hands over a fresh copy, or an object the caller gave up
     metadata = out.setdefault("metadata", {})
     taken = preserve.take(metadata, (preserve.DGD_SPEC, preserve.DGD_STATUS))
     if not metadata:
@@ -182,8 +182,8 @@ def _services_to_hub(services: Json, saved: dict[str, Json], hub_saved: Json) ->
 
 
 def to_v1alpha1(obj: Json) -> Json:
-    """A v1beta1 DynamoGraphDeployment as v1alpha1 (a new object; `obj` is not changed)."""
-    out = copy_tree(obj)
+    """A v1beta1 DynamoGraphDeployment as v1alpha1 (converted in place: only `convert` calls this)."""
+    out = obj  # convert() hands over a fresh copy, or an object the caller gave up
     metadata = out.setdefault("metadata", {})
     taken = preserve.take(metadata, (preserve.DGD_SPEC, preserve.DGD_STATUS))
     if not metadata:
