@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert
@@ -81,7 +82,9 @@ def test_an_event_that_leaves_the_spec_alone_reads_as_a_full_conversion_would() 
     codec = StorageCodec(kinds.DGD, stored(kinds.DGD))
     codec.decode(_stored_graph(1))
     later = _stored_graph(1, state="successful")
-    assert codec.decode(later) == convert(later, V1ALPHA1)
+    # decode takes the response over (the client parsed it for this call alone): expected first.
+    expected = convert(later, V1ALPHA1)
+    assert codec.decode(later) == expected
 
 
 def test_a_spec_change_is_converted_anew() -> None:
@@ -109,5 +112,7 @@ def test_a_remembered_spec_decodes_as_a_full_conversion_would(obj: dict[str, Any
     view = kinds.DGD if obj["kind"] == "DynamoGraphDeployment" else kinds.DCD
     codec = StorageCodec(view, stored(view))
     obj = {**obj, "metadata": {**obj.get("metadata", {}), "uid": "u-1", "generation": 3}}
-    first = codec.decode(obj)
-    assert codec.decode(obj) == first == convert(obj, V1ALPHA1)
+    expected = convert(obj, V1ALPHA1)
+    # decode takes each response over, as the client hands it a freshly parsed one: a copy each time.
+    first = codec.decode(copy.deepcopy(obj))
+    assert codec.decode(copy.deepcopy(obj)) == first == expected
