@@ -98,7 +98,6 @@ WORKLOAD_BECAME_READY: Predicate = Funcs(on_update=became_ready)
 
 Obj = dict[str, Any]
 GenContextFor = Callable[[str], GenContext]
-"""(namespace, DCD name) → the pods of that component's workload."""
 
 
 CONTROLLER_NAME = "dynamocomponentdeployment"

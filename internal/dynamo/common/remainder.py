@@ -111,11 +111,6 @@ def of_graph(graph_meta: Mapping[str, Any] | None) -> dict[str, Remainder]:
     return out
 
 
-def of_graph_component(graph_meta: Mapping[str, Any] | None, service: str) -> Remainder:
-    """The remainder of the graph's component `service`."""
-    return of_graph(graph_meta).get(service, NONE)
-
-
 def of_dcd(dcd_meta: Mapping[str, Any] | None) -> Remainder:
     """The remainder of a DCD read as v1alpha1 (its `nvidia.com/dcd-spec`)."""
     spec = preserve.decode_spec(_annotation(dcd_meta, preserve.DCD_SPEC), preserve.DCD_SPEC)

@@ -96,12 +96,8 @@ def complete_named_sidecar(
     the operator completes it. The frontend container (`build_frontend_sidecar`) is the base, the
     user's container goes over it (its env unioned by name, user wins; its other lists replace), and
     the main container's mounts it lacks by name are added, so the frontend sees the same model
-    files as the engine beside it."""
+    files as the engine beside it. `check_named_sidecar` has seen it has an image."""
     name = str(user.get("name") or "")
-    if not user.get("image"):
-        raise GenerationError(
-            f"frontendSidecar[{name}].image", "required: the operator sets no default image"
-        )
     base = build_frontend_sidecar(
         {"image": user["image"], "envs": list(user.get("env") or [])},
         component_env=component_env,

@@ -246,13 +246,14 @@ def desired_dcds(
     restart_at = restart_at or {}
     wh = worker_hash or graph_worker_hash(dgd)
     names = dcd_names(dgd, worker_hash=wh)
+    # The v1beta1-only facts of each component (remainder.py) travel on to its DCD.
+    remainders = remainder.of_graph(dgd.get("metadata"))
     out: list[Obj] = []
     for service in services_of(dgd):
         spec = service_to_dcd_spec(dgd, service, ctx, restart_at=restart_at.get(service), worker_hash=wh)
         _no_istio_sidecar_for_epp(spec, services_of(dgd)[service])
         _pod_template_metadata_as_upstream(spec)
-        # The v1beta1-only facts of the component (remainder.py) travel on to the DCD.
-        payload = remainder.dcd_payload(remainder.of_graph_component(dgd.get("metadata"), service))
+        payload = remainder.dcd_payload(remainders.get(service, remainder.NONE))
         dcd = envelope(
             c.API_VERSION,
             c.KIND_DCD,

@@ -31,6 +31,7 @@ from dynamo_operator.internal.dynamo.component.frontend_sidecar import (
 )
 from dynamo_operator.internal.dynamo.component.frontend_sidecar import (
     build_frontend_sidecar,
+    check_named_sidecar,
     complete_named_sidecar,
     frontend_sidecar_spec,
 )
@@ -529,11 +530,8 @@ def _apply_addons(
             )
             pod["containers"] = [*pod["containers"], container]
         else:
-            at = next((i for i, x in enumerate(pod["containers"]) if x.get("name") == named), None)
-            if at is None:
-                raise GenerationError(
-                    "frontendSidecar", f"names the container {named!r}, which the pod template does not have"
-                )
+            check_named_sidecar(spec, named, "")  # a DCD written directly was never validated as a graph
+            at = next(i for i, x in enumerate(pod["containers"]) if x.get("name") == named)
             container = complete_named_sidecar(
                 pod["containers"][at],
                 component_env=component_env,

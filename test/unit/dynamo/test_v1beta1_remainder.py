@@ -194,7 +194,7 @@ def test_a_frontend_sidecar_without_an_image_is_refused() -> None:
 
 
 def test_a_graph_written_as_v1alpha1_has_no_remainder() -> None:
-    assert remainder.of_graph_component({"name": "g"}, "decode") is remainder.NONE
+    assert remainder.of_graph({"name": "g"}) == {}
 
 
 @pytest.mark.parametrize(
@@ -209,7 +209,7 @@ def test_a_graph_written_as_v1alpha1_has_no_remainder() -> None:
 )
 def test_a_damaged_payload_reads_as_no_remainder(damaged: str) -> None:
     meta = {"annotations": {preserve.DGD_SPEC: damaged, preserve.DCD_SPEC: damaged}}
-    assert remainder.of_graph_component(meta, "decode") is remainder.NONE
+    assert remainder.of_graph(meta) == {}
     assert remainder.of_dcd(meta) is remainder.NONE
 
 
