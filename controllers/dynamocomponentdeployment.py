@@ -69,6 +69,7 @@ from dynamo_operator.internal.dynamo.common.hashing import LAST_APPLIED_HASH
 from dynamo_operator.internal.dynamo.common.inputs import component_view
 from dynamo_operator.internal.dynamo.component import lws_migration
 from dynamo_operator.internal.dynamo.component.workload import component_of, desired_component_objects
+from dynamo_operator.internal.dynamo.rollout.restart import dcd_restart_id
 from dynamo_operator.internal.dynamo.status.dcd_status import component_status, rejected_status
 from dynamo_operator.internal.dynamo.status.pod_diagnosis import Diagnosis, diagnose
 from dynamo_operator.internal.dynamo.status.readiness import (
@@ -276,12 +277,12 @@ class DynamoComponentDeploymentReconciler:
         return lws_migration.groups_serving(pods, size=size) >= int(spec["replicas"])
 
     async def _acknowledge_restart(self, raw: Obj) -> None:
-        """Say on the DCD which restart id its workload now carries. The stored version (v1beta1)
-        keeps a DCD's restart id outside its spec, so stamping one bumps no generation and
-        `observedGeneration` cannot tell the graph that this controller acted on it; this can. One
+        """Say on the DCD which restart id its workload now carries. A DCD written as v1alpha1
+        keeps its restart id in an annotation of its stored form, so stamping one bumps no generation
+        and `observedGeneration` cannot tell the graph that this controller acted on it; this can. One
         metadata write per restart of a component, none otherwise."""
         meta = raw["metadata"]
-        wanted = ((raw.get("spec") or {}).get("annotations") or {}).get(consts.ANNOTATION_RESTART_AT)
+        wanted = dcd_restart_id(raw)
         if not wanted or (meta.get("annotations") or {}).get(consts.ANNOTATION_RESTART_OBSERVED) == wanted:
             return
         body = {"metadata": {"annotations": {consts.ANNOTATION_RESTART_OBSERVED: wanted}}}

@@ -85,7 +85,9 @@ def register_all(mgr: Manager, settings: Settings) -> OptionalApiWatch:
     for resource, shape in CHILD_SHAPES.items():  # before any informer of these kinds exists
         mgr.cache.set_shape(resource, shape)
     apis = watch_optional_apis(mgr, settings.capabilities)
-    settings = dataclasses.replace(settings, apis=apis)
+    # Generated DCDs are written in the version their CRD stores (graph/stored_dcd.py).
+    generation = dataclasses.replace(settings.generation, dcd_api_version=mgr.client.wire_version(kinds.DCD))
+    settings = dataclasses.replace(settings, apis=apis, generation=generation)
     collector = orphans.new_collector(mgr, settings)
     for owner in OWNERS:
         built = owner.build(mgr, settings)

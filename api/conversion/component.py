@@ -103,6 +103,7 @@ def to_v1alpha1(obj: Json) -> Json:
     spoke_origin = bool(taken)
     spec = out.get("spec")
     if isinstance(spec, dict):
+        _forget_missing_service_name(spoke_saved, spec, _name(obj))
         alpha, save = sparse.carry_over(
             spec,
             _spec_from_hub,
@@ -129,6 +130,16 @@ def to_v1alpha1(obj: Json) -> Json:
             alpha_status["podSelector"] = copy_tree(kept["podSelector"])
         out["status"] = alpha_status
     return out
+
+
+def _forget_missing_service_name(saved: Json | None, hub_spec: Json, object_name: str) -> None:
+    """A recorded "no serviceName" holds only while `name` is still the object name it was filled
+    with. Upstream's generator records it for every DCD it makes from a graph component (which has
+    no serviceName) and then names the DCD after the component: the component name is then the
+    v1alpha1 serviceName, and the rest of the record still applies."""
+    missing = saved is not None and "serviceName" in saved and saved["serviceName"] is None
+    if missing and saved is not None and hub_spec.get("name") != object_name:
+        del saved["serviceName"]
 
 
 def _replica_to_hub(alpha: Json) -> Json:

@@ -117,11 +117,14 @@ def dumps(value: object) -> str:
 
 def encode_spec(spec: Mapping[str, object], records: Iterable[RawRecord] = ()) -> str:
     """The spec annotation's value for a sparse `spec` (and any raw EPP parameter records)."""
-    envelope: dict[str, object] = {"version": ENVELOPE_VERSION, "spec": dict(spec)}
+    # The envelope's keys in the order upstream's Go struct writes them (version, spec, rawJSON; a
+    # record's path, raw, nil), so an envelope holding the same is the same text in both operators;
+    # the sparse spec inside keeps sorted keys (one text per content, whatever order it was built in).
+    text = f'{{"version":{ENVELOPE_VERSION},"spec":{dumps(dict(spec))}'
     raw = [record.to_json() for record in records]
     if raw:
-        envelope["rawJSON"] = raw
-    return dumps(envelope)
+        text += ',"rawJSON":' + json.dumps(raw, separators=(",", ":"), ensure_ascii=False)
+    return text + "}"
 
 
 def decode_spec(raw: str, key: str = "spec payload") -> dict[str, Any] | None:

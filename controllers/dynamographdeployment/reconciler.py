@@ -74,7 +74,7 @@ from dynamo_operator.internal.dynamo.graph.meta import annotations_to_write
 from dynamo_operator.internal.dynamo.graph.view import GraphView, read_graph
 from dynamo_operator.internal.dynamo.grove.podcliqueset import takes_grove
 from dynamo_operator.internal.dynamo.grove.provider import provider_of
-from dynamo_operator.internal.dynamo.rollout.restart import RestartPlan, plan_restart
+from dynamo_operator.internal.dynamo.rollout.restart import RestartPlan, dcd_restart_id, plan_restart
 from dynamo_operator.internal.dynamo.rollout.rollingupdate import (
     RollingPlan,
     with_new_replicas,
@@ -491,7 +491,7 @@ def _kept(view: GraphView, rolling: RollingPlan, resource: Resource, obj: Obj) -
 
 def restart_value(dcd: Obj) -> str | None:
     """The restart id a DCD was last restarted for."""
-    return ((dcd.get("spec") or {}).get("annotations") or {}).get(consts.ANNOTATION_RESTART_AT)
+    return dcd_restart_id(dcd)
 
 
 def restart_acknowledged(dcd: Obj) -> bool:

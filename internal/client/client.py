@@ -134,6 +134,10 @@ class Client:
         which versions the API server serves from this very client)."""
         self._codecs = dict(codecs)
 
+    def wire_version(self, resource: Resource) -> str:
+        """The apiVersion `resource` is read and written in on the wire (its codec's, else its own)."""
+        return self._wire(resource).api_version
+
     def _wire(self, resource: Resource) -> Resource:
         codec = self._codecs.get(resource)
         return codec.wire if codec is not None else resource

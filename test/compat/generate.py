@@ -12,6 +12,7 @@ decides what an object looks like.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -136,7 +137,10 @@ def gen_context(shape: Shape, golden_set: GoldenSet = SET_DF888F68) -> GenContex
         *shape.flags,
     ]
     options = options_from_args(build_parser().parse_args(flags), environ={})
-    return settings_from(options, shape.capabilities).gen_context(NAMESPACE)
+    ctx = settings_from(options, shape.capabilities).gen_context(NAMESPACE)
+    # DCDs are written in the version the set's operator stored them in (the operator's wiring sets
+    # it from the CRD it finds).
+    return dataclasses.replace(ctx, dcd_api_version=golden_set.api_version)
 
 
 # libyaml when present: the CRDs are large (seconds to parse in pure Python).

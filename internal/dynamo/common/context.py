@@ -75,6 +75,10 @@ class GenContext:
     volcano_on_grove: bool = False
     # A PodCliqueSet's terminationDelay, in Go's form (`--grove-termination-delay`); "0s" sets none.
     grove_termination_delay: str = consts.DEFAULT_GROVE_TERMINATION_DELAY
+    # The version generated DCDs are written in: the one their CRD stores (graph/stored_dcd.py says
+    # what changes in v1beta1). v1alpha1 here (offline rendering, the April goldens); the operator
+    # sets it from the CRD it finds at start (operator/app.py).
+    dcd_api_version: str = consts.API_VERSION
 
 
 class SharedContexts:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,12 +11,13 @@ from dynamo_operator.internal.dynamo.common import naming, remainder
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError
 from dynamo_operator.internal.dynamo.common.hashing import pod_template_hash, stamp_hash
-from dynamo_operator.internal.dynamo.common.inputs import ComponentDeployment
+from dynamo_operator.internal.dynamo.common.inputs import ComponentDeployment, DcdSpec
 from dynamo_operator.internal.dynamo.common.not_implemented import (
     check_component as check_not_implemented_component,
 )
 from dynamo_operator.internal.dynamo.common.objects import Obj, envelope
 from dynamo_operator.internal.dynamo.component.backends import Role
+from dynamo_operator.internal.dynamo.component.default_ingress import default_ingress
 from dynamo_operator.internal.dynamo.component.frontend_sidecar import check_container_names
 from dynamo_operator.internal.dynamo.component.gpu_memory_service import (
     check_gpu_count,
@@ -46,15 +48,48 @@ def component_of(dcd: ComponentDeployment) -> Component:
     for ref in meta.get("ownerReferences") or []:
         if ref.get("kind") == c.KIND_DGD and ref.get("controller"):
             parent = str(ref.get("name"))
+    object_labels: Mapping[str, str] = meta.get("labels") or {}
     if not parent:
-        parent = str((spec.get("labels") or {}).get(c.LABEL_GRAPH_DEPLOYMENT_NAME, ""))
+        parent = str(
+            (spec.get("labels") or {}).get(c.LABEL_GRAPH_DEPLOYMENT_NAME)
+            or object_labels.get(c.LABEL_GRAPH_DEPLOYMENT_NAME)
+            or ""
+        )
     return Component(
         name=str(meta["name"]),
         namespace=str(meta.get("namespace") or ""),
         parent_dgd=parent,
-        spec=spec,
+        spec=graph_component_spec(spec, object_labels) if parent else spec,
         beta=remainder.of_dcd(meta),
+        metadata_merged=bool(parent),
     )
+
+
+def graph_component_spec(spec: DcdSpec, object_labels: Mapping[str, str]) -> DcdSpec:
+    """A graph's DCD read alike in both forms it is stored in (graph/stored_dcd.py): its labels are
+    the object's over the spec's, its annotations the pod template's over the spec's. A DCD written
+    as v1alpha1 holds the same labels in both places and its graph's annotations in the spec; one
+    written as v1beta1 (ours now, or upstream's) holds them on the object and in the pod template.
+    A shallow copy: the cached object is never changed."""
+    out: DcdSpec = spec.copy()
+    labels = {**(spec.get("labels") or {}), **object_labels}
+    template_annotations = (spec.get("extraPodMetadata") or {}).get("annotations") or {}
+    annotations = {**(spec.get("annotations") or {}), **template_annotations}
+    if labels:
+        out["labels"] = labels
+    if annotations:
+        out["annotations"] = annotations
+    return out
+
+
+def with_default_ingress(comp: Component, ctx: GenContext) -> Component:
+    """A graph's frontend that declares no ingress gets the operator's default one: a DCD stored as
+    v1beta1 has no field for it (one written as v1alpha1 carries the same default in its spec)."""
+    if not comp.parent_dgd or comp.component_type != c.COMPONENT_FRONTEND or comp.spec.get("ingress"):
+        return comp
+    spec = comp.spec.copy()
+    spec["ingress"] = default_ingress(comp.parent_dgd, ctx)
+    return dataclasses.replace(comp, spec=spec)
 
 
 def multinode_missing_api(comp: Component, ctx: GenContext) -> str | None:
@@ -425,7 +460,7 @@ def desired_component_objects(dcd: ComponentDeployment, ctx: GenContext) -> list
     """
     owner = dcd
     check_not_implemented_component(owner)
-    comp = component_of(owner)
+    comp = with_default_ingress(component_of(owner), ctx)
     out: list[Obj] = []
     check_gpu_count(comp.spec, "")
     check_container_names(comp.spec, "")

@@ -26,6 +26,7 @@ from dynamo_operator.internal.dynamo.common.needs import NEEDS
 from dynamo_operator.internal.dynamo.common.not_implemented import check_graph as check_not_implemented_graph
 from dynamo_operator.internal.dynamo.common.objects import Obj, envelope
 from dynamo_operator.internal.dynamo.component.backends import detect_backend
+from dynamo_operator.internal.dynamo.component.default_ingress import default_ingress
 from dynamo_operator.internal.dynamo.component.failover import failover_enabled
 from dynamo_operator.internal.dynamo.component.frontend_sidecar import (
     check_container_names,
@@ -45,6 +46,7 @@ from dynamo_operator.internal.dynamo.graph.sideobjects import (
     desired_epp_objects,
     desired_wait_leader_config_map,
 )
+from dynamo_operator.internal.dynamo.graph.stored_dcd import stored_dcd
 from dynamo_operator.internal.dynamo.graph.workernames import first_worker_generation
 from dynamo_operator.internal.dynamo.pod.merge import merge_env
 from dynamo_operator.internal.dynamo.pod.resources import check_quantity, resource_list
@@ -66,25 +68,6 @@ def services_of(dgd: Graph) -> dict[str, ServiceSpec]:
     """`spec.services` in name order (None entries dropped), each a shallow copy."""
     services = dgd["spec"].get("services") or {}
     return {name: services[name].copy() for name in sorted(services) if services[name] is not None}
-
-
-def _default_ingress(dgd_name: str, ctx: GenContext) -> Obj:
-    """A frontend's ingress when it declares none: the graph's name as host, enabled only when the
-    operator has an ingress class or gateway (without them no Ingress is written, as upstream)."""
-    d = ctx.ingress
-    if not d.enabled:
-        return {"host": dgd_name}
-    ingress: Obj = {"enabled": True, "host": dgd_name}
-    if d.virtual_service_gateway:
-        ingress["useVirtualService"] = True
-        ingress["virtualServiceGateway"] = d.virtual_service_gateway
-    if d.controller_class_name:
-        ingress["ingressControllerClassName"] = d.controller_class_name
-    if d.tls_secret_name:
-        ingress["tls"] = {"secretName": d.tls_secret_name}
-    if d.host_suffix:
-        ingress["hostSuffix"] = d.host_suffix
-    return ingress
 
 
 def service_to_dcd_spec(
@@ -133,7 +116,7 @@ def service_to_dcd_spec(
     if envs:
         spec["envs"] = envs
     if spec.get("componentType") == c.COMPONENT_FRONTEND and not spec.get("ingress"):
-        spec["ingress"] = _default_ingress(dgd_name, ctx)
+        spec["ingress"] = default_ingress(dgd_name, ctx)
     if spec.get("componentType") == c.COMPONENT_PLANNER:
         # The planner scales the graph through its ServiceAccount's binding: name it in the spec (a
         # ServiceAccount the user chose stays theirs).
@@ -249,9 +232,10 @@ def desired_dcds(
     # The v1beta1-only facts of each component (remainder.py) travel on to its DCD.
     remainders = remainder.of_graph(dgd.get("metadata"))
     out: list[Obj] = []
-    for service in services_of(dgd):
+    services = services_of(dgd)
+    for service in services:
         spec = service_to_dcd_spec(dgd, service, ctx, restart_at=restart_at.get(service), worker_hash=wh)
-        _no_istio_sidecar_for_epp(spec, services_of(dgd)[service])
+        _no_istio_sidecar_for_epp(spec, services[service])
         _pod_template_metadata_as_upstream(spec)
         payload = remainder.dcd_payload(remainders.get(service, remainder.NONE))
         dcd = envelope(
@@ -264,7 +248,11 @@ def desired_dcds(
             owner=dgd,
         )
         dcd["spec"] = spec
-        out.append(stamp_hash(dcd))
+        if ctx.dcd_api_version == c.STORAGE_API_VERSION:
+            graph_labels = dgd["spec"].get("labels") or {}
+            out.append(stored_dcd(dcd, alpha_component=services[service], graph_labels=graph_labels))
+        else:
+            out.append(stamp_hash(dcd))
     return sorted(out, key=lambda o: o["metadata"]["name"])
 
 

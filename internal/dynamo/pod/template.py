@@ -85,6 +85,8 @@ class Component:
     spec: DcdSpec
     # What its v1beta1 form says that `spec` cannot (common/remainder.py).
     beta: Remainder = NONE
+    # A graph's DCD, read by `component_of`: `annotations` holds the pod template's too.
+    metadata_merged: bool = False
 
     @property
     def component_type(self) -> str:
@@ -192,7 +194,10 @@ def pod_annotations(comp: Component) -> dict[str, str]:
     the origin version, from either: it describes the graph, and upstream drops it from pods after
     the merge (a v1beta1 DCD carries it in its pod template metadata, i.e. extraPodMetadata here)."""
     out = {k: v for k, v in comp.annotations.items() if k not in _CONTROL_ANNOTATIONS}
-    out.update((comp.spec.get("extraPodMetadata") or {}).get("annotations") or {})
+    if not comp.metadata_merged:
+        # (A graph's DCD has them in `annotations` already, and the operator's control keys a graph
+        # propagates sit in its pod template when it is stored as v1beta1: they stay off pods.)
+        out.update((comp.spec.get("extraPodMetadata") or {}).get("annotations") or {})
     out.pop(c.ANNOTATION_ORIGIN_VERSION, None)
     return out
 

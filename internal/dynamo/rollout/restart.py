@@ -1,8 +1,9 @@
 """Restart of a graph's services (`spec.restart`), decided from what the cluster shows. Pure.
 
-Each DCD carries the restart id it was last restarted for (`spec.annotations["nvidia.com/restartAt"]`)
-and reports whether its workload has rolled; `plan_restart` turns that into the ids to stamp next and
-the `status.restart` that describes the progress, so a restarted operator picks up where it was.
+Each DCD carries the restart id it was last restarted for (`dcd_restart_id`: in its pod template's
+annotations when stored as v1beta1, in `spec.annotations` when written as v1alpha1) and reports
+whether its workload has rolled; `plan_restart` turns that into the ids to stamp next and the
+`status.restart` that describes the progress, so a restarted operator picks up where it was.
 """
 
 from __future__ import annotations
@@ -12,9 +13,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynamo_operator.api.v1alpha1.graph import RestartPhase, RestartStrategyType
+from dynamo_operator.internal import consts
 
 # Plain strings in the status written (a str subclass would not survive every serialiser).
 RESTARTING, COMPLETED = RestartPhase.RESTARTING.value, RestartPhase.COMPLETED.value
+
+
+def dcd_restart_id(dcd: Mapping[str, Any]) -> str | None:
+    """The restart id a DCD (v1alpha1 form) carries: its pod template's, else its spec's."""
+    spec = dcd.get("spec") or {}
+    template = (spec.get("extraPodMetadata") or {}).get("annotations") or {}
+    value = template.get(consts.ANNOTATION_RESTART_AT) or (spec.get("annotations") or {}).get(
+        consts.ANNOTATION_RESTART_AT
+    )
+    return str(value) if value else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.hashing import digest
 from dynamo_operator.internal.dynamo.common.objects import Obj
 from dynamo_operator.internal.dynamo.component.backends import detect_backend
+from dynamo_operator.internal.dynamo.graph.stored_dcd import carrier_annotations
 from dynamo_operator.internal.dynamo.rollout import gojson
 from dynamo_operator.internal.dynamo.rollout.gojson import Field
 from dynamo_operator.internal.dynamo.rollout.quantity import QuantityError
@@ -316,25 +317,6 @@ def _alpha_spec(beta_dcd: Obj) -> Mapping[str, Any]:
     return spec if isinstance(spec, Mapping) else {}
 
 
-def _carrier_annotations(
-    alpha_graph: Obj, name: str, namespace: str, backend: str, dcd_name: str
-) -> dict[str, str]:
-    """What the alpha form of the component leaves on a v1beta1 DCD (its reserved annotations)."""
-    alpha_component = ((alpha_graph.get("spec") or {}).get("services") or {}).get(name)
-    if not isinstance(alpha_component, Mapping):
-        return {}
-    alpha_dcd = {
-        "apiVersion": V1ALPHA1,
-        "kind": c.KIND_DCD,
-        "metadata": {"name": dcd_name, "namespace": namespace},
-        "spec": {"backendFramework": backend, **copy.deepcopy(dict(alpha_component))}
-        if backend
-        else copy.deepcopy(dict(alpha_component)),
-    }
-    carrier = _convert(alpha_dcd, V1BETA1)
-    return dict((carrier.get("metadata") or {}).get("annotations") or {})
-
-
 def generated_worker_dcd(
     graph: Obj, alpha_graph: Obj, component: Mapping[str, Any], *, namespace: str, backend: str
 ) -> Obj:
@@ -349,7 +331,10 @@ def generated_worker_dcd(
         namespace, dgd_name, global_namespace=bool(spec.get("globalDynamoNamespace"))
     )
     dcd_name = naming.dcd_name(dgd_name, name, PLACEHOLDER)
-    annotations = _carrier_annotations(alpha_graph, name, namespace, backend, dcd_name)
+    alpha_component = ((alpha_graph.get("spec") or {}).get("services") or {}).get(name)
+    annotations = carrier_annotations(
+        alpha_component, dcd_name=dcd_name, namespace=namespace, backend=backend
+    )
     template = _ensure_pod_template(spec)
     labels = {
         **template["metadata"]["labels"],

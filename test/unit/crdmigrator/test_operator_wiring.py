@@ -10,6 +10,7 @@ import yaml
 from dynamo_operator import storage_migration
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.manager.options import ManagerOptions
 
@@ -17,9 +18,16 @@ ROOT = Path(__file__).resolve().parents[3]
 ROLES = (ROOT / "config/rbac/role.yaml", ROOT / "deploy/helm/dynamo-operator/files/manager-role.yaml")
 
 
+class OfflineClient:
+    """All registration asks of the client: the version a kind is written in (as stored here)."""
+
+    def wire_version(self, resource: Resource) -> str:
+        return resource.api_version
+
+
 def manager(namespace: str | None = None) -> Manager:
     return Manager(
-        cast(Client, object()),  # registration sends no request
+        cast(Client, OfflineClient()),  # registration sends no request
         options=ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0", namespace=namespace),
     )
 

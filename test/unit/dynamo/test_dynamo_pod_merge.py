@@ -414,6 +414,7 @@ def test_standalone_worker_dcd_gets_no_namespace_suffix() -> None:
     """A DCD written by hand (no worker-hash label) gets no suffix."""
     dcd = dcd_of(dgd({"S": service("worker")}), "S")
     dcd["spec"]["labels"].pop("nvidia.com/dynamo-worker-hash")
+    dcd["metadata"]["labels"].pop("nvidia.com/dynamo-worker-hash")  # a graph's DCD is read by both
     [deployment] = [o for o in desired_component_objects(dcd, CTX) if o["kind"] == "Deployment"]
     assert "DYN_NAMESPACE_WORKER_SUFFIX" not in env_map(main_container(deployment["spec"]["template"]))
 

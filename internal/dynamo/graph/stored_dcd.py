@@ -1,0 +1,133 @@
+"""A generated DCD in the form upstream's generator (2a6da14c) stores it: v1beta1, the component's
+pod metadata in `spec.podTemplate.metadata`, and a `nvidia.com/dcd-spec` payload made from the
+graph's v1alpha1 component. Pure.
+
+Generation writes a DCD as v1alpha1 (`desired_dcds`): what the graph adds to a component (its
+labels, the annotations it propagates, the restart id) sits in the DCD's `spec.labels` and
+`spec.annotations`, fields v1beta1 does not have. Converted as they are, those would travel in the
+payload, and the stored object would differ from upstream's in that one annotation. So, before the
+DCD is written in its storage version:
+- the labels stay on the DCD object (they are its `metadata.labels` already) and the graph's own
+  labels are also put under the pod template's, as upstream does (a component's own label of the
+  same key wins, here as before, where upstream's graph label would);
+- the annotations the graph contributed go under the pod template's (the component's own pod
+  template annotations win; a restart id always goes there);
+- the payload is what converting the graph's v1alpha1 component (plus the backend) to v1beta1
+  leaves over, which is how upstream's generator makes it (`carrier_annotations`).
+The DCD reconciler reads both forms alike (component/workload.py `component_of`): for a DCD of a
+graph, its labels are the object's plus the spec's, its annotations the spec's plus the pod
+template's. Nothing a pod gets depends on the form (test_stored_dcd.py pins that per example).
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert, preserve
+from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo.common.hashing import digest, stamp_hash
+from dynamo_operator.internal.dynamo.common.objects import Obj
+
+
+def carrier_annotations(
+    alpha_component: Mapping[str, Any] | None, *, dcd_name: str, namespace: str, backend: str
+) -> dict[str, str]:
+    """The reserved annotations a v1alpha1 DCD holding `alpha_component` (and `backend`) leaves on its
+    v1beta1 form: what v1beta1 cannot say about the component, as upstream's generator records it."""
+    if not isinstance(alpha_component, Mapping):
+        return {}
+    spec: Obj = copy.deepcopy(dict(alpha_component))
+    if backend:
+        spec = {"backendFramework": backend, **spec}
+    alpha_dcd = {
+        "apiVersion": V1ALPHA1,
+        "kind": c.KIND_DCD,
+        "metadata": {"name": dcd_name, "namespace": namespace},
+        "spec": spec,
+    }
+    carrier = convert(alpha_dcd, V1BETA1, owned=True)
+    metadata = carrier.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    return dict(annotations) if isinstance(annotations, dict) else {}
+
+
+# Stored forms already made, by a digest of what they are made of. Making one converts the DCD and
+# the graph's component (about 0.3 ms a DCD), and a graph's DCDs are generated again on most of its
+# reconciles with nothing changed. A key is 32 bytes; the forms share their bodies with the caller's
+# next sync, never changed (own metadata is handed out each time: the hash stamp is written there).
+_MEMO: collections.OrderedDict[bytes, Obj] = collections.OrderedDict()
+MEMO_SIZE = 8192
+
+
+def stored_dcd(
+    dcd: Mapping[str, Any], *, alpha_component: Mapping[str, Any] | None, graph_labels: Mapping[str, str]
+) -> Obj:
+    """`dcd` (as `desired_dcds` makes it, v1alpha1) in its stored v1beta1 form (see the module
+    docstring), stamped with its content hash. `alpha_component`: the graph's service it was made
+    from; `graph_labels`: the graph's `spec.labels`."""
+    key = bytes.fromhex(digest([dcd, alpha_component, graph_labels]))
+    found = _MEMO.get(key)
+    if found is None:
+        found = stamp_hash(_stored_dcd(dcd, alpha_component=alpha_component, graph_labels=graph_labels))
+        _MEMO[key] = found
+        if len(_MEMO) > MEMO_SIZE:
+            _MEMO.popitem(last=False)
+    else:
+        _MEMO.move_to_end(key)
+    metadata = dict(found["metadata"])
+    for field in ("annotations", "labels", "ownerReferences"):
+        if field in metadata:
+            metadata[field] = copy.copy(metadata[field])
+    return {**found, "metadata": metadata}
+
+
+def _stored_dcd(
+    dcd: Mapping[str, Any], *, alpha_component: Mapping[str, Any] | None, graph_labels: Mapping[str, str]
+) -> Obj:
+    alpha_spec: Mapping[str, Any] = dcd.get("spec") or {}
+    own_annotations: Mapping[str, Any] = (alpha_component or {}).get("annotations") or {}
+    out: Obj = convert(dcd, V1BETA1)
+    metadata: Obj = out.setdefault("metadata", {})
+    annotations: dict[str, str] = {
+        k: v for k, v in (metadata.get("annotations") or {}).items() if k != preserve.DCD_SPEC
+    }
+    meta = (alpha_spec.get("annotations") or {}).items()
+    graph_added = {k: str(v) for k, v in meta if own_annotations.get(k) != v or k == c.ANNOTATION_RESTART_AT}
+    if graph_added or graph_labels:
+        template_meta = _template_metadata(out["spec"])
+        pod_annotations: dict[str, str] = template_meta.setdefault("annotations", {})
+        for key, value in graph_added.items():
+            if key == c.ANNOTATION_RESTART_AT:
+                pod_annotations[key] = value
+            else:
+                pod_annotations.setdefault(key, value)
+        own_labels: Mapping[str, Any] = (alpha_component or {}).get("labels") or {}
+        pod_labels: dict[str, str] = template_meta.setdefault("labels", {})
+        for key, value in graph_labels.items():
+            if key not in own_labels:  # the component's own label wins, on the object and on pods
+                pod_labels.setdefault(key, str(value))
+        for key in ("annotations", "labels"):
+            if not template_meta.get(key):
+                template_meta.pop(key, None)
+    backend = str(alpha_spec.get("backendFramework") or "")
+    carried = carrier_annotations(
+        alpha_component,
+        dcd_name=str(metadata.get("name") or ""),
+        namespace=str(metadata.get("namespace") or ""),
+        backend=backend,
+    )
+    annotations.update(carried)
+    if annotations:
+        metadata["annotations"] = annotations
+    else:
+        metadata.pop("annotations", None)
+    return out
+
+
+def _template_metadata(spec: Obj) -> Obj:
+    template: Obj = spec.setdefault("podTemplate", {})
+    meta: Obj = template.setdefault("metadata", {})
+    return meta
