@@ -78,8 +78,8 @@ def test_a_dcd_stored_as_v1beta1_makes_the_children_one_written_as_v1alpha1_make
     ctx = compat.gen_context(SHAPES[shape], example.golden_set)
     compared = refused = 0
     graphs = _graphs(example)
-    for graph in graphs:
-        graph = with_origin_version(graph, origin_version(graph, [], ctx.operator_version))
+    for stored in graphs:
+        graph = with_origin_version(stored, origin_version(stored, [], ctx.operator_version))
         if takes_grove(graph, ctx, has_dcds=False, has_pod_clique_set=False):
             continue
         workers = first_worker_generation(graph, compat.deployed_namespace(example))
