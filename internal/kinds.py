@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Final
 
 from dynamo_operator.api.v1alpha1 import groupversion as gv
+from dynamo_operator.api.v1beta1 import groupversion as beta
 from dynamo_operator.internal.client.resource import (
     CONFIG_MAP,
     DEPLOYMENT,
@@ -77,6 +78,9 @@ _BY_TYPE: Final = {
         *OWNED_KINDS,  # every optional API's kinds that generation emits
     )
 }
+# A kind generated in its storage version (graph/stored_dcd.py) is written through the descriptor
+# the operator's code uses; the client's codec sends it as it is (internal/stored_version.py).
+_BY_TYPE.update({(beta.API_VERSION, r.kind): r for r in (DGD, DCD, DGDSA, DGDR)})
 
 
 def resource_of(obj: dict[str, object]) -> Resource:

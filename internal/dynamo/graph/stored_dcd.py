@@ -56,10 +56,11 @@ def carrier_annotations(
 
 # Stored forms already made, by a digest of what they are made of. Making one converts the DCD and
 # the graph's component (about 0.3 ms a DCD), and a graph's DCDs are generated again on most of its
-# reconciles with nothing changed. A key is 32 bytes; the forms share their bodies with the caller's
-# next sync, never changed (own metadata is handed out each time: the hash stamp is written there).
+# reconciles with nothing changed (a few a second while it starts or rolls). A key is 32 bytes and a
+# form a few KB: 2,048 cover the graphs being worked on at once. A form's body is shared with the
+# caller's sync, which never changes it; its metadata is the caller's own (the hash stamp goes there).
 _MEMO: collections.OrderedDict[bytes, Obj] = collections.OrderedDict()
-MEMO_SIZE = 8192
+MEMO_SIZE = 2048
 
 
 def stored_dcd(

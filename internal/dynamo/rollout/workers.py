@@ -126,10 +126,11 @@ class WorkerRollout:
 
 
 def service_of(dcd: Obj) -> str | None:
-    """The graph service a DCD was generated for (`spec.serviceName`, else its component label)."""
+    """The graph service a DCD was generated for (`spec.serviceName`, or `spec.name` in a DCD's
+    v1beta1 form, else its component label)."""
     spec = dcd.get("spec") or {}
     labels = (dcd.get("metadata") or {}).get("labels") or {}
-    name = spec.get("serviceName") or labels.get(c.LABEL_COMPONENT)
+    name = spec.get("serviceName") or spec.get("name") or labels.get(c.LABEL_COMPONENT)
     return str(name) if name else None
 
 
