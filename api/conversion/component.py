@@ -104,6 +104,7 @@ def to_v1alpha1(obj: Json) -> Json:
     spec = out.get("spec")
     if isinstance(spec, dict):
         _forget_missing_service_name(spoke_saved, spec, _name(obj))
+        shared_spec.read_origin_splits(spoke_saved)
         alpha, save = sparse.carry_over(
             spec,
             _spec_from_hub,
@@ -112,6 +113,7 @@ def to_v1alpha1(obj: Json) -> Json:
             source_schema="beta.dcd.spec",
             saved=spoke_saved,
         )
+        shared_spec.drop_generated_frontend_sidecar(alpha)
         out["spec"] = alpha
         # Upstream names a v1beta1-made DCD with a podTemplate in the payload even with nothing to keep.
         if save or (not spoke_origin and "podTemplate" in spec):

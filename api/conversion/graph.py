@@ -238,6 +238,7 @@ def _components_to_alpha(components: list[Any], saved: Json, spoke_origin: bool)
         if name in services:
             raise ConversionError(f"duplicate component name {name!r} in spec.components")
         previous = saved.get(name) if isinstance(saved.get(name), dict) else None
+        shared_spec.read_origin_splits(previous)
         alpha, save = sparse.carry_over(
             hub,
             _component_from_hub,
@@ -246,6 +247,7 @@ def _components_to_alpha(components: list[Any], saved: Json, spoke_origin: bool)
             source_schema="beta.dgd.component",
             saved=previous,
         )
+        shared_spec.drop_generated_frontend_sidecar(alpha)
         services[name] = alpha
         save.pop("name", None)
         # Upstream lists a v1beta1-made component that has a podTemplate even with nothing to keep.

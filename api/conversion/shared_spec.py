@@ -204,7 +204,7 @@ def _main_container(alpha: Json) -> Json:
         for key, value in over.items():
             if key == "name" or value in (None, "", [], {}):
                 continue  # a zero value never overrides (the renderer's merge)
-            main[key] = _copy(value)
+            main[key] = _merged_resources(main.get(key), value) if key == "resources" else _copy(value)
         env = _merge_envs(dedicated_env, over.get("env") or [])
         if env:
             main["env"] = env
@@ -212,6 +212,18 @@ def _main_container(alpha: Json) -> Json:
         if mounts:
             main["volumeMounts"] = mounts
     return main
+
+
+def _merged_resources(dedicated: Any, over: Any) -> Json:
+    """The component's resources under the main container's own, as the renderer merges them: each
+    side's quantities by name, the container's claims over the component's."""
+    out: Json = _copy(dedicated) if isinstance(dedicated, dict) else {}
+    for key, value in over.items():
+        if key in ("requests", "limits") and isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **_copy(value)}
+        else:
+            out[key] = _copy(value)
+    return out
 
 
 def _pod_template_to_hub(alpha: Json) -> Json | None:
@@ -370,3 +382,65 @@ def _pod_template_from_hub(template: Json, alpha: Json) -> None:
         extra.update(spec)
     if extra:
         alpha["extraPodSpec"] = extra
+
+
+# A component field and the main-container field it is split from (upstream's "origin splits").
+_SPLITS = (
+    ("envs", "env"),
+    ("envFromSecret", "envFrom"),
+    ("resources", "resources"),
+    ("volumeMounts", "volumeMounts"),
+    ("livenessProbe", "livenessProbe"),
+    ("readinessProbe", "readinessProbe"),
+)
+
+
+def read_origin_splits(saved: Any) -> None:
+    """Read a saved component the way upstream writes it, as a sparse difference (in place).
+
+    Upstream's conversion of an object first written as v1alpha1 saves its main container as a Go
+    struct: the container fields it was split from (env, envFrom, resources, mounts, probes) as they
+    were, an absent one meaning "none", and Go's zero values for nothing (`"name": ""`,
+    `"resources": {}`). Those zero values tell such a save from ours, which records a removal as
+    null. So, for a save of upstream's: the zero values go, and each split that the save speaks of
+    gets its absent side marked null (removed), on the component and on the container. Applied
+    literally instead, the component's `envFromSecret` would come back beside the same entry in the
+    container's `envFrom` (two identical env sources in the pod) and `"resources": {}` would land on
+    the container."""
+    if not isinstance(saved, dict):
+        return
+    pod = saved.get("extraPodSpec")
+    main = pod.get("mainContainer") if isinstance(pod, dict) else None
+    if not isinstance(main, dict) or not (main.get("name") == "" or main.get("resources") == {}):
+        return
+    if main.get("name") == "":
+        del main["name"]
+    if main.get("resources") == {}:
+        del main["resources"]
+    for own, container in _SPLITS:
+        if saved.get(own) is not None or main.get(container) not in (None, [], {}):
+            saved.setdefault(own, None)
+            main.setdefault(container, None)
+
+
+def drop_generated_frontend_sidecar(alpha: Json) -> None:
+    """A v1alpha1 component whose `frontendSidecar` came back from a save of upstream's does not also
+    list the container v1beta1 made of it (upstream's save keeps the struct and leaves the container
+    to the pod template; shown both ways, the component would name its sidecar twice)."""
+    sidecar = alpha.get("frontendSidecar")
+    extra = alpha.get("extraPodSpec")
+    if not isinstance(sidecar, dict) or not isinstance(extra, dict):
+        return
+    containers = extra.get("containers")
+    if not isinstance(containers, list):
+        return
+    generated = _frontend_sidecar_container(sidecar)
+    kept = [c for c in containers if c != generated]
+    if len(kept) == len(containers):
+        return
+    if kept:
+        extra["containers"] = kept
+    else:
+        del extra["containers"]
+        if not extra:
+            del alpha["extraPodSpec"]

@@ -26,32 +26,24 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert, preserve
+from dynamo_operator.api.conversion import V1BETA1, convert, preserve
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.hashing import digest, stamp_hash
 from dynamo_operator.internal.dynamo.common.objects import Obj
+from dynamo_operator.internal.dynamo.graph.alpha_payload import dcd_spec_payload
 
 
 def carrier_annotations(
     alpha_component: Mapping[str, Any] | None, *, dcd_name: str, namespace: str, backend: str
 ) -> dict[str, str]:
-    """The reserved annotations a v1alpha1 DCD holding `alpha_component` (and `backend`) leaves on its
-    v1beta1 form: what v1beta1 cannot say about the component, as upstream's generator records it."""
+    """The reserved annotations upstream's generator puts on a DCD made from `alpha_component` (the
+    graph's v1alpha1 component): its `nvidia.com/dcd-spec`, as upstream's conversion writes it
+    (alpha_payload.py). `dcd_name`, `namespace` and `backend` do not change it; they are the rest of
+    the v1alpha1 DCD upstream converts, kept in the signature for what reads it."""
+    del dcd_name, namespace, backend
     if not isinstance(alpha_component, Mapping):
         return {}
-    spec: Obj = copy.deepcopy(dict(alpha_component))
-    if backend:
-        spec = {"backendFramework": backend, **spec}
-    alpha_dcd = {
-        "apiVersion": V1ALPHA1,
-        "kind": c.KIND_DCD,
-        "metadata": {"name": dcd_name, "namespace": namespace},
-        "spec": spec,
-    }
-    carrier = convert(alpha_dcd, V1BETA1, owned=True)
-    metadata = carrier.get("metadata")
-    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
-    return dict(annotations) if isinstance(annotations, dict) else {}
+    return {preserve.DCD_SPEC: dcd_spec_payload(alpha_component)}
 
 
 # Stored forms already made, by a digest of what they are made of. Making one converts the DCD and

@@ -253,3 +253,19 @@ def test_a_recorded_missing_service_name_gives_way_to_the_component_name() -> No
     alpha = convert(stored, V1ALPHA1)
     assert alpha["spec"]["serviceName"] == "worker"
     assert alpha["spec"]["annotations"] == {"owner": "me"}
+
+
+@pytest.mark.parametrize(("example", "shape"), _examples(SET_2A6DA14C))
+def test_a_generated_dcd_carries_upstreams_payload_text(example: Example, shape: str) -> None:
+    """The `nvidia.com/dcd-spec` of each DCD is the text upstream's generator wrote for it: what its
+    conversion saves of the graph's v1alpha1 component (its origin splits included), in Go's encoding."""
+    golden = load_golden(example, shape)
+    ours = compat.generate(example, SHAPES[shape]).objects
+    compared = 0
+    for key, theirs in golden.items():
+        if not key.startswith("DynamoComponentDeployment/") or key not in ours:
+            continue
+        expected = (theirs["metadata"].get("annotations") or {}).get(preserve.DCD_SPEC)
+        assert (ours[key]["metadata"].get("annotations") or {}).get(preserve.DCD_SPEC) == expected, key
+        compared += 1
+    assert compared or not any(k.startswith("DynamoComponentDeployment/") for k in golden)

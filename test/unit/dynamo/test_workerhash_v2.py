@@ -38,10 +38,7 @@ SETS = {
 # right for them when fed upstream's own v1beta1 DCDs; test_known_conversion_losses_are_current keeps
 # this list honest. (A volumeMount's readOnly/subPath in upstream's `nvidia.com/dgd-spec`, with its
 # Go zero-valued `"resources": {}`, is restored since sparse.overlay's `empty_is_unset`.)
-KNOWN_CONVERSION_LOSSES = {
-    ("v1alpha1-input", "backends_vllm_agg_xpu_dra"),
-    ("v1alpha1-input", "backends_vllm_disagg_xpu_dra"),
-}
+KNOWN_CONVERSION_LOSSES: set[tuple[str, str]] = set()
 
 
 def _graphs(which: str) -> list[tuple[str, str, Obj]]:
