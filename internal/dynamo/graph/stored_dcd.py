@@ -12,8 +12,8 @@ DCD is written in its storage version:
   same key wins, here as before, where upstream's graph label would);
 - the annotations the graph contributed go under the pod template's (the component's own pod
   template annotations win; a restart id always goes there);
-- the payload is what converting the graph's v1alpha1 component (plus the backend) to v1beta1
-  leaves over, which is how upstream's generator makes it (`carrier_annotations`).
+- the payload is what upstream's conversion saves of the graph's v1alpha1 component, which is how
+  upstream's generator makes it, in upstream's text (`carrier_annotations`, alpha_payload.py).
 The DCD reconciler reads both forms alike (component/workload.py `component_of`): for a DCD of a
 graph, its labels are the object's plus the spec's, its annotations the spec's plus the pod
 template's. Nothing a pod gets depends on the form (test_stored_dcd.py pins that per example).
@@ -33,26 +33,23 @@ from dynamo_operator.internal.dynamo.common.objects import Obj
 from dynamo_operator.internal.dynamo.graph.alpha_payload import dcd_spec_payload
 
 
-def carrier_annotations(
-    alpha_component: Mapping[str, Any] | None, *, dcd_name: str, namespace: str, backend: str
-) -> dict[str, str]:
+def carrier_annotations(alpha_component: Mapping[str, Any] | None) -> dict[str, str]:
     """The reserved annotations upstream's generator puts on a DCD made from `alpha_component` (the
     graph's v1alpha1 component): its `nvidia.com/dcd-spec`, as upstream's conversion writes it
-    (alpha_payload.py). `dcd_name`, `namespace` and `backend` do not change it; they are the rest of
-    the v1alpha1 DCD upstream converts, kept in the signature for what reads it."""
-    del dcd_name, namespace, backend
+    (alpha_payload.py)."""
     if not isinstance(alpha_component, Mapping):
         return {}
     return {preserve.DCD_SPEC: dcd_spec_payload(alpha_component)}
 
 
 # Stored forms already made, by a digest of what they are made of. Making one converts the DCD and
-# the graph's component (about 0.3 ms a DCD), and a graph's DCDs are generated again on most of its
-# reconciles with nothing changed (a few a second while it starts or rolls). A key is 32 bytes and a
-# form a few KB: 2,048 cover the graphs being worked on at once. A form's body is shared with the
-# caller's sync, which never changes it; its metadata is the caller's own (the hash stamp goes there).
+# encodes the graph component's payload (about 0.1 ms a DCD), and a graph's DCDs are generated again
+# on most of its reconciles with nothing changed (a few a second while it starts or rolls). A key is
+# 32 bytes and a form a few KB: 1,024 cover the graphs being worked on at once, and bound the memory.
+# A form's body is shared with the caller's sync, which never changes it; its metadata is the
+# caller's own (the hash stamp goes there).
 _MEMO: collections.OrderedDict[bytes, Obj] = collections.OrderedDict()
-MEMO_SIZE = 2048
+MEMO_SIZE = 1024
 
 
 def stored_dcd(
@@ -105,13 +102,7 @@ def _stored_dcd(
         for key in ("annotations", "labels"):
             if not template_meta.get(key):
                 template_meta.pop(key, None)
-    backend = str(alpha_spec.get("backendFramework") or "")
-    carried = carrier_annotations(
-        alpha_component,
-        dcd_name=str(metadata.get("name") or ""),
-        namespace=str(metadata.get("namespace") or ""),
-        backend=backend,
-    )
+    carried = carrier_annotations(alpha_component)
     annotations.update(carried)
     if annotations:
         metadata["annotations"] = annotations

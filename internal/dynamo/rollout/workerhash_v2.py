@@ -332,9 +332,7 @@ def generated_worker_dcd(
     )
     dcd_name = naming.dcd_name(dgd_name, name, PLACEHOLDER)
     alpha_component = ((alpha_graph.get("spec") or {}).get("services") or {}).get(name)
-    annotations = carrier_annotations(
-        alpha_component, dcd_name=dcd_name, namespace=namespace, backend=backend
-    )
+    annotations = carrier_annotations(alpha_component)
     template = _ensure_pod_template(spec)
     labels = {
         **template["metadata"]["labels"],

@@ -162,12 +162,7 @@ def _stored_worker(graph: Obj, ctx: GenContext, **kwargs: Any) -> Obj:
 def test_the_stored_payload_is_made_from_the_graphs_v1alpha1_component() -> None:
     graph = copy.deepcopy(BUSY_GRAPH)
     worker = _stored_worker(graph, GenContext(namespace="ns"))
-    expected = carrier_annotations(
-        graph["spec"]["services"]["VllmWorker"],
-        dcd_name=worker["metadata"]["name"],
-        namespace="ns",
-        backend="vllm",
-    )
+    expected = carrier_annotations(graph["spec"]["services"]["VllmWorker"])
     assert worker["metadata"]["annotations"][preserve.DCD_SPEC] == expected[preserve.DCD_SPEC]
     saved = json.loads(expected[preserve.DCD_SPEC])["spec"]
     assert saved["annotations"] == {"owner": "me", c.ANNOTATION_DEPLOYMENT_STRATEGY: "Recreate"}
