@@ -43,7 +43,12 @@ def origin_version(
     if current:
         return str(current)
     for dcd in children:
-        value = _annotations(dcd, "spec", "annotations").get(c.ANNOTATION_ORIGIN_VERSION)
+        # A DCD written as v1alpha1 carries it in `spec.annotations`, one stored as v1beta1 in its pod
+        # template's (stored_dcd.py). Missing it here while the graph's own stamp is not yet seen
+        # would read the graph as older than annotations, change its worker hash and roll it.
+        value = _annotations(dcd, "spec", "extraPodMetadata", "annotations").get(
+            c.ANNOTATION_ORIGIN_VERSION
+        ) or _annotations(dcd, "spec", "annotations").get(c.ANNOTATION_ORIGIN_VERSION)
         if value:
             return str(value)
     if children:

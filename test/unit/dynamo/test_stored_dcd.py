@@ -264,3 +264,14 @@ def test_a_generated_dcd_carries_upstreams_payload_text(example: Example, shape:
         assert (ours[key]["metadata"].get("annotations") or {}).get(preserve.DCD_SPEC) == expected, key
         compared += 1
     assert compared or not any(k.startswith("DynamoComponentDeployment/") for k in golden)
+
+
+def test_a_graph_not_yet_seen_stamped_takes_its_origin_version_from_a_stored_dcd() -> None:
+    """The graph's origin-version stamp and its first DCDs are separate writes; a reconcile that sees
+    the DCDs first must still read the graph's origin version (from the DCD's pod template), or the
+    graph reads as older than the stamp, gets another worker hash and rolls its fresh workers."""
+    graph = copy.deepcopy(BUSY_GRAPH)
+    stamped = with_origin_version(graph, "1.5.0")
+    worker = _stored_worker(stamped, GenContext(namespace="ns", operator_version="1.5.0"))
+    assert origin_version(graph, [_view(worker)], "1.5.0") == "1.5.0"
+    assert origin_version(graph, [_view(worker)], "9.9.9") == "1.5.0"
