@@ -385,7 +385,7 @@ def _pod_template_from_hub(template: Json, alpha: Json) -> None:
 
 
 # A component field and the main-container field it is split from (upstream's "origin splits").
-_SPLITS = (
+ORIGIN_SPLITS = (
     ("envs", "env"),
     ("envFromSecret", "envFrom"),
     ("resources", "resources"),
@@ -417,7 +417,7 @@ def read_origin_splits(saved: Any) -> None:
         del main["name"]
     if main.get("resources") == {}:
         del main["resources"]
-    for own, container in _SPLITS:
+    for own, container in ORIGIN_SPLITS:
         if saved.get(own) is not None or main.get(container) not in (None, [], {}):
             saved.setdefault(own, None)
             main.setdefault(container, None)

@@ -23,6 +23,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
+from dynamo_operator.api.conversion.shared_spec import ORIGIN_SPLITS
 from dynamo_operator.internal.dynamo.common.objects import Obj
 from dynamo_operator.internal.dynamo.rollout import gojson
 from dynamo_operator.internal.dynamo.rollout.gojson import Field
@@ -37,16 +38,7 @@ _EMPTY_SERVICE_NAME = ',"rawJSON":[{"path":"serviceName","nil":true}]'
 _DISAGGREGATED = ("prefill", "decode")
 
 
-def _opt(name: str, desc: Any) -> Field:
-    return (name, True, desc)
-
-
-def _req(name: str, desc: Any) -> Field:
-    return (name, False, desc)
-
-
-def _ptr(struct: str) -> dict[str, Any]:
-    return {"ptr": {"struct": struct}}
+_opt, _req, _ptr = gojson.optional, gojson.required, gojson.pointer_to
 
 
 _RAW = {"ptr": "raw"}
@@ -211,14 +203,7 @@ def _save_main_container_origins(spec: Mapping[str, Any], save: Obj) -> None:
     kept: Obj = {}
     if main.get("name"):
         kept["name"] = main["name"]
-    for component_key, container_key in (
-        ("envs", "env"),
-        ("envFromSecret", "envFrom"),
-        ("resources", "resources"),
-        ("volumeMounts", "volumeMounts"),
-        ("livenessProbe", "livenessProbe"),
-        ("readinessProbe", "readinessProbe"),
-    ):
+    for component_key, container_key in ORIGIN_SPLITS:
         own = spec.get(component_key)
         theirs = main.get(container_key)
         if (own is None or own == []) and _empty(theirs):

@@ -52,6 +52,21 @@ _GO_ONLY_ESCAPES = str.maketrans(
 )
 
 
+def optional(name: str, desc: Descriptor) -> Field:
+    """A struct field tagged `omitempty`."""
+    return (name, True, desc)
+
+
+def required(name: str, desc: Descriptor) -> Field:
+    """A struct field without `omitempty`."""
+    return (name, False, desc)
+
+
+def pointer_to(struct: str) -> Descriptor:
+    """A pointer to the named struct."""
+    return {"ptr": {"struct": struct}}
+
+
 @functools.cache
 def core_v1_structs() -> dict[str, tuple[Field, ...]]:
     """The Kubernetes core/v1 struct table (package data, read once)."""

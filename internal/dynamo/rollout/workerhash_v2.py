@@ -75,16 +75,7 @@ _NOT_HASHED = ("replicas", "minAvailable", "scalingAdapter", "runtimeVersionOver
 _S, _B, _I, _Q = "string", "bool", "int", "quantity"
 
 
-def _opt(name: str, desc: Any) -> Field:
-    return (name, True, desc)
-
-
-def _req(name: str, desc: Any) -> Field:
-    return (name, False, desc)
-
-
-def _ptr(name: str) -> dict[str, Any]:
-    return {"ptr": {"struct": name}}
+_opt, _req, _ptr = gojson.optional, gojson.required, gojson.pointer_to
 
 
 _POD_TEMPLATE = "core/v1.PodTemplateSpec"
