@@ -309,7 +309,7 @@ def _alpha_spec(beta_dcd: Obj) -> Mapping[str, Any]:
 
 
 def generated_worker_dcd(
-    graph: Obj, alpha_graph: Obj, component: Mapping[str, Any], *, namespace: str, backend: str
+    graph: Obj, alpha_graph: Mapping[str, Any], component: Mapping[str, Any], *, namespace: str, backend: str
 ) -> Obj:
     """The v1beta1 DCD upstream's generator writes for one worker component, the placeholder as hash."""
     meta = graph.get("metadata") or {}
@@ -397,7 +397,6 @@ def hash_input(alpha_graph: Mapping[str, Any], namespace: str) -> str:
     """The JSON document v2 is taken over: {component name: workerTemplate} of the worker components."""
     try:
         graph = _convert(alpha_graph, V1BETA1)
-        alpha_again = _convert(graph, V1ALPHA1)
     except ConversionError as err:
         raise GenerationError("spec", f"cannot be read as v1beta1: {err}") from err
     backend = _backend(graph)
@@ -406,7 +405,9 @@ def hash_input(alpha_graph: Mapping[str, Any], namespace: str) -> str:
     for component in (graph.get("spec") or {}).get("components") or ():
         if not isinstance(component, Mapping) or not _is_worker(component):
             continue
-        dcd = generated_worker_dcd(graph, alpha_again, component, namespace=namespace, backend=backend)
+        # The graph's v1alpha1 view after storage is `alpha_graph` itself: the round trip through
+        # v1beta1 gives back what it started from (test_conversion_properties), so it is not taken.
+        dcd = generated_worker_dcd(graph, alpha_graph, component, namespace=namespace, backend=backend)
         name = str(component.get("name") or "")
         try:
             items[name] = gojson.encode(hash_template(dcd), {"struct": _TEMPLATE}, table)

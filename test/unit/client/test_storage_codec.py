@@ -116,3 +116,21 @@ def test_a_remembered_spec_decodes_as_a_full_conversion_would(obj: dict[str, Any
     # decode takes each response over, as the client hands it a freshly parsed one: a copy each time.
     first = codec.decode(copy.deepcopy(obj))
     assert codec.decode(copy.deepcopy(obj)) == first == expected
+
+
+def test_an_event_that_leaves_the_spec_alone_does_not_parse_the_spec_payload_again(
+    monkeypatch: Any,
+) -> None:
+    """Most events of an object are its status's: the remembered spec stands for the payload too."""
+    from dynamo_operator.api.conversion import preserve
+
+    codec = StorageCodec(kinds.DGD, stored(kinds.DGD))
+    codec.decode(_stored_graph(1))
+    parsed: list[str] = []
+    real = preserve.decode_spec
+    monkeypatch.setattr(
+        preserve, "decode_spec", lambda raw, key: (raw and parsed.append(raw)) or real(raw, key)
+    )
+    out = codec.decode(_stored_graph(1, state="successful"))
+    assert parsed == []
+    assert out["status"]["state"] == "successful"
