@@ -65,7 +65,13 @@ def stored_dcd(
         out: Obj = orjson.loads(found)
         return out
     made = stamp_hash(_stored_dcd(dcd, alpha_component=alpha_component, graph_labels=graph_labels))
-    _MEMO[key] = orjson.dumps(made)
+    try:
+        text = orjson.dumps(made)
+    except orjson.JSONEncodeError:
+        # Only a manifest read offline can hold what JSON from the API server cannot (an integer
+        # past 64 bits, a non-string key): such a form is made again each time, not remembered.
+        return made
+    _MEMO[key] = text
     if len(_MEMO) > MEMO_SIZE:
         _MEMO.popitem(last=False)
     return made

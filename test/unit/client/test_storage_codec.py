@@ -128,9 +128,13 @@ def test_an_event_that_leaves_the_spec_alone_does_not_parse_the_spec_payload_aga
     codec.decode(_stored_graph(1))
     parsed: list[str] = []
     real = preserve.decode_spec
-    monkeypatch.setattr(
-        preserve, "decode_spec", lambda raw, key: (raw and parsed.append(raw)) or real(raw, key)
-    )
+
+    def counting(raw: str, key: str = "spec payload") -> dict[str, Any] | None:
+        if raw:
+            parsed.append(raw)
+        return real(raw, key)
+
+    monkeypatch.setattr(preserve, "decode_spec", counting)
     out = codec.decode(_stored_graph(1, state="successful"))
     assert parsed == []
     assert out["status"]["state"] == "successful"

@@ -275,3 +275,21 @@ def test_a_graph_not_yet_seen_stamped_takes_its_origin_version_from_a_stored_dcd
     worker = _stored_worker(stamped, GenContext(namespace="ns", operator_version="1.5.0"))
     assert origin_version(graph, [_view(worker)], "1.5.0") == "1.5.0"
     assert origin_version(graph, [_view(worker)], "9.9.9") == "1.5.0"
+
+
+def test_a_form_json_cannot_hold_is_made_each_time_not_remembered() -> None:
+    """A manifest read offline may hold an integer past 64 bits; the API server never sends one."""
+    from dynamo_operator.internal.dynamo.graph import stored_dcd as module
+
+    dcd = {
+        "apiVersion": V1ALPHA1,
+        "kind": c.KIND_DCD,
+        "metadata": {"name": "g-worker", "namespace": "n"},
+        "spec": {"componentType": "worker", "envs": [{"name": "BIG", "value": "1"}], "replicas": 2**70},
+    }
+    module._MEMO.clear()  # a cache: emptied, nothing is lost
+    first = module.stored_dcd(dcd, alpha_component=None, graph_labels={})
+    again = module.stored_dcd(dcd, alpha_component=None, graph_labels={})
+    assert first == again
+    assert first["spec"]["replicas"] == 2**70
+    assert len(module._MEMO) == 0
