@@ -76,7 +76,7 @@ class StorageCodec:
                 # spec payload is the one remembered: dropped unread, so the conversion of the rest
                 # (metadata and status) does not parse it again for a spec it no longer converts.
                 rest = {k: v for k, v in obj.items() if k != "spec"}
-                _drop_annotation(rest, key)
+                preserve.take(rest["metadata"], (key,))
                 out = cast(Obj, convert(rest, self.view.api_version, owned=True))
                 out["spec"] = remembered[2]
                 if remembered[3] is not None:  # what the spec's conversion records beside it
@@ -106,17 +106,6 @@ class StorageCodec:
 
     def encode(self, obj: Obj) -> Obj:
         return convert(obj, V1BETA1)
-
-
-def _drop_annotation(obj: Obj, key: str) -> None:
-    metadata = obj.get("metadata")
-    if not isinstance(metadata, dict):
-        return
-    annotations = metadata.get("annotations")
-    if isinstance(annotations, dict) and key in annotations:
-        del annotations[key]
-        if not annotations:
-            del metadata["annotations"]
 
 
 def storage_codecs(stored_as_v1beta1: frozenset[str]) -> dict[Resource, VersionCodec]:

@@ -70,7 +70,7 @@ class V2Hashes:
     generates and encodes every worker DCD: too much for each of the four or five reconciles a graph
     gets on its way to Ready."""
 
-    def __init__(self, compute: Callable[[Mapping[str, Any], str], str] = worker_hash_v2) -> None:
+    def __init__(self, compute: Callable[[Graph, str], str] = worker_hash_v2) -> None:
         self._compute = compute
         self._known: dict[str, tuple[tuple[object, ...], str]] = {}
 

@@ -36,6 +36,7 @@ from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.hashing import digest
+from dynamo_operator.internal.dynamo.common.inputs import Graph
 from dynamo_operator.internal.dynamo.common.objects import Obj
 from dynamo_operator.internal.dynamo.component.backends import detect_backend
 from dynamo_operator.internal.dynamo.graph.stored_dcd import carrier_annotations
@@ -309,7 +310,7 @@ def _alpha_spec(beta_dcd: Obj) -> Mapping[str, Any]:
 
 
 def generated_worker_dcd(
-    graph: Obj, alpha_graph: Mapping[str, Any], component: Mapping[str, Any], *, namespace: str, backend: str
+    graph: Obj, alpha_graph: Graph, component: Mapping[str, Any], *, namespace: str, backend: str
 ) -> Obj:
     """The v1beta1 DCD upstream's generator writes for one worker component, the placeholder as hash."""
     meta = graph.get("metadata") or {}
@@ -393,7 +394,7 @@ def hash_template(dcd: Obj) -> Obj:
     return {"labels": labels, "annotations": annotations, "runtimeVersion": version, "spec": spec}
 
 
-def hash_input(alpha_graph: Mapping[str, Any], namespace: str) -> str:
+def hash_input(alpha_graph: Graph, namespace: str) -> str:
     """The JSON document v2 is taken over: {component name: workerTemplate} of the worker components."""
     try:
         graph = _convert(alpha_graph, V1BETA1)
@@ -423,7 +424,7 @@ _MEMO: collections.OrderedDict[bytes, str] = collections.OrderedDict()
 MEMO_SIZE = 8192
 
 
-def _memo_key(alpha_graph: Mapping[str, Any], namespace: str) -> bytes:
+def _memo_key(alpha_graph: Graph, namespace: str) -> bytes:
     """Everything `hash_input` reads: the namespace, the graph's name and spec, and of its annotations
     the ones upstream copies into pod templates and the spec payload (the operator's own records, such
     as the hash itself, change after the first hashing and must not make the next one miss)."""
@@ -434,7 +435,7 @@ def _memo_key(alpha_graph: Mapping[str, Any], namespace: str) -> bytes:
     return bytes.fromhex(digest(basis))
 
 
-def worker_hash_v2(alpha_graph: Mapping[str, Any], namespace: str) -> str:
+def worker_hash_v2(alpha_graph: Graph, namespace: str) -> str:
     """First 8 hex characters of sha256 over `hash_input`: the v2 worker hash of the graph as stored
     (v1alpha1) in `namespace`. Raises GenerationError when the graph cannot be generated (never
     remembered: the error is raised again each time)."""

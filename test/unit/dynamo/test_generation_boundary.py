@@ -15,6 +15,7 @@ from dynamo_operator.internal import dynamo
 from dynamo_operator.internal.dynamo.common import inputs
 from dynamo_operator.internal.dynamo.graph import generate, mpisecret, workernames
 from dynamo_operator.internal.dynamo.grove import podcliqueset, provider
+from dynamo_operator.internal.dynamo.rollout import workerhash_v2
 
 HASHING = {"content_hash", "pod_template_hash", "recorded_hash", "stamp_hash"}
 ENTRY_POINTS: list[Callable[..., Any]] = [
@@ -29,6 +30,8 @@ ENTRY_POINTS: list[Callable[..., Any]] = [
     mpisecret.desired_mpi_ssh_secrets,
     workernames.first_worker_generation,
     provider.recorded_provider,
+    workerhash_v2.worker_hash_v2,
+    workerhash_v2.hash_input,
 ]
 
 

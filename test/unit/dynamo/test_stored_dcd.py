@@ -285,7 +285,7 @@ def test_a_form_json_cannot_hold_is_made_each_time_not_remembered() -> None:
         "apiVersion": V1ALPHA1,
         "kind": c.KIND_DCD,
         "metadata": {"name": "g-worker", "namespace": "n"},
-        "spec": {"componentType": "worker", "envs": [{"name": "BIG", "value": "1"}], "replicas": 2**70},
+        "spec": {"componentType": "worker", "replicas": 2**70},
     }
     module._MEMO.clear()  # a cache: emptied, nothing is lost
     first = module.stored_dcd(dcd, alpha_component=None, graph_labels={})
