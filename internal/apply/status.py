@@ -55,7 +55,12 @@ class StatusWriter:
         # still shows the status from before it. A patch computed from the cache's older status would
         # leave out fields that went back to what the cache shows, and the server would keep our
         # in-between values of them (a Ready condition beside the state of an earlier write).
-        patch = merge_patch(*self._on_wire(live, self.current(live), new))
+        base = self.current(live)
+        if base == new:
+            # Most reconciles find the status as they left it. Equal statuses encode alike, so the
+            # patch would be empty: no need to encode either one for the wire (`_on_wire`).
+            return None
+        patch = merge_patch(*self._on_wire(live, base, new))
         if not patch:
             return None
         meta = live["metadata"]

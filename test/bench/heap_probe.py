@@ -5,7 +5,9 @@ DIR <operator args>`), and signals it at the moments worth looking at (all graph
 quiet window). Each dump, `DIR/heap-<pid>-<n>.txt`, lists
 - the process's RSS and peak RSS (VmRSS, VmHWM);
 - live objects by type (gc-tracked containers, counted and sized with sys.getsizeof);
-- with tracemalloc on (HEAP_PROBE_FRAMES=N, N > 0), the allocation sites holding the most bytes.
+- with tracemalloc on (HEAP_PROBE_FRAMES=N, N > 0), the allocation sites holding the most bytes;
+- with HEAP_PROBE_SHAPES=1, dicts by shape (their first keys, sorted): which kind of JSON object or
+  record the dicts are, when the count by type says only "more dicts".
 
 tracemalloc costs memory and CPU of its own, so a run with frames is for finding where memory
 goes, never for the figures; frames 0 (the default) only counts objects.
@@ -25,6 +27,7 @@ from pathlib import Path
 from types import FrameType
 
 TOP = 40
+SHAPE_KEYS = 5
 
 
 def _proc_status() -> str:
@@ -43,6 +46,20 @@ def _objects_by_type() -> str:
     out.write(f"gc-tracked objects: {sum(counts.values())}, {sum(sizes.values()) / 2**20:.1f} MiB shallow\n")
     for name, size in sizes.most_common(TOP):
         out.write(f"  {name:40} {counts[name]:9} objects {size / 2**20:8.1f} MiB shallow\n")
+    return out.getvalue()
+
+
+def _dicts_by_shape() -> str:
+    if os.environ.get("HEAP_PROBE_SHAPES") != "1":
+        return ""
+    counts: Counter[tuple[str, ...]] = Counter()
+    for obj in gc.get_objects():
+        if type(obj) is dict:
+            counts[tuple(sorted(str(k) for k in obj)[:SHAPE_KEYS])] += 1
+    out = io.StringIO()
+    out.write("dicts by shape (first keys, sorted):\n")
+    for shape, count in counts.most_common(TOP):
+        out.write(f"  {count:9}  {', '.join(shape)[:150]}\n")
     return out.getvalue()
 
 
@@ -70,7 +87,7 @@ def install(out_dir: Path) -> None:
         nonlocal dumps
         dumps += 1
         path = out_dir / f"heap-{os.getpid()}-{dumps}.txt"
-        text = f"{_proc_status()}\n" + _objects_by_type() + _allocation_sites()
+        text = f"{_proc_status()}\n" + _objects_by_type() + _dicts_by_shape() + _allocation_sites()
         path.write_text(text)
 
     signal.signal(signal.SIGUSR2, dump)

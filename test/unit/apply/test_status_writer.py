@@ -175,3 +175,29 @@ async def test_a_status_write_to_an_object_deleted_meanwhile_is_nothing_to_repor
     writer = StatusWriter(GoneClient(), kinds.DCD)  # type: ignore[arg-type]
     assert await writer.commit(graph(READY), PENDING) is None
     assert not await writer.write(graph(READY), PENDING)
+
+
+class EncodingClient(PatchingClient):
+    """Speaks the kind in another version on the wire (internal/client/codec.py): counts encodes."""
+
+    def __init__(self, status: Obj) -> None:
+        super().__init__(status)
+        self.encoded = 0
+
+    def to_wire(self, resource: Resource, obj: Obj) -> Obj:
+        self.encoded += 1
+        return obj
+
+
+async def test_an_unchanged_status_is_not_encoded_for_the_wire() -> None:
+    client = EncodingClient(READY)
+    writer = StatusWriter(client, kinds.DGD)  # type: ignore[arg-type]
+    assert not await writer.write(graph(READY), copy.deepcopy(READY))
+    assert (client.encoded, client.patches) == (0, [])
+
+
+async def test_a_changed_status_is_encoded_for_the_wire_both_sides() -> None:
+    client = EncodingClient(READY)
+    writer = StatusWriter(client, kinds.DGD)  # type: ignore[arg-type]
+    assert await writer.write(graph(READY), PENDING)
+    assert client.encoded == 2
