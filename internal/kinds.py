@@ -41,9 +41,11 @@ DGD: Final = Resource(
 DCD: Final = Resource(
     gv.GROUP, gv.VERSION, gv.DYNAMO_COMPONENT_DEPLOYMENT_PLURAL, gv.DYNAMO_COMPONENT_DEPLOYMENT_KIND
 )
+# Read and written in its storage version, v1beta1: the first kind whose code needs no conversion
+# (internal/stored_version.py speaks v1alpha1 on the wire only to a CRD an older release installed).
 DGDSA: Final = Resource(
     gv.GROUP,
-    gv.VERSION,
+    beta.VERSION,
     gv.DYNAMO_GRAPH_DEPLOYMENT_SCALING_ADAPTER_PLURAL,
     gv.DYNAMO_GRAPH_DEPLOYMENT_SCALING_ADAPTER_KIND,
 )
@@ -80,7 +82,7 @@ _BY_TYPE: Final = {
 }
 # A kind generated in its storage version (graph/stored_dcd.py) is written through the descriptor
 # the operator's code uses; the client's codec sends it as it is (internal/stored_version.py).
-_BY_TYPE.update({(beta.API_VERSION, r.kind): r for r in (DGD, DCD, DGDSA, DGDR)})
+_BY_TYPE.update({(beta.API_VERSION, r.kind): r for r in (DGD, DCD, DGDR)})
 
 
 def resource_of(obj: dict[str, object]) -> Resource:

@@ -1,10 +1,15 @@
 """The operator speaks Dynamo's converted kinds in their storage version, nvidia.com/v1beta1.
 
-Generation, status and rollout read the v1alpha1 form (`kinds.DGD` and friends). On the wire, the
-client lists, watches and writes v1beta1, the version the API server stores, so none of the
-operator's own requests makes the API server call the conversion webhook. Each object is converted
-in process once, as it arrives (the cache keeps the converted form) or as it leaves: the same pure
-functions the webhook serves (`api.conversion`), and the round trip is lossless both ways.
+Generation, status and rollout read the v1alpha1 form of the graph, its components and requests
+(`kinds.DGD`, `kinds.DCD`, `kinds.DGDR`). On the wire, the client lists, watches and writes v1beta1,
+the version the API server stores, so none of the operator's own requests makes the API server call
+the conversion webhook. Each object is converted in process once, as it arrives (the cache keeps the
+converted form) or as it leaves: the same pure functions the webhook serves (`api.conversion`), and
+the round trip is lossless both ways.
+
+The scaling adapter (`kinds.DGDSA`) is read in v1beta1 itself and needs no codec where its CRD stores
+v1beta1; to a CRD an older release installed (stored as v1alpha1) it is spoken in v1alpha1 on the
+wire and converted the other way.
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ from typing import Any, Final, cast
 
 import structlog
 from dynamo_operator.api import v1beta1
-from dynamo_operator.api.conversion import V1BETA1, ConversionError, convert, preserve
+from dynamo_operator.api.conversion import ConversionError, convert, preserve
+from dynamo_operator.api.v1alpha1 import groupversion as alpha
 from dynamo_operator.api.v1beta1 import groupversion as beta
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.codec import VersionCodec
@@ -26,11 +32,18 @@ Obj = dict[str, Any]
 
 # The four kinds with a v1beta1 form, by the descriptor the operator's code uses.
 CONVERTED: Final = (kinds.DGD, kinds.DCD, kinds.DGDSA, kinds.DGDR)
+# Those of them the operator's code reads in v1beta1, their storage version.
+READ_AS_STORED: Final = frozenset({kinds.DGDSA})
 
 
 def stored(view: Resource) -> Resource:
     """The v1beta1 descriptor of a converted kind's collection."""
     return Resource(view.group, beta.VERSION, view.plural, view.kind, view.namespaced)
+
+
+def older(view: Resource) -> Resource:
+    """The v1alpha1 descriptor of a converted kind's collection."""
+    return Resource(view.group, alpha.VERSION, view.plural, view.kind, view.namespaced)
 
 
 # The reserved annotation each kind keeps its v1alpha1-only spec fields in (api/conversion/preserve.py);
@@ -46,7 +59,9 @@ SPEC_MEMORY: Final = 16_384
 
 
 class StorageCodec:
-    """v1beta1 on the wire, v1alpha1 to the operator's code (`internal.client.codec.VersionCodec`).
+    """The wire's version to the operator's code and back (`internal.client.codec.VersionCodec`):
+    v1beta1 on the wire and v1alpha1 to the code, or, for a kind read as stored on a cluster whose CRD
+    still stores v1alpha1, the other way round.
 
     Most events of an object change its status or metadata, not its spec: the API server bumps
     `metadata.generation` on every spec change, and v1alpha1-only spec fields travel in the kind's
@@ -105,14 +120,22 @@ class StorageCodec:
         return out
 
     def encode(self, obj: Obj) -> Obj:
-        return convert(obj, V1BETA1)
+        return convert(obj, self.wire.api_version)
 
 
 def storage_codecs(stored_as_v1beta1: frozenset[str]) -> dict[Resource, VersionCodec]:
-    """A codec for every converted kind whose CRD stores v1beta1 (by plural); a kind stored as
-    v1alpha1 (an older release's CRD, or DynamoGraphDeploymentRequest in this one) is spoken in
-    v1alpha1, which needs no conversion either."""
-    return {view: StorageCodec(view, stored(view)) for view in CONVERTED if view.plural in stored_as_v1beta1}
+    """A codec for every converted kind whose code reads another version than its CRD stores (CRDs
+    storing v1beta1 given by plural): a kind read as v1alpha1 whose CRD stores v1beta1, and a kind
+    read as v1beta1 (`READ_AS_STORED`) whose CRD, an older release's, stores v1alpha1. Every other
+    kind is spoken in the version its code reads, which needs no conversion either."""
+    codecs: dict[Resource, VersionCodec] = {}
+    for view in CONVERTED:
+        as_beta = view.plural in stored_as_v1beta1
+        if view in READ_AS_STORED and not as_beta:
+            codecs[view] = StorageCodec(view, older(view))
+        elif view not in READ_AS_STORED and as_beta:
+            codecs[view] = StorageCodec(view, stored(view))
+    return codecs
 
 
 def every_storage_codec() -> dict[Resource, VersionCodec]:
@@ -121,4 +144,12 @@ def every_storage_codec() -> dict[Resource, VersionCodec]:
     return storage_codecs(frozenset(view.plural for view in CONVERTED if view.kind in v1beta1.STORED))
 
 
-__all__ = ["CONVERTED", "StorageCodec", "every_storage_codec", "storage_codecs", "stored"]
+__all__ = [
+    "CONVERTED",
+    "READ_AS_STORED",
+    "StorageCodec",
+    "every_storage_codec",
+    "older",
+    "storage_codecs",
+    "stored",
+]

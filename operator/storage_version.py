@@ -35,7 +35,7 @@ async def _served_as_v1beta1(client: Client) -> frozenset[str]:
 
 
 async def stored_version_codecs(client: Client) -> dict[Resource, VersionCodec]:
-    """Codecs for every converted kind whose CRD stores v1beta1."""
+    """Codecs for every converted kind whose code reads another version than its CRD stores."""
     stored: set[str] = set()
     try:
         for view in CONVERTED:
@@ -47,9 +47,10 @@ async def stored_version_codecs(client: Client) -> dict[Resource, VersionCodec]:
         stored = {v.plural for v in CONVERTED if v.kind in v1beta1.STORED and v.plural in served}
         log.info("Cannot read the CRDs; assuming this release's storage versions", error=str(err))
     codecs = storage_codecs(frozenset(stored))
+    on_wire = {view.kind: (codecs[view].wire if view in codecs else view).version for view in CONVERTED}
     log.info(
         "Speaking each Dynamo kind in its storage version",
-        v1beta1=sorted(r.kind for r in codecs),
-        v1alpha1=sorted(r.kind for r in CONVERTED if r not in codecs),
+        v1beta1=sorted(k for k, v in on_wire.items() if v == v1beta1.VERSION),
+        v1alpha1=sorted(k for k, v in on_wire.items() if v != v1beta1.VERSION),
     )
     return codecs

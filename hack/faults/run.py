@@ -530,8 +530,9 @@ async def pvc_safety(run: Run) -> None:
 
 # --- restart-delete ---------------------------------------------------------------------------------
 
+# In the version its CRD stores, as the operator reads it (internal/kinds.py).
 DGDSA = Resource(
-    h.GROUP, "v1alpha1", "dynamographdeploymentscalingadapters", "DynamoGraphDeploymentScalingAdapter"
+    h.GROUP, "v1beta1", "dynamographdeploymentscalingadapters", "DynamoGraphDeploymentScalingAdapter"
 )
 # Every kind a graph's subtree may hold: the operator's children and the built-in controllers' ones.
 SUBTREE_KINDS = (

@@ -4,7 +4,8 @@
 DIR <operator args>`), and signals it at the moments worth looking at (all graphs Ready, after the
 quiet window). Each dump, `DIR/heap-<pid>-<n>.txt`, lists
 - the process's RSS and peak RSS (VmRSS, VmHWM);
-- live objects by type (gc-tracked containers, counted and sized with sys.getsizeof);
+- live objects by type (gc-tracked containers, counted and sized with sys.getsizeof), after a full
+  collection (the cyclic garbage it freed is counted on its own line);
 - with tracemalloc on (HEAP_PROBE_FRAMES=N, N > 0), the allocation sites holding the most bytes;
 - with HEAP_PROBE_SHAPES=1, dicts by shape (their first keys, sorted): which kind of JSON object or
   record the dicts are, when the count by type says only "more dicts".
@@ -26,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 from types import FrameType
 
-TOP = 40
+TOP = 60
 SHAPE_KEYS = 5
 
 
@@ -87,7 +88,19 @@ def install(out_dir: Path) -> None:
         nonlocal dumps
         dumps += 1
         path = out_dir / f"heap-{os.getpid()}-{dumps}.txt"
-        text = f"{_proc_status()}\n" + _objects_by_type() + _dicts_by_shape() + _allocation_sites()
+        # Counted after a full collection, so the figures are what is held, not cyclic garbage that
+        # the next collection of the oldest generation would free (the operator collects rarely:
+        # --gc-threshold); how much that was is said too.
+        before = _proc_status()
+        runs = [stat["collections"] for stat in gc.get_stats()]
+        garbage = gc.collect()
+        text = (
+            f"{before}\n"
+            f"gc: {garbage} unreachable objects collected for this dump; collections by generation {runs}\n"
+            + _objects_by_type()
+            + _dicts_by_shape()
+            + _allocation_sites()
+        )
         path.write_text(text)
 
     signal.signal(signal.SIGUSR2, dump)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import pytest_asyncio
@@ -91,3 +91,21 @@ async def recording(
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+@contextlib.contextmanager
+def requests_of(client: Client) -> Iterator[list[str]]:
+    """The paths of every request `client` opens (requests, retries and watches) during the block."""
+    paths: list[str] = []
+    original = Client._open
+
+    async def recording(self: Client, method: str, path: str, **kwargs: Any) -> Any:
+        if self is client:
+            paths.append(path)
+        return await original(self, method, path, **kwargs)
+
+    Client._open = recording  # type: ignore[method-assign]
+    try:
+        yield paths
+    finally:
+        Client._open = original  # type: ignore[method-assign]

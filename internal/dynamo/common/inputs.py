@@ -15,6 +15,7 @@ from typing import Any, TypeAlias, cast
 
 from dynamo_operator.api.views import k8s, objectmeta
 from dynamo_operator.api.views import v1alpha1 as views
+from dynamo_operator.api.views import v1beta1 as beta_views
 from dynamo_operator.internal.jsontree import copy_tree
 
 Graph: TypeAlias = views.DynamoGraphDeployment
@@ -22,7 +23,8 @@ GraphSpec: TypeAlias = views.DynamoGraphDeploymentSpec
 # One `spec.services[x]` of a graph.
 ServiceSpec: TypeAlias = views.DynamoComponentDeploymentSharedSpec
 ComponentDeployment: TypeAlias = views.DynamoComponentDeployment
-ScalingAdapter: TypeAlias = views.DynamoGraphDeploymentScalingAdapter
+# Read as stored, in v1beta1 (`kinds.DGDSA`): its `dgdRef` names a `componentName`.
+ScalingAdapter: TypeAlias = beta_views.DynamoGraphDeploymentScalingAdapter
 Model: TypeAlias = views.DynamoModel
 # A DCD's spec: a service's spec plus the graph's backend.
 DcdSpec: TypeAlias = views.DynamoComponentDeploymentSpec

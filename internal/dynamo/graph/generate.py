@@ -277,14 +277,15 @@ def desired_pvcs(dgd: Graph, ctx: GenContext) -> list[Obj]:
 
 
 def desired_scaling_adapters(dgd: Graph, ctx: GenContext) -> list[Obj]:
-    """A DynamoGraphDeploymentScalingAdapter per service with `scalingAdapter.enabled`."""
+    """A DynamoGraphDeploymentScalingAdapter per service with `scalingAdapter.enabled`, in v1beta1:
+    the version the adapter's CRD stores and its controller reads (`kinds.DGDSA`)."""
     dgd_name = str(_meta(dgd)["name"])
     out: list[Obj] = []
     for service, spec in services_of(dgd).items():
         if not (spec.get("scalingAdapter") or {}).get("enabled"):
             continue
         adapter = envelope(
-            c.API_VERSION,
+            c.STORAGE_API_VERSION,
             c.KIND_DGDSA,
             naming.adapter_name(dgd_name, service),
             ctx.namespace,
@@ -294,7 +295,7 @@ def desired_scaling_adapters(dgd: Graph, ctx: GenContext) -> list[Obj]:
         replicas = spec.get("replicas")
         adapter["spec"] = {
             "replicas": c.DEFAULT_REPLICAS if replicas is None else int(replicas),
-            "dgdRef": {"name": dgd_name, "serviceName": service},
+            "dgdRef": {"name": dgd_name, "componentName": service},
         }
         out.append(stamp_hash(adapter))
     return sorted(out, key=lambda o: o["metadata"]["name"])

@@ -28,9 +28,10 @@ class Target:
 
 
 def target(adapter: ScalingAdapter) -> Target:
+    """The graph and component (a v1alpha1 service) `dgdRef` names, in the adapter's namespace."""
     ref = adapter["spec"]["dgdRef"]
     meta = adapter.get("metadata", {})
-    return Target(str(meta.get("namespace", "")), str(ref.get("name", "")), str(ref.get("serviceName", "")))
+    return Target(str(meta.get("namespace", "")), str(ref.get("name", "")), str(ref.get("componentName", "")))
 
 
 def desired_replicas(adapter: ScalingAdapter) -> int:

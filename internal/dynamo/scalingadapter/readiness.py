@@ -63,9 +63,9 @@ def ready_condition(
             READY,
             "False",
             Reason.SERVICE_NOT_FOUND.value,
-            f"{GRAPH_KIND} {t.dgd} has no service {t.service} (its services: {known}). Fix"
-            " spec.dgdRef.serviceName or add the service to the graph; the adapter turns Ready by itself"
-            " once it exists.",
+            f"{GRAPH_KIND} {t.dgd} has no component {t.service} (its components: {known}). Fix"
+            " spec.dgdRef.componentName or add the component to the graph; the adapter turns Ready by"
+            " itself once it exists.",
         )
     if not adapter_enabled(service):
         return Condition(

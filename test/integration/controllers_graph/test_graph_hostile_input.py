@@ -268,10 +268,10 @@ async def test_hostile_inputs_settle_into_silence(api: Client, operator: Running
     await apply(
         api,
         {
-            "apiVersion": "nvidia.com/v1alpha1",
+            "apiVersion": "nvidia.com/v1beta1",
             "kind": "DynamoGraphDeploymentScalingAdapter",
             "metadata": {"name": "orphan", "namespace": ns},
-            "spec": {"replicas": 2, "dgdRef": {"name": "no-such-graph", "serviceName": "W"}},
+            "spec": {"replicas": 2, "dgdRef": {"name": "no-such-graph", "componentName": "W"}},
         },
     )
     await apply(

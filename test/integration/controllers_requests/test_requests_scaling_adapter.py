@@ -47,7 +47,7 @@ async def test_kubectl_scale_adapter_reaches_pods_and_direct_edit_is_reverted(
     owns the field; a direct edit of the graph's replicas is put back to the adapter's value."""
     await apply(api, graph("g", ns))
     adapter = await eventually(lambda: get_or_none(api, kinds.DGDSA, "g-worker", ns), timeout=TIMEOUT)
-    assert adapter["spec"] == {"replicas": 1, "dgdRef": {"name": "g", "serviceName": "Worker"}}
+    assert adapter["spec"] == {"replicas": 1, "dgdRef": {"name": "g", "componentName": "Worker"}}
 
     kubectl("scale", "dgdsa/g-worker", "--replicas=3", "-n", ns)
 

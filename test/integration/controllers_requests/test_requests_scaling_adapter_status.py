@@ -30,10 +30,10 @@ QUIET_SECONDS = 10.0  # a short requeue period would reconcile many times within
 def adapter(name: str, ns: str, *, dgd: str, service: str = "Worker", replicas: int = 1) -> dict[str, Any]:
     """A hand-made adapter (no owner), as a user or a Helm chart creates it for HPA to target."""
     return {
-        "apiVersion": "nvidia.com/v1alpha1",
+        "apiVersion": "nvidia.com/v1beta1",
         "kind": "DynamoGraphDeploymentScalingAdapter",
         "metadata": {"name": name, "namespace": ns},
-        "spec": {"replicas": replicas, "dgdRef": {"name": dgd, "serviceName": service}},
+        "spec": {"replicas": replicas, "dgdRef": {"name": dgd, "componentName": service}},
     }
 
 
@@ -153,7 +153,8 @@ async def test_missing_service_is_service_not_found_until_the_adapter_names_a_re
     await eventually(lambda: get_or_none(api, kinds.DGDSA, "s-worker", ns), timeout=TIMEOUT)
     await apply(api, adapter("s-decode", ns, dgd="s", service="Decode"))
     found = await ready_is(api, ns, "s-decode", "False", "ServiceNotFound")
-    assert "has no service Decode (its services: Frontend, Worker)" in condition(found, "Ready")["message"]
+    message = condition(found, "Ready")["message"]
+    assert "has no component Decode (its components: Frontend, Worker)" in message
     await eventually(lambda: warnings(api, ns, "s-decode", "ServiceNotFound"), timeout=TIMEOUT)
 
     # Retargeted at the Frontend, which has no scalingAdapter: the graph keeps its replicas.

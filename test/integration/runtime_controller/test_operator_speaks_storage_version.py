@@ -7,8 +7,6 @@ scaled and is deleted is recorded by path; the test reads the graph as v1beta1 t
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,32 +14,14 @@ from dynamo_operator.api.conversion import V1BETA1, convert
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
-from dynamo_operator.internal.stored_version import every_storage_codec, stored
-from testsupport.api import eventually
+from dynamo_operator.internal.stored_version import CONVERTED, stored
+from testsupport.api import eventually, requests_of
 from testsupport.graphs import two_service_graph
 from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(240)]
 
 DGD_BETA = stored(kinds.DGD)
-
-
-@contextlib.contextmanager
-def requests_of(client: Client) -> Iterator[list[str]]:
-    """The paths of every request `client` opens (requests, retries and watches) during the block."""
-    paths: list[str] = []
-    original = Client._open
-
-    async def recording(self: Client, method: str, path: str, **kwargs: Any) -> Any:
-        if self is client:
-            paths.append(path)
-        return await original(self, method, path, **kwargs)
-
-    Client._open = recording  # type: ignore[method-assign]
-    try:
-        yield paths
-    finally:
-        Client._open = original  # type: ignore[method-assign]
 
 
 def is_ready(dgd: dict[str, Any]) -> bool:
@@ -73,9 +53,11 @@ async def test_the_operator_reads_and_writes_only_v1beta1_of_the_kinds_stored_so
         await api.delete(DGD_BETA, "g", namespace=ns)
         await eventually(lambda: gone(api, ns), timeout=60)
 
-    converted = {f"/{r.plural}" for r in every_storage_codec()}
+    converted = {f"/{r.plural}" for r in CONVERTED}
     ours = [p for p in paths if p.startswith("/apis/nvidia.com/") and any(c in p for c in converted)]
     assert any(p.startswith("/apis/nvidia.com/v1beta1/") for p in ours), paths
+    # The graph's adapter too (read as stored, without a codec): created, watched, its status written.
+    assert any(f"/{kinds.DGDSA.plural}" in p for p in ours), paths
     assert [p for p in ours if not p.startswith("/apis/nvidia.com/v1beta1/")] == []
 
 

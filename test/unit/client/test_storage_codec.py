@@ -9,8 +9,10 @@ from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.stored_version import (
     CONVERTED,
+    READ_AS_STORED,
     StorageCodec,
     every_storage_codec,
+    older,
     storage_codecs,
     stored,
 )
@@ -53,10 +55,33 @@ def test_an_object_that_cannot_be_converted_is_handed_on_as_read() -> None:
     assert codec.decode(odd) == odd
 
 
-def test_only_kinds_served_as_v1beta1_get_a_codec() -> None:
-    assert set(storage_codecs(frozenset({"dynamographdeployments"}))) == {kinds.DGD}
-    assert storage_codecs(frozenset()) == {}
-    assert set(every_storage_codec()) == {kinds.DGD, kinds.DCD, kinds.DGDSA, kinds.DGDR}
+def test_kinds_read_as_v1alpha1_get_a_codec_where_their_crd_stores_v1beta1() -> None:
+    assert set(
+        storage_codecs(frozenset({"dynamographdeployments", "dynamographdeploymentscalingadapters"}))
+    ) == {kinds.DGD}
+    assert set(every_storage_codec()) == {kinds.DGD, kinds.DCD, kinds.DGDR}
+
+
+def test_the_scaling_adapter_is_read_as_stored_and_needs_no_codec_on_this_releases_crds() -> None:
+    assert kinds.DGDSA.api_version == V1BETA1
+    assert kinds.DGDSA in READ_AS_STORED
+    assert kinds.DGDSA not in every_storage_codec()
+
+
+def test_an_older_releases_adapter_crd_is_spoken_in_v1alpha1_and_read_as_v1beta1() -> None:
+    """An adapter CRD that stores v1alpha1 (an older release's, before its migration): the wire is
+    v1alpha1, so no request of the operator's needs the conversion webhook."""
+    codec = storage_codecs(frozenset())[kinds.DGDSA]
+    assert codec.wire == older(kinds.DGDSA)
+    on_wire = {
+        "apiVersion": V1ALPHA1,
+        "kind": "DynamoGraphDeploymentScalingAdapter",
+        "metadata": {"name": "a", "namespace": "n", "uid": "u", "generation": 1},
+        "spec": {"replicas": 2, "dgdRef": {"name": "g", "serviceName": "Worker"}},
+    }
+    read = codec.decode(copy.deepcopy(on_wire))
+    assert (read["apiVersion"], read["spec"]["dgdRef"]) == (V1BETA1, {"name": "g", "componentName": "Worker"})
+    assert codec.encode(read) == {**on_wire, "metadata": read["metadata"]}
 
 
 def test_dynamo_model_is_never_converted() -> None:

@@ -322,7 +322,7 @@ def test_scaling_adapter_for_enabled_services_only() -> None:
     )
     [adapter] = desired_scaling_adapters(graph, CTX)
     assert adapter["metadata"]["name"] == "g-decode"
-    assert adapter["spec"] == {"replicas": 3, "dgdRef": {"name": "g", "serviceName": "Decode"}}
+    assert adapter["spec"] == {"replicas": 3, "dgdRef": {"name": "g", "componentName": "Decode"}}
     assert adapter["metadata"]["labels"] == {
         "nvidia.com/dynamo-component": "Decode",
         "nvidia.com/dynamo-graph-deployment-name": "g",

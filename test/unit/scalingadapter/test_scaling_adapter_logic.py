@@ -9,7 +9,7 @@ from dynamo_operator.internal.dynamo.scalingadapter import adapter
 
 
 def _adapter(replicas: int | None = 3) -> dict[str, Any]:
-    spec: dict[str, Any] = {"dgdRef": {"name": "g", "serviceName": "VllmWorker"}}
+    spec: dict[str, Any] = {"dgdRef": {"name": "g", "componentName": "VllmWorker"}}
     if replicas is not None:
         spec["replicas"] = replicas
     return {"metadata": {"name": "g-vllmworker", "namespace": "ns"}, "spec": spec}

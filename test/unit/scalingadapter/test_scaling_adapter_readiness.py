@@ -24,7 +24,7 @@ def _adapter(
     meta: dict[str, Any] = {"name": name, "namespace": "ns", "creationTimestamp": created}
     if owner is not None:
         meta["ownerReferences"] = [owner]
-    return {"metadata": meta, "spec": {"replicas": 1, "dgdRef": {"name": "g", "serviceName": "Worker"}}}
+    return {"metadata": meta, "spec": {"replicas": 1, "dgdRef": {"name": "g", "componentName": "Worker"}}}
 
 
 GRAPH_OWNER = {"kind": "DynamoGraphDeployment", "name": "g", "uid": "u1", "controller": True}
@@ -70,8 +70,8 @@ def test_graph_not_found_message_names_graph_namespace_and_the_fix() -> None:
 
 def test_service_not_found_message_lists_the_services_the_graph_has() -> None:
     message = ready_condition(_adapter(), _dgd({"Frontend": {}, "Decode": {}})).message
-    assert "has no service Worker (its services: Decode, Frontend)" in message
-    assert "spec.dgdRef.serviceName" in message
+    assert "has no component Worker (its components: Decode, Frontend)" in message
+    assert "spec.dgdRef.componentName" in message
 
 
 def test_adapter_disabled_message_says_how_to_enable_it() -> None:

@@ -62,14 +62,14 @@ def test_graph_create_and_delete_pass() -> None:
 
 ADAPTER: dict[str, Any] = {
     "metadata": {"name": "a", "namespace": "ns", "generation": 1},
-    "spec": {"replicas": 1, "dgdRef": {"name": "g", "serviceName": "W"}},
+    "spec": {"replicas": 1, "dgdRef": {"name": "g", "componentName": "W"}},
 }
 
 
 def test_rival_adapters_recheck_when_an_adapter_appears_vanishes_or_retargets() -> None:
     """Which adapter drives a service can change then; a scale request or a status write cannot."""
     retargeted = copy.deepcopy(ADAPTER)
-    retargeted["spec"]["dgdRef"]["serviceName"] = "F"
+    retargeted["spec"]["dgdRef"]["componentName"] = "F"
     scaled = copy.deepcopy(ADAPTER)
     scaled["spec"]["replicas"] = 3
     reported = {**copy.deepcopy(ADAPTER), "status": {"replicas": 1}}
