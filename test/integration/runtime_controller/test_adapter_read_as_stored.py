@@ -15,9 +15,12 @@ import pytest_asyncio
 from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.stored_version import storage_codecs
+from dynamo_operator.internal.client.errors import ServerError
+from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION
+from dynamo_operator.internal.crdmigrator.migrator import CrdMigrator
+from dynamo_operator.internal.stored_version import older, storage_codecs
 from localcluster import LocalCluster
-from testsupport.api import requests_of
+from testsupport.api import eventually, requests_of
 from testsupport.cluster import Cluster
 from testsupport.etcd import set_storage_version, stored_objects
 from testsupport.operator import TEST_FIELD_MANAGER
@@ -36,14 +39,29 @@ def adapter(ns: str) -> dict[str, object]:
     }
 
 
+async def created_or_none(client: Client, obj: dict[str, object]) -> dict[str, object] | None:
+    try:
+        return await client.create(kinds.DGDSA, obj)
+    except ServerError:
+        return None
+
+
 @pytest_asyncio.fixture(loop_scope="session")
-async def adapters_stored_as_v1alpha1(api: Client) -> AsyncIterator[None]:
-    """The adapter CRD as an older release left it (storing v1alpha1) for the test, then as it was."""
+async def adapters_stored_as_v1alpha1(api: Client, ns: str) -> AsyncIterator[None]:
+    """The adapter CRD as an older release left it (storing v1alpha1) for the test, then as installed:
+    storing v1beta1 alone, as later tests of the session expect the operator's CRDs. The test's
+    adapters are deleted in the version they are stored in first, so that neither the deletion nor
+    the migration that trims `storedVersions` needs a conversion webhook."""
     await set_storage_version(api, ADAPTER_CRD, "v1alpha1", field_manager=TEST_FIELD_MANAGER)
     try:
         yield
     finally:
+        as_stored = older(kinds.DGDSA)
+        for obj in await api.list(as_stored, namespace=ns):
+            await api.delete(as_stored, obj["metadata"]["name"], namespace=ns)
         await set_storage_version(api, ADAPTER_CRD, "v1beta1", field_manager=TEST_FIELD_MANAGER)
+        reports = await CrdMigrator(api, (ADAPTER_CRD,)).run()
+        assert all(r.done and not r.failed for r in reports.values()), reports
 
 
 @pytest.mark.usefixtures("adapters_stored_as_v1alpha1")
@@ -53,9 +71,12 @@ async def test_an_older_releases_adapter_crd_is_spoken_in_v1alpha1_and_read_as_v
     # The codecs the operator picks when no CRD stores v1beta1 (operator/storage_version.py).
     client = await Client.from_kubeconfig(cluster.kubeconfig, codecs=storage_codecs(frozenset()))
     try:
+        # The API server switches a CRD's storage a moment after the CRD says so; until then a
+        # v1alpha1 create would still be stored as v1beta1, through a webhook this session lacks.
+        created = await eventually(lambda: created_or_none(client, adapter(ns)), timeout=60)
         with requests_of(client) as paths:
-            created = await client.create(kinds.DGDSA, adapter(ns))
             read = await client.get(kinds.DGDSA, "g-worker", namespace=ns)
+            await client.replace(kinds.DGDSA, read)
     finally:
         await client.close()
     for obj in (created, read):
@@ -66,6 +87,12 @@ async def test_an_older_releases_adapter_crd_is_spoken_in_v1alpha1_and_read_as_v
     [in_etcd] = await asyncio.to_thread(stored_objects, local_cluster, group, plural, ns)
     assert in_etcd["apiVersion"] == V1ALPHA1
     assert in_etcd["spec"]["dgdRef"] == {"name": "g", "serviceName": "Worker"}
+
+
+async def test_after_the_flip_the_adapter_crd_stores_v1beta1_alone(api: Client) -> None:
+    """The fixture above leaves the session's CRD as installed (test_storage_migration counts on it)."""
+    crd = await api.get(CUSTOM_RESOURCE_DEFINITION, ADAPTER_CRD)
+    assert crd["status"]["storedVersions"] == ["v1beta1"]
 
 
 async def test_on_this_releases_crds_the_adapter_needs_no_codec(api: Client, ns: str) -> None:
