@@ -14,6 +14,7 @@ wire and converted the other way.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict
 from typing import Any, Final, cast
 
@@ -38,12 +39,12 @@ READ_AS_STORED: Final = frozenset({kinds.DGDSA})
 
 def stored(view: Resource) -> Resource:
     """The v1beta1 descriptor of a converted kind's collection."""
-    return Resource(view.group, beta.VERSION, view.plural, view.kind, view.namespaced)
+    return dataclasses.replace(view, version=beta.VERSION)
 
 
 def older(view: Resource) -> Resource:
     """The v1alpha1 descriptor of a converted kind's collection."""
-    return Resource(view.group, alpha.VERSION, view.plural, view.kind, view.namespaced)
+    return dataclasses.replace(view, version=alpha.VERSION)
 
 
 # The reserved annotation each kind keeps its v1alpha1-only spec fields in (api/conversion/preserve.py);

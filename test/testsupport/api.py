@@ -94,18 +94,31 @@ async def recording(
 
 
 @contextlib.contextmanager
+def calls_seen(attr: str, see: Callable[[Client, str, str], None]) -> Iterator[None]:
+    """While the block runs, every call of `Client.<attr>(method, path, ...)` in this process, any
+    client's, is shown to `see(client, method, path)` before it goes on as usual."""
+    original = getattr(Client, attr)
+
+    # Named as Client's own methods name them: `_open` also takes a `verb` keyword of its own.
+    async def seen(self: Client, method: str, path: str, **kwargs: Any) -> Any:
+        see(self, method, path)
+        return await original(self, method, path, **kwargs)
+
+    setattr(Client, attr, seen)
+    try:
+        yield
+    finally:
+        setattr(Client, attr, original)
+
+
+@contextlib.contextmanager
 def requests_of(client: Client) -> Iterator[list[str]]:
     """The paths of every request `client` opens (requests, retries and watches) during the block."""
     paths: list[str] = []
-    original = Client._open
 
-    async def recording(self: Client, method: str, path: str, **kwargs: Any) -> Any:
-        if self is client:
+    def see(caller: Client, _verb: str, path: str) -> None:
+        if caller is client:
             paths.append(path)
-        return await original(self, method, path, **kwargs)
 
-    Client._open = recording  # type: ignore[method-assign]
-    try:
+    with calls_seen("_open", see):
         yield paths
-    finally:
-        Client._open = original  # type: ignore[method-assign]

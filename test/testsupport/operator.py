@@ -33,7 +33,7 @@ from dynamo_operator.optional_api_watch import OptionalApiWatch
 from dynamo_operator.storage_version import stored_version_codecs
 from dynamo_operator.wiring import register_controllers
 
-from testsupport.api import eventually
+from testsupport.api import calls_seen, eventually
 from testsupport.webhook import SessionWebhook, route_session_webhook
 
 REPO = Path(__file__).resolve().parents[2]
@@ -184,18 +184,13 @@ def record_writes() -> Iterator[list[tuple[str, str]]]:
     judge its own objects while other tests' namespaces are still being torn down.
     """
     writes: list[tuple[str, str]] = []
-    original = Client._send
 
-    async def recording(self: Client, method: str, path: str, **kwargs: Any) -> Any:
-        if method in WRITE_METHODS:
-            writes.append((method, path))
-        return await original(self, method, path, **kwargs)
+    def see(_client: Client, verb: str, path: str) -> None:
+        if verb in WRITE_METHODS:
+            writes.append((verb, path))
 
-    Client._send = recording  # type: ignore[method-assign]
-    try:
+    with calls_seen("_send", see):
         yield writes
-    finally:
-        Client._send = original  # type: ignore[method-assign]
 
 
 def delta(before: Mapping[str, float], after: Mapping[str, float]) -> dict[str, float]:

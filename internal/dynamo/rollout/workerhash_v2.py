@@ -299,9 +299,15 @@ def _convert(obj: Mapping[str, Any], api_version: str) -> Obj:
 
 
 def generated_worker_dcd(
-    graph: Obj, alpha_graph: Graph, component: Mapping[str, Any], *, namespace: str, backend: str
+    graph: Obj,
+    component: Mapping[str, Any],
+    alpha_component: Mapping[str, Any] | None,
+    *,
+    namespace: str,
+    backend: str,
 ) -> Obj:
-    """The v1beta1 DCD upstream's generator writes for one worker component, the placeholder as hash."""
+    """The v1beta1 DCD upstream's generator writes for one worker component (`alpha_component`: the
+    same component in the graph's v1alpha1 view), the placeholder as hash."""
     meta = graph.get("metadata") or {}
     dgd_name = str(meta.get("name") or "")
     name = str(component.get("name") or "")
@@ -312,7 +318,6 @@ def generated_worker_dcd(
         namespace, dgd_name, global_namespace=bool(spec.get("globalDynamoNamespace"))
     )
     dcd_name = naming.dcd_name(dgd_name, name, PLACEHOLDER)
-    alpha_component = ((alpha_graph.get("spec") or {}).get("services") or {}).get(name)
     annotations = carrier_annotations(alpha_component)
     template = _ensure_pod_template(spec)
     labels = {
@@ -345,18 +350,17 @@ def generated_worker_dcd(
     return {"apiVersion": V1BETA1, "kind": c.KIND_DCD, "metadata": metadata, "spec": spec}
 
 
-def hash_template(dcd: Obj, alpha_component: Mapping[str, Any]) -> Obj:
+def hash_template(dcd: Obj, alpha: Mapping[str, Any]) -> Obj:
     """Upstream's `workerTemplate` of a generated DCD: pod labels and annotations, runtime version,
     and the spec without the fields that do not start a new generation.
 
     Upstream takes the v1alpha1-only facts (labels, annotations, sub-component type, Dynamo
     namespace) from the DCD's v1alpha1 view, which its `nvidia.com/dcd-spec` payload restores from
-    the graph's v1alpha1 component: they are read from that component (`alpha_component`) here,
-    without encoding the payload and converting the DCD back to read it."""
+    the graph's v1alpha1 component: they are read from that component (`alpha`) here, without
+    encoding the payload and converting the DCD back to read it."""
     spec = dict(dcd.get("spec") or {})
     object_labels = (dcd.get("metadata") or {}).get("labels") or {}
     template_meta = ((spec.get("podTemplate") or {}).get("metadata")) or {}
-    alpha = alpha_component
     labels: dict[str, str] = {
         **object_labels,
         **(alpha.get("labels") or {}),
@@ -395,6 +399,7 @@ def hash_input(alpha_graph: Graph, namespace: str) -> str:
     except ConversionError as err:
         raise GenerationError("spec", f"cannot be read as v1beta1: {err}") from err
     backend = _backend(graph)
+    alpha_services = (alpha_graph.get("spec") or {}).get("services") or {}
     table = structs()
     items: dict[str, str] = {}
     for component in (graph.get("spec") or {}).get("components") or ():
@@ -402,11 +407,12 @@ def hash_input(alpha_graph: Graph, namespace: str) -> str:
             continue
         # The graph's v1alpha1 view after storage is `alpha_graph` itself: the round trip through
         # v1beta1 gives back what it started from (test_conversion_properties), so it is not taken.
-        dcd = generated_worker_dcd(graph, alpha_graph, component, namespace=namespace, backend=backend)
         name = str(component.get("name") or "")
-        alpha_component = ((alpha_graph.get("spec") or {}).get("services") or {}).get(name) or {}
+        alpha_component = alpha_services.get(name)
+        dcd = generated_worker_dcd(graph, component, alpha_component, namespace=namespace, backend=backend)
         try:
-            items[name] = gojson.encode(hash_template(dcd, alpha_component), {"struct": _TEMPLATE}, table)
+            template = hash_template(dcd, alpha_component or {})
+            items[name] = gojson.encode(template, {"struct": _TEMPLATE}, table)
         except QuantityError as err:
             raise GenerationError(f"spec.components[{name}]", str(err)) from err
     return "{" + ",".join(f"{gojson.go_string(k)}:{items[k]}" for k in sorted(items)) + "}"
