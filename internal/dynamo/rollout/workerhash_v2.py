@@ -36,7 +36,7 @@ from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.hashing import digest
-from dynamo_operator.internal.dynamo.common.inputs import Graph
+from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec
 from dynamo_operator.internal.dynamo.common.objects import Obj
 from dynamo_operator.internal.dynamo.component.backends import detect_backend
 from dynamo_operator.internal.dynamo.graph.stored_dcd import carrier_annotations
@@ -301,7 +301,7 @@ def _convert(obj: Mapping[str, Any], api_version: str) -> Obj:
 def generated_worker_dcd(
     graph: Obj,
     component: Mapping[str, Any],
-    alpha_component: Mapping[str, Any] | None,
+    alpha_component: ServiceSpec | None,
     *,
     namespace: str,
     backend: str,
@@ -350,7 +350,7 @@ def generated_worker_dcd(
     return {"apiVersion": V1BETA1, "kind": c.KIND_DCD, "metadata": metadata, "spec": spec}
 
 
-def hash_template(dcd: Obj, alpha: Mapping[str, Any]) -> Obj:
+def hash_template(dcd: Obj, alpha: ServiceSpec) -> Obj:
     """Upstream's `workerTemplate` of a generated DCD: pod labels and annotations, runtime version,
     and the spec without the fields that do not start a new generation.
 
