@@ -66,15 +66,17 @@ lint: venv ## ruff (lint + format check), mypy --strict, import layering contrac
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 	$(PY) hack/gen_views.py --check
+	$(PY) hack/gen_conversion_schemas.py --check
 	@$(MAKE) --no-print-directory docs
 
 fmt: venv ## Format the code
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-manifests: venv ## Generate config/crd/bases, the typed views (api/views) and docs/reference from the API models, the optional APIs' RBAC from their table (and copy both into the Helm chart)
+manifests: venv ## Generate config/crd/bases, the typed views (api/views), the conversion's schemas (api/conversion/schemas.json) and docs/reference from the API models, the optional APIs' RBAC from their table (and copy both into the Helm chart)
 	$(PY) hack/gen_crds.py
 	$(PY) hack/gen_views.py
+	$(PY) hack/gen_conversion_schemas.py
 	$(PY) hack/gen_rbac.py
 	$(PY) hack/gen_api_reference.py
 	@$(MAKE) --no-print-directory chart-sync

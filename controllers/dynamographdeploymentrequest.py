@@ -47,7 +47,7 @@ from typing import Any, Protocol
 
 import structlog
 from dynamo_operator.api.conversion import V1BETA1
-from dynamo_operator.api.v1beta1.request import ProfilingPhase
+from dynamo_operator.api.v1beta1.enums import ProfilingPhase
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply import ChildClient, StatusWriter
 from dynamo_operator.internal.apply.interface import WireForms

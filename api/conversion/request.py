@@ -54,24 +54,20 @@ the version's CRD schema); the fields are then converted as if there were no ann
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from dynamo_operator.internal.jsontree import copy_tree
 
-from ..v1alpha1 import crd
-from ..v1alpha1.base import ApiModel
-from ..v1alpha1.request import DynamoGraphDeploymentRequest as AlphaRequest
-from ..v1beta1.request import DynamoGraphDeploymentRequest as BetaRequest
-from . import V1ALPHA1, V1BETA1, preserve
+from . import V1ALPHA1, V1BETA1, preserve, schemas
 
 log = logging.getLogger(__name__)
 
 Json = dict[str, Any]
 
 PROFILER = "profiler"
+KIND: Final = "DynamoGraphDeploymentRequest"
 _RESERVED = (preserve.DGDR_SPEC, preserve.DGDR_STATUS, *preserve.LEGACY_DGDR_ANNOTATIONS)
 
 # v1alpha1 states that name a v1beta1 phase of their own; any other state is kept in the annotation.
@@ -954,9 +950,8 @@ def _has_payload(obj: Mapping[str, Any]) -> bool:
     return isinstance(annotations, dict) and any(key in annotations for key in _RESERVED[:2])
 
 
-@functools.cache
-def _schema(model: type[ApiModel]) -> Json:
-    return crd.root_schema(model)
+def _schema(api_version: str) -> Json:
+    return schemas.root(api_version, KIND)
 
 
 def _type_errors(value: object, schema: Mapping[str, Any], path: str, out: set[str]) -> None:
@@ -991,16 +986,16 @@ def _type_errors(value: object, schema: Mapping[str, Any], path: str, out: set[s
             _type_errors(item, schema["items"], f"{path}[{index}]", out)
 
 
-def _error_places(model: type[ApiModel], obj: Json) -> set[str]:
+def _error_places(api_version: str, obj: Json) -> set[str]:
     out: set[str] = set()
     for key in ("spec", "status"):
         if key in obj:
-            _type_errors(obj[key], _schema(model)["properties"][key], key, out)
+            _type_errors(obj[key], _schema(api_version)["properties"][key], key, out)
     return out
 
 
 def _checked(
-    obj: Mapping[str, Any], convert: Callable[[Mapping[str, Any], bool], Json], model: type[ApiModel]
+    obj: Mapping[str, Any], convert: Callable[[Mapping[str, Any], bool], Json], api_version: str
 ) -> Json:
     """`convert` with the payloads restored, unless they put a value of the wrong shape somewhere the
     live fields alone do not: then the payloads are damaged, and the fields are converted without them."""
@@ -1013,7 +1008,7 @@ def _checked(
         # A payload of a shape no rule expected: the fields convert without it.
         log.warning("ignoring the conversion annotations of DynamoGraphDeploymentRequest: %r", err)
         return plain
-    damaged = _error_places(model, out) - _error_places(model, plain)
+    damaged = _error_places(api_version, out) - _error_places(api_version, plain)
     if damaged:
         log.warning(
             "ignoring the conversion annotations of DynamoGraphDeploymentRequest %s: they hold values "
@@ -1027,9 +1022,9 @@ def _checked(
 
 def to_v1beta1(obj: dict[str, Any]) -> dict[str, Any]:
     """The v1beta1 form of a v1alpha1 request (`obj` is not changed)."""
-    return _checked(obj, _beta, BetaRequest)
+    return _checked(obj, _beta, V1BETA1)
 
 
 def to_v1alpha1(obj: dict[str, Any]) -> dict[str, Any]:
     """The v1alpha1 form of a v1beta1 request (`obj` is not changed)."""
-    return _checked(obj, _alpha, AlphaRequest)
+    return _checked(obj, _alpha, V1ALPHA1)

@@ -159,22 +159,23 @@ def _structural(value: Any, schema: Mapping[str, Any], *, defaults: bool) -> Any
 
 @functools.cache
 def _schemas() -> dict[str, Json]:
-    """The version schemas the converters prune and default with (built once from the models)."""
-    from ..v1alpha1 import DynamoComponentDeployment as AlphaDCD
-    from ..v1alpha1 import DynamoGraphDeployment as AlphaDGD
-    from ..v1alpha1.crd import root_schema
-    from ..v1beta1 import DynamoComponentDeployment as BetaDCD
-    from ..v1beta1 import DynamoGraphDeployment as BetaDGD
+    """The version schemas the converters prune and default with (read once, `schemas.py`)."""
+    from . import schemas
 
-    alpha_dgd = root_schema(AlphaDGD)["properties"]
-    beta_dgd = root_schema(BetaDGD)["properties"]
+    alpha, beta = "nvidia.com/v1alpha1", "nvidia.com/v1beta1"
+    alpha_dgd = schemas.root(alpha, "DynamoGraphDeployment")["properties"]
+    beta_dgd = schemas.root(beta, "DynamoGraphDeployment")["properties"]
     return {
         "alpha.dgd.spec": alpha_dgd["spec"],
         "alpha.dgd.service": alpha_dgd["spec"]["properties"]["services"]["additionalProperties"],
         "beta.dgd.spec": beta_dgd["spec"],
         "beta.dgd.component": beta_dgd["spec"]["properties"]["components"]["items"],
-        "alpha.dcd.spec": root_schema(AlphaDCD)["properties"]["spec"],
-        "beta.dcd.spec": root_schema(BetaDCD)["properties"]["spec"],
+        "alpha.dcd.spec": schemas.root("nvidia.com/v1alpha1", "DynamoComponentDeployment")["properties"][
+            "spec"
+        ],
+        "beta.dcd.spec": schemas.root("nvidia.com/v1beta1", "DynamoComponentDeployment")["properties"][
+            "spec"
+        ],
     }
 
 

@@ -4,44 +4,20 @@ Attributes are snake_case, JSON names camelCase; dump with `model_dump(by_alias=
 (or `.to_dict()`). Embedded Kubernetes types (PodSpec, Container, Probe, EnvVar, Condition, ...) are dicts.
 """
 
-from .base import ApiModel
-from .checkpoint import ServiceCheckpointConfig
-from .common import (
-    PVC,
-    Autoscaling,
-    ExtraPodMetadata,
-    IngressSpec,
-    IngressTLSSpec,
-    ModelReference,
-    MultinodeRoleSpec,
-    MultinodeSpec,
-    PersistentVolumeAccessMode,
-    ResourceItem,
-    Resources,
-    ScalingAdapter,
-    SharedMemorySpec,
-    VolumeMount,
-)
-from .component import (
-    DynamoComponentDeployment,
-    DynamoComponentDeploymentSpec,
-    DynamoComponentDeploymentStatus,
-)
-from .epp import EndpointPickerConfig, EPPConfig
-from .graph import (
+# ruff: noqa: F405  (__all__ names the models the star import below gives the type checker)
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .enums import (
+    IMMUTABLE_SPEC_STATES,
     BackendFramework,
-    ComponentKind,
-    DynamoGraphDeployment,
-    DynamoGraphDeploymentSpec,
-    DynamoGraphDeploymentStatus,
-    Restart,
+    DGDRState,
+    ModelType,
     RestartPhase,
-    RestartStatus,
-    RestartStrategy,
     RestartStrategyType,
     RollingUpdatePhase,
-    RollingUpdateStatus,
-    ServiceReplicaStatus,
 )
 from .groupversion import (
     API_VERSION,
@@ -66,33 +42,6 @@ from .groupversion import (
     MAX_VOLUME_MOUNTS,
     VERSION,
 )
-from .model import DynamoModel, DynamoModelSpec, DynamoModelStatus, EndpointInfo, ModelSource, ModelType
-from .request import (
-    IMMUTABLE_SPEC_STATES,
-    ConfigMapKeySelector,
-    DeploymentOverridesSpec,
-    DeploymentStatus,
-    DGDRState,
-    DynamoGraphDeploymentRequest,
-    DynamoGraphDeploymentRequestSpec,
-    DynamoGraphDeploymentRequestStatus,
-    ProfilingConfigSpec,
-)
-from .scaling_adapter import (
-    DynamoGraphDeploymentScalingAdapter,
-    DynamoGraphDeploymentScalingAdapterSpec,
-    DynamoGraphDeploymentScalingAdapterStatus,
-    DynamoGraphDeploymentServiceRef,
-)
-from .service_addons import FailoverSpec, FrontendSidecarSpec, GPUMemoryServiceMode, GPUMemoryServiceSpec
-from .shared import DynamoComponentDeploymentSharedSpec, ExtraPodSpec
-from .topology import (
-    DynamoGraphDeploymentExperimentalSpec,
-    KvTransferPolicy,
-    ProviderOverride,
-    SpecTopologyConstraint,
-    TopologyConstraint,
-)
 
 # Short aliases, as the Go code spells the kinds (DGD_KIND etc.).
 DGD_KIND = DYNAMO_GRAPH_DEPLOYMENT_KIND
@@ -104,14 +53,26 @@ DGDR_PLURAL = DYNAMO_GRAPH_DEPLOYMENT_REQUEST_PLURAL
 DGDSA_KIND = DYNAMO_GRAPH_DEPLOYMENT_SCALING_ADAPTER_KIND
 DGDSA_PLURAL = DYNAMO_GRAPH_DEPLOYMENT_SCALING_ADAPTER_PLURAL
 
-# The five top-level kinds, in the order the CRDs are generated.
-KINDS: tuple[type[ApiModel], ...] = (
-    DynamoComponentDeployment,
-    DynamoGraphDeployment,
-    DynamoGraphDeploymentRequest,
-    DynamoGraphDeploymentScalingAdapter,
-    DynamoModel,
-)
+if TYPE_CHECKING:
+    from .models import *  # noqa: F403  (the models, typed; loaded at run time by __getattr__)
+
+
+def __getattr__(name: str) -> Any:
+    """A model of this version, imported on first use (PEP 562). The running operator reads the
+    constants and enumerations above, never a model, so it does not load pydantic at all; the CRD
+    generator, the offline tools and the tests load the models by naming one. Lowercase names are
+    submodules, never models: asking for one does not load them."""
+    if name.startswith("_") or name.islower():
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import models
+
+    try:
+        value = getattr(models, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "API_VERSION",

@@ -7,7 +7,8 @@ from typing import Annotated, Any, ClassVar
 from pydantic import Field
 
 from .base import ApiModel, Condition
-from .graph import BackendFramework, ServiceReplicaStatus
+from .enums import BackendFramework
+from .graph import ServiceReplicaStatus
 from .groupversion import (
     API_VERSION,
     DYNAMO_COMPONENT_DEPLOYMENT_KIND,

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from .base import ApiModel, Condition, EnvVar, Time
 from .common import PVC
+from .enums import BackendFramework, RestartPhase, RestartStrategyType, RollingUpdatePhase
 from .groupversion import (
     API_VERSION,
     DYNAMO_GRAPH_DEPLOYMENT_KIND,
@@ -17,35 +18,11 @@ from .groupversion import (
     MAX_GRAPH_AND_SERVICE_NAME_CHARS,
     MAX_PVCS,
     MAX_SERVICES,
+    SERVICES_REQUIRED,
 )
 from .markers import Cel, CrdInfo, ListType, PrinterColumn, Schema
 from .shared import DynamoComponentDeploymentSharedSpec
 from .topology import DynamoGraphDeploymentExperimentalSpec, ProviderOverride, SpecTopologyConstraint
-
-
-class BackendFramework(enum.StrEnum):
-    """Inference backends the operator knows how to wire."""
-
-    SGLANG = "sglang"
-    VLLM = "vllm"
-    TRTLLM = "trtllm"
-
-
-class RestartStrategyType(enum.StrEnum):
-    """Restart the services one after the other, or all at once."""
-
-    SEQUENTIAL = "Sequential"
-    PARALLEL = "Parallel"
-
-
-class RestartPhase(enum.StrEnum):
-    """Progress of a graph restart."""
-
-    PENDING = "Pending"
-    RESTARTING = "Restarting"
-    COMPLETED = "Completed"
-    FAILED = "Failed"
-    SUPERSEDED = "Superseded"
 
 
 class ComponentKind(enum.StrEnum):
@@ -64,16 +41,6 @@ class PlacementScoreState(enum.StrEnum):
     PARTIAL = "Partial"
     UNSUPPORTED = "Unsupported"
     UNKNOWN = "Unknown"
-
-
-class RollingUpdatePhase(enum.StrEnum):
-    """Progress of a managed worker rolling update."""
-
-    NONE = ""
-    PENDING = "Pending"
-    IN_PROGRESS = "InProgress"
-    COMPLETED = "Completed"
-    FAILED = "Failed"
 
 
 ServiceName = Annotated[str, Schema({"maxLength": 63})]
@@ -151,9 +118,6 @@ _SERVICE_KEY_RULES = (
 # "A graph has at least one service", stated once: the schema refuses an empty graph with this message,
 # and generation (internal/dynamo/graph/generate.py), which also sees graphs no API server admitted
 # (`render`'s files, v1beta1 graphs through their v1alpha1 view), refuses it with the same words.
-SERVICES_REQUIRED = "at least one service is required"
-
-
 class DynamoGraphDeploymentSpec(ApiModel):
     """Desired state of a graph: its services, shared PVCs and environment, backend and restarts."""
 

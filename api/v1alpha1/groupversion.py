@@ -32,3 +32,6 @@ MAX_SERVICES: Final = 25
 MAX_PVCS: Final = 100
 # Bounds the cost of the CEL rule that checks every mount names a declared PVC.
 MAX_VOLUME_MOUNTS: Final = 32
+# The message of the graph's rule that it has a service, which generation repeats for a graph stored
+# before the rule existed.
+SERVICES_REQUIRED: Final = "at least one service is required"

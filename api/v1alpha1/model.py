@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import enum
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
 from .base import ApiModel, Condition
+from .enums import ModelType
 from .groupversion import API_VERSION, DYNAMO_MODEL_KIND, DYNAMO_MODEL_PLURAL
 from .markers import Cel, CrdInfo, ListType, PrinterColumn, Schema
-
-
-class ModelType(enum.StrEnum):
-    """Kinds of model."""
-
-    BASE = "base"
-    LORA = "lora"
-    ADAPTER = "adapter"
 
 
 class ModelSource(ApiModel):

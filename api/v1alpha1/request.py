@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import enum
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
 from .base import ApiModel, Condition, EmbeddedObject, RawObject, ResourceRequirements, Toleration
-from .graph import BackendFramework
+from .enums import IMMUTABLE_SPEC_STATES, BackendFramework
 from .groupversion import (
     API_VERSION,
     DYNAMO_GRAPH_DEPLOYMENT_REQUEST_KIND,
@@ -16,27 +15,6 @@ from .groupversion import (
 )
 from .markers import Cel, CrdInfo, ListType, PrinterColumn, Schema
 from .shared import RUNTIME_VERSION_PATTERN
-
-
-class DGDRState(enum.StrEnum):
-    """Lifecycle states of a request ("" before the first reconcile)."""
-
-    INITIAL = ""
-    PENDING = "Pending"
-    PROFILING = "Profiling"
-    DEPLOYING = "Deploying"
-    READY = "Ready"
-    DEPLOYMENT_DELETED = "DeploymentDeleted"
-    FAILED = "Failed"
-
-
-# States in which the spec may no longer change: profiling has started.
-IMMUTABLE_SPEC_STATES: tuple[DGDRState, ...] = (
-    DGDRState.PROFILING,
-    DGDRState.DEPLOYING,
-    DGDRState.READY,
-    DGDRState.DEPLOYMENT_DELETED,
-)
 
 
 class ConfigMapKeySelector(ApiModel):

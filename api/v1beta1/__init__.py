@@ -5,41 +5,37 @@ dicts). Both versions are served, converted by the webhook (`dynamo_operator.api
 DynamoModel has no v1beta1.
 """
 
-from ..v1alpha1.base import ApiModel
-from .component import (
-    DynamoComponentDeployment,
-    DynamoComponentDeploymentSpec,
-    DynamoComponentDeploymentStatus,
-)
-from .graph import (
-    ComponentReplicaStatus,
-    DynamoGraphDeployment,
-    DynamoGraphDeploymentSpec,
-    DynamoGraphDeploymentStatus,
-)
-from .groupversion import API_VERSION, VERSION
-from .request import DynamoGraphDeploymentRequest
-from .scaling_adapter import DynamoGraphDeploymentScalingAdapter
-from .shared import ComponentType, DynamoComponentDeploymentSharedSpec
+# ruff: noqa: F405  (__all__ names the models the star import below gives the type checker)
 
-# The top-level kinds of this version; each gets a version entry in its kind's CRD.
-KINDS: tuple[type[ApiModel], ...] = (
-    DynamoComponentDeployment,
-    DynamoGraphDeployment,
-    DynamoGraphDeploymentRequest,
-    DynamoGraphDeploymentScalingAdapter,
-)
+from __future__ import annotations
 
-# The kinds stored as v1beta1: every kind of this version. The DGDR's controller keeps its lifecycle
-# in fields v1beta1 holds (internal/dynamo/dgdr/stored.py), so its status writes lose nothing.
-STORED: frozenset[str] = frozenset(
-    {
-        "DynamoComponentDeployment",
-        "DynamoGraphDeployment",
-        "DynamoGraphDeploymentRequest",
-        "DynamoGraphDeploymentScalingAdapter",
-    }
+from typing import TYPE_CHECKING, Any
+
+from .enums import (
+    ProfilingPhase,
 )
+from .groupversion import API_VERSION, STORED, VERSION
+
+if TYPE_CHECKING:
+    from .models import *  # noqa: F403  (the models, typed; loaded at run time by __getattr__)
+
+
+def __getattr__(name: str) -> Any:
+    """A model of this version, imported on first use (PEP 562). The running operator reads the
+    constants and enumerations above, never a model, so it does not load pydantic at all; the CRD
+    generator, the offline tools and the tests load the models by naming one. Lowercase names are
+    submodules, never models: asking for one does not load them."""
+    if name.startswith("_") or name.islower():
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import models
+
+    try:
+        value = getattr(models, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "API_VERSION",
@@ -57,4 +53,5 @@ __all__ = [
     "DynamoGraphDeploymentScalingAdapter",
     "DynamoGraphDeploymentSpec",
     "DynamoGraphDeploymentStatus",
+    "ProfilingPhase",
 ]

@@ -7,11 +7,12 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from ..v1alpha1.base import ApiModel
+from ..v1alpha1.enums import BackendFramework
 from ..v1alpha1.groupversion import DYNAMO_COMPONENT_DEPLOYMENT_KIND, DYNAMO_COMPONENT_DEPLOYMENT_PLURAL
 from ..v1alpha1.markers import CrdInfo, PrinterColumn
 from .graph import ComponentReplicaStatus
 from .groupversion import API_VERSION
-from .shared import BackendFramework, ComponentSpecBase
+from .shared import ComponentSpecBase
 from .types import Conditions, Int64
 
 

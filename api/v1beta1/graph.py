@@ -14,10 +14,11 @@ from typing import Annotated, Any, ClassVar
 from pydantic import Field
 
 from ..v1alpha1.base import ApiModel
+from ..v1alpha1.enums import BackendFramework
 from ..v1alpha1.groupversion import DYNAMO_GRAPH_DEPLOYMENT_KIND, DYNAMO_GRAPH_DEPLOYMENT_PLURAL
 from ..v1alpha1.markers import Cel, CrdInfo, ListType, PrinterColumn, Schema
 from .groupversion import API_VERSION, MAX_COMPONENTS
-from .shared import BackendFramework, DynamoComponentDeploymentSharedSpec, ProviderOverride
+from .shared import DynamoComponentDeploymentSharedSpec, ProviderOverride
 from .types import Conditions, EnvVar, Int64, NonNegativeInt32, StringMap, Time, TopologyDomain
 
 

@@ -22,6 +22,7 @@ from ..v1alpha1.groupversion import (
     DYNAMO_GRAPH_DEPLOYMENT_REQUEST_PLURAL,
 )
 from ..v1alpha1.markers import CrdInfo, K8sType, ListType, PrinterColumn, Schema
+from .enums import ProfilingPhase
 from .groupversion import API_VERSION
 
 Int32 = Annotated[int, Schema({"format": "int32"})]
@@ -41,18 +42,6 @@ class DGDRPhase(enum.StrEnum):
     DEPLOYING = "Deploying"
     DEPLOYED = "Deployed"
     FAILED = "Failed"
-
-
-class ProfilingPhase(enum.StrEnum):
-    """The step of the profiling run while the request is Profiling."""
-
-    INITIALIZING = "Initializing"
-    SWEEPING_PREFILL = "SweepingPrefill"
-    SWEEPING_DECODE = "SweepingDecode"
-    SELECTING_CONFIG = "SelectingConfig"
-    BUILDING_CURVES = "BuildingCurves"
-    GENERATING_DGD = "GeneratingDGD"
-    DONE = "Done"
 
 
 class SearchStrategy(enum.StrEnum):

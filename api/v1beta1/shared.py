@@ -43,14 +43,6 @@ class ComponentType(enum.StrEnum):
     EPP = "epp"
 
 
-class BackendFramework(enum.StrEnum):
-    """Inference backends the operator knows how to wire."""
-
-    SGLANG = "sglang"
-    VLLM = "vllm"
-    TRTLLM = "trtllm"
-
-
 class CheckpointBackendFramework(enum.StrEnum):
     """The backend a checkpoint was taken with (upstream lists them in this order)."""
 

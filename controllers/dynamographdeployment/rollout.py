@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from dynamo_operator.api.v1alpha1.graph import RollingUpdatePhase as Phase
+from dynamo_operator.api.v1alpha1.enums import RollingUpdatePhase as Phase
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.apply import ChildClient, ChildReader, RecentWrites, Recorder
 from dynamo_operator.internal.apply.pods import PodLister

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dynamo_operator.api.v1alpha1.graph import BackendFramework
+from dynamo_operator.api.v1alpha1.enums import BackendFramework
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.component.ray_head_wait import ray_head_wait_init_container

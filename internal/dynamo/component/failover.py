@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from dynamo_operator.api.v1alpha1.graph import BackendFramework
+from dynamo_operator.api.v1alpha1.enums import BackendFramework
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.inputs import ServiceSpec

@@ -36,8 +36,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dynamo_operator.api.v1alpha1.request import IMMUTABLE_SPEC_STATES, DGDRState
-from dynamo_operator.api.v1beta1.request import ProfilingPhase
+from dynamo_operator.api.v1alpha1.enums import IMMUTABLE_SPEC_STATES, DGDRState
+from dynamo_operator.api.v1beta1.enums import ProfilingPhase
 from dynamo_operator.internal.dynamo.dgdr.names import DGD_READY_STATE
 from dynamo_operator.internal.dynamo.dgdr.vocabulary import (
     ConditionSpec,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from dynamo_operator.api.v1beta1.request import ProfilingPhase
+from dynamo_operator.api.v1beta1.enums import ProfilingPhase
 from dynamo_operator.internal.dynamo.dgdr.machine import ProfilerReport
 
 PHASE_KEY: Final = "phase"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from dynamo_operator.api.v1beta1.request import ProfilingPhase
+from dynamo_operator.api.v1beta1.enums import ProfilingPhase
 
 
 class ConditionType(enum.StrEnum):

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dynamo_operator.api.v1alpha1.model import ModelType
+from dynamo_operator.api.v1alpha1.enums import ModelType
 from dynamo_operator.internal.dynamo.common.inputs import Model
 from dynamo_operator.internal.dynamo.dynamomodel.endpoints import Endpoint, services_of
 from dynamo_operator.internal.dynamo.status import conditions

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dynamo_operator.api.conversion import preserve
-from dynamo_operator.api.v1alpha1.graph import SERVICES_REQUIRED
+from dynamo_operator.api.v1alpha1.groupversion import SERVICES_REQUIRED
 from dynamo_operator.api.views.v1alpha1 import ExtraPodMetadata
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming, remainder

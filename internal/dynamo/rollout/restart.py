@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dynamo_operator.api.v1alpha1.graph import RestartPhase, RestartStrategyType
+from dynamo_operator.api.v1alpha1.enums import RestartPhase, RestartStrategyType
 from dynamo_operator.internal import consts
 
 # Plain strings in the status written (a str subclass would not survive every serialiser).

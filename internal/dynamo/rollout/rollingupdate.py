@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dynamo_operator.api.v1alpha1.graph import RollingUpdatePhase as Phase
+from dynamo_operator.api.v1alpha1.enums import RollingUpdatePhase as Phase
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.objects import ReadObj as Obj
 from dynamo_operator.internal.dynamo.rollout import recreate

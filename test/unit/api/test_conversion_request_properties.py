@@ -341,15 +341,15 @@ def test_payloads_of_any_shape_never_fail_a_conversion(
         request.preserve.DGDR_SPEC: request.preserve.dumps(spec),
         request.preserve.DGDR_STATUS: request.preserve.dumps(status),
     }
-    for obj, convert, model in (
-        (beta, request.to_v1alpha1, AlphaRequest),
-        (alpha, request.to_v1beta1, BetaRequest),
+    for obj, convert, source, target in (
+        (beta, request.to_v1alpha1, BetaRequest, request.V1ALPHA1),
+        (alpha, request.to_v1beta1, AlphaRequest, request.V1BETA1),
     ):
-        stored = _defaulted(BetaRequest if model is AlphaRequest else AlphaRequest, obj)
+        stored = _defaulted(source, obj)
         stored["metadata"]["annotations"] = dict(payloads)
         out = convert(stored)
         plain = convert({**stored, "metadata": {"name": "a", "namespace": NAMESPACE}})
-        assert request._error_places(model, out) <= request._error_places(model, plain)
+        assert request._error_places(target, out) <= request._error_places(target, plain)
 
 
 junk_block = json_value | st.dictionaries(

@@ -5,7 +5,7 @@ reason mirrors the profiler's step; one test each."""
 from __future__ import annotations
 
 import pytest
-from dynamo_operator.api.v1beta1.request import ProfilingPhase
+from dynamo_operator.api.v1beta1.enums import ProfilingPhase
 from dynamo_operator.internal.dynamo.dgdr.machine import (
     KEEP,
     DeploymentCreated,

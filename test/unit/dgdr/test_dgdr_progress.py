@@ -4,7 +4,7 @@ as upstream's controller reads it, within bounds: the requester's data."""
 from __future__ import annotations
 
 import pytest
-from dynamo_operator.api.v1beta1.request import ProfilingPhase
+from dynamo_operator.api.v1beta1.enums import ProfilingPhase
 from dynamo_operator.internal.dynamo.dgdr.machine import ProfilerReport
 from dynamo_operator.internal.dynamo.dgdr.progress import MAX_MESSAGE, UnknownStep, read_report
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert
-from dynamo_operator.api.v1beta1.request import ProfilingPhase
+from dynamo_operator.api.v1beta1.enums import ProfilingPhase
 from dynamo_operator.internal.dynamo.dgdr.machine import DeploymentInfo, State, Transition
 from dynamo_operator.internal.dynamo.dgdr.stored import (
     beta_status,
