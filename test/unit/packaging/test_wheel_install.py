@@ -152,6 +152,7 @@ def test_wheel_ships_the_package_data(installed: Path) -> None:
     [wheel] = (installed.parent.parent / "wheels").glob("*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "dynamo_operator/api/v1alpha1/k8s_schemas.json" in names
+    assert "dynamo_operator/api/conversion/schemas.json" in names
     assert "dynamo_operator/py.typed" in names
     # The license files travel with the package (setuptools' license files, Apache-2.0's NOTICE).
     licenses = {n.split("/", 1)[1] for n in names if n.split("/", 1)[0].endswith(".dist-info")}
@@ -176,3 +177,18 @@ def test_installed_package_builds_the_crds(installed: Path) -> None:
         "print(len([build_crd(k) for k in KINDS]))"
     )
     assert _run(installed / "python", "-c", code, timeout=60, cwd=installed).strip() == "5"
+
+
+def test_installed_operator_converts_a_manifest(installed: Path, tmp_path: Path) -> None:
+    """The conversion reads its schemas from the package data (no model, no repo path at run time)."""
+    manifest = tmp_path / "graph.yaml"
+    manifest.write_text(
+        "apiVersion: nvidia.com/v1alpha1\n"
+        "kind: DynamoGraphDeployment\n"
+        "metadata: {name: g}\n"
+        "spec:\n"
+        "  services:\n"
+        "    Frontend: {componentType: frontend, extraPodSpec: {mainContainer: {image: x}}}\n"
+    )
+    out = _run(installed / "dynamo-operator", "convert", "-f", manifest, "--to", "v1beta1", timeout=60)
+    assert "apiVersion: nvidia.com/v1beta1" in out and "name: Frontend" in out, out
