@@ -2,8 +2,8 @@
 
 Read once, on the first conversion that needs one: the JSON takes a few milliseconds to parse,
 where building the schemas from the pydantic models took a quarter of a second and loaded every
-model of the API into the operator. `test_conversion_schemas_are_the_models` keeps the file equal
-to what the models say.
+model of the API into the operator. `test_the_committed_schemas_are_what_the_models_say` keeps the
+file equal to what the models say.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """nvidia.com/v1alpha1: pydantic models of the five Dynamo kinds and their shared types.
 
+The models load on first use (`__getattr__` below); the group, version, limits and enumerations are
+here at once, and are all the running operator reads.
+
 Attributes are snake_case, JSON names camelCase; dump with `model_dump(by_alias=True, exclude_none=True)`
 (or `.to_dict()`). Embedded Kubernetes types (PodSpec, Container, Probe, EnvVar, Condition, ...) are dicts.
 """

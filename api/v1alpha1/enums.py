@@ -2,7 +2,7 @@
 
 They live here, not beside the pydantic models that use them, so that importing one (the graph
 controller's rollout phases, say) does not load pydantic and every model of the API: the running
-operator needs the values, never the models (`test_runtime_loads_no_api_model`).
+operator needs the values, never the models (test/unit/packaging/test_import_footprint.py).
 """
 
 from __future__ import annotations
