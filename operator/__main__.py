@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from dynamo_operator import eventloop
 from dynamo_operator.flags import build_parser, options_from_args, render_capabilities
@@ -152,26 +153,59 @@ def load_documents(text: str) -> list[object]:
 def convert_documents(
     docs: Sequence[object], to_api_version: str, note: Callable[[str], None]
 ) -> list[object]:
-    """Each Dynamo document of a kind both versions serve, in `to_api_version`; others unchanged."""
-    from dynamo_operator.api.conversion import API_VERSIONS, SUPPORTED_KINDS, ConversionError, convert
-
+    """Each Dynamo document of a kind both versions serve, in `to_api_version`; others unchanged. A
+    list (`kind: List`, as `kubectl get -o yaml` writes several objects, or a typed `...List`) has
+    each of its items converted the same way."""
     out: list[object] = []
     for i, doc in enumerate(docs, start=1):
-        if (
-            not isinstance(doc, dict)
-            or doc.get("kind") not in SUPPORTED_KINDS
-            or doc.get("apiVersion") not in API_VERSIONS
-        ):
-            kind = doc.get("kind") if isinstance(doc, dict) else type(doc).__name__
-            note(f"document {i} ({kind}) left as it is: not a kind served in both versions")
-            out.append(doc)
-            continue
-        try:
-            out.append(convert(doc, to_api_version))
-        except ConversionError as err:
-            name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
-            raise ValueError(f"document {i} ({doc['kind']}/{name}): {err}") from err
+        if _is_list(doc):
+            assert isinstance(doc, dict)
+            items = [
+                _convert_document(item, f"document {i} item {j}", to_api_version, note)
+                for j, item in enumerate(doc["items"], start=1)
+            ]
+            out.append({**doc, "apiVersion": _list_api_version(doc, to_api_version), "items": items})
+        else:
+            out.append(_convert_document(doc, f"document {i}", to_api_version, note))
     return out
+
+
+def _is_list(doc: object) -> bool:
+    return (
+        isinstance(doc, dict)
+        and str(doc.get("kind") or "").endswith("List")
+        and isinstance(doc.get("items"), list)
+    )
+
+
+def _list_api_version(doc: dict[str, Any], to_api_version: str) -> object:
+    """A typed list of a converted kind (`DynamoGraphDeploymentList`) is of the items' version; any
+    other list (`v1` List) keeps its own."""
+    from dynamo_operator.api.conversion import API_VERSIONS, SUPPORTED_KINDS
+
+    kind, version = str(doc.get("kind") or ""), doc.get("apiVersion")
+    if version in API_VERSIONS and kind.removesuffix("List") in SUPPORTED_KINDS:
+        return to_api_version
+    return version
+
+
+def _convert_document(doc: object, where: str, to_api_version: str, note: Callable[[str], None]) -> object:
+    """`doc` in `to_api_version` when it is a kind both versions serve, else `doc` itself (noted)."""
+    from dynamo_operator.api.conversion import API_VERSIONS, SUPPORTED_KINDS, ConversionError, convert
+
+    if (
+        not isinstance(doc, dict)
+        or doc.get("kind") not in SUPPORTED_KINDS
+        or doc.get("apiVersion") not in API_VERSIONS
+    ):
+        kind = doc.get("kind") if isinstance(doc, dict) else type(doc).__name__
+        note(f"{where} ({kind}) left as it is: not a kind served in both versions")
+        return doc
+    try:
+        return convert(doc, to_api_version)
+    except ConversionError as err:
+        name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
+        raise ValueError(f"{where} ({doc['kind']}/{name}): {err}") from err
 
 
 def convert_command(args: argparse.Namespace) -> int:

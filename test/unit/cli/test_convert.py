@@ -158,3 +158,37 @@ def test_convert_round_trips_every_upstream_example(
     _, alpha, _ = _run(capsys, "convert", "-f", str(EXAMPLES / example), "--to", "v1alpha1")
     _, beta, _ = _run(capsys, "convert", "-f", str(_write(tmp_path, *alpha)), "--to", "v1beta1")
     assert beta == original
+
+
+def test_convert_converts_the_items_of_a_list_as_kubectl_get_writes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`kubectl get dgd -o yaml` writes a `v1` List: its items are the manifests to migrate."""
+    listed = {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": [GRAPH, MODEL]}
+    code, docs, err = _run(capsys, "convert", "-f", str(_write(tmp_path, listed)), "--to", "v1alpha1")
+    assert code == 0
+    assert docs == [{**listed, "items": [convert(GRAPH, V1ALPHA1), MODEL]}]
+    assert "document 1 item 2 (DynamoModel) left as it is" in err
+
+
+def test_convert_gives_a_typed_list_the_version_of_its_items(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    typed = {"apiVersion": V1BETA1, "kind": "DynamoGraphDeploymentList", "items": [GRAPH]}
+    code, docs, _ = _run(capsys, "convert", "-f", str(_write(tmp_path, typed)), "--to", "v1alpha1")
+    assert code == 0
+    assert docs == [
+        {"apiVersion": V1ALPHA1, "kind": "DynamoGraphDeploymentList", "items": [convert(GRAPH, V1ALPHA1)]}
+    ]
+
+
+def test_convert_names_the_list_item_it_cannot_convert(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    twice = {**GRAPH, "spec": {"components": [{"name": "a"}, {"name": "a"}]}}
+    listed = {"apiVersion": "v1", "kind": "List", "items": [GRAPH, twice]}
+    code = main(["convert", "-f", str(_write(tmp_path, listed)), "--to", "v1alpha1"])
+    assert code == 1
+    assert (
+        "document 1 item 2 (DynamoGraphDeployment/agg): duplicate component name" in capsys.readouterr().err
+    )
