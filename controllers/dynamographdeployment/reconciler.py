@@ -31,6 +31,7 @@ import structlog
 from dynamo_operator.controllers.dynamographdeployment.desired import children_to_sync, generate_or_reject
 from dynamo_operator.controllers.dynamographdeployment.grove import GrovePathway
 from dynamo_operator.controllers.dynamographdeployment.rollout import (
+    RECORDED,
     Rollout,
     WorkerRoller,
 )
@@ -234,7 +235,7 @@ class DynamoGraphDeploymentReconciler:
             previous=self._status.current(view.raw).get("rollingUpdate"),
         )
         keep = functools.partial(_kept, view, rollout.plan)
-        inputs = graph_inputs(view, ctx, restart, rollout.plan)
+        inputs = graph_inputs(view, ctx, restart, rollout.plan, new_hash)
         report = self._syncer.unchanged(view.raw, inputs, owned=self.owned, keep=keep)
         if report is not None:
             # Nothing generation reads changed since the last complete sync, and every child is
@@ -457,22 +458,29 @@ class DynamoGraphDeploymentReconciler:
 
 
 def graph_inputs(
-    view: GraphView, ctx: GenContext, restart: RestartPlan, rolling: RollingPlan
+    view: GraphView, ctx: GenContext, restart: RestartPlan, rolling: RollingPlan, new_hash: str
 ) -> tuple[object, ...] | None:
     """Everything the DCD pathway's children, and the prune rule `_kept`, are made of besides the
     graph's identity (namespace, name, UID: its key and the remembered sync pin them): its spec (by
     `metadata.generation`, which the API server bumps on every spec change), apiVersion, labels,
-    annotations and origin version, the context, this round's restart ids and the rollout's replica
-    counts and kept DCDs. None without a generation: then every reconcile generates."""
+    annotations as generation sees them, the worker hash, the context, this round's restart ids and the
+    rollout's replica counts and kept DCDs. None without a generation: then every reconcile generates.
+
+    The annotations are those of `view.graph` (which carries the origin version before the graph is
+    stamped with it) without the ones `_annotate` records once the graph is synced (`RECORDED`: the
+    worker hashes, handed to generation as `new_hash`, and the pathway, the reconciler's choice). The
+    write that records them would otherwise make the next reconcile generate every child again for the
+    same result: at 1,000 graphs, a second generation of each graph."""
     if view.generation is None:
         return None
     meta = view.raw["metadata"]
+    annotations = view.graph["metadata"].get("annotations") or {}
     return (
         view.generation,
         view.raw.get("apiVersion"),
         meta.get("labels"),
-        meta.get("annotations"),
-        view.origin,
+        {k: v for k, v in annotations.items() if k not in RECORDED},
+        new_hash,
         ctx,
         restart.values,
         dict(rolling.new_replicas),

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from dynamo_operator.api.v1alpha1.enums import RollingUpdatePhase as Phase
-from dynamo_operator.internal import kinds
+from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply import ChildClient, ChildReader, RecentWrites, Recorder
 from dynamo_operator.internal.apply.pods import PodLister
 from dynamo_operator.internal.client import errors
@@ -61,12 +61,18 @@ class Rollout:
         return None
 
 
+# The graph annotations the reconciler writes from what it computed (the worker hashes it named the
+# workers with, the pathway it took): never an input of what it computes.
+RECORDED = frozenset({ANNOTATION_V1, ANNOTATION_V2, consts.ANNOTATION_WORKLOAD_PROVIDER})
+
+
 class V2Hashes:
     """The v2 worker hash of each graph, computed again only when what it is made of changes.
 
     It is made of the spec (`metadata.generation` moves with every spec change), the namespace and
     the graph's annotations (upstream copies some into the pods; the reserved `nvidia.com/dgd-spec`
-    shapes the v1beta1 view), minus the two hash annotations the operator writes from it. Hashing
+    shapes the v1beta1 view), minus the ones the operator records from it (the two hashes, the
+    pathway: `RECORDED`). Hashing
     generates and encodes every worker DCD: too much for each of the four or five reconciles a graph
     gets on its way to Ready."""
 
@@ -84,7 +90,7 @@ class V2Hashes:
             meta.get("uid"),
             meta.get("generation"),
             namespace,
-            tuple(sorted((k, v) for k, v in annotations.items() if k not in (ANNOTATION_V1, ANNOTATION_V2))),
+            tuple(sorted((k, v) for k, v in annotations.items() if k not in RECORDED)),
         )
         known = self._known.get(key)
         if known is not None and known[0] == inputs:

@@ -65,9 +65,39 @@ async def settled(monkeypatch: pytest.MonkeyPatch) -> World:
     """A graph whose children exist and whose own annotations are written: nothing left to write."""
     world = World(monkeypatch)
     assert "g-frontend" in applies(await world.reconcile())
-    assert applies(await world.reconcile()) == []  # its annotations changed: generated once more
+    assert applies(await world.reconcile()) == []  # the event of the annotations it wrote
     world.generated = 0
     return world
+
+
+async def test_the_annotations_the_reconciler_records_do_not_bring_generation_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first sync ends by recording the origin version, the worker hashes and the pathway on the
+    graph; generation was handed all of them, so the event of that write generates nothing."""
+    world = World(monkeypatch)
+    await world.reconcile()
+    recorded = world.dgd()["metadata"]["annotations"]
+    assert {"nvidia.com/current-worker-hash-v2", "nvidia.com/workload-provider"} <= set(recorded)
+    world.generated = 0
+    assert applies(await world.reconcile()) == []
+    assert world.generated == 0
+
+
+async def test_a_recorded_hash_removed_by_hand_is_written_back_without_touching_a_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The recorded hash is not an input of generation; the hash the workers are named with is, and it
+    did not change: nothing is generated or applied, and the graph gets its record back."""
+    world = await settled(monkeypatch)
+    edited(
+        world.cache,
+        GRAPH,
+        lambda dgd: dgd["metadata"]["annotations"].pop("nvidia.com/current-worker-hash-v2"),
+    )
+    assert applies(await world.reconcile()) == []
+    assert world.generated == 0
+    assert "nvidia.com/current-worker-hash-v2" in world.dgd()["metadata"]["annotations"]
 
 
 async def test_component_progress_is_judged_without_generating_again(monkeypatch: pytest.MonkeyPatch) -> None:
