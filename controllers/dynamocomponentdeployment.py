@@ -66,7 +66,7 @@ from dynamo_operator.internal.dynamo.common.errors import (
     MissingAPIError,
 )
 from dynamo_operator.internal.dynamo.common.hashing import LAST_APPLIED_HASH
-from dynamo_operator.internal.dynamo.common.inputs import component_view
+from dynamo_operator.internal.dynamo.common.inputs import DcdStatus, component_view, dcd_status_view
 from dynamo_operator.internal.dynamo.component import lws_migration
 from dynamo_operator.internal.dynamo.component.workload import component_of, desired_component_objects
 from dynamo_operator.internal.dynamo.rollout.restart import dcd_restart_id
@@ -227,7 +227,7 @@ class DynamoComponentDeploymentReconciler:
         why = None if verdict.ready else await self._diagnose(raw)
         generation = raw["metadata"].get("generation")
         status = component_status(
-            old,
+            dcd_status_view(old),
             ready_conditions(verdict, why),
             service=verdict.service,
             generation=generation,
@@ -358,7 +358,7 @@ def _generate(raw: Obj, ctx: GenContext) -> list[Obj]:
         raise Rejected("InvalidSpec", str(err)) from err
 
 
-def _available_since(status: Obj) -> str | None:
+def _available_since(status: DcdStatus) -> str | None:
     """When the component's Available condition last changed (its lastTransitionTime)."""
     for cond in status.get("conditions") or ():
         if cond.get("type") == AVAILABLE:

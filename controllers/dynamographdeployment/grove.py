@@ -73,7 +73,7 @@ from dynamo_operator.internal.dynamo.grove.topology_condition import (
 from dynamo_operator.internal.dynamo.grove.workerhash import grove_worker_hash
 from dynamo_operator.internal.dynamo.rollout.restart import plan_restart
 from dynamo_operator.internal.dynamo.rollout.workers import ANNOTATION_V2
-from dynamo_operator.internal.dynamo.status.conditions import Condition, find
+from dynamo_operator.internal.dynamo.status.conditions import Condition, StatusCondition, find
 from dynamo_operator.internal.dynamo.status.pod_diagnosis import diagnose
 from dynamo_operator.internal.dynamo.status.readiness import GraphStatus
 
@@ -142,7 +142,7 @@ class GrovePathway:
         dcds: Sequence[Obj],
         owned: Sequence[Resource],
         previous_restart: Any,
-        previous_conditions: Sequence[Mapping[str, Any]] | None,
+        previous_conditions: Sequence[StatusCondition] | None,
         fail: Fail,
         annotate: Annotate,
         write_status: WriteStatus,

@@ -68,6 +68,7 @@ from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo.common.context import GenContext, SharedContexts
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.hashing import LAST_APPLIED_HASH
+from dynamo_operator.internal.dynamo.common.inputs import component_view
 from dynamo_operator.internal.dynamo.graph import grove_only
 from dynamo_operator.internal.dynamo.graph.children import dcd_children
 from dynamo_operator.internal.dynamo.graph.generate import dcd_names
@@ -306,7 +307,7 @@ class DynamoGraphDeploymentReconciler:
             view.restart,
             list(view.services),
             live_values={s: restart_value(d) for s, d in live.items()},
-            rolled={s: dcd_rolled(d) and restart_acknowledged(d) for s, d in live.items()},
+            rolled={s: dcd_rolled(component_view(d)) and restart_acknowledged(d) for s, d in live.items()},
             previous=self._status.current(view.raw).get("restart"),
         )
 

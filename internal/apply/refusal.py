@@ -25,7 +25,7 @@ class FailedStatus(Protocol):
 
     def __call__(
         self, old: Mapping[str, Any], *, reason: str, message: str, generation: int | None, now: datetime
-    ) -> dict[str, Any]: ...
+    ) -> Mapping[str, object]: ...
 
 
 class RefusalReporter:

@@ -32,30 +32,60 @@ ObjectMeta: TypeAlias = objectmeta.ObjectMeta
 Container: TypeAlias = k8s.Container
 PodSpec: TypeAlias = k8s.PodSpec
 EnvVar: TypeAlias = k8s.EnvVar
+# The statuses generation builds, in the form each kind's status writer holds them: the graph's,
+# the component's and the model's in v1alpha1 (the client converts them on the wire), the
+# adapter's as stored.
+DgdStatus: TypeAlias = views.DynamoGraphDeploymentStatus
+DcdStatus: TypeAlias = views.DynamoComponentDeploymentStatus
+ServiceReplicas: TypeAlias = views.ServiceReplicaStatus
+AdapterStatus: TypeAlias = beta_views.DynamoGraphDeploymentScalingAdapterStatus
+ModelStatusView: TypeAlias = views.DynamoModelStatus
 # An object of a kind the API does not model (another project's, say Grove's), read as JSON: a reader
 # narrows what it takes out of it.
 ForeignObject: TypeAlias = Mapping[str, object]
 
 
-def graph_view(obj: Mapping[str, Any]) -> Graph:
+def graph_view(obj: Mapping[str, object]) -> Graph:
     """A DGD as read from the cache (or a file), as its view. No copy and no check: the API server
     validated it against the same models' schema."""
     return cast(Graph, obj)
 
 
-def component_view(obj: Mapping[str, Any]) -> ComponentDeployment:
+def component_view(obj: Mapping[str, object]) -> ComponentDeployment:
     """A DCD as read from the cache, as its view (see `graph_view`)."""
     return cast(ComponentDeployment, obj)
 
 
-def adapter_view(obj: Mapping[str, Any]) -> ScalingAdapter:
+def adapter_view(obj: Mapping[str, object]) -> ScalingAdapter:
     """A scaling adapter as read from the cache, as its view (see `graph_view`)."""
     return cast(ScalingAdapter, obj)
 
 
-def model_view(obj: Mapping[str, Any]) -> Model:
+def model_view(obj: Mapping[str, object]) -> Model:
     """A DynamoModel as read from the cache, as its view (see `graph_view`)."""
     return cast(Model, obj)
+
+
+def dgd_status_view(status: Mapping[str, object]) -> DgdStatus:
+    """A graph's status as its writer holds it (the live one, or our own write the cache has not
+    caught up with), as its view: written by this operator's status builders, or by the API server
+    from the same schema."""
+    return cast(DgdStatus, status)
+
+
+def dcd_status_view(status: Mapping[str, object]) -> DcdStatus:
+    """A DCD's status as its writer holds it, as its view (see `dgd_status_view`)."""
+    return cast(DcdStatus, status)
+
+
+def adapter_status_view(status: Mapping[str, object]) -> AdapterStatus:
+    """A scaling adapter's status as its writer holds it, as its view (see `dgd_status_view`)."""
+    return cast(AdapterStatus, status)
+
+
+def model_status_view(status: Mapping[str, object]) -> ModelStatusView:
+    """A DynamoModel's status as its writer holds it, as its view (see `dgd_status_view`)."""
+    return cast(ModelStatusView, status)
 
 
 def editable_copy(view: Mapping[str, Any]) -> dict[str, Any]:

@@ -28,11 +28,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from dynamo_operator.internal import consts as c
-from dynamo_operator.internal.dynamo.common.objects import ReadObj as Obj
+from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, ServiceReplicas
+from dynamo_operator.internal.dynamo.grove.live import (
+    GroveObject,
+    GroveStatus,
+    grove_object_view,
+    pod_clique_set_view,
+)
 from dynamo_operator.internal.dynamo.status import conditions
+from dynamo_operator.internal.dynamo.status.conditions import StatusCondition
 from dynamo_operator.internal.dynamo.status.not_ready_reason import (
     INSUFFICIENT_CAPACITY,
     PODS_NOT_READY,
@@ -57,18 +64,19 @@ class GroveReadiness:
 
     ready: bool
     why: str  # upstream's wording, empty when ready
-    service: dict[str, Any]
+    service: ServiceReplicas
     # The graph's `Ready` reason this service implies when not ready (not_ready_reason's classes);
     # empty when ready.
     reason: str = ""
 
 
-def _int(value: Any) -> int:
+def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def member_clique_names(group: Obj) -> list[str]:
+def member_clique_names(obj: ForeignObject) -> list[str]:
     """The PodCliques Grove makes for a scaling group's desired replicas: `<group>-<j>-<clique>`."""
+    group = grove_object_view(obj)
     name = str((group.get("metadata") or {}).get("name") or "")
     spec = group.get("spec") or {}
     return [
@@ -78,7 +86,7 @@ def member_clique_names(group: Obj) -> list[str]:
     ]
 
 
-def _short_members(members: Mapping[str, Obj | None]) -> str:
+def _short_members(members: Mapping[str, GroveObject | None]) -> str:
     """` (podclique/<name>: ready=<r>/<want>, ...)` for each member clique short of ready pods (or
     missing), sorted by name; empty when none is (or none was given)."""
     short = []
@@ -93,7 +101,7 @@ def _short_members(members: Mapping[str, Obj | None]) -> str:
     return f" ({', '.join(short)})" if short else ""
 
 
-def _capacity_shortfall(scaling_group: bool, status: Obj, desired: int) -> str:
+def _capacity_shortfall(scaling_group: bool, status: GroveStatus, desired: int) -> str:
     """What Grove says of replicas it could not place, in upstream's words; empty when it says
     nothing of the kind. A scheduled count of zero alone says nothing: Grove may not have counted."""
     scheduled = _int(status.get("scheduledReplicas"))
@@ -101,7 +109,9 @@ def _capacity_shortfall(scaling_group: bool, status: Obj, desired: int) -> str:
         gated = _int(status.get("scheduleGatedReplicas"))
         if gated > 0:
             return f"schedule-gated replicas: {gated}"
-        cond = conditions.find(status.get("conditions"), CONDITION_POD_CLIQUE_SCHEDULED) or {}
+        cond: StatusCondition = (
+            conditions.find(status.get("conditions"), CONDITION_POD_CLIQUE_SCHEDULED) or {}
+        )
         if cond.get("status") == "False" and cond.get("reason") == REASON_INSUFFICIENT_SCHEDULED_PODS:
             return f"scheduling condition {cond.get('reason')}: {cond.get('message') or ''}"
     else:
@@ -116,7 +126,7 @@ def _capacity_shortfall(scaling_group: bool, status: Obj, desired: int) -> str:
     return ""
 
 
-def _rolling(scaling_group: bool, status: Obj, *, desired: int, updated: int, available: int) -> bool:
+def _rolling(scaling_group: bool, status: GroveStatus, *, desired: int, updated: int, available: int) -> bool:
     """Whether replicas of an older spec are still being replaced. A PodClique's updated count is
     its pods of the latest template. Grove counts a scaling-group replica as updated only once it
     is also available (its reconcilestatus), so a group short of available replicas is short of
@@ -131,17 +141,18 @@ def _rolling(scaling_group: bool, status: Obj, *, desired: int, updated: int, av
 
 
 def grove_readiness(
-    kind: str, name: str, obj: Obj | None, members: Mapping[str, Obj | None] | None = None
+    kind: str, name: str, obj: GroveObject | None, members: Mapping[str, GroveObject | None] | None = None
 ) -> GroveReadiness:
     """Readiness of the PodClique or PodCliqueScalingGroup `name` (`obj`: None when it does not exist).
     `members`: a scaling group's member cliques by name (None: not looked up), to say which is short."""
     scaling_group = kind == c.KIND_POD_CLIQUE_SCALING_GROUP
+    component_kind: Final = "PodCliqueScalingGroup" if scaling_group else "PodClique"
     if obj is None:
         return GroveReadiness(
             False,
             "resource not found",
             {
-                "componentKind": kind,
+                "componentKind": component_kind,
                 "componentName": name,
                 "componentNames": [name],
                 "replicas": 0,
@@ -153,15 +164,18 @@ def grove_readiness(
     desired = _int(spec.get("replicas"))
     replicas, updated = _int(status.get("replicas")), _int(status.get("updatedReplicas"))
     word = "available" if scaling_group else "ready"
-    counted = _int(status.get(f"{word}Replicas"))
-    service: dict[str, Any] = {
-        "componentKind": kind,
+    counted = _int(status.get("availableReplicas") if scaling_group else status.get("readyReplicas"))
+    service: ServiceReplicas = {
+        "componentKind": component_kind,
         "componentName": name,
         "componentNames": [name],
         "replicas": replicas,
         "updatedReplicas": updated,
-        f"{word}Replicas": counted,
     }
+    if scaling_group:
+        service["availableReplicas"] = counted
+    else:
+        service["readyReplicas"] = counted
     observed = status.get("observedGeneration")
     generation = _int((obj.get("metadata") or {}).get("generation"))
     if not isinstance(observed, int):
@@ -199,14 +213,20 @@ def _label(kind: str) -> str:
     return "pcsg" if kind == c.KIND_POD_CLIQUE_SCALING_GROUP else "podclique"
 
 
+def _view(obj: ForeignObject | None) -> GroveObject | None:
+    return grove_object_view(obj) if obj is not None else None
+
+
 def _verdicts(
-    targets: Sequence[ServiceObject], live: Mapping[str, Obj | None], members: Mapping[str, Obj | None]
+    targets: Sequence[ServiceObject],
+    live: Mapping[str, ForeignObject | None],
+    members: Mapping[str, ForeignObject | None],
 ) -> list[tuple[ServiceObject, GroveReadiness]]:
     out = []
     for target in targets:
-        obj = live.get(target.name)
+        obj = _view(live.get(target.name))
         own = (
-            {n: members.get(n) for n in member_clique_names(obj)}
+            {n: _view(members.get(n)) for n in member_clique_names(obj)}
             if obj is not None and target.kind == c.KIND_POD_CLIQUE_SCALING_GROUP
             else None
         )
@@ -216,8 +236,8 @@ def _verdicts(
 
 def not_ready_cliques(
     targets: Sequence[ServiceObject],
-    live: Mapping[str, Obj | None],
-    members: Mapping[str, Obj | None] | None = None,
+    live: Mapping[str, ForeignObject | None],
+    members: Mapping[str, ForeignObject | None] | None = None,
 ) -> dict[str, list[str]]:
     """For each service object that is not ready (and exists), the PodCliques whose pods may say
     why: the clique itself, or a scaling group's member cliques."""
@@ -233,8 +253,8 @@ def not_ready_cliques(
 
 def grove_graph_status(
     targets: Sequence[ServiceObject],
-    live: Mapping[str, Obj | None],
-    members: Mapping[str, Obj | None] | None = None,
+    live: Mapping[str, ForeignObject | None],
+    members: Mapping[str, ForeignObject | None] | None = None,
     pods_say: Mapping[str, str] | None = None,
 ) -> GraphStatus:
     """Ready iff every service's Grove object is ready; the message names each one that is not
@@ -261,21 +281,26 @@ def grove_graph_status(
 
 
 def restart_rolled(
-    pcs: Obj | None, targets: Sequence[ServiceObject], live: Mapping[str, Obj | None]
+    obj: ForeignObject | None, targets: Sequence[ServiceObject], live: Mapping[str, ForeignObject | None]
 ) -> dict[str, bool]:
     """Per service: has it rolled to the set's latest spec (for restart progress)? Only once Grove
     observed the PodCliqueSet's generation, then by the service's own readiness."""
-    status = (pcs or {}).get("status") or {}
+    pcs = pod_clique_set_view(obj if obj is not None else {})
+    status = pcs.get("status") or {}
     observed = status.get("observedGeneration")
-    generation = _int(((pcs or {}).get("metadata") or {}).get("generation"))
-    caught_up = pcs is not None and isinstance(observed, int) and observed >= generation
-    return {t.service: caught_up and grove_readiness(t.kind, t.name, live.get(t.name)).ready for t in targets}
+    generation = _int((pcs.get("metadata") or {}).get("generation"))
+    caught_up = obj is not None and isinstance(observed, int) and observed >= generation
+    return {
+        t.service: caught_up and grove_readiness(t.kind, t.name, _view(live.get(t.name))).ready
+        for t in targets
+    }
 
 
-def restart_values(pcs: Obj | None) -> dict[str, str | None]:
+def restart_values(obj: ForeignObject | None) -> dict[str, str | None]:
     """Per service (by the clique's component label): the restart id its live cliques carry."""
     out: dict[str, str | None] = {}
-    for clique in (((pcs or {}).get("spec") or {}).get("template") or {}).get("cliques") or ():
+    pcs = pod_clique_set_view(obj if obj is not None else {})
+    for clique in ((pcs.get("spec") or {}).get("template") or {}).get("cliques") or ():
         service = (clique.get("labels") or {}).get(c.LABEL_COMPONENT)
         if service:
             out[str(service)] = (clique.get("annotations") or {}).get(c.ANNOTATION_RESTART_AT)

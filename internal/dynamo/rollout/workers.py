@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo.common.inputs import component_view
 from dynamo_operator.internal.dynamo.common.objects import ReadObj as Obj
 from dynamo_operator.internal.dynamo.status.readiness import dcd_rolled
 
@@ -157,7 +158,9 @@ def plan_worker_rollout(
         if name in wanted or svc not in workers or meta.get("deletionTimestamp"):
             continue
         successor = views.get(desired[svc])
-        if dcd_rolled(dcd) and not (successor is not None and dcd_rolled(successor)):
+        if dcd_rolled(component_view(dcd)) and not (
+            successor is not None and dcd_rolled(component_view(successor))
+        ):
             keep.add(name)
             hashes.add((meta.get("labels") or {}).get(c.LABEL_WORKER_HASH))
     if not keep:

@@ -13,8 +13,7 @@ ends with a change of the graph or of an adapter, which the watches deliver.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from dynamo_operator.api.views.objectmeta import OwnerReference
 from dynamo_operator.internal.dynamo.common.inputs import Graph, ScalingAdapter, ServiceSpec
@@ -114,7 +113,7 @@ def driver(adapters: Sequence[ScalingAdapter], dgd: Graph) -> str:
     return _name(min(live or adapters, key=rank))
 
 
-def warrants_warning(previous: Sequence[Mapping[str, Any]] | None, want: Condition) -> bool:
+def warrants_warning(previous: Sequence[conditions.StatusCondition] | None, want: Condition) -> bool:
     """True when `want` is a problem the previous conditions did not already report: one Warning Event
     per transition into a problem (or from one problem to another), never one per reconcile."""
     if want.status == "True":

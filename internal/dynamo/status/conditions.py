@@ -8,13 +8,16 @@ caller read from its clock (internal.clock.Clock.wall): generation never reads a
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, TypeAlias
 
+from dynamo_operator.api.views import k8s
 from dynamo_operator.internal.timestamps import rfc3339
 
 Status = Literal["True", "False", "Unknown"]
+# A condition as written in a status (`metav1.Condition`).
+StatusCondition: TypeAlias = k8s.Condition
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +30,7 @@ class Condition:
     message: str
 
 
-def find(conditions: Iterable[Mapping[str, Any]] | None, type_: str) -> Mapping[str, Any] | None:
+def find(conditions: Iterable[StatusCondition] | None, type_: str) -> StatusCondition | None:
     """The condition of that type, or None."""
     for cond in conditions or ():
         if cond.get("type") == type_:
@@ -35,25 +38,25 @@ def find(conditions: Iterable[Mapping[str, Any]] | None, type_: str) -> Mapping[
     return None
 
 
-def is_true(conditions: Iterable[Mapping[str, Any]] | None, type_: str) -> bool:
+def is_true(conditions: Iterable[StatusCondition] | None, type_: str) -> bool:
     cond = find(conditions, type_)
     return cond is not None and cond.get("status") == "True"
 
 
 def set_condition(
-    conditions: Sequence[Mapping[str, Any]] | None,
+    conditions: Sequence[StatusCondition] | None,
     want: Condition,
     *,
     observed_generation: int | None,
     now: datetime.datetime,
-) -> list[dict[str, Any]]:
+) -> list[StatusCondition]:
     """A new list with `want` upserted by type. The transition time moves (to `now`) only when the
     status changes."""
-    out: list[dict[str, Any]] = []
+    out: list[StatusCondition] = []
     replaced = False
     for cond in conditions or ():
         if cond.get("type") != want.type:
-            out.append(dict(cond))
+            out.append(StatusCondition(**cond))
             continue
         replaced = True
         out.append(_render(want, observed_generation, _transition_time(cond, want, now)))
@@ -63,34 +66,34 @@ def set_condition(
 
 
 def set_conditions(
-    conditions: Sequence[Mapping[str, Any]] | None,
+    conditions: Sequence[StatusCondition] | None,
     wants: Iterable[Condition],
     *,
     observed_generation: int | None,
     now: datetime.datetime,
-) -> list[dict[str, Any]]:
+) -> list[StatusCondition]:
     """`set_condition` for several conditions at once."""
-    out = [dict(c) for c in conditions or ()]
+    out = [StatusCondition(**c) for c in conditions or ()]
     for want in wants:
         out = set_condition(out, want, observed_generation=observed_generation, now=now)
     return out
 
 
-def same(a: Sequence[Mapping[str, Any]] | None, b: Sequence[Mapping[str, Any]] | None) -> bool:
+def same(a: Sequence[StatusCondition] | None, b: Sequence[StatusCondition] | None) -> bool:
     """Equal as sets of conditions by type, comparing every field (timestamps included)."""
     by_type_a = {c.get("type"): dict(c) for c in a or ()}
     by_type_b = {c.get("type"): dict(c) for c in b or ()}
     return by_type_a == by_type_b
 
 
-def _transition_time(old: Mapping[str, Any], want: Condition, now: datetime.datetime) -> str:
+def _transition_time(old: StatusCondition, want: Condition, now: datetime.datetime) -> str:
     if old.get("status") == want.status and isinstance(old.get("lastTransitionTime"), str):
         return str(old["lastTransitionTime"])
     return rfc3339(now)
 
 
-def _render(want: Condition, observed_generation: int | None, when: str) -> dict[str, Any]:
-    cond: dict[str, Any] = {
+def _render(want: Condition, observed_generation: int | None, when: str) -> StatusCondition:
+    cond: StatusCondition = {
         "type": want.type,
         "status": want.status,
         "reason": want.reason,

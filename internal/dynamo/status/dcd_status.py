@@ -9,40 +9,43 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterable, Mapping
-from typing import Any
 
+from dynamo_operator.internal.dynamo.common.inputs import DcdStatus, ServiceReplicas, dcd_status_view
 from dynamo_operator.internal.dynamo.status import conditions
 from dynamo_operator.internal.dynamo.status.conditions import Condition
 from dynamo_operator.internal.dynamo.status.readiness import failed_conditions
 
 
 def component_status(
-    old: Mapping[str, Any],
+    old: DcdStatus,
     wants: Iterable[Condition],
     *,
-    service: Mapping[str, Any] | None,
+    service: ServiceReplicas | None,
     generation: int | None,
     now: datetime.datetime,
-) -> dict[str, Any]:
+) -> DcdStatus:
     """The whole status: `wants` upserted into the old conditions, `service` (the replica counts;
     None keeps the old ones) and the generation they describe."""
-    status: dict[str, Any] = {
-        "observedGeneration": generation,
+    status: DcdStatus = {
         "conditions": conditions.set_conditions(
             old.get("conditions"), wants, observed_generation=generation, now=now
         ),
     }
+    # An unknown generation is left out: the writer drops None fields anyway.
+    if generation is not None:
+        status["observedGeneration"] = generation
     if service is not None:
-        status["service"] = dict(service)
-    elif old.get("service") is not None:
-        status["service"] = old["service"]
+        status["service"] = service.copy()
+    elif (kept := old.get("service")) is not None:
+        status["service"] = kept
     return status
 
 
 def rejected_status(
-    old: Mapping[str, Any], *, reason: str, message: str, generation: int | None, now: datetime.datetime
-) -> dict[str, Any]:
-    """Both conditions False with `reason` and `message`; the old replica counts kept."""
+    old: Mapping[str, object], *, reason: str, message: str, generation: int | None, now: datetime.datetime
+) -> DcdStatus:
+    """Both conditions False with `reason` and `message`; the old replica counts kept. `old` comes
+    as any kind's refusal reporter holds it (internal/apply/refusal.py), hence the view here."""
     return component_status(
-        old, failed_conditions(reason, message), service=None, generation=generation, now=now
+        dcd_status_view(old), failed_conditions(reason, message), service=None, generation=generation, now=now
     )

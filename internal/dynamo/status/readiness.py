@@ -12,9 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict, cast
 
 from dynamo_operator.internal import consts
+from dynamo_operator.internal.dynamo.common.inputs import (
+    ComponentDeployment,
+    ForeignObject,
+    ObjectMeta,
+    ServiceReplicas,
+    ServiceSpec,
+    component_view,
+)
 from dynamo_operator.internal.dynamo.status import conditions
 from dynamo_operator.internal.dynamo.status.conditions import Condition
 from dynamo_operator.internal.dynamo.status.not_ready_reason import aggregate, component_not_ready_reason
@@ -32,40 +40,71 @@ FIRST_STATUS_GRACE_SECONDS = 5.0
 # --- component readiness (a DCD's workload) ----------------------------------------------------
 
 
+class WorkloadSpec(TypedDict, total=False):
+    replicas: int
+    paused: bool  # a Deployment's
+
+
+class WorkloadStatus(TypedDict, total=False):
+    observedGeneration: int
+    replicas: int
+    updatedReplicas: int
+    readyReplicas: int
+    availableReplicas: int
+    conditions: list[conditions.StatusCondition]
+
+
+class Workload(TypedDict, total=False):
+    """What readiness reads of a Deployment (apps/v1) or a LeaderWorkerSet (leaderworkerset.x-k8s.io/v1):
+    both name these fields alike."""
+
+    kind: str
+    metadata: ObjectMeta
+    spec: WorkloadSpec
+    status: WorkloadStatus
+
+
+def _workload(obj: ForeignObject) -> Workload:
+    # A live workload (or the one generation just built): its API server validated these fields
+    # against their schema. The readers below still treat a value of another type as absent.
+    return cast(Workload, obj)
+
+
 @dataclass(frozen=True, slots=True)
 class WorkloadReadiness:
     """The verdict on one component's workload plus its replica counts for `status.service`."""
 
     ready: bool
     message: str
-    service: dict[str, Any]  # ServiceReplicaStatus, camelCase
+    service: ServiceReplicas
     scaled_to_zero: bool = False
     unobserved: bool = False  # the workload's controller has not yet seen its latest spec
 
 
-def _int(value: Any) -> int:
+def _int(value: object) -> int:
     return value if isinstance(value, int) else 0
 
 
-def _desired(spec: Mapping[str, Any]) -> int:
+def _desired(spec: WorkloadSpec) -> int:
     value = spec.get("replicas", 1)
     return value if isinstance(value, int) else 1
 
 
-def deployment_readiness(deployment: Mapping[str, Any]) -> WorkloadReadiness:
+def deployment_readiness(obj: ForeignObject) -> WorkloadReadiness:
     """Ready ⇔ the Deployment observed its generation and updated = available = replicas = desired.
 
     Truthful by construction (user reports #3567, #10527): during a rollout old pods meeting the
     count do not make it ready; zero desired replicas is ready once the old pods are gone.
     """
+    deployment = _workload(obj)
     spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
     meta = deployment.get("metadata") or {}
     desired = _desired(spec)
     observed = _int(status.get("observedGeneration")) >= _int(meta.get("generation"))
     replicas, updated = _int(status.get("replicas")), _int(status.get("updatedReplicas"))
     ready_n, available = _int(status.get("readyReplicas")), _int(status.get("availableReplicas"))
-    service = {
-        "componentKind": DEPLOYMENT_KIND,
+    service: ServiceReplicas = {
+        "componentKind": "Deployment",
         "componentName": meta.get("name", ""),
         "replicas": replicas,
         "updatedReplicas": updated,
@@ -92,7 +131,7 @@ def deployment_readiness(deployment: Mapping[str, Any]) -> WorkloadReadiness:
     return WorkloadReadiness(True, f"{desired}/{desired} ready", service)
 
 
-def workload_ready(workload: Mapping[str, Any]) -> bool:
+def workload_ready(workload: ForeignObject) -> bool:
     """One Deployment or LeaderWorkerSet judged ready (False for any other kind)."""
     kind = workload.get("kind")
     if kind == DEPLOYMENT_KIND:
@@ -102,26 +141,27 @@ def workload_ready(workload: Mapping[str, Any]) -> bool:
     return False
 
 
-def became_ready(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+def became_ready(old: ForeignObject, new: ForeignObject) -> bool:
     """A workload's update that makes it ready: its owner's status write finishes a wait."""
     return workload_ready(new) and not workload_ready(old)
 
 
-def dcd_became_rolled(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+def dcd_became_rolled(old: Mapping[str, object], new: Mapping[str, object]) -> bool:
     """A DCD's update that makes it rolled (`dcd_rolled`): its graph may be ready now."""
-    return dcd_rolled(new) and not dcd_rolled(old)
+    return dcd_rolled(component_view(new)) and not dcd_rolled(component_view(old))
 
 
-def lws_readiness(lws: Mapping[str, Any] | None) -> WorkloadReadiness:
+def lws_readiness(obj: ForeignObject | None) -> WorkloadReadiness:
     """Ready ⇔ the component's one LeaderWorkerSet has every group updated, ready and Available, and
     no group beyond the desired count left (zero desired groups: ready once none is left). None
     (not created yet) is not ready."""
+    lws = _workload(obj) if obj is not None else None
     spec, status = (lws or {}).get("spec") or {}, (lws or {}).get("status") or {}
     name = str(((lws or {}).get("metadata") or {}).get("name", ""))
     desired = _desired(spec)
     ready_n, updated = _int(status.get("readyReplicas")), _int(status.get("updatedReplicas"))
-    service: dict[str, Any] = {
-        "componentKind": LWS_KIND,
+    service: ServiceReplicas = {
+        "componentKind": "LeaderWorkerSet",
         "componentName": name,
         "componentNames": [name] if name else [],
         "replicas": _int(status.get("replicas")),
@@ -208,7 +248,7 @@ def failed_conditions(reason: str, message: str) -> list[Condition]:
 # --- graph readiness (a DGD's components) ------------------------------------------------------
 
 
-def dcd_rolled(dcd: Mapping[str, Any]) -> bool:
+def dcd_rolled(dcd: ComponentDeployment) -> bool:
     """The DCD's controller has seen its latest spec and reports it Available."""
     meta, status = dcd.get("metadata") or {}, dcd.get("status") or {}
     observed = status.get("observedGeneration")
@@ -216,7 +256,7 @@ def dcd_rolled(dcd: Mapping[str, Any]) -> bool:
     return caught_up and conditions.is_true(status.get("conditions"), "Available")
 
 
-def _service_message(dcd: Mapping[str, Any] | None, replicas: int) -> str:
+def _service_message(dcd: ComponentDeployment | None, replicas: int) -> str:
     # New components say "0/N ready" from the first moment, so the message (and hence the status)
     # changes only when something real happens: each change costs a status write.
     if dcd is None:
@@ -228,7 +268,8 @@ def _service_message(dcd: Mapping[str, Any] | None, replicas: int) -> str:
     message = str((cond or {}).get("message") or "")
     observed = status.get("observedGeneration")
     if not isinstance(observed, int) or observed < int((dcd.get("metadata") or {}).get("generation") or 0):
-        return "rolling" if (status.get("service") or {}).get("replicas") else f"0/{replicas} ready"
+        counts = status.get("service")
+        return "rolling" if counts and counts.get("replicas") else f"0/{replicas} ready"
     return message or "not ready"
 
 
@@ -238,14 +279,14 @@ class GraphStatus:
 
     ready: bool
     message: str
-    services: dict[str, dict[str, Any]] = field(default_factory=dict)
+    services: dict[str, ServiceReplicas] = field(default_factory=dict)
     # The `Ready` reason when not ready (not_ready_reason.py); "" lets the status writer use its
     # generic one (a pathway that does not classify).
     reason: str = ""
 
 
 def graph_status(
-    services: Mapping[str, Mapping[str, Any]], dcds: Mapping[str, Mapping[str, Any] | None]
+    services: Mapping[str, ServiceSpec], dcds: Mapping[str, Mapping[str, object] | None]
 ) -> GraphStatus:
     """Ready iff every service's DCD has rolled; the message names each service that has not, and
     the reason classes them (capacity, updating, pods not ready: `not_ready_reason`)."""
@@ -255,11 +296,12 @@ def graph_status(
     zero: list[str] = []
     for svc in sorted(services):
         spec = services[svc] or {}
-        dcd = dcds.get(svc)
+        found = dcds.get(svc)
+        dcd = component_view(found) if found is not None else None
         replicas = spec.get("replicas", consts.DEFAULT_REPLICAS)
         replicas = replicas if isinstance(replicas, int) else consts.DEFAULT_REPLICAS
-        live = ((dcd or {}).get("status") or {}).get("service")
-        out.services[svc] = dict(live) if live else _placeholder(svc, spec, dcd)
+        live = (dcd.get("status") or {}).get("service") if dcd is not None else None
+        out.services[svc] = live.copy() if live else _placeholder(svc, spec, dcd)
         if dcd is not None and dcd_rolled(dcd):
             if replicas == 0:
                 zero.append(svc)
@@ -276,7 +318,7 @@ def graph_status(
 
 
 def nothing_to_report_yet(
-    status: Mapping[str, Any], verdict: GraphStatus, dcds: Mapping[str, Mapping[str, Any] | None]
+    status: Mapping[str, object], verdict: GraphStatus, dcds: Mapping[str, Mapping[str, object] | None]
 ) -> bool:
     """A new graph (no status yet) whose components have not all reported, and none that did
     reports a problem: its first status would only say "0/N ready" and be rewritten a moment later.
@@ -284,11 +326,17 @@ def nothing_to_report_yet(
     within the DCD controller's first-status grace, and any not-ready report ends the wait."""
     if status or verdict.ready:
         return False
-    reported = [d for d in dcds.values() if d is not None and d.get("status")]
+    reported = [component_view(d) for d in dcds.values() if d is not None and d.get("status")]
     return len(reported) < len(dcds) and all(dcd_rolled(d) for d in reported)
 
 
-def _placeholder(svc: str, spec: Mapping[str, Any], dcd: Mapping[str, Any] | None) -> dict[str, Any]:
-    kind = "LeaderWorkerSet" if spec.get("multinode") else "Deployment"
-    name = str(((dcd or {}).get("metadata") or {}).get("name") or svc)
-    return {"componentKind": kind, "componentName": name, "replicas": 0, "updatedReplicas": 0}
+def _placeholder(svc: str, spec: ServiceSpec, dcd: ComponentDeployment | None) -> ServiceReplicas:
+    name = str((dcd.get("metadata") or {}).get("name") or svc) if dcd is not None else svc
+    if spec.get("multinode"):
+        return {
+            "componentKind": "LeaderWorkerSet",
+            "componentName": name,
+            "replicas": 0,
+            "updatedReplicas": 0,
+        }
+    return {"componentKind": "Deployment", "componentName": name, "replicas": 0, "updatedReplicas": 0}
