@@ -282,7 +282,7 @@ class DynamoComponentDeploymentReconciler:
         and `observedGeneration` cannot tell the graph that this controller acted on it; this can. One
         metadata write per restart of a component, none otherwise."""
         meta = raw["metadata"]
-        wanted = dcd_restart_id(raw)
+        wanted = dcd_restart_id(component_view(raw))
         if not wanted or (meta.get("annotations") or {}).get(consts.ANNOTATION_RESTART_OBSERVED) == wanted:
             return
         body = {"metadata": {"annotations": {consts.ANNOTATION_RESTART_OBSERVED: wanted}}}

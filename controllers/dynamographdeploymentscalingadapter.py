@@ -32,6 +32,7 @@ from dynamo_operator.internal.dynamo.common.inputs import (
     Graph,
     ScalingAdapter,
     ServiceSpec,
+    adapter_status_view,
     adapter_view,
     graph_view,
 )
@@ -153,7 +154,7 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
         # Not driving: nothing is written into the graph. No requeue: only a change of the graph (its
         # watch) or of the adapter (its spec) can resolve this, and both re-trigger us.
         status = adapter_status(
-            previous,
+            adapter_status_view(previous),
             ready,
             dgd=dgd,
             service=t.service,

@@ -189,7 +189,7 @@ class DynamoModelReconciler:
 
     async def _write(self, model: ModelView, status: ModelStatus) -> None:
         new = model_status(
-            model.raw.get("status") or {}, status, generation=model.generation, now=self._clock.wall()
+            model.model.get("status") or {}, status, generation=model.generation, now=self._clock.wall()
         )
         if not await self._status.write(model.raw, new):
             return  # nothing changed: the Events were already recorded when it did

@@ -48,7 +48,7 @@ from dynamo_operator.internal.controller.rejection import Rejected
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
-from dynamo_operator.internal.dynamo.common.inputs import graph_view
+from dynamo_operator.internal.dynamo.common.inputs import RestartStatus, graph_view
 from dynamo_operator.internal.dynamo.graph.children import grove_children
 from dynamo_operator.internal.dynamo.graph.generate import services_of
 from dynamo_operator.internal.dynamo.graph.view import GraphView
@@ -82,7 +82,7 @@ log = structlog.get_logger(__name__)
 Obj = dict[str, Any]
 Fail = Callable[[Obj, str, str], Awaitable[None]]
 # The graph, its readiness, its restart status, conditions beside Ready; True: a request was sent.
-WriteStatus = Callable[[Obj, GraphStatus, "dict[str, Any] | None", Sequence[Condition]], Awaitable[bool]]
+WriteStatus = Callable[[Obj, GraphStatus, RestartStatus | None, Sequence[Condition]], Awaitable[bool]]
 Warn = Callable[[Obj, str, str], None]  # a Warning Event on the graph: reason, message
 Annotate = Callable[[Obj, Mapping[str, str]], Awaitable[Obj]]  # the graph, annotations to record
 

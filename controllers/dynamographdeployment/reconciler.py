@@ -68,7 +68,7 @@ from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo.common.context import GenContext, SharedContexts
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.hashing import LAST_APPLIED_HASH
-from dynamo_operator.internal.dynamo.common.inputs import component_view
+from dynamo_operator.internal.dynamo.common.inputs import RestartStatus, component_view, dgd_status_view
 from dynamo_operator.internal.dynamo.graph import grove_only
 from dynamo_operator.internal.dynamo.graph.children import dcd_children
 from dynamo_operator.internal.dynamo.graph.generate import dcd_names
@@ -429,7 +429,7 @@ class DynamoGraphDeploymentReconciler:
         return out
 
     async def _write_grove_status(
-        self, raw: Obj, verdict: GraphStatus, restart: dict[str, Any] | None, extra: Sequence[Condition]
+        self, raw: Obj, verdict: GraphStatus, restart: RestartStatus | None, extra: Sequence[Condition]
     ) -> bool:
         """The Grove pathway's status write: no rollout (Grove rolls its own pods), its topology
         condition beside Ready."""
@@ -439,7 +439,7 @@ class DynamoGraphDeploymentReconciler:
         self,
         raw: Obj,
         verdict: GraphStatus,
-        restart: dict[str, Any] | None,
+        restart: RestartStatus | None,
         rolling: RollingPlan | None = None,
         extra: Sequence[Condition] = (),
     ) -> bool:
@@ -447,7 +447,7 @@ class DynamoGraphDeploymentReconciler:
         old = self._status.current(raw)
         generation = raw["metadata"].get("generation")
         status = synced_status(
-            old,
+            dgd_status_view(old),
             verdict,
             generation=generation,
             restart=restart,
@@ -500,7 +500,7 @@ def _kept(view: GraphView, rolling: RollingPlan, resource: Resource, obj: Obj) -
 
 def restart_value(dcd: Obj) -> str | None:
     """The restart id a DCD was last restarted for."""
-    return dcd_restart_id(dcd)
+    return dcd_restart_id(component_view(dcd))
 
 
 def restart_acknowledged(dcd: Obj) -> bool:

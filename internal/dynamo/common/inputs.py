@@ -37,6 +37,7 @@ EnvVar: TypeAlias = k8s.EnvVar
 # adapter's as stored.
 DgdStatus: TypeAlias = views.DynamoGraphDeploymentStatus
 DcdStatus: TypeAlias = views.DynamoComponentDeploymentStatus
+RestartStatus: TypeAlias = views.RestartStatus
 ServiceReplicas: TypeAlias = views.ServiceReplicaStatus
 AdapterStatus: TypeAlias = beta_views.DynamoGraphDeploymentScalingAdapterStatus
 ModelStatusView: TypeAlias = views.DynamoModelStatus

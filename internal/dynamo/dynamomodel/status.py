@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from dynamo_operator.api.v1alpha1.enums import ModelType
-from dynamo_operator.internal.dynamo.common.inputs import Model
+from dynamo_operator.api.views.v1alpha1 import EndpointInfo
+from dynamo_operator.internal.dynamo.common.inputs import Model, ModelStatusView
 from dynamo_operator.internal.dynamo.dynamomodel.endpoints import Endpoint, services_of
 from dynamo_operator.internal.dynamo.status import conditions
 from dynamo_operator.internal.dynamo.status.conditions import Condition
@@ -44,7 +44,7 @@ class LoadResult:
 
 @dataclass(frozen=True, slots=True)
 class ModelStatus:
-    endpoints: list[dict[str, Any]]
+    endpoints: list[EndpointInfo]
     ready: int
     total: int
     conditions: tuple[Cond, ...]
@@ -52,7 +52,7 @@ class ModelStatus:
     requeue_after: float | None = None
     failures: tuple[str, ...] = field(default=())
 
-    def as_status(self) -> dict[str, Any]:
+    def as_status(self) -> ModelStatusView:
         """The status fields besides conditions (the writer merges those by type)."""
         return {"endpoints": self.endpoints, "readyEndpoints": self.ready, "totalEndpoints": self.total}
 
@@ -95,7 +95,7 @@ def compute(
     infos = []
     for e in endpoints:
         result = results.get(e.address)
-        info: dict[str, Any] = {"address": e.address, "ready": bool(lora and result and result.ok)}
+        info: EndpointInfo = {"address": e.address, "ready": bool(lora and result and result.ok)}
         if e.pod_name:
             info["podName"] = e.pod_name
         infos.append(info)
@@ -129,22 +129,18 @@ def compute(
 
 
 def model_status(
-    old: Mapping[str, Any], status: ModelStatus, *, generation: int | None, now: datetime.datetime
-) -> dict[str, Any]:
+    old: ModelStatusView, status: ModelStatus, *, generation: int | None, now: datetime.datetime
+) -> ModelStatusView:
     """The whole status to write: endpoints and counts, the conditions upserted over the old ones
     (their `lastTransitionTime` moves only when their status flips)."""
-    return {
-        **status.as_status(),
-        "conditions": conditions.set_conditions(
-            old.get("conditions"),
-            [
-                Condition(c.type, "True" if c.status else "False", c.reason, c.message)
-                for c in status.conditions
-            ],
-            observed_generation=generation,
-            now=now,
-        ),
-    }
+    out = status.as_status()
+    out["conditions"] = conditions.set_conditions(
+        old.get("conditions"),
+        [Condition(c.type, "True" if c.status else "False", c.reason, c.message) for c in status.conditions],
+        observed_generation=generation,
+        now=now,
+    )
+    return out
 
 
 def metrics_state(model: Model) -> str:

@@ -10,16 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Final
 
-from dynamo_operator.api.v1alpha1.enums import RestartPhase, RestartStrategyType
+from dynamo_operator.api.v1alpha1.enums import RestartStrategyType
+from dynamo_operator.api.views import v1alpha1 as views
 from dynamo_operator.internal import consts
+from dynamo_operator.internal.dynamo.common.inputs import ComponentDeployment, RestartStatus
 
 # Plain strings in the status written (a str subclass would not survive every serialiser).
-RESTARTING, COMPLETED = RestartPhase.RESTARTING.value, RestartPhase.COMPLETED.value
+# Spelt out, so the status view's phase type checks them; equal to RestartPhase's (test_restart_phases.py).
+RESTARTING: Final = "Restarting"
+COMPLETED: Final = "Completed"
 
 
-def dcd_restart_id(dcd: Mapping[str, Any]) -> str | None:
+def dcd_restart_id(dcd: ComponentDeployment) -> str | None:
     """The restart id a DCD (v1alpha1 form) carries: its pod template's, else its spec's."""
     spec = dcd.get("spec") or {}
     template = (spec.get("extraPodMetadata") or {}).get("annotations") or {}
@@ -34,16 +38,16 @@ class RestartPlan:
     """Which restart id each service's DCD should carry, and the status that describes the progress."""
 
     values: dict[str, str]  # service → restartAt value to write (absent: write none)
-    status: dict[str, Any] | None  # RestartStatus, camelCase; None: nothing to report
+    status: RestartStatus | None  # None: nothing to report
 
 
 def plan_restart(
-    restart: Mapping[str, Any] | None,
+    restart: views.Restart | None,
     services: Sequence[str],
     *,
     live_values: Mapping[str, str | None],
     rolled: Mapping[str, bool],
-    previous: Mapping[str, Any] | None,
+    previous: RestartStatus | None,
 ) -> RestartPlan:
     """Decide the restart step from what the cluster shows.
 
@@ -54,15 +58,15 @@ def plan_restart(
     #10955: adding an id at creation is not a restart).
     """
     values = {s: v for s in services if (v := live_values.get(s))}
-    rid = (restart or {}).get("id")
+    rid = restart.get("id") if restart else None
     if not rid:
         keep = previous if previous and previous.get("phase") == COMPLETED else None
-        return RestartPlan(values, dict(keep) if keep else None)
+        return RestartPlan(values, keep.copy() if keep else None)
     for s in services:
         if s not in live_values:
             values[s] = rid
-    strategy = (restart or {}).get("strategy") or {}
-    if strategy.get("type") == RestartStrategyType.PARALLEL:
+    strategy = (restart.get("strategy") if restart else None) or {}
+    if strategy.get("type") == RestartStrategyType.PARALLEL.value:
         for s in services:
             values[s] = rid
         in_progress = [s for s in sorted(services) if not (live_values.get(s) == rid and rolled.get(s))]
@@ -79,7 +83,7 @@ def plan_restart(
             values[s] = rid
             in_progress = [s]
             break
-    status: dict[str, Any] = {"observedID": rid, "phase": RESTARTING if in_progress else COMPLETED}
+    status: RestartStatus = {"observedID": rid, "phase": RESTARTING if in_progress else COMPLETED}
     if in_progress:
         status["inProgress"] = in_progress
     return RestartPlan(values, status)

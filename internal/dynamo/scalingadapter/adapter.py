@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynamo_operator.internal import consts
-from dynamo_operator.internal.dynamo.common.inputs import Graph, ScalingAdapter, ServiceSpec
+from dynamo_operator.internal.dynamo.common.inputs import AdapterStatus, Graph, ScalingAdapter, ServiceSpec
 from dynamo_operator.internal.dynamo.component.backends import Role
 from dynamo_operator.internal.dynamo.pod.template import multinode_node_count
 
@@ -88,11 +88,11 @@ def observed_replicas(dgd: Graph, service: str) -> int:
     return int(value) if value is not None else 0
 
 
-def status(previous: Mapping[str, Any], dgd: Graph, service: str, *, scaled_at: str | None) -> dict[str, Any]:
+def status(previous: AdapterStatus, dgd: Graph, service: str, *, scaled_at: str | None) -> AdapterStatus:
     """The status of an adapter that drives its service: observed replicas, pod selector, and the last
     time it changed the graph (kept from `previous`, the status it reported so far, unless it just
     did). Conditions are the caller's (see readiness)."""
-    out: dict[str, Any] = {
+    out: AdapterStatus = {
         "replicas": observed_replicas(dgd, service),
         "selector": selector(dgd, service),
     }

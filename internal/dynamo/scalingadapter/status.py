@@ -10,17 +10,15 @@ upserted either way; its `lastTransitionTime` moves only when its status flips.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
-from typing import Any
 
-from dynamo_operator.internal.dynamo.common.inputs import Graph
+from dynamo_operator.internal.dynamo.common.inputs import AdapterStatus, Graph
 from dynamo_operator.internal.dynamo.scalingadapter import adapter
 from dynamo_operator.internal.dynamo.status import conditions
 from dynamo_operator.internal.dynamo.status.conditions import Condition
 
 
 def adapter_status(
-    previous: Mapping[str, Any],
+    previous: AdapterStatus,
     ready: Condition,
     *,
     dgd: Graph | None,
@@ -28,12 +26,12 @@ def adapter_status(
     scaled_at: str | None,
     generation: int | None,
     now: datetime.datetime,
-) -> dict[str, Any]:
+) -> AdapterStatus:
     """The whole status to write (see the module docstring); `dgd` is the graph as last written."""
     if ready.status == "True" and dgd is not None:
         status = adapter.status(previous, dgd, service, scaled_at=scaled_at)
     else:
-        status = {**previous}
+        status = AdapterStatus(**previous)
     # v1beta1, the stored version, requires `replicas`: an adapter that never drove its service
     # reports none running.
     status.setdefault("replicas", 0)

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import cast
 
+from dynamo_operator.api.views import v1alpha1 as views
+from dynamo_operator.internal.dynamo.common.inputs import DgdStatus, RestartStatus, dgd_status_view
 from dynamo_operator.internal.dynamo.rollout.rollingupdate import (
     MESSAGE_IN_PROGRESS,
     REASON_IN_PROGRESS,
@@ -32,14 +34,16 @@ REASON_SOME_NOT_READY = "some_resources_are_not_ready"
 
 
 def rejected_status(
-    old: Mapping[str, Any], *, reason: str, message: str, generation: int | None, now: datetime.datetime
-) -> dict[str, Any]:
+    old: Mapping[str, object], *, reason: str, message: str, generation: int | None, now: datetime.datetime
+) -> DgdStatus:
     """`old` turned `failed` with `Ready=False` (reason, message); services, restart and rolling
-    progress stay as they were (nothing was applied, so they still describe the cluster)."""
-    status = dict(old)
+    progress stay as they were (nothing was applied, so they still describe the cluster). `old`
+    comes as any kind's refusal reporter holds it (internal/apply/refusal.py), hence the view here."""
+    before = dgd_status_view(old)
+    status = DgdStatus(**before)
     status["state"] = STATE_FAILED
     status["conditions"] = conditions.set_condition(
-        old.get("conditions"),
+        before.get("conditions"),
         Condition(READY, "False", reason, message),
         observed_generation=generation,
         now=now,
@@ -66,15 +70,15 @@ def explain(
 
 
 def synced_status(
-    old: Mapping[str, Any],
+    old: DgdStatus,
     verdict: GraphStatus,
     *,
     generation: int | None,
-    restart: Mapping[str, Any] | None = None,
+    restart: RestartStatus | None = None,
     rolling: RollingPlan | None = None,
     extra: Sequence[Condition] = (),
     now: datetime.datetime,
-) -> dict[str, Any]:
+) -> DgdStatus:
     """The status of a graph whose children were synced: `successful` iff `verdict.ready` and no
     managed rolling update runs (upstream reports a graph mid-rollout as pending, whatever its
     DCDs say). The result replaces the whole status: `restart` / `rolling.status` not given are
@@ -88,16 +92,20 @@ def synced_status(
         condition = Condition(READY, "True", REASON_ALL_READY, verdict.message)
     else:
         condition = Condition(READY, "False", verdict.reason or REASON_SOME_NOT_READY, verdict.message)
-    status: dict[str, Any] = {
-        "observedGeneration": generation,
+    status: DgdStatus = {
         "state": STATE_SUCCESSFUL if ready else STATE_PENDING,
         "conditions": conditions.set_conditions(
             old.get("conditions"), [condition, *extra], observed_generation=generation, now=now
         ),
         "services": verdict.services,
     }
+    # An unknown generation is left out: the writer drops None fields anyway.
+    if generation is not None:
+        status["observedGeneration"] = generation
     if restart is not None:
-        status["restart"] = dict(restart)
+        status["restart"] = restart.copy()
     if rolling is not None and rolling.status is not None:
-        status["rollingUpdate"] = rolling.status
+        # The plan's status may hold None for a field to clear (`updatedServices`), which the
+        # writer drops; otherwise it is a RollingUpdateStatus.
+        status["rollingUpdate"] = cast(views.RollingUpdateStatus, rolling.status)
     return status
