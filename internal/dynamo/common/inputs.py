@@ -46,6 +46,12 @@ ModelStatusView: TypeAlias = views.DynamoModelStatus
 ForeignObject: TypeAlias = Mapping[str, object]
 
 
+def json_object(value: object) -> ForeignObject:
+    """`value` if it is a JSON object, else an empty one: how a reader steps into a field of an
+    object it has no view of (a missing field reads as empty, as `obj.get(key) or {}` would)."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def graph_view(obj: Mapping[str, object]) -> Graph:
     """A DGD as read from the cache (or a file), as its view. No copy and no check: the API server
     validated it against the same models' schema."""

@@ -16,11 +16,13 @@ from dynamo_operator.internal.dynamo.common.errors import GenerationError, Missi
 from dynamo_operator.internal.dynamo.common.hashing import stamp_hash
 from dynamo_operator.internal.dynamo.common.inputs import (
     DcdSpec,
+    ForeignObject,
     Graph,
     ObjectMeta,
     ServiceSpec,
     dcd_spec_of,
     editable_copy,
+    json_object,
 )
 from dynamo_operator.internal.dynamo.common.needs import NEEDS
 from dynamo_operator.internal.dynamo.common.not_implemented import check_graph as check_not_implemented_graph
@@ -82,7 +84,8 @@ def service_to_dcd_spec(
     `worker_hash` labels a worker service with the graph's worker hash (see workerhash.py)."""
     meta = _meta(dgd)
     dgd_spec = dgd["spec"]
-    spec = editable_copy(services_of(dgd)[service])
+    source = services_of(dgd)[service]
+    spec = editable_copy(source)
     dgd_name, namespace = str(meta["name"]), ctx.namespace
     dyn_ns = naming.dynamo_namespace(
         namespace, dgd_name, global_namespace=bool(spec.get("globalDynamoNamespace"))
@@ -99,9 +102,9 @@ def service_to_dcd_spec(
         annotations[c.ANNOTATION_RESTART_AT] = restart_at
     labels: dict[str, str] = {**(dgd_spec.get("labels") or {}), **(spec.get("labels") or {})}
     labels.update(dcd_labels(dgd_name, service, dyn_ns))
-    if worker_hash and is_worker(spec):
+    if worker_hash and is_worker(source):
         labels[c.LABEL_WORKER_HASH] = worker_hash
-    if is_worker(spec) and _has_epp(dgd):
+    if is_worker(source) and _has_epp(dgd):
         labels[LABEL_COMPONENT_CLASS] = COMPONENT_CLASS_WORKER
     spec["annotations"] = annotations
     spec["labels"] = labels
@@ -382,12 +385,12 @@ def check_unique_names(dgd_name: str, services: Mapping[str, Any]) -> None:
     )
 
 
-def shared_between_owners(obj: Mapping[str, Any]) -> bool:
+def shared_between_owners(obj: ForeignObject) -> bool:
     """Objects another owner may control without a conflict: a model's headless Service (one per
     model and namespace, whichever graph came first) and a PVC (two graphs may both create one
     model cache; its data is never ours to take over)."""
     kind = obj.get("kind")
-    labels = (obj.get("metadata") or {}).get("labels") or {}
+    labels = json_object(json_object(obj.get("metadata")).get("labels"))
     return kind == "PersistentVolumeClaim" or (kind == "Service" and c.LABEL_BASE_MODEL_HASH in labels)
 
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec
-from dynamo_operator.internal.dynamo.common.objects import ReadObj as Obj
+from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, Graph, ServiceSpec
 from dynamo_operator.internal.dynamo.rollout import workerhash
 from dynamo_operator.internal.dynamo.rollout.workerhash_v2 import worker_hash_v2
 from dynamo_operator.internal.dynamo.rollout.workers import (
@@ -26,7 +25,7 @@ def _services(graph: Graph) -> Mapping[str, ServiceSpec]:
 
 
 def graph_worker_generation(
-    graph: Graph, *, v2: str, children: Sequence[Obj] = (), rolling: bool = False
+    graph: Graph, *, v2: str, children: Sequence[ForeignObject] = (), rolling: bool = False
 ) -> WorkerGeneration:
     """The generation naming `graph`'s workers this round, given the spec's v2 hash (`v2`, which the
     reconciler caches), the graph's live children and whether its rollout status says one runs."""

@@ -12,13 +12,12 @@ the condition is and whether such an Event is due; the reconciler writes both.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from dynamo_operator.internal.dynamo.common.inputs import Graph
+from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, Graph
+from dynamo_operator.internal.dynamo.grove.live import pod_clique_set_view
 from dynamo_operator.internal.dynamo.grove.topology import read_placement
-from dynamo_operator.internal.dynamo.status.conditions import Condition, find
+from dynamo_operator.internal.dynamo.status.conditions import Condition, StatusCondition, find
 
 CONDITION_TOPOLOGY_LEVELS_AVAILABLE = "TopologyLevelsAvailable"
 REASON_ALL_AVAILABLE = "AllTopologyLevelsAvailable"
@@ -44,14 +43,15 @@ class TopologyVerdict:
 
 
 def topology_verdict(
-    dgd: Graph, pcs: Mapping[str, Any] | None, previous: Mapping[str, Any] | None
+    dgd: Graph, live: ForeignObject | None, previous: StatusCondition | None
 ) -> TopologyVerdict | None:
     """The graph's topology condition from its live PodCliqueSet (`pcs`) and the graph's current
     condition of that type (`previous`); None when the graph asks for no topology placement or its
     set does not exist yet (nothing to report on; upstream sets nothing either). Raises
     GenerationError as `read_placement` does (a graph generation has refused already)."""
-    if pcs is None or not read_placement(dgd).any:
+    if live is None or not read_placement(dgd).any:
         return None
+    pcs = pod_clique_set_view(live)
     set_name = str((pcs.get("metadata") or {}).get("name") or "")
     grove = find((pcs.get("status") or {}).get("conditions"), GROVE_CONDITION_LEVELS_UNAVAILABLE)
     if grove is None:

@@ -15,22 +15,26 @@ graph records. A new set, and a set whose every worker clique is labelled alread
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections.abc import Collection
 
 from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo.common.inputs import ForeignObject
+from dynamo_operator.internal.dynamo.grove.live import pod_clique_set_view
 
 NO_HASH = ""
 """The worker hash a set made without it keeps: no label, no env."""
 
 
-def labelled_services(pcs: Mapping[str, Any]) -> frozenset[str]:
-    """The services (their `nvidia.com/dynamo-component` label) of which some clique of `pcs`
-    carries a worker-hash label."""
+def labelled_services(obj: ForeignObject) -> frozenset[str]:
+    """The services (their `nvidia.com/dynamo-component` label) of which some clique of the
+    PodCliqueSet `obj` carries a worker-hash label."""
+    pcs = pod_clique_set_view(obj)
     cliques = ((pcs.get("spec") or {}).get("template") or {}).get("cliques") or ()
     out = set()
     for clique in cliques:
-        labels = (clique or {}).get("labels") or {}
+        if not clique:
+            continue
+        labels = clique.get("labels") or {}
         if labels.get(c.LABEL_WORKER_HASH) and labels.get(c.LABEL_COMPONENT):
             out.add(str(labels[c.LABEL_COMPONENT]))
     return frozenset(out)
@@ -40,7 +44,7 @@ def grove_worker_hash(
     desired: str,
     *,
     workers: Collection[str],
-    live: Mapping[str, Any] | None,
+    live: ForeignObject | None,
     recorded: str | None,
 ) -> str:
     """The hash the worker cliques carry this round (`NO_HASH`: none).

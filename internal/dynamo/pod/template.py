@@ -125,7 +125,7 @@ class Component:
         return c.DEFAULT_REPLICAS if value is None else int(value)
 
 
-def multinode_node_count(spec: Mapping[str, Any]) -> int:
+def multinode_node_count(spec: ServiceSpec | DcdSpec) -> int:
     """Nodes per replica: `multinode.nodeCount` (default 2) when the block is present, else 1."""
     multinode = spec.get("multinode")
     if multinode is None:

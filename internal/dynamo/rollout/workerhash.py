@@ -22,6 +22,7 @@ from typing import Any
 
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.common.inputs import ServiceSpec
 from dynamo_operator.internal.dynamo.rollout import gojson
 from dynamo_operator.internal.dynamo.rollout.gojson import Field
 from dynamo_operator.internal.dynamo.rollout.quantity import QuantityError
@@ -187,12 +188,12 @@ def structs() -> dict[str, tuple[Field, ...]]:
     return {**core, **DYNAMO_STRUCTS, "dynamo/v1alpha1.ExtraPodSpec": extra_pod_spec}
 
 
-def is_worker(spec: Mapping[str, Any] | None) -> bool:
+def is_worker(spec: ServiceSpec | None) -> bool:
     """Worker, prefill and decode components: the ones named and rolled by the worker hash."""
     return bool(spec) and (spec or {}).get("componentType") in c.WORKER_COMPONENT_TYPES
 
 
-def hash_input(services: Mapping[str, Mapping[str, Any] | None]) -> str:
+def hash_input(services: Mapping[str, ServiceSpec | None]) -> str:
     """The JSON document the hash is taken over: {service: stripped spec} of the worker services."""
     table = structs()
     fields = table[SHARED_SPEC]
@@ -210,7 +211,7 @@ def hash_input(services: Mapping[str, Mapping[str, Any] | None]) -> str:
     return "{" + ",".join(items) + "}"
 
 
-def worker_hash(services: Mapping[str, Mapping[str, Any] | None]) -> str:
+def worker_hash(services: Mapping[str, ServiceSpec | None]) -> str:
     """First 8 hex characters of sha256(hash_input(services)) — the same for every worker service.
     Raises GenerationError naming the service when a quantity in it cannot be read."""
     return hashlib.sha256(hash_input(services).encode()).hexdigest()[:8]

@@ -31,8 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynamo_operator.internal import consts as c
-from dynamo_operator.internal.dynamo.common.inputs import component_view
-from dynamo_operator.internal.dynamo.common.objects import ReadObj as Obj
+from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, component_view, json_object
 from dynamo_operator.internal.dynamo.status.readiness import dcd_rolled
 
 ANNOTATION_V1 = c.ANNOTATION_CURRENT_WORKER_HASH
@@ -89,7 +88,7 @@ def worker_generation(
 
 
 def hash_annotations_patch(
-    annotations: Mapping[str, Any], generation: WorkerGeneration, *, settled: bool
+    annotations: Mapping[str, str], generation: WorkerGeneration, *, settled: bool
 ) -> dict[str, str | None]:
     """The merge patch bringing the graph's hash annotations to `generation` (None deletes). Written
     only once the generation serves alone (`settled`): while old workers serve, the annotations keep
@@ -101,14 +100,14 @@ def hash_annotations_patch(
     }
 
 
-def worker_hashes_of(live: Sequence[Obj], workers: frozenset[str]) -> frozenset[str]:
+def worker_hashes_of(live: Sequence[ForeignObject], workers: frozenset[str]) -> frozenset[str]:
     """The worker-hash labels of the live (not deleting) DCDs of the `workers` services."""
     out = set()
     for dcd in live:
-        meta = dcd.get("metadata") or {}
+        meta = json_object(dcd.get("metadata"))
         if meta.get("deletionTimestamp") or service_of(dcd) not in workers:
             continue
-        value = (meta.get("labels") or {}).get(c.LABEL_WORKER_HASH)
+        value = json_object(meta.get("labels")).get(c.LABEL_WORKER_HASH)
         if value:
             out.add(str(value))
     return frozenset(out)
@@ -126,11 +125,11 @@ class WorkerRollout:
         return bool(self.keep)
 
 
-def service_of(dcd: Obj) -> str | None:
+def service_of(dcd: ForeignObject) -> str | None:
     """The graph service a DCD was generated for (`spec.serviceName`, or `spec.name` in a DCD's
-    v1beta1 form, else its component label)."""
-    spec = dcd.get("spec") or {}
-    labels = (dcd.get("metadata") or {}).get("labels") or {}
+    v1beta1 form, else its component label). Read without a view: either version may come."""
+    spec = json_object(dcd.get("spec"))
+    labels = json_object(json_object(dcd.get("metadata")).get("labels"))
     name = spec.get("serviceName") or spec.get("name") or labels.get(c.LABEL_COMPONENT)
     return str(name) if name else None
 
@@ -140,8 +139,8 @@ def plan_worker_rollout(
     desired: Mapping[str, str],
     workers: frozenset[str],
     new_hash: str,
-    live: Sequence[Obj],
-    views: Mapping[str, Obj | None],
+    live: Sequence[ForeignObject],
+    views: Mapping[str, ForeignObject | None],
 ) -> WorkerRollout:
     """Decide which of the graph's `live` DCDs survive this round although not desired.
 
@@ -151,16 +150,15 @@ def plan_worker_rollout(
     wanted = set(desired.values())
     keep: set[str] = set()
     hashes: set[str | None] = set()
-    for dcd in live:
+    for found in live:
+        dcd = component_view(found)
         meta = dcd.get("metadata") or {}
         name = str(meta.get("name"))
         svc = service_of(dcd)
         if name in wanted or svc not in workers or meta.get("deletionTimestamp"):
             continue
         successor = views.get(desired[svc])
-        if dcd_rolled(component_view(dcd)) and not (
-            successor is not None and dcd_rolled(component_view(successor))
-        ):
+        if dcd_rolled(dcd) and not (successor is not None and dcd_rolled(component_view(successor))):
             keep.add(name)
             hashes.add((meta.get("labels") or {}).get(c.LABEL_WORKER_HASH))
     if not keep:

@@ -15,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import TypedDict, cast
+
+from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, ObjectMeta
 
 MAX_MESSAGE = 300  # the whole diagnosis
 MAX_DETAIL = 200  # one group's detail (a scheduler message can run to kilobytes)
@@ -81,19 +83,67 @@ def scheduler_reason(message: str) -> str:
     return head.rstrip(" .") + "." if sep and head.strip() else message
 
 
-def _statuses(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+class PodCondition(TypedDict, total=False):
+    type: str
+    status: str
+    reason: str
+    message: str
+
+
+class ContainerStateWaiting(TypedDict, total=False):
+    reason: str
+    message: str
+
+
+class ContainerStateTerminated(TypedDict, total=False):
+    reason: str
+    exitCode: int
+
+
+class ContainerState(TypedDict, total=False):
+    waiting: ContainerStateWaiting
+    terminated: ContainerStateTerminated
+
+
+class ContainerStatus(TypedDict, total=False):
+    image: str
+    restartCount: int
+    state: ContainerState
+    lastState: ContainerState
+
+
+class PodStatus(TypedDict, total=False):
+    phase: str
+    conditions: list[PodCondition]
+    initContainerStatuses: list[ContainerStatus]
+    containerStatuses: list[ContainerStatus]
+
+
+class Pod(TypedDict, total=False):
+    """What a diagnosis reads of a Pod (core/v1)."""
+
+    metadata: ObjectMeta
+    status: PodStatus
+
+
+def pod_view(obj: ForeignObject) -> Pod:
+    """A pod as listed, as its view (no copy, no check: the API server validated it)."""
+    return cast(Pod, obj)
+
+
+def _statuses(pod: Pod) -> list[ContainerStatus]:
     status = pod.get("status") or {}
     return [*(status.get("initContainerStatuses") or ()), *(status.get("containerStatuses") or ())]
 
 
-def _condition(pod: Mapping[str, Any], ctype: str) -> Mapping[str, Any]:
+def _condition(pod: Pod, ctype: str) -> PodCondition:
     for cond in (pod.get("status") or {}).get("conditions") or ():
         if cond.get("type") == ctype:
-            return dict(cond)
+            return PodCondition(**cond)
     return {}
 
 
-def _crash_label(cs: Mapping[str, Any]) -> str:
+def _crash_label(cs: ContainerStatus) -> str:
     last = ((cs.get("lastState") or {}).get("terminated")) or {}
     exit_reason = last.get("reason") or (f"exit code {last['exitCode']}" if "exitCode" in last else "")
     restarts = cs.get("restartCount") or 0
@@ -102,7 +152,7 @@ def _crash_label(cs: Mapping[str, Any]) -> str:
     return f"CrashLoopBackOff ({', '.join(parts)})"
 
 
-def finding(pod: Mapping[str, Any]) -> Finding | None:
+def finding(pod: Pod) -> Finding | None:
     """The one problem that keeps this pod from being ready (the most severe of its containers),
     None when it is ready or on its way out (finished or being deleted: its replacement counts)."""
     meta, status = pod.get("metadata") or {}, pod.get("status") or {}
@@ -137,12 +187,12 @@ def finding(pod: Mapping[str, Any]) -> Finding | None:
     return Finding(Problem.NOT_READY, "not ready yet", "")
 
 
-def diagnose(pods: Iterable[Mapping[str, Any]]) -> Diagnosis | None:
+def diagnose(pods: Iterable[ForeignObject]) -> Diagnosis | None:
     """Why these pods are not all ready: groups of identical problems with counts, most severe
     first, at most `MAX_MESSAGE` characters; None when no pod has a problem."""
     counts: dict[Finding, int] = {}
     for pod in pods:
-        f = finding(pod)
+        f = finding(pod_view(pod))
         if f is not None:
             counts[f] = counts.get(f, 0) + 1
     if not counts:
