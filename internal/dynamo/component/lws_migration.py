@@ -23,7 +23,8 @@ from collections.abc import Iterable
 
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming
-from dynamo_operator.internal.dynamo.common.objects import ReadObj as Obj
+from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, json_object
+from dynamo_operator.internal.dynamo.status.pod_diagnosis import Pod, pod_view
 from dynamo_operator.internal.dynamo.status.readiness import LWS_KIND, lws_readiness
 
 POD_GROUP_KIND = "PodGroup"
@@ -31,14 +32,14 @@ LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"  # LWS's label on every pod 
 LWS_GROUP_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/group-index"  # ... and its group's index
 
 
-def leftovers(dcd: str, children: Iterable[Obj]) -> list[str]:
+def leftovers(dcd: str, children: Iterable[ForeignObject]) -> list[str]:
     """`Kind/name` of the children (the DCD's own LWSs and PodGroups, as cached) that the one-set shape
     has no place for: every LeaderWorkerSet but `<dcd>-0`, and every PodGroup (none is made any more).
     Objects already being deleted are not counted."""
     keep = naming.lws_name(dcd)
     out = []
     for child in children:
-        meta = child.get("metadata") or {}
+        meta = json_object(child.get("metadata"))
         if meta.get("deletionTimestamp"):
             continue
         kind, name = child.get("kind"), str(meta.get("name", ""))
@@ -47,7 +48,7 @@ def leftovers(dcd: str, children: Iterable[Obj]) -> list[str]:
     return sorted(out)
 
 
-def settled(desired: Obj, live: Obj | None) -> bool:
+def settled(desired: ForeignObject, live: ForeignObject | None) -> bool:
     """Whether the live `<dcd>-0` already is the desired one (same pod template, same replicas) and
     LWS reports every group of it updated, ready and Available: then the old sets may go.
 
@@ -56,16 +57,17 @@ def settled(desired: Obj, live: Obj | None) -> bool:
         return False
     if _template_hash(live) != _template_hash(desired):
         return False
-    if (live.get("spec") or {}).get("replicas") != (desired.get("spec") or {}).get("replicas"):
+    if json_object(live.get("spec")).get("replicas") != json_object(desired.get("spec")).get("replicas"):
         return False
     return lws_readiness(live).ready
 
 
-def groups_serving(pods: Iterable[Obj], *, size: int) -> int:
+def groups_serving(pods: Iterable[ForeignObject], *, size: int) -> int:
     """How many groups among `pods` (one set's) have all `size` pods Running and Ready, none of them
     being deleted."""
-    groups: dict[str, list[Obj]] = {}
-    for pod in pods:
+    groups: dict[str, list[Pod]] = {}
+    for found in pods:
+        pod = pod_view(found)
         index = str(((pod.get("metadata") or {}).get("labels") or {}).get(LWS_GROUP_INDEX_LABEL))
         groups.setdefault(index, []).append(pod)
     return sum(1 for members in groups.values() if len(members) == size and all(map(_serving, members)))
@@ -79,12 +81,13 @@ def held(kind: str, name: str, *, dcd: str, migrated: bool) -> bool:
     return kind == POD_GROUP_KIND or name != naming.lws_name(dcd)
 
 
-def _template_hash(obj: Obj) -> str | None:
-    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(c.ANNOTATION_POD_TEMPLATE_HASH)
+def _template_hash(obj: ForeignObject) -> str | None:
+    annotations = json_object(json_object(obj.get("metadata")).get("annotations"))
+    value = annotations.get(c.ANNOTATION_POD_TEMPLATE_HASH)
     return value if isinstance(value, str) else None
 
 
-def _serving(pod: Obj) -> bool:
+def _serving(pod: Pod) -> bool:
     if (pod.get("metadata") or {}).get("deletionTimestamp"):
         return False
     status = pod.get("status") or {}

@@ -3,15 +3,39 @@
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict, cast
 
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo.common import naming
+from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, ObjectMeta
+from dynamo_operator.internal.dynamo.status.pod_diagnosis import pod_view
 
 # EndpointSlices carry the name of the Service they belong to in this well-known label.
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
+
+
+class TargetRef(TypedDict, total=False):
+    kind: str
+    name: str
+
+
+class EndpointConditions(TypedDict, total=False):
+    ready: bool  # absent (or null): ready, as the EndpointSlice API defines
+
+
+class SliceEndpoint(TypedDict, total=False):
+    addresses: list[str]
+    conditions: EndpointConditions
+    targetRef: TargetRef
+
+
+class EndpointSlice(TypedDict, total=False):
+    """What a model reads of an EndpointSlice (discovery.k8s.io/v1)."""
+
+    metadata: ObjectMeta
+    endpoints: list[SliceEndpoint]
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -43,11 +67,13 @@ def address(ip: str, port: int = consts.SYSTEM_PORT) -> str:
     return f"http://{host}:{port}"
 
 
-def endpoints_from_slices(slices: Iterable[Mapping[str, Any]]) -> list[Endpoint]:
+def endpoints_from_slices(slices: Iterable[ForeignObject]) -> list[Endpoint]:
     """Every Pod-backed address of the slices, deduplicated by address (a pod may appear in two
     slices during a slice rebalance), sorted for stable status."""
     found: dict[str, Endpoint] = {}
-    for eps in slices:
+    for found_slice in slices:
+        # As listed: the API server validated it against its schema.
+        eps = cast(EndpointSlice, found_slice)
         service = ((eps.get("metadata") or {}).get("labels") or {}).get(SERVICE_NAME_LABEL, "")
         for ep in eps.get("endpoints") or ():
             ref = ep.get("targetRef") or {}
@@ -63,12 +89,13 @@ def endpoints_from_slices(slices: Iterable[Mapping[str, Any]]) -> list[Endpoint]
     return sorted(found.values())
 
 
-def endpoints_from_pods(pods: Iterable[Mapping[str, Any]], *, service: str) -> list[Endpoint]:
+def endpoints_from_pods(pods: Iterable[ForeignObject], *, service: str) -> list[Endpoint]:
     """The endpoints the EndpointSlice controller would publish for `service`, read off its Pods: every
     live pod with an IP, serving when Ready. Used where slices cannot carry the pods' addresses (the API
     server refuses loopback IPs in EndpointSlices, and simulated pods in tests have loopback IPs)."""
     found: dict[str, Endpoint] = {}
-    for pod in pods:
+    for found_pod in pods:
+        pod = pod_view(found_pod)
         meta, status = pod.get("metadata") or {}, pod.get("status") or {}
         if status.get("phase") in ("Succeeded", "Failed"):
             continue

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 from urllib.parse import quote, urlsplit, urlunsplit
 
 LORAS_PATH = "v1/loras"
@@ -25,7 +25,18 @@ def unload_url(address: str, lora_name: str) -> str:
     return _join(address, LORAS_PATH) + "/" + quote(lora_name, safe="")
 
 
-def load_body(lora_name: str, source_uri: str) -> dict[str, Any]:
+class LoraSource(TypedDict):
+    uri: str
+
+
+class LoadBody(TypedDict):
+    """What the engine's POST /v1/loras takes."""
+
+    lora_name: str
+    source: LoraSource
+
+
+def load_body(lora_name: str, source_uri: str) -> LoadBody:
     return {"lora_name": lora_name, "source": {"uri": source_uri}}
 
 

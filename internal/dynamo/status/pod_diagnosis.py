@@ -114,13 +114,14 @@ class ContainerStatus(TypedDict, total=False):
 
 class PodStatus(TypedDict, total=False):
     phase: str
+    podIP: str
     conditions: list[PodCondition]
     initContainerStatuses: list[ContainerStatus]
     containerStatuses: list[ContainerStatus]
 
 
 class Pod(TypedDict, total=False):
-    """What a diagnosis reads of a Pod (core/v1)."""
+    """What generation reads of a Pod (core/v1): a diagnosis, a model's endpoints, an LWS group."""
 
     metadata: ObjectMeta
     status: PodStatus

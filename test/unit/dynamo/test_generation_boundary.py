@@ -81,18 +81,12 @@ STILL_ANY = {
     "graph.mpisecret.mpi_ssh_secret_copy",
     "rollout.rollingupdate.with_new_replicas",
     "scalingadapter.adapter.replicas_apply",
-    "dynamomodel.lora.load_body",
     # Read points: the raw object is kept beside its view, for the writes that address it.
     "dynamomodel.view.read_model",
     "graph.view.read_graph",
     # Manifests read from files (render): any kind a user puts there.
     "render.offline.parse_secrets",
     # Readers of live objects not yet given a view.
-    "component.lws_migration.groups_serving",
-    "component.lws_migration.leftovers",
-    "component.lws_migration.settled",
-    "dynamomodel.endpoints.endpoints_from_pods",
-    "dynamomodel.endpoints.endpoints_from_slices",
     "rollout.recreate.drain_of",
     "rollout.recreate.needs_pods",
     "rollout.recreate.recreate_services",
