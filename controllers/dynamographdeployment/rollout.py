@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from dynamo_operator.api.v1alpha1.enums import RollingUpdatePhase as Phase
+from dynamo_operator.api.views.v1alpha1 import RollingUpdateStatus
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply import ChildClient, ChildReader, RecentWrites, Recorder
 from dynamo_operator.internal.apply.pods import PodLister
@@ -155,7 +156,7 @@ class WorkerRoller:
         names: Mapping[str, str],
         new_hash: str,
         children: Sequence[Obj],
-        previous: Mapping[str, Any] | None,
+        previous: RollingUpdateStatus | None,
     ) -> Rollout:
         """This round's rollout of `graph`, whose services map to DCD `names` (worker hash `new_hash`)."""
         namespace = graph["metadata"].get("namespace") or ""

@@ -27,10 +27,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from dynamo_operator.internal import consts as c
-from dynamo_operator.internal.dynamo.common.objects import ReadObj as Obj
+from dynamo_operator.internal.dynamo.common.inputs import (
+    ComponentDeployment,
+    ForeignObject,
+    ServiceSpec,
+    component_view,
+)
+from dynamo_operator.internal.dynamo.status.pod_diagnosis import Pod, pod_view
 
 RECREATE: Final = "Recreate"
 ROLLING_UPDATE: Final = "RollingUpdate"
@@ -40,7 +46,7 @@ POLL_SECONDS: Final = 2.0
 Deployment already at zero reports nothing more as its pods go."""
 
 
-def service_annotations(service: Obj, graph_annotations: Mapping[str, Any]) -> dict[str, str]:
+def service_annotations(service: ServiceSpec, graph_annotations: Mapping[str, str]) -> dict[str, str]:
     """A service's annotations over the graph's `spec.annotations` (the service's win)."""
     out = {str(k): str(v) for k, v in graph_annotations.items()}
     out.update({str(k): str(v) for k, v in (service.get("annotations") or {}).items()})
@@ -52,7 +58,9 @@ def strategy_of(annotations: Mapping[str, str]) -> str:
     return RECREATE if annotations.get(c.ANNOTATION_DEPLOYMENT_STRATEGY) == RECREATE else ROLLING_UPDATE
 
 
-def recreate_services(workers: Mapping[str, Obj], graph_annotations: Mapping[str, Any]) -> frozenset[str]:
+def recreate_services(
+    workers: Mapping[str, ServiceSpec], graph_annotations: Mapping[str, str]
+) -> frozenset[str]:
     """The worker services rolled the Recreate way."""
     return frozenset(
         svc
@@ -61,11 +69,11 @@ def recreate_services(workers: Mapping[str, Obj], graph_annotations: Mapping[str
     )
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def at_zero(dcd: Obj) -> bool:
+def at_zero(dcd: ComponentDeployment) -> bool:
     """The DCD asks for 0 replicas, its controller has seen that, and it reports no replica. A DCD
     that says nothing of its replicas (no `status.service`, no `spec.replicas`: the default is 1) is
     not at zero."""
@@ -81,7 +89,7 @@ def at_zero(dcd: Obj) -> bool:
     )
 
 
-def pod_finished(pod: Obj) -> bool:
+def pod_finished(pod: Pod) -> bool:
     """A pod that no longer runs anything: Succeeded or Failed. A deletion timestamp alone is not it."""
     return (pod.get("status") or {}).get("phase") in FINISHED_POD_PHASES
 
@@ -116,35 +124,37 @@ NOT_LOOKED: Final = Drain(pods_left=None)
 """A Recreate service with old DCDs whose drain the caller did not report: never taken as drained."""
 
 
-def needs_pods(old_dcds: Sequence[Obj]) -> bool:
+def needs_pods(old_dcds: Sequence[ForeignObject]) -> bool:
     """Whether the old DCDs' pods must be looked at: only once every one is at zero."""
-    return bool(old_dcds) and all(at_zero(d) for d in old_dcds)
+    return bool(old_dcds) and all(at_zero(component_view(d)) for d in old_dcds)
 
 
-def drain_of(old_dcds: Sequence[Obj], pods: Sequence[Obj] | None) -> Drain:
+def drain_of(old_dcds: Sequence[ForeignObject], pods: Sequence[ForeignObject] | None) -> Drain:
     """The drain of one service's old generation, from its old DCDs and, once they are all at zero,
     the pods listed for them (`pods`; None: not listed). A pod counts when its selector label names
     one of `old_dcds` and it has not finished."""
-    scaling = tuple(sorted(str(d["metadata"]["name"]) for d in old_dcds if not at_zero(d)))
+    dcds = [component_view(d) for d in old_dcds]
+    scaling = tuple(sorted(str(d["metadata"]["name"]) for d in dcds if not at_zero(d)))
     if scaling:
-        left = sum(
-            _int(((d.get("status") or {}).get("service") or {}).get("replicas")) or 0
-            for d in old_dcds
-            if str(d["metadata"]["name"]) in scaling
-        )
+        left = sum(_replicas_reported(d) for d in dcds if str(d["metadata"]["name"]) in scaling)
         return Drain(scaling=scaling, replicas_left=left, pods_left=None)
-    if not old_dcds:
+    if not dcds:
         return DRAINED
     if pods is None:
         return NOT_LOOKED
-    names = {str(d["metadata"]["name"]) for d in old_dcds}
+    names = {str(d["metadata"]["name"]) for d in dcds}
     left = sum(
         1
-        for p in pods
+        for p in map(pod_view, pods)
         if ((p.get("metadata") or {}).get("labels") or {}).get(c.LABEL_SELECTOR) in names
         and not pod_finished(p)
     )
     return Drain(pods_left=left)
+
+
+def _replicas_reported(dcd: ComponentDeployment) -> int:
+    service = (dcd.get("status") or {}).get("service")
+    return (_int(service.get("replicas")) if service else None) or 0
 
 
 def waiting_note(drains: Mapping[str, Drain], new_hash: str) -> str | None:

@@ -37,8 +37,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynamo_operator.api.v1alpha1.enums import RollingUpdatePhase as Phase
+from dynamo_operator.api.views.v1alpha1 import RollingUpdateStatus
 from dynamo_operator.internal import consts as c
-from dynamo_operator.internal.dynamo.common.objects import ReadObj as Obj
+from dynamo_operator.internal.dynamo.common.inputs import (
+    ComponentDeployment,
+    DcdSpec,
+    ForeignObject,
+    ServiceSpec,
+    component_view,
+)
 from dynamo_operator.internal.dynamo.rollout import recreate
 from dynamo_operator.internal.dynamo.rollout.recreate import Drain
 from dynamo_operator.internal.dynamo.rollout.rollingbudget import budget, share_out
@@ -100,26 +107,28 @@ class RollingPlan:
 # --- reading the cluster --------------------------------------------------------------------------
 
 
-def _int(value: Any, default: int = 0) -> int:
+def _int(value: object, default: int = 0) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def desired_replicas(spec: Obj | None) -> int:
-    return _int((spec or {}).get("replicas"), c.DEFAULT_REPLICAS)
+def desired_replicas(spec: ServiceSpec | DcdSpec | None) -> int:
+    return _int(spec.get("replicas") if spec else None, c.DEFAULT_REPLICAS)
 
 
-def ready_replicas(dcd: Obj | None) -> int:
+def ready_replicas(dcd: ComponentDeployment | None) -> int:
     """Ready replicas a DCD reports (`status.service.readyReplicas`); 0 for a DCD not seen yet."""
-    return _int((((dcd or {}).get("status") or {}).get("service") or {}).get("readyReplicas"))
+    service = (dcd.get("status") or {}).get("service") if dcd else None
+    return _int(service.get("readyReplicas") if service else None)
 
 
 def old_worker_dcds(
-    *, desired: Mapping[str, str], workers: Mapping[str, Obj], live: Sequence[Obj]
-) -> list[Obj]:
+    *, desired: Mapping[str, str], workers: Mapping[str, ServiceSpec], live: Sequence[ForeignObject]
+) -> list[ComponentDeployment]:
     """The graph's live DCDs of current worker services that the spec no longer names (not deleting)."""
     wanted = set(desired.values())
     out = []
-    for dcd in live:
+    for found in live:
+        dcd = component_view(found)
         meta = dcd.get("metadata") or {}
         if meta.get("name") in wanted or meta.get("deletionTimestamp") or service_of(dcd) not in workers:
             continue
@@ -127,13 +136,13 @@ def old_worker_dcds(
     return out
 
 
-def _hash_of(dcd: Obj) -> str | None:
+def _hash_of(dcd: ComponentDeployment) -> str | None:
     value = ((dcd.get("metadata") or {}).get("labels") or {}).get(c.LABEL_WORKER_HASH)
     return str(value) if value else None
 
 
-def _newest_first(dcds: Sequence[Obj]) -> list[Obj]:
-    def key(d: Obj) -> tuple[str, str]:
+def _newest_first(dcds: Sequence[ComponentDeployment]) -> list[ComponentDeployment]:
+    def key(d: ComponentDeployment) -> tuple[str, str]:
         meta = d.get("metadata") or {}
         return str(meta.get("creationTimestamp") or ""), str(meta.get("name") or "")
 
@@ -164,15 +173,15 @@ def next_phase(previous: Phase, *, managed: bool, old_left: bool) -> Phase:
 
 def plan_rolling_update(
     *,
-    previous: Obj | None,
+    previous: RollingUpdateStatus | None,
     desired: Mapping[str, str],
-    workers: Mapping[str, Obj],
+    workers: Mapping[str, ServiceSpec],
     new_hash: str,
-    live: Sequence[Obj],
-    views: Mapping[str, Obj | None],
+    live: Sequence[ForeignObject],
+    views: Mapping[str, ForeignObject | None],
     managed: bool,
     now: str,
-    graph_annotations: Mapping[str, Any] | None = None,
+    graph_annotations: Mapping[str, str] | None = None,
     drains: Mapping[str, Drain] | None = None,
 ) -> RollingPlan:
     """This round of the managed rolling update.
@@ -185,9 +194,10 @@ def plan_rolling_update(
     the old generation of each Recreate service has stopped (recreate.py; a Recreate service with old
     DCDs and no entry is taken as not drained).
     """
-    before = Phase((previous or {}).get("phase") or "")
+    before = Phase((previous.get("phase") if previous else None) or "")
     old = old_worker_dcds(desired=desired, workers=workers, live=live)
-    old_by_service: dict[str, list[Obj]] = {}
+    new_views = {name: component_view(v) if v is not None else None for name, v in views.items()}
+    old_by_service: dict[str, list[ComponentDeployment]] = {}
     for dcd in old:
         old_by_service.setdefault(str(service_of(dcd)), []).append(dcd)
     shared = graph_annotations or {}
@@ -199,7 +209,7 @@ def plan_rolling_update(
     updated = sorted(
         svc
         for svc, spec in workers.items()
-        if ready_replicas(views.get(desired[svc])) >= desired_replicas(spec)
+        if ready_replicas(new_views.get(desired[svc])) >= desired_replicas(spec)
         and sum(ready_replicas(d) for d in old_by_service.get(svc, ())) == 0
         and (svc not in drain or drain[svc].drained)
     )
@@ -248,13 +258,13 @@ def plan_rolling_update(
             # Recreate: the old generation goes at once, the new one waits for it to be gone.
             old_total, new = 0, wanted if drain[svc].drained else 0
             new_replicas[svc] = new
-            view = views.get(desired[svc])
+            view = new_views.get(desired[svc])
             if new and view is not None and desired_replicas(view.get("spec")) == 0:
                 events.append(_recreate_starting(svc, new, new_hash))
         else:
             share = budget(
                 desired=wanted,
-                new_ready=ready_replicas(views.get(desired[svc])),
+                new_ready=ready_replicas(new_views.get(desired[svc])),
                 annotations=recreate.service_annotations(spec, shared),
             )
             old_total = share.old
@@ -321,6 +331,6 @@ def not_supported_event(new_hash: str) -> Event:
     )
 
 
-def supports_managed_rollout(services: Mapping[str, Obj | None]) -> bool:
+def supports_managed_rollout(services: Mapping[str, ServiceSpec | None]) -> bool:
     """Whether the graph can be rolled by the operator: no multinode service (reference §2.2 step 3)."""
-    return not any((spec or {}).get("multinode") is not None for spec in services.values())
+    return not any(spec.get("multinode") is not None for spec in services.values() if spec)

@@ -86,13 +86,6 @@ STILL_ANY = {
     "graph.view.read_graph",
     # Manifests read from files (render): any kind a user puts there.
     "render.offline.parse_secrets",
-    # Readers of live objects not yet given a view.
-    "rollout.recreate.drain_of",
-    "rollout.recreate.needs_pods",
-    "rollout.recreate.recreate_services",
-    "rollout.rollingupdate.old_worker_dcds",
-    "rollout.rollingupdate.plan_rolling_update",
-    "rollout.rollingupdate.supports_managed_rollout",
     # internal/dynamo/dgdr is being reworked on its own; its boundary is listed as it stands.
     "dgdr.deployment.deployment_from_profile",
     "dgdr.deployment.deployment_info",
