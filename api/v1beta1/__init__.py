@@ -9,8 +9,9 @@ DynamoModel has no v1beta1.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..lazy_models import models_on_first_use
 from .enums import (
     ProfilingPhase,
 )
@@ -20,21 +21,7 @@ if TYPE_CHECKING:
     from .models import *  # noqa: F403  (the models, typed; loaded at run time by __getattr__)
 
 
-def __getattr__(name: str) -> Any:
-    """A model of this version, imported on first use (PEP 562). The running operator reads the
-    constants and enumerations above, never a model, so it does not load pydantic at all; the CRD
-    generator, the offline tools and the tests load the models by naming one. Lowercase names are
-    submodules, never models: asking for one does not load them."""
-    if name.startswith("_") or name.islower():
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import models
-
-    try:
-        value = getattr(models, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    globals()[name] = value
-    return value
+__getattr__ = models_on_first_use(__name__)
 
 
 __all__ = [

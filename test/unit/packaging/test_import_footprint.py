@@ -16,19 +16,27 @@ import pytest
 ENTRY_POINT_MODULES = ("dynamo_operator.app", "dynamo_operator.wiring", "dynamo_operator.registration")
 
 
-def modules_after_importing(*modules: str) -> set[str]:
-    code = "\n".join(
-        [*(f"import {m}" for m in modules), "import sys, json", "print(json.dumps(sorted(sys.modules)))"]
-    )
+def run_python(code: str) -> object:
+    """The JSON `code` prints, run in a fresh interpreter (nothing imported yet)."""
     out = subprocess.run(
         [sys.executable, "-c", code],
-        check=True,
+        check=False,
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONSAFEPATH": "1"},
         cwd="/",
     )
-    return set(json.loads(out.stdout))
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def modules_after_importing(*modules: str) -> set[str]:
+    code = "\n".join(
+        [*(f"import {m}" for m in modules), "import sys, json", "print(json.dumps(sorted(sys.modules)))"]
+    )
+    loaded = run_python(code)
+    assert isinstance(loaded, list)
+    return set(loaded)
 
 
 # cryptography is no longer on this list: every replica serves the conversion webhook from start-up,
@@ -90,13 +98,4 @@ assert answer["response"]["result"]["status"] == "Success", answer
 models = ("dynamo_operator.api.v1alpha1.models", "dynamo_operator.api.v1beta1.models")
 print(json.dumps(sorted(m for m in sys.modules if m == "pydantic" or m in models)))
 """
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        check=False,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONSAFEPATH": "1"},
-        cwd="/",
-    )
-    assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout) == []
+    assert run_python(code) == []
