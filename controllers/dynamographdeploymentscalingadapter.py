@@ -175,11 +175,15 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
         want = logic.desired_replicas(adapter)
         if current is None or current == want:
             return dgd, None
-        body = logic.replicas_apply(t, want, api_version=dgd.get("apiVersion") or kinds.DGD.api_version)
         # The resourceVersion makes the apply conditional: written from a stale cache (say, a
         # service removed meanwhile) it conflicts and is retried on a fresh view instead of
         # resurrecting a half service.
-        body["metadata"]["resourceVersion"] = dgd["metadata"]["resourceVersion"]
+        body = logic.replicas_apply(
+            t,
+            want,
+            api_version=dgd.get("apiVersion") or kinds.DGD.api_version,
+            resource_version=dgd["metadata"]["resourceVersion"],
+        )
         try:
             written = await self._client.apply(kinds.DGD, body, field_manager=logic.FIELD_MANAGER, force=True)
         except Exception as err:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dynamo_operator.api.views.scalars import JsonObject
 from dynamo_operator.internal import consts as c
 
 # A Kubernetes object (or a part of one) in its JSON form, as generation builds it: the outputs of
@@ -12,6 +13,10 @@ from dynamo_operator.internal import consts as c
 Obj = dict[str, Any]
 # The same, read only: an object of another kind that generation looks at (a live workload, say).
 ReadObj = Mapping[str, Any]
+# An object generation hands out of internal/dynamo (to the client, the syncer, a file): plain JSON,
+# typed without Any. Builders assemble it as `Obj`; the two are compatible both ways (an Any
+# argument is), so nothing is cast, yet a caller reading one back must narrow what it reads.
+GeneratedObject = JsonObject
 
 
 def owner_api_version(owner: Mapping[str, Any]) -> str | None:

@@ -15,7 +15,7 @@ from dynamo_operator.internal.dynamo.common.inputs import ComponentDeployment, D
 from dynamo_operator.internal.dynamo.common.not_implemented import (
     check_component as check_not_implemented_component,
 )
-from dynamo_operator.internal.dynamo.common.objects import Obj, envelope
+from dynamo_operator.internal.dynamo.common.objects import GeneratedObject, Obj, envelope
 from dynamo_operator.internal.dynamo.component.backends import Role
 from dynamo_operator.internal.dynamo.component.default_ingress import default_ingress
 from dynamo_operator.internal.dynamo.component.frontend_sidecar import check_container_names
@@ -451,7 +451,7 @@ def desired_model_service(model_name: str, namespace: str, owner: Mapping[str, A
     return obj
 
 
-def desired_component_objects(dcd: ComponentDeployment, ctx: GenContext) -> list[Obj]:
+def desired_component_objects(dcd: ComponentDeployment, ctx: GenContext) -> list[GeneratedObject]:
     """Every object the DCD controller keeps for one DCD, each stamped with its content hash.
 
     Multinode without the LeaderWorkerSet API, and gpuMemoryService without the DRA API, raise

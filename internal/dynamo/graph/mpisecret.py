@@ -12,13 +12,12 @@ draws a fresh RSA key, see `internal/secrets/sshkeys.py`; `render` and the compa
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from dynamo_operator.internal import consts as c
-from dynamo_operator.internal.dynamo.common.inputs import Graph
-from dynamo_operator.internal.dynamo.common.objects import Obj, envelope
+from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, Graph, json_object
+from dynamo_operator.internal.dynamo.common.objects import GeneratedObject, envelope
 from dynamo_operator.internal.dynamo.pod.template import multinode_node_count
 
 # The file names mpirun's setup copies from the mount (backends.py), as upstream writes them.
@@ -58,7 +57,7 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def desired_mpi_ssh_secret(namespace: str, name: str, keys: SshKeyPair) -> Obj:
+def desired_mpi_ssh_secret(namespace: str, name: str, keys: SshKeyPair) -> GeneratedObject:
     """The Secret holding `keys`, as it is created in `namespace`."""
     secret = envelope("v1", "Secret", name, namespace, labels=_labels())
     secret["type"] = "Opaque"
@@ -66,16 +65,18 @@ def desired_mpi_ssh_secret(namespace: str, name: str, keys: SshKeyPair) -> Obj:
     return secret
 
 
-def mpi_ssh_secret_copy(source: Mapping[str, Any], namespace: str) -> Obj:
+def mpi_ssh_secret_copy(source: ForeignObject, namespace: str) -> GeneratedObject:
     """A copy of the source Secret (its type and data, nothing of its metadata) for `namespace`."""
-    name = str((source.get("metadata") or {}).get("name") or "")
+    name = str(json_object(source.get("metadata")).get("name") or "")
     secret = envelope("v1", "Secret", name, namespace, labels=_labels())
     secret["type"] = source.get("type") or "Opaque"
-    secret["data"] = dict(source.get("data") or {})
+    secret["data"] = dict(json_object(source.get("data")))
     return secret
 
 
-def desired_mpi_ssh_secrets(dgd: Graph, namespace: str, name: str, keys: KeyPairSource) -> list[Obj]:
+def desired_mpi_ssh_secrets(
+    dgd: Graph, namespace: str, name: str, keys: KeyPairSource
+) -> list[GeneratedObject]:
     """The Secret a graph in `namespace` needs (none when it has no multinode service), as it would be
     created there; `keys` is called only when one is needed. For `render` and tests: the operator
     itself creates the Secret only when the namespace has none (controllers/mpi_ssh_secret.py)."""

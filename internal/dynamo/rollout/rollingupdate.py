@@ -46,6 +46,7 @@ from dynamo_operator.internal.dynamo.common.inputs import (
     ServiceSpec,
     component_view,
 )
+from dynamo_operator.internal.dynamo.common.objects import GeneratedObject
 from dynamo_operator.internal.dynamo.rollout import recreate
 from dynamo_operator.internal.dynamo.rollout.recreate import Drain
 from dynamo_operator.internal.dynamo.rollout.rollingbudget import budget, share_out
@@ -307,15 +308,17 @@ def _recreate_starting(svc: str, replicas: int, new_hash: str) -> Event:
 
 
 def with_new_replicas(
-    objects: Sequence[dict[str, Any]], new_replicas: Mapping[str, int]
-) -> list[dict[str, Any]]:
+    objects: Sequence[GeneratedObject], new_replicas: Mapping[str, int]
+) -> list[GeneratedObject]:
     """`objects` with each new worker DCD's `spec.replicas` set to its rollout budget (copies of the
     DCDs touched; everything else as given)."""
     out = []
     for obj in objects:
         svc = service_of(obj) if obj.get("kind") == "DynamoComponentDeployment" else None
         if svc is not None and svc in new_replicas:
-            out.append({**obj, "spec": {**(obj.get("spec") or {}), "replicas": new_replicas[svc]}})
+            spec = obj.get("spec")
+            fields: GeneratedObject = spec if isinstance(spec, dict) else {}
+            out.append({**obj, "spec": {**fields, "replicas": new_replicas[svc]}})
         else:
             out.append(obj)
     return out

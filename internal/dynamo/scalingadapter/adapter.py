@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo.common.inputs import AdapterStatus, Graph, ScalingAdapter, ServiceSpec
+from dynamo_operator.internal.dynamo.common.objects import GeneratedObject
 from dynamo_operator.internal.dynamo.component.backends import Role
 from dynamo_operator.internal.dynamo.pod.template import multinode_node_count
 
@@ -56,12 +56,18 @@ def graph_replicas(dgd: Graph, service: str) -> int | None:
     return DEFAULT_REPLICAS if value is None else int(value)
 
 
-def replicas_apply(t: Target, replicas: int, *, api_version: str) -> dict[str, Any]:
-    """The server-side-apply body that sets only this service's replicas in the graph."""
+def replicas_apply(
+    t: Target, replicas: int, *, api_version: str, resource_version: str | None = None
+) -> GeneratedObject:
+    """The server-side-apply body that sets only this service's replicas in the graph; with the
+    `resource_version` of the graph it was decided on, the apply conflicts once the graph moved."""
+    meta: GeneratedObject = {"name": t.dgd, "namespace": t.namespace}
+    if resource_version is not None:
+        meta["resourceVersion"] = resource_version
     return {
         "apiVersion": api_version,
         "kind": "DynamoGraphDeployment",
-        "metadata": {"name": t.dgd, "namespace": t.namespace},
+        "metadata": meta,
         "spec": {"services": {t.service: {"replicas": replicas}}},
     }
 

@@ -55,6 +55,13 @@ def test_apply_body_names_only_the_service_replicas() -> None:
     }
 
 
+def test_apply_body_carries_the_resource_version_it_was_decided_on() -> None:
+    body = adapter.replicas_apply(
+        adapter.Target("ns", "g", "VllmWorker"), 5, api_version="nvidia.com/v1alpha1", resource_version="42"
+    )
+    assert body["metadata"] == {"name": "g", "namespace": "ns", "resourceVersion": "42"}
+
+
 @pytest.mark.parametrize(
     ("service", "expected"),
     [
