@@ -119,7 +119,7 @@ class GrovePathway:
             desired = self._v2.hash_of(object_key(view.raw), view.graph, ctx.namespace)
         except GenerationError as err:
             raise Rejected(err.reason, str(err)) from err
-        recorded = (view.raw["metadata"].get("annotations") or {}).get(ANNOTATION_V2)
+        recorded = (view.graph["metadata"].get("annotations") or {}).get(ANNOTATION_V2)
         return desired, grove_worker_hash(desired, workers=workers, live=pcs, recorded=recorded)
 
     def pod_clique_set(self, raw: Obj) -> Obj | None:

@@ -474,11 +474,11 @@ def graph_inputs(
     same result: at 1,000 graphs, a second generation of each graph."""
     if view.generation is None:
         return None
-    meta = view.raw["metadata"]
-    annotations = view.graph["metadata"].get("annotations") or {}
+    meta = view.graph["metadata"]
+    annotations = meta.get("annotations") or {}
     return (
         view.generation,
-        view.raw.get("apiVersion"),
+        view.graph.get("apiVersion"),
         meta.get("labels"),
         {k: v for k, v in annotations.items() if k not in RECORDED},
         new_hash,

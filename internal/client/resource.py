@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -34,7 +35,7 @@ class Resource:
         return f"{path}/{subresource}" if subresource else path
 
 
-def object_key(obj: dict[str, object]) -> str:
+def object_key(obj: Mapping[str, object]) -> str:
     """The workqueue/cache key of an object: `namespace/name`, or `name` when cluster-scoped."""
     meta = obj.get("metadata")
     assert isinstance(meta, dict)

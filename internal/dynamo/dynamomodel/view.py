@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dynamo_operator.api.views.scalars import JsonObject
 from dynamo_operator.internal.dynamo.common.inputs import Model, model_view
-from dynamo_operator.internal.dynamo.common.objects import Obj
 from dynamo_operator.internal.dynamo.dynamomodel.status import is_lora, lora_source
 
 
@@ -14,7 +14,7 @@ class ModelView:
     """One DynamoModel as this reconcile read it. `raw` stays beside the fields: status writes, Events
     and finalizer patches address the object itself. `source` is "" when the spec names none."""
 
-    raw: Obj
+    raw: JsonObject
     model: Model
     namespace: str
     name: str
@@ -28,7 +28,7 @@ class ModelView:
     source: str
 
 
-def read_model(raw: Obj) -> ModelView:
+def read_model(raw: JsonObject) -> ModelView:
     """The view of `raw` (a DynamoModel as cached or as a patch returned it)."""
     model = model_view(raw)
     meta = model.get("metadata", {})

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from dynamo_operator.api.views.scalars import JsonObject
 from dynamo_operator.api.views.v1alpha1 import Restart
-from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec
-from dynamo_operator.internal.dynamo.common.objects import Obj
+from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec, graph_view
 from dynamo_operator.internal.dynamo.graph.meta import origin_version, with_origin_version
 
 
@@ -30,7 +30,7 @@ class PvcEntry:
 class GraphView:
     """One DGD as this reconcile read it (see the module docstring)."""
 
-    raw: Obj
+    raw: JsonObject
     graph: Graph
     origin: str | None
     namespace: str
@@ -50,11 +50,12 @@ class GraphView:
         return [p.name for p in self.pvcs if not p.create and not exists(p.name)]
 
 
-def read_graph(raw: Obj, *, children: Sequence[Obj], operator_version: str) -> GraphView:
+def read_graph(raw: JsonObject, *, children: Sequence[JsonObject], operator_version: str) -> GraphView:
     """The view of `raw`, whose controlled DCDs are `children` (they carry the origin version of a
     graph that predates the annotation) under an operator of `operator_version`."""
-    meta = raw["metadata"]
-    spec = raw.get("spec") or {}
+    dgd = graph_view(raw)
+    meta = dgd["metadata"]
+    spec = dgd.get("spec") or {}
     origin = origin_version(raw, children, operator_version)
     return GraphView(
         raw=raw,

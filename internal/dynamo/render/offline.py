@@ -20,6 +20,7 @@ import pydantic
 import yaml
 from dynamo_operator.api.v1alpha1 import API_VERSION, DYNAMO_GRAPH_DEPLOYMENT_KIND, DynamoGraphDeployment
 from dynamo_operator.api.v1alpha1.crd import root_schema
+from dynamo_operator.api.views.scalars import JsonObject
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
@@ -142,14 +143,14 @@ def _with_data(secret: Mapping[str, Any]) -> Obj:
     return out
 
 
-def parse_secrets(yaml_text: str, *, namespace: str, note: Note) -> list[Obj]:
+def parse_secrets(yaml_text: str, *, namespace: str, note: Note) -> list[JsonObject]:
     """The dockerconfigjson Secrets of a multi-document file (a `kind: List` is unwrapped), each in
     `namespace` unless it names its own; other documents are skipped with a `note`, and a docker
     Secret the operator could not read refuses the file."""
-    docs: list[Any] = []
+    docs: list[object] = []
     for doc in _load_all(yaml_text):
         docs += (doc.get("items") or []) if isinstance(doc, dict) and doc.get("kind") == "List" else [doc]
-    out: list[Obj] = []
+    out: list[JsonObject] = []
     for i, doc in enumerate(docs, start=1):
         if not isinstance(doc, dict) or doc.get("kind") != "Secret":
             what = _describe(doc) if isinstance(doc, dict) else type(doc).__name__
