@@ -48,6 +48,7 @@ from typing import Any, Protocol
 import structlog
 from dynamo_operator.api.conversion import V1BETA1
 from dynamo_operator.api.v1beta1.enums import ProfilingPhase
+from dynamo_operator.api.views.scalars import JsonObject
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply import ChildClient, StatusWriter
 from dynamo_operator.internal.apply.interface import WireForms
@@ -60,6 +61,12 @@ from dynamo_operator.internal.controller.builder import Builder, Built, Informer
 from dynamo_operator.internal.controller.handlers import Mapper
 from dynamo_operator.internal.controller.owners import owner_reference
 from dynamo_operator.internal.controller.result import Result, TerminalError
+from dynamo_operator.internal.dynamo.common.inputs import (
+    RequestStatus,
+    StoredRequestStatus,
+    graph_view,
+    json_object,
+)
 from dynamo_operator.internal.dynamo.dgdr import (
     deployment,
     job,
@@ -138,9 +145,9 @@ class Step:
     v1alpha1, and `beta`: those only v1beta1 holds), and for a failed attempt the error behind it."""
 
     transition: Transition
-    fields: dict[str, Any] = field(default_factory=dict)
+    fields: RequestStatus = field(default_factory=RequestStatus)
     cause: Exception | None = None
-    beta: dict[str, Any] = field(default_factory=dict)
+    beta: JsonObject = field(default_factory=dict)
 
 
 class AttemptFailed(Exception):
@@ -304,12 +311,13 @@ class DynamoGraphDeploymentRequestReconciler:
             now=self._clock.wall(),
         )
         live = self._stored_form(dgdr.raw)
+        status: RequestStatus | StoredRequestStatus = new
         if live is not dgdr.raw:
             # Stored as v1beta1: written as the v1beta1 status itself, so that the v1beta1-only
             # fields of this step land and those the machine leaves alone stay (stored.py).
             beta = {**stored.hub_fields(t), **step.beta}
-            new = stored.beta_status(live.get("status") or {}, new, beta)
-        written = await self._status.commit(live, new)
+            status = stored.beta_status(live.get("status") or {}, new, beta)
+        written = await self._status.commit(live, status)
         if written is None:
             return dgdr.raw
         self._record(dgdr, t)
@@ -346,7 +354,7 @@ class DynamoGraphDeploymentRequestReconciler:
         """Spec errors fail the request (with every missing reference in the same message, as
         upstream reports them); a valid spec naming objects that do not exist yet waits for them.
         Another namespace in the overrides fails it first, before anything is looked up."""
-        if foreign := deployment.foreign_namespaces(dgdr.raw):
+        if foreign := deployment.foreign_namespaces(dgdr.request):
             return ForeignNamespace("; ".join(foreign))
         problems = profiler_config.validate(dgdr.spec, namespace_restricted=self._restricted)
         missing = [m for ref in references(dgdr.spec) if (m := await self._missing(ref, dgdr.namespace))]
@@ -372,12 +380,12 @@ class DynamoGraphDeploymentRequestReconciler:
 
     async def _start_profiling(self, dgdr: RequestView) -> Step:
         namespace, name = dgdr.namespace, dgdr.name
+        owner = owner_reference(dgdr.raw, api_version=consts.STORAGE_API_VERSION)
         try:
-            desired = job.profiling_job(dgdr.raw)
+            desired = job.profiling_job(dgdr.request, owner_reference=owner)
         except profiler_config.ProfilerConfigError as err:  # edited into shape after validation
             return Step(advance(State.PENDING, JobCreationFailed(str(err))))
-        aic = desired["metadata"]["labels"][names.LABEL_APP] == names.APP_AIC_PROFILER
-        created = JobCreated(ai_configurator=aic)
+        created = JobCreated(ai_configurator=job.runs_ai_configurator(desired))
         existing = self._cache.get(JOB, f"{namespace}/{names.job_name(name)}")
         if existing is not None:
             return _job_step(dgdr, _job_observation(dgdr, existing, created))
@@ -385,9 +393,6 @@ class DynamoGraphDeploymentRequestReconciler:
         with contextlib.suppress(errors.NotFound):
             await self._client.delete(CONFIG_MAP, names.output_config_map_name(name), namespace=namespace)
         await self._ensure_profiling_rbac(namespace)
-        desired["metadata"]["ownerReferences"] = [
-            owner_reference(dgdr.raw, api_version=consts.STORAGE_API_VERSION)
-        ]
         try:
             await self._client.create(JOB, desired)
         except errors.AlreadyExists:
@@ -493,11 +498,14 @@ class DynamoGraphDeploymentRequestReconciler:
         except output.ProfileOutputError as err:
             return Step(advance(State.PROFILING, GenerationFailed(str(err))))
         cm.pop("data", None)  # parsed: hold none of it past this point
-        if foreign := deployment.foreign_namespaces(dgdr.raw, result.deployment, result.extra):
+        if foreign := deployment.foreign_namespaces(dgdr.request, result.deployment, result.extra):
             return Step(advance(State.PROFILING, ForeignNamespace("; ".join(foreign))))
         await self._adopt_output(dgdr, cm)
         failed = await self._create_extra_resources(dgdr, result.extra)
-        fields = {"generatedDeployment": result.deployment, "profilingResults": f"configmap/{cm_name}"}
+        fields: RequestStatus = {
+            "generatedDeployment": result.deployment,
+            "profilingResults": f"configmap/{cm_name}",
+        }
         generated = SpecGenerated(auto_apply=dgdr.auto_apply, failed_config_maps=failed)
         return Step(advance(State.PROFILING, generated), fields)
 
@@ -522,7 +530,9 @@ class DynamoGraphDeploymentRequestReconciler:
         except errors.ApiError as err:
             log.info("could not adopt the output ConfigMap", dgdr=object_key(dgdr.raw), error=str(err))
 
-    async def _create_extra_resources(self, dgdr: RequestView, extra: Sequence[Obj]) -> tuple[str, ...]:
+    async def _create_extra_resources(
+        self, dgdr: RequestView, extra: Sequence[JsonObject]
+    ) -> tuple[str, ...]:
         """ConfigMaps the profiler produced next to the DGD (e.g. planner data), in the request's
         namespace, tracked by labels; what failed is returned, one message each, to be reported
         (not fatal: the DGD may not need them)."""
@@ -538,7 +548,8 @@ class DynamoGraphDeploymentRequestReconciler:
             except errors.AlreadyExists:
                 continue
             except errors.ApiError as err:
-                failed.append(f"Failed to create ConfigMap {cm['metadata']['name']}: {err}")
+                name = json_object(cm.get("metadata")).get("name")
+                failed.append(f"Failed to create ConfigMap {name}: {err}")
         return tuple(failed)
 
     # -- Deploying / Ready -------------------------------------------------------------------------
@@ -559,10 +570,10 @@ class DynamoGraphDeploymentRequestReconciler:
             raise TerminalError("status.generatedDeployment is missing; cannot deploy")
         # Checked again here: a request validated by an operator without the check, or with a
         # generatedDeployment stored by one, reaches this step with another namespace in it.
-        if foreign := deployment.foreign_namespaces(dgdr.raw, generated):
+        if foreign := deployment.foreign_namespaces(dgdr.request, generated):
             return Step(advance(State.DEPLOYING, ForeignNamespace("; ".join(foreign))))
-        dgd = deployment.deployment_from_profile(dgdr.raw, generated)
-        dgd_namespace, dgd_name = dgd["metadata"]["namespace"], dgd["metadata"]["name"]
+        dgd = deployment.deployment_from_profile(dgdr.request, generated)
+        dgd_namespace, dgd_name = deployment.target(dgdr.request, generated)
         try:
             await self._client.create(kinds.DGD, dgd)
         except errors.AlreadyExists:
@@ -571,13 +582,13 @@ class DynamoGraphDeploymentRequestReconciler:
             permanent = isinstance(err, errors.Invalid | errors.BadRequest | errors.Forbidden)
             failed = DeploymentCreationFailed(dgd_name, str(err), permanent=permanent)
             return Step(advance(State.DEPLOYING, failed), cause=err)
-        fields = {
+        fields: RequestStatus = {
             "deployment": {"name": dgd_name, "namespace": dgd_namespace, "state": "pending", "created": True}
         }
         return Step(advance(State.DEPLOYING, DeploymentCreated(dgd_name)), fields)
 
     async def _observe_deployment(self, state: State, dgdr: RequestView) -> Step:
-        tracked = dict(dgdr.deployment)
+        tracked = dgdr.deployment.copy()
         name, namespace = str(tracked.get("name", "")), str(tracked.get("namespace", ""))
         dgd = await self._get(kinds.DGD, namespace, name)
         if dgd is None:
@@ -585,7 +596,7 @@ class DynamoGraphDeploymentRequestReconciler:
             return Step(advance(state, DeploymentMissing(name)), {"deployment": tracked})
         dgd_state = str((dgd.get("status") or {}).get("state") or "")
         tracked["state"] = dgd_state
-        obs: Observation = DeploymentObserved(name, dgd_state, deployment.deployment_info(dgd))
+        obs: Observation = DeploymentObserved(name, dgd_state, deployment.deployment_info(graph_view(dgd)))
         return Step(advance(state, obs), {"deployment": tracked})
 
 

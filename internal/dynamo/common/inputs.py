@@ -41,6 +41,12 @@ RestartStatus: TypeAlias = views.RestartStatus
 ServiceReplicas: TypeAlias = views.ServiceReplicaStatus
 AdapterStatus: TypeAlias = beta_views.DynamoGraphDeploymentScalingAdapterStatus
 ModelStatusView: TypeAlias = views.DynamoModelStatus
+# A DGDR as the reconciler reads it (v1alpha1), its status as the machine builds it, and that status
+# as v1beta1 stores it (dgdr/stored.py writes the stored form when the CRD stores v1beta1).
+Request: TypeAlias = views.DynamoGraphDeploymentRequest
+RequestSpec: TypeAlias = views.DynamoGraphDeploymentRequestSpec
+RequestStatus: TypeAlias = views.DynamoGraphDeploymentRequestStatus
+StoredRequestStatus: TypeAlias = beta_views.DynamoGraphDeploymentRequestStatus
 # An object of a kind the API does not model (another project's, say Grove's), read as JSON: a reader
 # narrows what it takes out of it.
 ForeignObject: TypeAlias = Mapping[str, object]
@@ -71,6 +77,18 @@ def adapter_view(obj: Mapping[str, object]) -> ScalingAdapter:
 def model_view(obj: Mapping[str, object]) -> Model:
     """A DynamoModel as read from the cache, as its view (see `graph_view`)."""
     return cast(Model, obj)
+
+
+def request_view(obj: Mapping[str, object]) -> Request:
+    """A DGDR as read from the cache or returned by a write, as its view (see `graph_view`)."""
+    return cast(Request, obj)
+
+
+def stored_request_status_of(status: Mapping[str, object]) -> StoredRequestStatus:
+    """A DGDR status `dgdr/stored.py` merged, field by field, out of the stored v1beta1 status and the
+    conversion of the machine's v1alpha1 one, as its view: every field it holds comes from one of
+    the two, both of the v1beta1 schema."""
+    return cast(StoredRequestStatus, status)
 
 
 def dgd_status_view(status: Mapping[str, object]) -> DgdStatus:

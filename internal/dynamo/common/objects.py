@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dynamo_operator.api.views.scalars import JsonObject
+from dynamo_operator.api.views.scalars import JsonObject, JsonValue
 from dynamo_operator.internal import consts as c
 
 # A Kubernetes object (or a part of one) in its JSON form, as generation builds it: the outputs of
@@ -17,6 +17,12 @@ ReadObj = Mapping[str, Any]
 # typed without Any. Builders assemble it as `Obj`; the two are compatible both ways (an Any
 # argument is), so nothing is cast, yet a caller reading one back must narrow what it reads.
 GeneratedObject = JsonObject
+
+
+def json_fields(value: JsonValue) -> JsonObject:
+    """`value` if it is a JSON object, else an empty one: how a builder steps into a field of a JSON
+    object it copies from (a missing or malformed field reads as empty, as `obj.get(key) or {}`)."""
+    return value if isinstance(value, dict) else {}
 
 
 def owner_api_version(owner: Mapping[str, Any]) -> str | None:

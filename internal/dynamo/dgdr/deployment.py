@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
-from typing import Any
 
+from dynamo_operator.api.views.scalars import JsonObject
+from dynamo_operator.internal.dynamo.common.inputs import Graph, Request
+from dynamo_operator.internal.dynamo.common.objects import GeneratedObject, json_fields
 from dynamo_operator.internal.dynamo.dgdr.machine import DeploymentInfo
 from dynamo_operator.internal.dynamo.dgdr.output import is_config_map, tracking_labels
 
@@ -26,9 +28,9 @@ OVERRIDE_NAMESPACE_FIELD = "spec.deploymentOverrides.namespace"
 
 
 def foreign_namespaces(
-    dgdr: Mapping[str, Any],
-    generated: Mapping[str, Any] | None = None,
-    extra: Iterable[Mapping[str, Any]] = (),
+    dgdr: Request,
+    generated: JsonObject | None = None,
+    extra: Iterable[JsonObject] = (),
 ) -> list[str]:
     """What would place an object outside the request's own namespace, one sentence each: the
     override, the generated DGD's `metadata.namespace`, each extra ConfigMap's. Empty or equal to
@@ -49,7 +51,8 @@ def foreign_namespaces(
     for obj in extra:
         if is_config_map(obj) and (wanted := _namespace_of(obj)) and wanted != own:
             problems.append(
-                f"the profiler output's ConfigMap {obj['metadata']['name']} names namespace {wanted!r} "
+                f"the profiler output's ConfigMap {json_fields(obj.get('metadata')).get('name')} names "
+                f"namespace {wanted!r} "
                 f"(metadata.namespace); only the request's own namespace {own!r} is allowed"
             )
     return problems
@@ -60,44 +63,50 @@ def _namespace_of(obj: Mapping[str, object]) -> str | None:
     return str(meta["namespace"]) if isinstance(meta, Mapping) and meta.get("namespace") else None
 
 
-def target(dgdr: Mapping[str, Any], generated: Mapping[str, Any] | None = None) -> tuple[str, str]:
+def target(dgdr: Request, generated: JsonObject | None = None) -> tuple[str, str]:
     """(namespace, name) of the DGD the request deploys: always the request's own namespace (the
     caller has refused any other, `foreign_namespaces`); the override's name first, then the
     generated name, then the DGDR's own name."""
     meta = dgdr["metadata"]
     overrides = (dgdr.get("spec") or {}).get("deploymentOverrides") or {}
-    generated_name = ((generated or {}).get("metadata") or {}).get("name")
+    generated_name = json_fields(json_fields(generated).get("metadata")).get("name")
     name = overrides.get("name") or generated_name or meta["name"]
-    return str(meta["namespace"]), name
+    return str(meta["namespace"]), str(name)
 
 
-def deployment_from_profile(dgdr: Mapping[str, Any], generated: Mapping[str, Any]) -> dict[str, Any]:
+def deployment_from_profile(dgdr: Request, generated: JsonObject) -> GeneratedObject:
     """The DGD to create: generated spec, overridden metadata, tracking labels, workers image."""
     meta = dgdr["metadata"]
     overrides = (dgdr.get("spec") or {}).get("deploymentOverrides") or {}
-    gen_meta = generated.get("metadata") or {}
+    gen_meta = json_fields(generated.get("metadata"))
     namespace, name = target(dgdr, generated)
-    labels = {
-        **(gen_meta.get("labels") or {}),
+    labels: JsonObject = {
+        **json_fields(gen_meta.get("labels")),
         **tracking_labels(dgdr_name=meta["name"], dgdr_namespace=meta["namespace"]),
         **(overrides.get("labels") or {}),
     }
-    annotations = {**(gen_meta.get("annotations") or {}), **(overrides.get("annotations") or {})}
-    spec = copy.deepcopy(dict(generated.get("spec") or {}))
+    annotations: JsonObject = {
+        **json_fields(gen_meta.get("annotations")),
+        **(overrides.get("annotations") or {}),
+    }
+    spec = copy.deepcopy(json_fields(generated.get("spec")))
     if image := overrides.get("workersImage"):
-        for service in (spec.get("services") or {}).values():
+        for service in json_fields(spec.get("services")).values():
             if isinstance(service, dict) and service.get("componentType") in WORKER_COMPONENT_TYPES:
-                main = service.setdefault("extraPodSpec", {}).setdefault("mainContainer", {})
-                main.setdefault("name", MAIN_CONTAINER)
-                main["image"] = image
+                pod_spec = service.setdefault("extraPodSpec", {})
+                main = pod_spec.setdefault("mainContainer", {}) if isinstance(pod_spec, dict) else None
+                if isinstance(main, dict):
+                    main.setdefault("name", MAIN_CONTAINER)
+                    main["image"] = image
     if version := (dgdr.get("spec") or {}).get("runtimeVersionOverride"):
         # The request's runtime version is every component's default; one the profile set stays.
-        services = spec.get("services") or {}
-        listed = services.values() if isinstance(services, Mapping) else ()
-        for component in [*listed, *(spec.get("components") or [])]:
+        services = spec.get("services")
+        listed = services.values() if isinstance(services, dict) else ()
+        components = spec.get("components")
+        for component in [*listed, *(components if isinstance(components, list) else ())]:
             if isinstance(component, dict) and not component.get("runtimeVersionOverride"):
                 component["runtimeVersionOverride"] = version
-    out_meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": labels}
+    out_meta: JsonObject = {"name": name, "namespace": namespace, "labels": labels}
     if annotations:
         out_meta["annotations"] = annotations
     return {
@@ -108,7 +117,7 @@ def deployment_from_profile(dgdr: Mapping[str, Any], generated: Mapping[str, Any
     }
 
 
-def deployment_info(dgd: Mapping[str, Any]) -> DeploymentInfo:
+def deployment_info(dgd: Graph) -> DeploymentInfo:
     """The graph's replicas as `status.deploymentInfo` sums them: wanted and available over every
     service of its status (read in v1alpha1, where v1beta1's `components` are `services`); a count
     the status does not give counts as none."""

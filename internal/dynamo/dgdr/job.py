@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from dynamo_operator.api.views.scalars import JsonObject
+from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, Request, json_object
+from dynamo_operator.internal.dynamo.common.objects import GeneratedObject
 from dynamo_operator.internal.dynamo.dgdr import names, profiler_config
 
 # The sidecar relays the profiler's progress while it runs: each new `phase:` (with its `message:`)
@@ -70,8 +73,9 @@ def _env(name: str, value: str) -> dict[str, Any]:
     return {"name": name, "value": value}
 
 
-def profiling_job(dgdr: Mapping[str, Any]) -> dict[str, Any]:
-    """The Job that runs the profiler for `dgdr` (ownerReference added by the caller's apply helper)."""
+def profiling_job(dgdr: Request, *, owner_reference: JsonObject | None = None) -> GeneratedObject:
+    """The Job that runs the profiler for `dgdr`, controlled by the owner `owner_reference` names
+    (none: the Job as generated, for the reconciler to compare before it creates one)."""
     meta = dgdr["metadata"]
     name, namespace, uid = meta["name"], meta["namespace"], meta.get("uid", "")
     spec = dgdr.get("spec") or {}
@@ -165,15 +169,25 @@ def profiling_job(dgdr: Mapping[str, Any]) -> dict[str, Any]:
         pod_spec["tolerations"] = list(profiling["tolerations"])
     if profiling.get("nodeSelector"):
         pod_spec["nodeSelector"] = dict(profiling["nodeSelector"])
+    job_meta: dict[str, Any] = {"name": names.job_name(name), "namespace": namespace, "labels": dict(labels)}
+    if owner_reference is not None:
+        job_meta["ownerReferences"] = [owner_reference]
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": names.job_name(name), "namespace": namespace, "labels": dict(labels)},
+        "metadata": job_meta,
         "spec": {
             "backoffLimit": names.JOB_BACKOFF_LIMIT,
             "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec},
         },
     }
+
+
+def runs_ai_configurator(job: ForeignObject) -> bool:
+    """Whether a profiling Job (as `profiling_job` makes it) profiles by AI-Configurator's simulation
+    rather than online: what its app label says."""
+    labels = json_object(json_object(job.get("metadata")).get("labels"))
+    return labels.get(names.LABEL_APP) == names.APP_AIC_PROFILER
 
 
 class JobPhase(enum.Enum):
@@ -188,38 +202,45 @@ class JobOutcome:
     message: str = ""
 
 
-def job_outcome(job: Mapping[str, Any]) -> JobOutcome:
+def job_outcome(job: ForeignObject) -> JobOutcome:
     """Finished only on the terminal conditions (`Complete`/`Failed`); the interim `SuccessCriteriaMet`
     and `FailureTarget` still have pods terminating."""
-    for cond in (job.get("status") or {}).get("conditions") or []:
+    for cond in map(json_object, _items(json_object(job.get("status")).get("conditions"))):
         if cond.get("status") != "True":
             continue
         if cond.get("type") == "Complete":
             return JobOutcome(JobPhase.SUCCEEDED)
         if cond.get("type") == "Failed":
-            return JobOutcome(JobPhase.FAILED, cond.get("message") or cond.get("reason") or "")
+            return JobOutcome(JobPhase.FAILED, str(cond.get("message") or cond.get("reason") or ""))
     return JobOutcome(JobPhase.RUNNING)
 
 
-def pod_failure_detail(pods: Iterable[Mapping[str, Any]]) -> str:
+def _items(value: object) -> list[object]:
+    """`value` if it is a JSON list, else an empty one (a missing list reads as empty)."""
+    return value if isinstance(value, list) else []
+
+
+def pod_failure_detail(pods: Iterable[ForeignObject]) -> str:
     """Why the profiler failed, from the newest failed pod: its container's termination state, else the
     pod's own reason/message. Empty when no pod failed visibly."""
-    failed = [p for p in pods if (p.get("status") or {}).get("phase") == "Failed"]
-    failed.sort(key=lambda p: p["metadata"].get("creationTimestamp") or "", reverse=True)
+    failed = [p for p in pods if json_object(p.get("status")).get("phase") == "Failed"]
+    failed.sort(
+        key=lambda p: str(json_object(p.get("metadata")).get("creationTimestamp") or ""), reverse=True
+    )
     for pod in failed:
-        pod_name = pod["metadata"]["name"]
-        status = pod.get("status") or {}
-        for cs in status.get("containerStatuses") or []:
+        pod_name = json_object(pod.get("metadata")).get("name")
+        status = json_object(pod.get("status"))
+        for cs in map(json_object, _items(status.get("containerStatuses"))):
             if cs.get("name") != names.PROFILER_CONTAINER:
                 continue
-            state = cs.get("state") or {}
-            if term := state.get("terminated"):
+            state = json_object(cs.get("state"))
+            if term := json_object(state.get("terminated")):
                 detail = (
                     f"Pod: {pod_name}, Container: {names.PROFILER_CONTAINER}, "
                     f"ExitCode: {term.get('exitCode', '')}, Reason: {term.get('reason', '')}"
                 )
                 return detail + (f", Message: {term['message']}" if term.get("message") else "")
-            if wait := state.get("waiting"):
+            if wait := json_object(state.get("waiting")):
                 return (
                     f"Pod: {pod_name}, Container: {names.PROFILER_CONTAINER}, "
                     f"Waiting - Reason: {wait.get('reason', '')}, Message: {wait.get('message', '')}"

@@ -15,11 +15,13 @@ callers on an event loop run it in a thread.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import yaml
+from dynamo_operator.api.views.scalars import JsonObject
+from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, json_object
+from dynamo_operator.internal.dynamo.common.objects import GeneratedObject, json_fields
 from dynamo_operator.internal.dynamo.dgdr import names
 
 DGD_KIND = "DynamoGraphDeployment"
@@ -161,15 +163,15 @@ def load_documents(text: str, limits: OutputLimits = LIMITS) -> list[object]:
 
 @dataclass(frozen=True, slots=True)
 class ProfileOutput:
-    deployment: dict[str, Any]
-    extra: tuple[dict[str, Any], ...]
+    deployment: JsonObject
+    extra: tuple[JsonObject, ...]
 
 
 def parse_output(text: str, limits: OutputLimits = LIMITS) -> ProfileOutput:
     """Split the documents: the last DGD is the deployment, every other object an extra resource.
     Empty, non-object or kind-less documents are skipped (the profiler writes leading `---` and notes)."""
-    deployment: dict[str, Any] | None = None
-    extra: list[dict[str, Any]] = []
+    deployment: JsonObject | None = None
+    extra: list[JsonObject] = []
     for doc in load_documents(text, limits):
         if not isinstance(doc, dict) or not doc.get("kind"):
             continue
@@ -182,13 +184,13 @@ def parse_output(text: str, limits: OutputLimits = LIMITS) -> ProfileOutput:
     return ProfileOutput(deployment=deployment, extra=tuple(extra))
 
 
-def read_output(config_map: Mapping[str, Any], *, use_mocker: bool) -> ProfileOutput:
+def read_output(config_map: ForeignObject, *, use_mocker: bool) -> ProfileOutput:
     """Parse the output ConfigMap's DGD key (the mocker DGD with `useMocker`)."""
     key = names.output_key(use_mocker=use_mocker)
-    data = config_map.get("data") or {}
+    data = json_object(config_map.get("data"))
     if key not in data:
         raise ProfileOutputError(
-            f"key {key} not found in ConfigMap {config_map.get('metadata', {}).get('name', '')}"
+            f"key {key} not found in ConfigMap {json_object(config_map.get('metadata')).get('name', '')}"
         )
     return parse_output(str(data[key]))
 
@@ -202,36 +204,35 @@ def tracking_labels(*, dgdr_name: str, dgdr_namespace: str) -> dict[str, str]:
     }
 
 
-def is_config_map(obj: Mapping[str, Any]) -> bool:
+def is_config_map(obj: ForeignObject) -> bool:
     """An extra resource the operator creates: a named ConfigMap (anything else is skipped)."""
-    return obj.get("kind") == "ConfigMap" and bool((obj.get("metadata") or {}).get("name"))
+    return obj.get("kind") == "ConfigMap" and bool(json_object(obj.get("metadata")).get("name"))
 
 
 def extra_config_maps(
-    extra: Iterable[Mapping[str, Any]], *, dgdr_name: str, dgdr_namespace: str
-) -> tuple[list[dict[str, Any]], list[str]]:
+    extra: Iterable[JsonObject], *, dgdr_name: str, dgdr_namespace: str
+) -> tuple[list[GeneratedObject], list[str]]:
     """The ConfigMaps among the extra resources, placed in the request's own namespace with tracking
     labels, and a description of every skipped (non-ConfigMap or nameless) object. Whether the output
     named another namespace is the caller's check (`deployment.foreign_namespaces`), made first."""
-    config_maps: list[dict[str, Any]] = []
+    config_maps: list[GeneratedObject] = []
     skipped: list[str] = []
     for obj in extra:
-        name = (obj.get("metadata") or {}).get("name")
+        obj_meta = json_fields(obj.get("metadata"))
+        name = obj_meta.get("name")
         if not is_config_map(obj):
             skipped.append(f"{obj.get('kind')}/{name or '?'}")
             continue
-        cm = copy.deepcopy(dict(obj))
+        cm = copy.deepcopy(obj)
         cm["apiVersion"] = "v1"
-        meta = cm["metadata"] = {
-            "name": name,
-            "namespace": dgdr_namespace,
-            "labels": {
-                **(obj["metadata"].get("labels") or {}),
-                **tracking_labels(dgdr_name=dgdr_name, dgdr_namespace=dgdr_namespace),
-            },
+        labels: JsonObject = {
+            **json_fields(obj_meta.get("labels")),
+            **tracking_labels(dgdr_name=dgdr_name, dgdr_namespace=dgdr_namespace),
         }
-        if annotations := obj["metadata"].get("annotations"):
-            meta["annotations"] = dict(annotations)
+        meta: JsonObject = {"name": name, "namespace": dgdr_namespace, "labels": labels}
+        if annotations := obj_meta.get("annotations"):
+            meta["annotations"] = dict(json_fields(annotations))
+        cm["metadata"] = meta
         cm.pop("status", None)
         config_maps.append(cm)
     return config_maps, skipped

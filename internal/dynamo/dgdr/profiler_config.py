@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import yaml
+from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, RequestSpec
 from dynamo_operator.internal.dynamo.dgdr.names import (
     BASE_CONFIG_FILE,
     CONFIG_DIR,
@@ -63,7 +64,7 @@ def render(config: Mapping[str, Any]) -> str:
     return yaml.safe_dump(dict(config), sort_keys=True, default_flow_style=False)
 
 
-def model_cache(config: Mapping[str, Any]) -> tuple[str, str] | None:
+def model_cache(config: ForeignObject) -> tuple[str, str] | None:
     """(PVC name, mount path) of the model cache the profiler should mount read-only, if configured."""
     deployment = config.get("deployment")
     if not isinstance(deployment, Mapping):
@@ -74,7 +75,7 @@ def model_cache(config: Mapping[str, Any]) -> tuple[str, str] | None:
     return str(cache["pvcName"]), str(cache.get("mountPath") or DEFAULT_MODEL_CACHE_MOUNT)
 
 
-def validate(spec: Mapping[str, Any], *, namespace_restricted: bool) -> list[str]:
+def validate(spec: RequestSpec, *, namespace_restricted: bool) -> list[str]:
     """Spec errors the schema cannot express; empty when valid (cluster lookups are the caller's)."""
     errors: list[str] = []
     profiling = spec.get("profilingConfig") or {}

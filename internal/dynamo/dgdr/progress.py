@@ -10,9 +10,10 @@ and the message is cut to a bound before it becomes a condition message.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from dynamo_operator.api.v1beta1.enums import ProfilingPhase
+from dynamo_operator.internal.dynamo.common.inputs import ForeignObject
 from dynamo_operator.internal.dynamo.dgdr.machine import ProfilerReport
 
 PHASE_KEY: Final = "phase"
@@ -27,7 +28,7 @@ class UnknownStep(ValueError):
     """The output ConfigMap names a step the API does not know."""
 
 
-def read_report(config_map: Mapping[str, Any]) -> ProfilerReport | None:
+def read_report(config_map: ForeignObject) -> ProfilerReport | None:
     """The profiler's last report in `config_map` (the output ConfigMap); None when it reported no
     step (no key, or an empty one: the sidecar writes an empty step before the profiler wrote one).
     Raises UnknownStep for a step outside `ProfilingPhase`."""

@@ -10,30 +10,36 @@ from __future__ import annotations
 
 import copy
 import datetime
-from collections.abc import Mapping
-from typing import Any
 
+from dynamo_operator.internal.dynamo.common.inputs import RequestStatus
 from dynamo_operator.internal.dynamo.dgdr.machine import Transition
 from dynamo_operator.internal.dynamo.status import conditions
 from dynamo_operator.internal.dynamo.status.conditions import Condition
 
 
 def request_status(
-    old: Mapping[str, Any],
+    old: RequestStatus,
     transition: Transition,
-    fields: Mapping[str, Any],
+    fields: RequestStatus,
     *,
     generation: int | None,
     backend: str | None,
     now: datetime.datetime,
-) -> dict[str, Any]:
+) -> RequestStatus:
     """The whole status to write after `transition` at `now` (see the module docstring)."""
-    new = copy.deepcopy(dict(old))
+    new = copy.deepcopy(old)
     new.update(fields)
     new["state"] = transition.state.value
     if transition.observe_generation:
-        new["observedGeneration"] = generation
-        new["backend"] = backend
+        # An unknown one is no field at all, as the status writer drops a None.
+        if generation is None:
+            new.pop("observedGeneration", None)
+        else:
+            new["observedGeneration"] = generation
+        if backend is None:
+            new.pop("backend", None)
+        else:
+            new["backend"] = backend
     new["conditions"] = conditions.set_conditions(
         old.get("conditions"),
         [

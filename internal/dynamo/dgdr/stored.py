@@ -23,13 +23,20 @@ v1alpha1 with the v1alpha1-only fields as before; v1beta1-only fields then have 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert
+from dynamo_operator.api.views.scalars import JsonObject
+from dynamo_operator.api.views.v1alpha1 import DeploymentStatus
+from dynamo_operator.internal.dynamo.common.inputs import (
+    ForeignObject,
+    RequestStatus,
+    StoredRequestStatus,
+    json_object,
+    stored_request_status_of,
+)
 from dynamo_operator.internal.dynamo.dgdr.machine import KEEP, Transition
 from dynamo_operator.internal.dynamo.dgdr.vocabulary import ConditionType, Reason
-
-Obj = dict[str, Any]
 
 KIND: Final = "DynamoGraphDeploymentRequest"
 PROFILING_JOB_NAME: Final = "profilingJobName"
@@ -52,7 +59,7 @@ CREATED_REASONS: Final = frozenset(
 MANAGED: Final = frozenset({"phase", "observedGeneration", "conditions", "dgdName"})
 
 
-def deployment_created(status: Mapping[str, Any]) -> bool:
+def deployment_created(status: RequestStatus) -> bool:
     """Whether the request created its graph: an explicit `deployment.created` (a status stored as
     v1alpha1) or a DeploymentReady condition only a step after the create writes."""
     deployment = status.get("deployment")
@@ -67,13 +74,13 @@ def deployment_created(status: Mapping[str, Any]) -> bool:
     )
 
 
-def tracked_deployment(status: Mapping[str, Any], namespace: str) -> Obj:
+def tracked_deployment(status: RequestStatus, namespace: str) -> DeploymentStatus:
     """`status.deployment` with what v1beta1 does not hold filled in: the namespace (the request's
     own) and `created`; empty when no graph is named."""
     deployment = status.get("deployment")
     if not isinstance(deployment, Mapping) or not deployment.get("name"):
         return {}
-    out = dict(deployment)
+    out = deployment.copy()
     if not out.get("namespace"):
         out["namespace"] = namespace
     if deployment_created(status):
@@ -81,7 +88,9 @@ def tracked_deployment(status: Mapping[str, Any], namespace: str) -> Obj:
     return out
 
 
-def beta_status(old: Mapping[str, Any], new: Mapping[str, Any], beta_fields: Mapping[str, Any]) -> Obj:
+def beta_status(
+    old: StoredRequestStatus, new: RequestStatus, beta_fields: ForeignObject
+) -> StoredRequestStatus:
     """The v1beta1 status to write: `old` (the v1beta1 status stored now) with the fields the machine
     writes taken from `new` (its v1alpha1 status, converted as the webhook converts it) and the
     v1beta1-only `beta_fields` of this step (the profiling Job's name, `hub_fields`) on top, a None
@@ -89,13 +98,18 @@ def beta_status(old: Mapping[str, Any], new: Mapping[str, Any], beta_fields: Map
 
     `profilingResults.selectedConfig` follows `new`; the rest of `profilingResults` and every field
     outside `MANAGED` stay as `old` has them."""
-    envelope = {"apiVersion": V1ALPHA1, "kind": KIND, "metadata": {}, "status": dict(new)}
-    converted = convert(envelope, V1BETA1).get("status")
-    wanted: Mapping[str, Any] = converted if isinstance(converted, Mapping) else {}
-    out: Obj = {key: value for key, value in old.items() if key not in MANAGED and key != "profilingResults"}
+    envelope = {"apiVersion": V1ALPHA1, "kind": KIND, "metadata": {}, "status": new}
+    wanted = json_object(convert(envelope, V1BETA1).get("status"))
+    # Merged field by field, whatever the field: what `old` holds beyond the machine's own fields is
+    # kept as found, so the result is a status of the same schema as `old` and `wanted`.
+    out: dict[str, object] = {
+        key: value for key, value in old.items() if key not in MANAGED and key != "profilingResults"
+    }
     out.update({key: value for key, value in wanted.items() if key in MANAGED})
-    results = {k: v for k, v in (old.get("profilingResults") or {}).items() if k != "selectedConfig"}
-    selected = (wanted.get("profilingResults") or {}).get("selectedConfig")
+    results: dict[str, object] = {
+        k: v for k, v in (old.get("profilingResults") or {}).items() if k != "selectedConfig"
+    }
+    selected = json_object(wanted.get("profilingResults")).get("selectedConfig")
     if selected is not None:
         results["selectedConfig"] = selected
     if results:
@@ -105,18 +119,18 @@ def beta_status(old: Mapping[str, Any], new: Mapping[str, Any], beta_fields: Map
             out.pop(key, None)  # cleared by this step
         else:
             out[key] = value
-    return out
+    return stored_request_status_of(out)
 
 
-def hub_fields(transition: Transition) -> dict[str, Any]:
+def hub_fields(transition: Transition) -> JsonObject:
     """The v1beta1-only fields `transition` decides, for `beta_status`'s `beta_fields`: a value to
     write, or None to clear it (the status writer drops a None, so the patch removes the field);
     a field the transition keeps is absent."""
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     if transition.profiling_phase is not KEEP:
         phase = transition.profiling_phase
         out[PROFILING_PHASE] = None if phase is None else phase.value
     if transition.deployment_info is not KEEP:
         info = transition.deployment_info
-        out[DEPLOYMENT_INFO] = None if info is None else info.as_status()
+        out[DEPLOYMENT_INFO] = None if info is None else dict(info.as_status())
     return out

@@ -1,20 +1,20 @@
 """A DGDR read once per lifecycle step: the fields its states decide by, out of the raw object. Pure.
 
 The reconciler walks a request through several states in one reconcile and re-reads it after each
-status write; `read_request` is how each step sees it. `raw` stays beside the fields: the Job, the
-generated DGD and the Events are made from or address the object itself.
+status write; `read_request` is how each step sees it. `raw` stays beside the fields: status writes
+and Events address the object itself; the Job and the generated DGD are made from its view
+(`request`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from dynamo_operator.api.views.scalars import JsonObject
+from dynamo_operator.api.views.v1alpha1 import DeploymentStatus
+from dynamo_operator.internal.dynamo.common.inputs import Request, RequestSpec, RequestStatus, request_view
 from dynamo_operator.internal.dynamo.dgdr.machine import IMMUTABLE_STATES, State, parse_state
 from dynamo_operator.internal.dynamo.dgdr.stored import tracked_deployment
-
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,14 +22,15 @@ class RequestView:
     """One DGDR as a step reads it. `state` is None for a `status.state` this operator does not know
     (`raw_state` keeps the string); `observed_generation` is 0 before the spec was first taken in."""
 
-    raw: Obj
+    raw: JsonObject
+    request: Request
     namespace: str
     name: str
     uid: str
     generation: int | None
     resource_version: str | None
-    spec: Mapping[str, Any]
-    status: Mapping[str, Any]
+    spec: RequestSpec
+    status: RequestStatus
     state: State | None
     raw_state: str
     observed_generation: int
@@ -39,7 +40,7 @@ class RequestView:
         return bool(self.spec.get("autoApply"))
 
     @property
-    def deployment(self) -> Mapping[str, Any]:
+    def deployment(self) -> DeploymentStatus:
         """`status.deployment`: the DGD the request named or created and what it last saw of it, with
         its namespace and `created` derived where the stored v1beta1 status does not hold them
         (`stored.tracked_deployment`)."""
@@ -55,19 +56,21 @@ class RequestView:
         )
 
 
-def read_request(raw: Obj) -> RequestView:
+def read_request(raw: JsonObject) -> RequestView:
     """The view of `raw` (a DGDR as cached or as a status write returned it)."""
-    meta = raw.get("metadata") or {}
-    status = raw.get("status") or {}
+    request = request_view(raw)
+    meta = request.get("metadata") or {}
+    status = request.get("status") or {}
     raw_state = str(status.get("state") or "")
     return RequestView(
         raw=raw,
+        request=request,
         namespace=str(meta.get("namespace") or ""),
         name=str(meta.get("name") or ""),
         uid=str(meta.get("uid") or ""),
         generation=meta.get("generation"),
         resource_version=meta.get("resourceVersion"),
-        spec=raw.get("spec") or {},
+        spec=request.get("spec") or {},
         status=status,
         state=parse_state(raw_state),
         raw_state=raw_state,

@@ -14,6 +14,7 @@ from dynamo_operator.internal.dynamo.dgdr.job import (
     job_outcome,
     pod_failure_detail,
     profiling_job,
+    runs_ai_configurator,
 )
 
 
@@ -199,6 +200,13 @@ def test_ai_configurator_detection(sweep: dict[str, Any] | None, aic: bool) -> N
     assert profiler_config.uses_ai_configurator(config) is aic
     job = profiling_job(make_dgdr(profilingConfig={"profilerImage": "p", "config": config}))
     assert job["metadata"]["labels"]["app"] == ("aic-profiler" if aic else "dynamo-profiler")
+    assert runs_ai_configurator(job) is aic
+
+
+def test_a_job_is_generated_without_an_owner_unless_one_is_named() -> None:
+    assert "ownerReferences" not in profiling_job(make_dgdr())["metadata"]
+    ref = {"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeploymentRequest", "uid": "u-1"}
+    assert profiling_job(make_dgdr(), owner_reference=ref)["metadata"]["ownerReferences"] == [ref]
 
 
 @pytest.mark.parametrize(

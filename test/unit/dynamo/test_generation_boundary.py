@@ -67,30 +67,10 @@ def test_a_component_is_handed_to_generation_as_its_view() -> None:
 # --- the boundary as the other layers see it: what they import from internal/dynamo --------------
 #
 # testsupport/generation_boundary.py reads it from the source. Every function there is typed by the
-# views (api/views, common/inputs.py, small views of other projects' kinds), except the ones below.
-# The list only shrinks: a new Any on the boundary fails the first test, and a function typed at
-# last must come off the list (the second test), so the list stays the truth.
+# views (api/views, common/inputs.py, small views of other projects' kinds) or by plain JSON
+# (JsonObject: the objects generation hands out, a read point's raw object): none mentions Any.
 
 REPO = Path(__file__).resolve().parents[3]
-
-STILL_ANY = {
-    # internal/dynamo/dgdr is being reworked on its own; its boundary is listed as it stands.
-    "dgdr.deployment.deployment_from_profile",
-    "dgdr.deployment.deployment_info",
-    "dgdr.deployment.foreign_namespaces",
-    "dgdr.job.job_outcome",
-    "dgdr.job.pod_failure_detail",
-    "dgdr.job.profiling_job",
-    "dgdr.output.extra_config_maps",
-    "dgdr.output.read_output",
-    "dgdr.profiler_config.model_cache",
-    "dgdr.profiler_config.validate",
-    "dgdr.progress.read_report",
-    "dgdr.status.request_status",
-    "dgdr.stored.beta_status",
-    "dgdr.stored.hub_fields",
-    "dgdr.view.read_request",
-}
 
 
 @pytest.fixture(scope="module")
@@ -98,14 +78,8 @@ def boundary() -> generation_boundary.Boundary:
     return generation_boundary.scan(REPO)
 
 
-def test_no_boundary_function_but_the_listed_ones_is_annotated_with_any(
-    boundary: generation_boundary.Boundary,
-) -> None:
-    assert sorted(boundary.with_any - STILL_ANY) == []
-
-
-def test_a_listed_function_typed_since_comes_off_the_list(boundary: generation_boundary.Boundary) -> None:
-    assert sorted(STILL_ANY - boundary.with_any) == []
+def test_no_boundary_function_is_annotated_with_any(boundary: generation_boundary.Boundary) -> None:
+    assert sorted(boundary.with_any) == []
 
 
 def test_the_boundary_is_read_from_the_callers_imports(boundary: generation_boundary.Boundary) -> None:
