@@ -775,6 +775,13 @@ def _save_deployed(beta: Json, alpha: Json, save: Json) -> None:
             save["dgdName"] = beta["dgdName"]
 
 
+def _reads_deployed_unlike(state: object, deployment: object, phase: object) -> bool:
+    """Whether `deployment` beside `state` reads as Deployed when the v1beta1 phase is something else:
+    a deployment saved before the first reconcile (state "") that says `created` must not turn a
+    later Ready into Deployed."""
+    return _state_phase(state, deployment) == "Deployed" and phase != "Deployed"
+
+
 def _same_graph(saved_deployment: object, dgd: object) -> bool:
     """DeploymentDeleted speaks of one graph: it is stale once the live status names another."""
     if saved_deployment is None:
@@ -854,7 +861,11 @@ def _restore_alpha_status(alpha: Json, restored: Json, beta: Json) -> None:
         if saved_deployment is not None:
             name = saved_deployment.get("name", "") if isinstance(saved_deployment, dict) else None
             state = restored.get("state", "")
-            if name == dgd and (state == "" or _state_matches(state, saved_deployment, phase)):
+            if (
+                name == dgd
+                and (state == "" or _state_matches(state, saved_deployment, phase))
+                and not _reads_deployed_unlike(alpha.get("state"), saved_deployment, phase)
+            ):
                 alpha["deployment"] = copy_tree(saved_deployment)
 
     def backend() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from dynamo_operator.api.conversion import request
 from dynamo_operator.api.v1alpha1.request import DynamoGraphDeploymentRequest as AlphaRequest
 from dynamo_operator.api.v1beta1.request import DynamoGraphDeploymentRequest as BetaRequest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 NAMESPACE = "team-a"
@@ -287,8 +287,27 @@ def test_a_v1alpha1_edit_survives_a_stale_payload(obj: dict[str, Any], edit: dic
     assert _without_payloads(back) == _without_payloads(edited)
 
 
+# Found by this property: a deployment saved before the first reconcile (state "") that says
+# `created` turned a later phase Ready into Deployed on the way back.
+_CREATED_BEFORE_FIRST_RECONCILE = {
+    "apiVersion": "nvidia.com/v1alpha1",
+    "kind": "DynamoGraphDeploymentRequest",
+    "metadata": {"name": "a", "namespace": "team-a"},
+    "spec": {"model": "a", "backend": "vllm", "profilingConfig": {"profilerImage": "a"}},
+    "status": {"observedGeneration": 0, "state": "", "deployment": {"namespace": "team-a", "created": True}},
+}
+_READY_NOW = {
+    "apiVersion": "nvidia.com/v1beta1",
+    "kind": "DynamoGraphDeploymentRequest",
+    "metadata": {"name": "a", "namespace": "team-a"},
+    "spec": {"model": "a", "backend": "auto", "searchStrategy": "rapid", "autoApply": False},
+    "status": {"phase": "Ready"},
+}
+
+
 @PROPERTY
 @given(alpha_request, beta_request)
+@example(_CREATED_BEFORE_FIRST_RECONCILE, _READY_NOW)
 def test_a_v1beta1_edit_survives_a_stale_payload(obj: dict[str, Any], edit: dict[str, Any]) -> None:
     """The same the other way: v1alpha1 -> v1beta1, every field edited, the payload left stale."""
     beta = request.to_v1beta1(_defaulted(AlphaRequest, obj))
