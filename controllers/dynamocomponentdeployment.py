@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 import orjson
 import structlog
+from dynamo_operator.api.conversion.preserve import DCD_SPEC
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply import (
     SYNC_ERRORS,
@@ -68,7 +69,7 @@ from dynamo_operator.internal.dynamo.common.errors import (
 from dynamo_operator.internal.dynamo.common.hashing import LAST_APPLIED_HASH
 from dynamo_operator.internal.dynamo.common.inputs import DcdStatus, component_view, dcd_status_view
 from dynamo_operator.internal.dynamo.component import lws_migration
-from dynamo_operator.internal.dynamo.component.workload import component_of, desired_component_objects
+from dynamo_operator.internal.dynamo.component.workload import desired_component_objects, stored_multinode
 from dynamo_operator.internal.dynamo.rollout.restart import dcd_restart_id
 from dynamo_operator.internal.dynamo.status.dcd_status import component_status, rejected_status
 from dynamo_operator.internal.dynamo.status.pod_diagnosis import Diagnosis, diagnose
@@ -293,7 +294,7 @@ class DynamoComponentDeploymentReconciler:
         conditions then carry the workload's counts alone, and the recheck tries again)."""
         meta = raw["metadata"]
         lister, name = self._pods, str(meta["name"])
-        if component_of(component_view(raw)).is_multinode:
+        if stored_multinode(component_view(raw)):
             # A LeaderWorkerSet's pods carry no selector label of ours (as upstream's): LWS's own
             # label names their set.
             lister, name = self._set_pods, naming.lws_name(name)
@@ -309,15 +310,22 @@ class DynamoComponentDeploymentReconciler:
 
 def generation_inputs(dcd: Obj, ctx: GenContext) -> tuple[object, ...] | None:
     """Everything `desired_component_objects` reads besides the DCD's identity (namespace, name and
-    UID, which its key and the remembered sync pin): its spec as read, by a digest (the generation
-    alone misses the fields the stored version keeps in annotations, such as the restart id; a
-    digest, not the spec, so the memory of a sync holds no second copy of it), its apiVersion, its
-    parent graph and the context. None without a generation: then every reconcile generates."""
-    generation = dcd["metadata"].get("generation")
+    UID, which its key and the remembered sync pin), by a digest (not the objects, so the memory of a
+    sync holds no second copy of them): its spec as read, the v1alpha1-only fields v1beta1 keeps in
+    the reserved annotation (changing those bumps no generation), and the labels and controller
+    reference its parent graph is told by; then its apiVersion and the context. None without a
+    generation: then every reconcile generates."""
+    meta = dcd["metadata"]
+    generation = meta.get("generation")
     if generation is None:
         return None
-    spec = hash(orjson.dumps(dcd.get("spec"), option=orjson.OPT_SORT_KEYS))
-    return (generation, spec, dcd.get("apiVersion"), component_of(component_view(dcd)).parent_dgd, ctx)
+    read = [
+        dcd.get("spec"),
+        (meta.get("annotations") or {}).get(DCD_SPEC),
+        meta.get("labels"),
+        controller_ref(dcd),
+    ]
+    return (generation, hash(orjson.dumps(read, option=orjson.OPT_SORT_KEYS)), dcd.get("apiVersion"), ctx)
 
 
 def _held(dcd: str, resource: Resource, child: Obj) -> bool:

@@ -210,11 +210,13 @@ class ModelViews:
         raise TypeError(f"no view for {annotation!r}")
 
     def _marker(self, marker: Any) -> str | None:
+        # A replaced schema of a Kubernetes type with bounds added names the type for its view.
+        definition = getattr(marker, "view", None) or (marker.name if isinstance(marker, K8sType) else None)
+        if definition is not None:
+            self.k8s_used = True
+            found = self.k8s.ref(definition)
+            return found if found in ("Quantity", "IntOrString", "str") else f"k8s.{found}"
         match marker:
-            case K8sType(name=definition):
-                self.k8s_used = True
-                found = self.k8s.ref(definition)
-                return found if found in ("Quantity", "IntOrString", "str") else f"k8s.{found}"
             case IntOrString():
                 return "IntOrString"
             case PreserveUnknown():

@@ -38,11 +38,12 @@ from dynamo_operator.internal.optional_api_table import (
 DGD: Final = Resource(
     gv.GROUP, gv.VERSION, gv.DYNAMO_GRAPH_DEPLOYMENT_PLURAL, gv.DYNAMO_GRAPH_DEPLOYMENT_KIND
 )
+# Read and written in their storage version, v1beta1: the component and the scaling adapter need no
+# conversion (internal/stored_version.py speaks v1alpha1 on the wire only to a CRD an older release
+# installed).
 DCD: Final = Resource(
-    gv.GROUP, gv.VERSION, gv.DYNAMO_COMPONENT_DEPLOYMENT_PLURAL, gv.DYNAMO_COMPONENT_DEPLOYMENT_KIND
+    gv.GROUP, beta.VERSION, gv.DYNAMO_COMPONENT_DEPLOYMENT_PLURAL, gv.DYNAMO_COMPONENT_DEPLOYMENT_KIND
 )
-# Read and written in its storage version, v1beta1: the first kind whose code needs no conversion
-# (internal/stored_version.py speaks v1alpha1 on the wire only to a CRD an older release installed).
 DGDSA: Final = Resource(
     gv.GROUP,
     beta.VERSION,
@@ -82,7 +83,10 @@ _BY_TYPE: Final = {
 }
 # A kind generated in its storage version (graph/stored_dcd.py) is written through the descriptor
 # the operator's code uses; the client's codec sends it as it is (internal/stored_version.py).
-_BY_TYPE.update({(beta.API_VERSION, r.kind): r for r in (DGD, DCD, DGDR)})
+_BY_TYPE.update({(beta.API_VERSION, r.kind): r for r in (DGD, DGDR)})
+# A DCD rendered in v1alpha1 (`dynamo-operator render`, upstream's older goldens) lives where one of
+# v1beta1 does.
+_BY_TYPE[(gv.API_VERSION, DCD.kind)] = DCD
 
 
 def resource_of(obj: dict[str, object]) -> Resource:

@@ -1,15 +1,15 @@
 """The operator speaks Dynamo's converted kinds in their storage version, nvidia.com/v1beta1.
 
-Generation, status and rollout read the v1alpha1 form of the graph, its components and requests
-(`kinds.DGD`, `kinds.DCD`, `kinds.DGDR`). On the wire, the client lists, watches and writes v1beta1,
+Generation, status and rollout read the v1alpha1 form of the graph and of requests (`kinds.DGD`,
+`kinds.DGDR`). On the wire, the client lists, watches and writes v1beta1,
 the version the API server stores, so none of the operator's own requests makes the API server call
 the conversion webhook. Each object is converted in process once, as it arrives (the cache keeps the
 converted form) or as it leaves: the same pure functions the webhook serves (`api.conversion`), and
 the round trip is lossless both ways.
 
-The scaling adapter (`kinds.DGDSA`) is read in v1beta1 itself and needs no codec where its CRD stores
-v1beta1; to a CRD an older release installed (stored as v1alpha1) it is spoken in v1alpha1 on the
-wire and converted the other way.
+The component (`kinds.DCD`) and the scaling adapter (`kinds.DGDSA`) are read in v1beta1 themselves
+and need no codec where their CRD stores v1beta1; to a CRD an older release installed (stored as
+v1alpha1) they are spoken in v1alpha1 on the wire and converted the other way.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ Obj = dict[str, Any]
 # The four kinds with a v1beta1 form, by the descriptor the operator's code uses.
 CONVERTED: Final = (kinds.DGD, kinds.DCD, kinds.DGDSA, kinds.DGDR)
 # Those of them the operator's code reads in v1beta1, their storage version.
-READ_AS_STORED: Final = frozenset({kinds.DGDSA})
+READ_AS_STORED: Final = frozenset({kinds.DCD, kinds.DGDSA})
 
 
 def stored(view: Resource) -> Resource:

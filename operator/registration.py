@@ -85,8 +85,9 @@ def register_all(mgr: Manager, settings: Settings) -> OptionalApiWatch:
     for resource, shape in CHILD_SHAPES.items():  # before any informer of these kinds exists
         mgr.cache.set_shape(resource, shape)
     apis = watch_optional_apis(mgr, settings.capabilities)
-    # Generated DCDs are written in the version their CRD stores (graph/stored_dcd.py).
-    generation = dataclasses.replace(settings.generation, dcd_api_version=mgr.client.wire_version(kinds.DCD))
+    # Generated DCDs are in the version the operator reads them in, v1beta1 (graph/stored_dcd.py); to
+    # a CRD an older release installed the client's codec sends them as v1alpha1.
+    generation = dataclasses.replace(settings.generation, dcd_api_version=kinds.DCD.api_version)
     settings = dataclasses.replace(settings, apis=apis, generation=generation)
     collector = orphans.new_collector(mgr, settings)
     for owner in OWNERS:

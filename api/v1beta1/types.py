@@ -34,6 +34,9 @@ class Replace:
     """A schema given whole (`crd.py` starts from it instead of the Python type's schema)."""
 
     schema: Json = field(default_factory=dict)
+    # The Kubernetes type the value is, for its typed view (hack/gen_views.py), when the schema is
+    # that type's with bounds added.
+    view: str | None = None
 
     def __hash__(self) -> int:
         return hash(repr(sorted(self.schema.items())))
@@ -83,7 +86,9 @@ _CONDITION_SCHEMA: Json = {
         },
     },
 }
-Condition = Annotated[dict[str, Any], Replace(_CONDITION_SCHEMA)]
+Condition = Annotated[
+    dict[str, Any], Replace(_CONDITION_SCHEMA, view="io.k8s.apimachinery.pkg.apis.meta.v1.Condition")
+]
 Conditions = Annotated[list[Condition], ListType("map", ("type",))]
 
 __all__ = [

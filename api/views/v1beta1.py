@@ -203,7 +203,7 @@ class DynamoComponentDeploymentStatus(TypedDict, total=False):
     """What the operator observed of the component."""
 
     observedGeneration: int
-    conditions: list[JsonObject]
+    conditions: list[k8s.Condition]
     component: ComponentReplicaStatus
 
 
@@ -331,7 +331,7 @@ class DynamoGraphDeploymentStatus(TypedDict, total=False):
 
     observedGeneration: int
     state: Literal["initializing", "pending", "successful", "failed"]
-    conditions: list[JsonObject]
+    conditions: list[k8s.Condition]
     components: dict[str, ComponentReplicaStatus]
     restart: RestartStatus
     checkpoints: dict[str, ComponentCheckpointStatus]

@@ -281,7 +281,8 @@ async def run_floor(
 ) -> FloorFigures:
     """Write everything the operator would write for `manifests` (DGDs in `namespace`); a graph's
     statuses are written as soon as all its Deployments are available. Bounded by `timeout`."""
-    ctx = GenContext(namespace=namespace)
+    # DCDs in the version the operator writes them in (operator/registration.py).
+    ctx = GenContext(namespace=namespace, dcd_api_version=kinds.DCD.api_version)
     pool = WritePool(concurrency)
     fig = FloorFigures(concurrency=concurrency)
     graphs = [_Graph() for _ in manifests]

@@ -46,11 +46,11 @@ from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.manager.manager import Manager
 from dynamo_operator.internal.manager.options import ManagerOptions
-from dynamo_operator.internal.stored_version import every_storage_codec
 from dynamo_operator.storage_version import stored_version_codecs
 from dynamo_operator.wiring import register_controllers
 from localcluster import AddonNotBuiltError, BinariesMissingError, ClusterError, LocalCluster
 from testsupport.cluster import PROJECT_CRDS, Kubectl, KubectlError
+from testsupport.dcd_view import codecs_for_tests
 from testsupport.grove_standin import GroveStandIn
 from testsupport.operator import INFERENCE_POOL_CRD, install_crds
 
@@ -314,7 +314,7 @@ async def shape_run(request: pytest.FixtureRequest) -> AsyncIterator[Run]:
         pytest.fail(f"{EXAMPLES} is missing (the shared reference data)", pytrace=False)
     local = await asyncio.to_thread(start_cluster, shape)
     try:
-        api = await Client.from_kubeconfig(local.kubeconfig, codecs=every_storage_codec())
+        api = await Client.from_kubeconfig(local.kubeconfig, codecs=codecs_for_tests())
         try:
             if shape.crds:
                 await install_crds(api, list(shape.crds))

@@ -1,9 +1,11 @@
 """What generation reads: the typed views (api/views) of the objects it is handed. Pure.
 
-Generation reads the v1alpha1 form: the client converts each stored v1beta1 object once, as it
-arrives (internal/stored_version.py), and the reconciler casts it to its view once, as it reads it
-(`graph_view`, `component_view`). From there mypy checks every key generation reads against the API
-models the CRDs are made from: a misspelt or retired field is a type error, not a silent default.
+Generation reads graphs in their v1alpha1 form: the client converts each stored v1beta1 graph once,
+as it arrives (internal/stored_version.py). A DCD is read as stored, in v1beta1; the pod builder
+lowers it to the v1alpha1 spec it builds from once per generation (component/lowering.py). The
+reconciler casts each object to its view once, as it reads it (`graph_view`, `component_view`).
+From there mypy checks every key generation reads against the API models the CRDs are made from: a
+misspelt or retired field is a type error, not a silent default.
 What only the v1beta1 form can say (a mount's readOnly, a named frontend sidecar) is read back from
 the conversion's reserved annotation by `remainder.py`.
 """
@@ -22,11 +24,17 @@ Graph: TypeAlias = views.DynamoGraphDeployment
 GraphSpec: TypeAlias = views.DynamoGraphDeploymentSpec
 # One `spec.services[x]` of a graph.
 ServiceSpec: TypeAlias = views.DynamoComponentDeploymentSharedSpec
-ComponentDeployment: TypeAlias = views.DynamoComponentDeployment
+# A DCD as stored and read (v1beta1): generation lowers it to the spec it builds from (`DcdSpec`) in
+# `component.workload.component_of`.
+ComponentDeployment: TypeAlias = beta_views.DynamoComponentDeployment
+StoredDcdSpec: TypeAlias = beta_views.DynamoComponentDeploymentSpec
+# A DCD in v1alpha1: what `dynamo-operator render` makes for upstream's older goldens, and the form
+# generation builds a component's workload from.
+AlphaComponentDeployment: TypeAlias = views.DynamoComponentDeployment
 # Read as stored, in v1beta1 (`kinds.DGDSA`): its `dgdRef` names a `componentName`.
 ScalingAdapter: TypeAlias = beta_views.DynamoGraphDeploymentScalingAdapter
 Model: TypeAlias = views.DynamoModel
-# A DCD's spec: a service's spec plus the graph's backend.
+# A DCD's spec as generation builds from it (v1alpha1): a service's spec plus the graph's backend.
 DcdSpec: TypeAlias = views.DynamoComponentDeploymentSpec
 ObjectMeta: TypeAlias = objectmeta.ObjectMeta
 Container: TypeAlias = k8s.Container
@@ -36,9 +44,12 @@ EnvVar: TypeAlias = k8s.EnvVar
 # the component's and the model's in v1alpha1 (the client converts them on the wire), the
 # adapter's as stored.
 DgdStatus: TypeAlias = views.DynamoGraphDeploymentStatus
-DcdStatus: TypeAlias = views.DynamoComponentDeploymentStatus
+DcdStatus: TypeAlias = beta_views.DynamoComponentDeploymentStatus
 RestartStatus: TypeAlias = views.RestartStatus
+# A graph's replica counts per service (v1alpha1 `status.services[x]`), and a component's own
+# (v1beta1 `status.component`, read as stored).
 ServiceReplicas: TypeAlias = views.ServiceReplicaStatus
+ComponentReplicas: TypeAlias = beta_views.ComponentReplicaStatus
 AdapterStatus: TypeAlias = beta_views.DynamoGraphDeploymentScalingAdapterStatus
 ModelStatusView: TypeAlias = views.DynamoModelStatus
 # A DGDR as the reconciler reads it (v1alpha1), its status as the machine builds it, and that status

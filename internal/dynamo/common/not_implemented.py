@@ -22,6 +22,7 @@ from typing import Any
 
 from dynamo_operator.api.conversion import preserve
 from dynamo_operator.internal.dynamo.common.errors import FieldNotImplementedError
+from dynamo_operator.internal.dynamo.common.inputs import AlphaComponentDeployment
 
 Json = Mapping[str, Any]
 
@@ -209,6 +210,7 @@ def check_graph(dgd: Json) -> None:
     _refuse(graph_uses(dgd))
 
 
-def check_component(dcd: Json) -> None:
-    """Raise FieldNotImplementedError naming the first not-implemented field the DCD uses."""
+def check_component(dcd: AlphaComponentDeployment) -> None:
+    """Raise FieldNotImplementedError naming the first not-implemented field the DCD uses (read in
+    its v1alpha1 form, as every entry's path is: component/lowering.py)."""
     _refuse(component_uses(dcd))

@@ -11,7 +11,11 @@ from dynamo_operator.internal.dynamo.common import naming, remainder
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError
 from dynamo_operator.internal.dynamo.common.hashing import pod_template_hash, stamp_hash
-from dynamo_operator.internal.dynamo.common.inputs import ComponentDeployment, DcdSpec
+from dynamo_operator.internal.dynamo.common.inputs import (
+    AlphaComponentDeployment,
+    ComponentDeployment,
+    DcdSpec,
+)
 from dynamo_operator.internal.dynamo.common.not_implemented import (
     check_component as check_not_implemented_component,
 )
@@ -25,6 +29,7 @@ from dynamo_operator.internal.dynamo.component.gpu_memory_service import (
     gms_enabled,
     missing_dra,
 )
+from dynamo_operator.internal.dynamo.component.lowering import lowered
 from dynamo_operator.internal.dynamo.component.route_annotations import route_annotations
 from dynamo_operator.internal.dynamo.graph.sideobjects import (
     wait_leader_config_map,
@@ -39,9 +44,10 @@ from dynamo_operator.internal.dynamo.pod.template import (
 )
 
 
-def component_of(dcd: ComponentDeployment) -> Component:
+def component_of(stored: ComponentDeployment | AlphaComponentDeployment) -> Component:
     """The generation view of a DCD object. The parent graph comes from its controller ownerReference,
     falling back to the graph-name label (objects rendered offline have no owner)."""
+    dcd = lowered(stored)
     meta = dcd.get("metadata", {})
     spec = dcd["spec"]
     parent = ""
@@ -63,6 +69,12 @@ def component_of(dcd: ComponentDeployment) -> Component:
         beta=remainder.of_dcd(meta),
         metadata_merged=bool(parent),
     )
+
+
+def stored_multinode(dcd: ComponentDeployment) -> bool:
+    """Whether a DCD as stored runs across nodes (`Component.is_multinode` without lowering it)."""
+    multinode = (dcd.get("spec") or {}).get("multinode")
+    return multinode is not None and int(multinode.get("nodeCount") or c.DEFAULT_NODE_COUNT) > 1
 
 
 def graph_component_spec(spec: DcdSpec, object_labels: Mapping[str, str]) -> DcdSpec:
@@ -451,16 +463,19 @@ def desired_model_service(model_name: str, namespace: str, owner: Mapping[str, A
     return obj
 
 
-def desired_component_objects(dcd: ComponentDeployment, ctx: GenContext) -> list[GeneratedObject]:
+def desired_component_objects(
+    dcd: ComponentDeployment | AlphaComponentDeployment, ctx: GenContext
+) -> list[GeneratedObject]:
     """Every object the DCD controller keeps for one DCD, each stamped with its content hash.
 
     Multinode without the LeaderWorkerSet API, and gpuMemoryService without the DRA API, raise
     MissingAPIError (the caller turns it into a condition; nothing is written, as upstream writes no
     workload then). The model Service of a DCD that belongs to a graph is the graph's (see graph/generate.py).
     """
-    owner = dcd
-    check_not_implemented_component(owner)
-    comp = with_default_ingress(component_of(owner), ctx)
+    owner = dcd  # as read: the owner reference names it in its storage version either way
+    alpha = lowered(dcd)  # once: the checks and the pod builder read the v1alpha1 form
+    check_not_implemented_component(alpha)
+    comp = with_default_ingress(component_of(alpha), ctx)
     out: list[Obj] = []
     check_gpu_count(comp.spec, "")
     check_container_names(comp.spec, "")

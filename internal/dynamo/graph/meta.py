@@ -24,7 +24,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dynamo_operator.internal import consts as c
-from dynamo_operator.internal.dynamo.common.inputs import Graph, graph_view
+from dynamo_operator.internal.dynamo.common.inputs import Graph, component_view, graph_view
+from dynamo_operator.internal.dynamo.common.stored_component import pod_annotation
 from dynamo_operator.internal.jsontree import copy_tree
 
 
@@ -43,14 +44,12 @@ def origin_version(
     if current:
         return str(current)
     for dcd in children:
-        # A DCD written as v1alpha1 carries it in `spec.annotations`, one stored as v1beta1 in its pod
-        # template's (stored_dcd.py). Missing it here while the graph's own stamp is not yet seen
-        # would read the graph as older than annotations, change its worker hash and roll it.
-        value = _annotations(dcd, "spec", "extraPodMetadata", "annotations").get(
-            c.ANNOTATION_ORIGIN_VERSION
-        ) or _annotations(dcd, "spec", "annotations").get(c.ANNOTATION_ORIGIN_VERSION)
+        # In the DCD's pod template (stored_dcd.py), or in the `spec.annotations` of one an older
+        # release wrote as v1alpha1. Missing it here while the graph's own stamp is not yet seen would
+        # read the graph as older than annotations, change its worker hash and roll it.
+        value = pod_annotation(component_view(dcd), c.ANNOTATION_ORIGIN_VERSION)
         if value:
-            return str(value)
+            return value
     if children:
         return None
     return operator_version or None

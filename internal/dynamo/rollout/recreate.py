@@ -16,7 +16,7 @@ Per Recreate service, each round of the rollout (rollingupdate.py):
   recorded hash never lets new pods start beside old ones.
 
 Drained means: every old DCD of the service has been seen at zero by its controller (`spec.replicas`
-0, `status.observedGeneration` caught up, `status.service.replicas` 0), and no pod of those DCDs is
+0, `status.observedGeneration` caught up, `status.component.replicas` 0), and no pod of those DCDs is
 left unfinished. The second half is needed because a Deployment's status does not count pods being
 deleted: such a pod still holds its GPU until it is gone, so only a pod that is gone or finished
 (`Succeeded`/`Failed`) does not block. Pods are looked at only once the DCDs are at zero (the reader
@@ -75,17 +75,17 @@ def _int(value: object) -> int | None:
 
 def at_zero(dcd: ComponentDeployment) -> bool:
     """The DCD asks for 0 replicas, its controller has seen that, and it reports no replica. A DCD
-    that says nothing of its replicas (no `status.service`, no `spec.replicas`: the default is 1) is
+    that says nothing of its replicas (no `status.component`, no `spec.replicas`: the default is 1) is
     not at zero."""
     meta, spec, status = dcd.get("metadata") or {}, dcd.get("spec") or {}, dcd.get("status") or {}
     observed = _int(status.get("observedGeneration"))
-    service = status.get("service")
+    counts = status.get("component")
     return (
         _int(spec.get("replicas")) == 0
         and observed is not None
         and observed >= (_int(meta.get("generation")) or 0)
-        and isinstance(service, Mapping)
-        and _int(service.get("replicas")) == 0
+        and isinstance(counts, Mapping)
+        and _int(counts.get("replicas")) == 0
     )
 
 
@@ -153,8 +153,8 @@ def drain_of(old_dcds: Sequence[ForeignObject], pods: Sequence[ForeignObject] | 
 
 
 def _replicas_reported(dcd: ComponentDeployment) -> int:
-    service = (dcd.get("status") or {}).get("service")
-    return (_int(service.get("replicas")) if service else None) or 0
+    counts = (dcd.get("status") or {}).get("component")
+    return (_int(counts.get("replicas")) if counts else None) or 0
 
 
 def waiting_note(drains: Mapping[str, Drain], new_hash: str) -> str | None:

@@ -1,7 +1,7 @@
 """Restart of a graph's services (`spec.restart`), decided from what the cluster shows. Pure.
 
 Each DCD carries the restart id it was last restarted for (`dcd_restart_id`: in its pod template's
-annotations when stored as v1beta1, in `spec.annotations` when written as v1alpha1) and reports
+annotations, or in the v1alpha1 `spec.annotations` of one written as v1alpha1) and reports
 whether its workload has rolled; `plan_restart` turns that into the ids to stamp next and the
 `status.restart` that describes the progress, so a restarted operator picks up where it was.
 """
@@ -16,6 +16,7 @@ from dynamo_operator.api.v1alpha1.enums import RestartStrategyType
 from dynamo_operator.api.views import v1alpha1 as views
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo.common.inputs import ComponentDeployment, RestartStatus
+from dynamo_operator.internal.dynamo.common.stored_component import pod_annotation
 
 # Plain strings in the status written (a str subclass would not survive every serialiser).
 # Spelt out, so the status view's phase type checks them; equal to RestartPhase's (test_restart_phases.py).
@@ -24,13 +25,9 @@ COMPLETED: Final = "Completed"
 
 
 def dcd_restart_id(dcd: ComponentDeployment) -> str | None:
-    """The restart id a DCD (v1alpha1 form) carries: its pod template's, else its spec's."""
-    spec = dcd.get("spec") or {}
-    template = (spec.get("extraPodMetadata") or {}).get("annotations") or {}
-    value = template.get(consts.ANNOTATION_RESTART_AT) or (spec.get("annotations") or {}).get(
-        consts.ANNOTATION_RESTART_AT
-    )
-    return str(value) if value else None
+    """The restart id a DCD carries: its pod template's, else (a DCD written as v1alpha1, whose
+    `spec.annotations` v1beta1 keeps in its reserved annotation) its v1alpha1 spec's."""
+    return pod_annotation(dcd, consts.ANNOTATION_RESTART_AT)
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,7 @@ from dynamo_operator.internal.dynamo.common.inputs import (
     DcdSpec,
     ForeignObject,
     ServiceSpec,
+    StoredDcdSpec,
     component_view,
 )
 from dynamo_operator.internal.dynamo.common.objects import GeneratedObject
@@ -112,14 +113,14 @@ def _int(value: object, default: int = 0) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def desired_replicas(spec: ServiceSpec | DcdSpec | None) -> int:
+def desired_replicas(spec: ServiceSpec | DcdSpec | StoredDcdSpec | None) -> int:
     return _int(spec.get("replicas") if spec else None, c.DEFAULT_REPLICAS)
 
 
 def ready_replicas(dcd: ComponentDeployment | None) -> int:
-    """Ready replicas a DCD reports (`status.service.readyReplicas`); 0 for a DCD not seen yet."""
-    service = (dcd.get("status") or {}).get("service") if dcd else None
-    return _int(service.get("readyReplicas") if service else None)
+    """Ready replicas a DCD reports (`status.component.readyReplicas`); 0 for a DCD not seen yet."""
+    counts = (dcd.get("status") or {}).get("component") if dcd else None
+    return _int(counts.get("readyReplicas") if counts else None)
 
 
 def old_worker_dcds(

@@ -14,6 +14,7 @@ from dynamo_operator.internal.dynamo.common.inputs import DcdStatus, ServiceRepl
 from dynamo_operator.internal.dynamo.status import conditions
 from dynamo_operator.internal.dynamo.status.conditions import Condition
 from dynamo_operator.internal.dynamo.status.readiness import failed_conditions
+from dynamo_operator.internal.dynamo.status.replicas import as_component_replicas
 
 
 def component_status(
@@ -24,8 +25,9 @@ def component_status(
     generation: int | None,
     now: datetime.datetime,
 ) -> DcdStatus:
-    """The whole status: `wants` upserted into the old conditions, `service` (the replica counts;
-    None keeps the old ones) and the generation they describe."""
+    """The whole status, in v1beta1 as the DCD is stored: `wants` upserted into the old conditions,
+    the replica counts measured of the workload (`service`, as `status.component`; None keeps the old
+    ones) and the generation they describe."""
     status: DcdStatus = {
         "conditions": conditions.set_conditions(
             old.get("conditions"), wants, observed_generation=generation, now=now
@@ -35,9 +37,9 @@ def component_status(
     if generation is not None:
         status["observedGeneration"] = generation
     if service is not None:
-        status["service"] = service.copy()
-    elif (kept := old.get("service")) is not None:
-        status["service"] = kept
+        status["component"] = as_component_replicas(service)
+    elif (kept := old.get("component")) is not None:
+        status["component"] = kept
     return status
 
 

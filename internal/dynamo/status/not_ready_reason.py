@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from dynamo_operator.internal import consts
+from dynamo_operator.internal.dynamo.common.inputs import ComponentDeployment
 from dynamo_operator.internal.dynamo.status import conditions
 from dynamo_operator.internal.dynamo.status.pod_diagnosis import Problem
 
@@ -38,7 +39,7 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) else 0
 
 
-def component_not_ready_reason(dcd: Mapping[str, Any] | None) -> str:
+def component_not_ready_reason(dcd: ComponentDeployment | None) -> str:
     """The class of one not-ready component, in upstream's order: capacity first (a rollout whose
     new pods cannot be placed waits for capacity, not for time), then a rollout still running, then
     pods placed but not ready; `UNCLASSIFIED` when its DCD does not tell (as upstream, a spec not
@@ -52,10 +53,10 @@ def component_not_ready_reason(dcd: Mapping[str, Any] | None) -> str:
     if reason == Problem.UNSCHEDULABLE.reason:
         return INSUFFICIENT_CAPACITY
     generation = _int((dcd.get("metadata") or {}).get("generation"))
-    service = status.get("service") or {}
+    counts: Mapping[str, object] = status.get("component") or {}
     if _int(status.get("observedGeneration")) < generation:
         return UNCLASSIFIED
-    if _int(service.get("updatedReplicas")) < _int(service.get("replicas")):
+    if _int(counts.get("updatedReplicas")) < _int(counts.get("replicas")):
         return UPDATING  # pods of an older template still run beside the new ones
     if reason in _PLACED_NOT_READY:
         return PODS_NOT_READY

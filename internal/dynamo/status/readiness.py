@@ -27,6 +27,7 @@ from dynamo_operator.internal.dynamo.status import conditions
 from dynamo_operator.internal.dynamo.status.conditions import Condition
 from dynamo_operator.internal.dynamo.status.not_ready_reason import aggregate, component_not_ready_reason
 from dynamo_operator.internal.dynamo.status.pod_diagnosis import Diagnosis
+from dynamo_operator.internal.dynamo.status.replicas import as_service_replicas
 from dynamo_operator.internal.timestamps import epoch_seconds
 
 AVAILABLE = "Available"
@@ -268,7 +269,7 @@ def _service_message(dcd: ComponentDeployment | None, replicas: int) -> str:
     message = str((cond or {}).get("message") or "")
     observed = status.get("observedGeneration")
     if not isinstance(observed, int) or observed < int((dcd.get("metadata") or {}).get("generation") or 0):
-        counts = status.get("service")
+        counts = status.get("component")
         return "rolling" if counts and counts.get("replicas") else f"0/{replicas} ready"
     return message or "not ready"
 
@@ -300,8 +301,8 @@ def graph_status(
         dcd = component_view(found) if found is not None else None
         replicas = spec.get("replicas", consts.DEFAULT_REPLICAS)
         replicas = replicas if isinstance(replicas, int) else consts.DEFAULT_REPLICAS
-        live = (dcd.get("status") or {}).get("service") if dcd is not None else None
-        out.services[svc] = live.copy() if live else _placeholder(svc, spec, dcd)
+        live = (dcd.get("status") or {}).get("component") if dcd is not None else None
+        out.services[svc] = as_service_replicas(live) if live else _placeholder(svc, spec, dcd)
         if dcd is not None and dcd_rolled(dcd):
             if replicas == 0:
                 zero.append(svc)

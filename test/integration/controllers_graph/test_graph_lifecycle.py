@@ -23,7 +23,6 @@ from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import EVENT, Resource
-from dynamo_operator.internal.dynamo.rollout.restart import dcd_restart_id
 from testsupport.api import eventually, only_this_test_namespace_left, recording
 from testsupport.components import WORKER_HASH_LABEL, dcd_of, deployment_of, of_service
 from testsupport.components import name as name_of
@@ -389,7 +388,15 @@ def _restart_view(dcd: dict[str, Any]) -> tuple[str, str | None, bool]:
     rolled = status.get("observedGeneration") == meta.get("generation") and any(
         c.get("type") == "Available" and c.get("status") == "True" for c in status.get("conditions") or ()
     )
-    return meta["name"], dcd_restart_id(dcd), rolled
+    return meta["name"], _restart_id(dcd), rolled
+
+
+def _restart_id(dcd: dict[str, Any]) -> str | None:
+    """The restart id of a DCD in the tests' v1alpha1 view (testsupport/dcd_view.py): its pod
+    template's, else its spec's."""
+    spec = dcd.get("spec") or {}
+    template = (spec.get("extraPodMetadata") or {}).get("annotations") or {}
+    return template.get(RESTART_AT) or (spec.get("annotations") or {}).get(RESTART_AT)
 
 
 async def _restart_done(api: Client, ns: str, rid: str) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.storage_version import stored_version_codecs
 from testsupport.api import eventually
 from testsupport.cluster import Kubectl, fresh_namespace
+from testsupport.dcd_view import alpha_dcds
 from testsupport.operator import install_crds, running_operator, wait_quiet
 from testsupport.private import api, cluster, kubectl  # noqa: F401  (this module's own control plane)
 
@@ -43,7 +44,8 @@ V1_ERA = SHARED / "upstream-examples" / "golden"
 V2_ERA = SHARED / "upstream-examples-2a6da14c"
 ALPHA = "nvidia.com/v1alpha1"
 DGD = Resource("nvidia.com", "v1alpha1", "dynamographdeployments", "DynamoGraphDeployment")
-DCD = Resource("nvidia.com", "v1alpha1", "dynamocomponentdeployments", "DynamoComponentDeployment")
+# Read and written as v1alpha1 through the tests' view of DCDs (testsupport/dcd_view.py).
+DCD = kinds.DCD
 # Creation order: owners before what they own.
 ORDER = ("DynamoGraphDeployment", "DynamoComponentDeployment", "ServiceAccount", "Role", "RoleBinding")
 RESOURCES = {
@@ -168,7 +170,7 @@ async def _take_over(
 ) -> Takeover:
     await install_crds(client)
     # Written as v1alpha1, sent in the version the API server stores (no webhook runs here).
-    client.speak(await stored_version_codecs(client))
+    client.speak({**await stored_version_codecs(client), **alpha_dcds()})
     objects = _era_objects(era, example, namespace)
     [dgd] = [o for o in objects if o["kind"] == "DynamoGraphDeployment"]
     recorded = dict(dgd["metadata"].get("annotations") or {})

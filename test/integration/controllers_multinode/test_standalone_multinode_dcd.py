@@ -11,6 +11,7 @@ from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from integration.controllers_multinode.multinode_testlib import apply, condition
 from testsupport.api import eventually
+from testsupport.objects import get_or_none
 from testsupport.operator import RunningOperator
 
 pytestmark = [pytest.mark.cluster, pytest.mark.addons("lws")]
@@ -64,7 +65,8 @@ async def test_a_standalone_multinode_component_writes_the_script_its_workers_wa
         DCD,
         dcd["metadata"]["uid"],
     )
-    lws = await api.get(kinds.LWS, f"{DCD}-0", namespace=ns)
+    # The script goes in the write wave before the set that mounts it: the set may follow a moment later.
+    lws = await eventually(lambda: get_or_none(api, kinds.LWS, f"{DCD}-0", ns), timeout=TIMEOUT)
     worker_volumes = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["volumes"]
     assert {"name": "wait-leader-script", "configMap": {"name": SCRIPT}} in worker_volumes
     # The workers start (their volume exists), and the component turns Available.

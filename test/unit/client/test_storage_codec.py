@@ -5,8 +5,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert
 from dynamo_operator.internal import kinds
+from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.stored_version import (
     CONVERTED,
     READ_AS_STORED,
@@ -58,14 +60,41 @@ def test_an_object_that_cannot_be_converted_is_handed_on_as_read() -> None:
 def test_kinds_read_as_v1alpha1_get_a_codec_where_their_crd_stores_v1beta1() -> None:
     assert set(
         storage_codecs(frozenset({"dynamographdeployments", "dynamographdeploymentscalingadapters"}))
-    ) == {kinds.DGD}
-    assert set(every_storage_codec()) == {kinds.DGD, kinds.DCD, kinds.DGDR}
+    ) == {kinds.DGD, kinds.DCD}  # the DCD's CRD stores v1alpha1 here: read as v1beta1 through a codec
+    assert set(every_storage_codec()) == {kinds.DGD, kinds.DGDR}
 
 
-def test_the_scaling_adapter_is_read_as_stored_and_needs_no_codec_on_this_releases_crds() -> None:
-    assert kinds.DGDSA.api_version == V1BETA1
-    assert kinds.DGDSA in READ_AS_STORED
-    assert kinds.DGDSA not in every_storage_codec()
+@pytest.mark.parametrize("kind", [kinds.DCD, kinds.DGDSA], ids=lambda r: r.kind)
+def test_a_kind_read_as_stored_needs_no_codec_on_this_releases_crds(kind: Resource) -> None:
+    assert kind.api_version == V1BETA1
+    assert kind in READ_AS_STORED
+    assert kind not in every_storage_codec()
+
+
+def test_an_older_releases_component_crd_is_spoken_in_v1alpha1_and_read_as_v1beta1() -> None:
+    codec = storage_codecs(frozenset())[kinds.DCD]
+    assert codec.wire == older(kinds.DCD)
+    alpha = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "w", "uid": "u", "generation": 1},
+        "spec": {"componentType": "worker", "replicas": 2},
+        "status": {
+            "service": {
+                "componentKind": "Deployment",
+                "componentName": "w",
+                "replicas": 2,
+                "updatedReplicas": 2,
+            }
+        },
+    }
+    read = codec.decode(copy.deepcopy(alpha))
+    assert (read["apiVersion"], read["spec"]["type"], read["status"]["component"]["componentNames"]) == (
+        V1BETA1,
+        "worker",
+        ["w"],
+    )
+    assert codec.encode(read)["spec"] == alpha["spec"]
 
 
 def test_an_older_releases_adapter_crd_is_spoken_in_v1alpha1_and_read_as_v1beta1() -> None:
@@ -134,7 +163,8 @@ def test_a_change_held_in_the_reserved_annotation_is_converted_anew() -> None:
 @SETTINGS
 @given(st.one_of(BETA_DGD, BETA_DCD))
 def test_a_remembered_spec_decodes_as_a_full_conversion_would(obj: dict[str, Any]) -> None:
-    view = kinds.DGD if obj["kind"] == "DynamoGraphDeployment" else kinds.DCD
+    # Read as v1alpha1: the DCD itself is read as stored now, but the codec is the same for any kind.
+    view = kinds.DGD if obj["kind"] == "DynamoGraphDeployment" else older(kinds.DCD)
     codec = StorageCodec(view, stored(view))
     obj = {**obj, "metadata": {**obj.get("metadata", {}), "uid": "u-1", "generation": 3}}
     expected = convert(obj, V1ALPHA1)

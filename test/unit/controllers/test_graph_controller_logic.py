@@ -156,9 +156,9 @@ def _dcd(gen: int, observed: int, available: str, msg: str = "1/1 ready") -> dic
                 {"type": "Available", "status": available},
                 {"type": "DynamoComponentReady", "status": available, "message": msg},
             ],
-            "service": {
+            "component": {
                 "componentKind": "Deployment",
-                "componentName": "g-x",
+                "componentNames": ["g-x"],
                 "replicas": 1,
                 "updatedReplicas": 1,
             },
@@ -261,8 +261,8 @@ async def test_graph_with_colliding_service_keys_is_reported_once_and_writes_not
 
 def _dcd_with_restart(wanted: str | None, seen: str | None) -> dict[str, Any]:
     annotations = {"nvidia.com/restart-observed": seen} if seen else {}
-    spec = {"annotations": {"nvidia.com/restartAt": wanted}} if wanted else {}
-    return {"metadata": {"name": "g-worker", "annotations": annotations}, "spec": spec}
+    template = {"metadata": {"annotations": {"nvidia.com/restartAt": wanted}}} if wanted else {}
+    return {"metadata": {"name": "g-worker", "annotations": annotations}, "spec": {"podTemplate": template}}
 
 
 def test_a_component_without_a_restart_id_has_nothing_to_acknowledge() -> None:

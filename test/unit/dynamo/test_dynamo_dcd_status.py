@@ -1,4 +1,5 @@
-"""A DCD's status: its two conditions over the old ones, replica counts kept when nothing new is known."""
+"""A DCD's status, written as stored (v1beta1): its two conditions over the old ones, the workload's
+replica counts as `status.component`, kept when nothing new is known."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from dynamo_operator.internal.dynamo.status.readiness import WorkloadReadiness, 
 
 T0 = datetime.datetime(2026, 11, 22, 8, 0, tzinfo=datetime.UTC)
 SERVICE = {"componentKind": "Deployment", "componentName": "c", "replicas": 1, "availableReplicas": 1}
-OLD_SERVICE = {"componentKind": "Deployment", "componentName": "c", "replicas": 2}
+# The same counts as a DCD's status holds them (v1beta1 names the workload in `componentNames`).
+COMPONENT = {"componentKind": "Deployment", "componentNames": ["c"], "replicas": 1, "availableReplicas": 1}
+OLD_COMPONENT = {"componentKind": "Deployment", "componentNames": ["c"], "replicas": 2}
 
 
 def by_type(status: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
@@ -21,9 +24,9 @@ def by_type(status: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
 @pytest.mark.parametrize(
     ("old", "service", "expected"),
     [
-        pytest.param({}, SERVICE, SERVICE, id="new-counts"),
-        pytest.param({"service": OLD_SERVICE}, SERVICE, SERVICE, id="new-counts-replace-old"),
-        pytest.param({"service": OLD_SERVICE}, None, OLD_SERVICE, id="no-counts-keeps-old"),
+        pytest.param({}, SERVICE, COMPONENT, id="new-counts"),
+        pytest.param({"component": OLD_COMPONENT}, SERVICE, COMPONENT, id="new-counts-replace-old"),
+        pytest.param({"component": OLD_COMPONENT}, None, OLD_COMPONENT, id="no-counts-keeps-old"),
         pytest.param({}, None, None, id="no-counts-none-before"),
     ],
 )
@@ -31,7 +34,8 @@ def test_replica_counts_are_the_new_ones_else_the_old(
     old: dict[str, Any], service: dict[str, Any] | None, expected: dict[str, Any] | None
 ) -> None:
     out = component_status(old, [], service=service, generation=4, now=T0)
-    assert out.get("service") == expected
+    assert out.get("component") == expected
+    assert "service" not in out  # v1alpha1's name for them
     assert out["observedGeneration"] == 4
 
 
@@ -45,9 +49,11 @@ def test_a_ready_component_says_so_in_both_conditions() -> None:
 
 
 def test_a_rejected_component_names_the_reason_in_both_conditions_and_keeps_its_counts() -> None:
-    out = rejected_status({"service": OLD_SERVICE}, reason="MissingAPI", message="m", generation=2, now=T0)
+    out = rejected_status(
+        {"component": OLD_COMPONENT}, reason="MissingAPI", message="m", generation=2, now=T0
+    )
     assert by_type(out) == {
         "Available": ("False", "MissingAPI", "m"),
         "DynamoComponentReady": ("False", "MissingAPI", "m"),
     }
-    assert out["service"] == OLD_SERVICE
+    assert out["component"] == OLD_COMPONENT

@@ -65,7 +65,15 @@ def test_the_view_reads_names_services_and_pvcs_once() -> None:
     [
         pytest.param([], "0.9.0", id="new-graph-takes-the-operators-version"),
         pytest.param(
-            [{"spec": {"annotations": {consts.ANNOTATION_ORIGIN_VERSION: "0.7.0"}}}],
+            [
+                {
+                    "spec": {
+                        "podTemplate": {
+                            "metadata": {"annotations": {consts.ANNOTATION_ORIGIN_VERSION: "0.7.0"}}
+                        }
+                    }
+                }
+            ],
             "0.7.0",
             id="from-its-dcds",
         ),

@@ -25,7 +25,8 @@ def _graph() -> Obj:
 
 
 def _child(origin: str | None) -> Obj:
-    return {"spec": {"annotations": {ORIGIN: origin} if origin else {}}}
+    """A DCD as stored: the graph's pod annotations in its pod template."""
+    return {"spec": {"podTemplate": {"metadata": {"annotations": {ORIGIN: origin} if origin else {}}}}}
 
 
 @pytest.mark.parametrize(

@@ -48,7 +48,7 @@ def dcd(
     generation: int = 1,
     observed: int | None = 1,
 ) -> Obj:
-    """A DCD; `status_replicas` is its workload's pod count (None: no `status.service` at all)."""
+    """A DCD as stored; `status_replicas` is its workload's pod count (None: no `status.component`)."""
     labels = {"nvidia.com/dynamo-component": service}
     if worker_hash:
         labels["nvidia.com/dynamo-worker-hash"] = worker_hash
@@ -59,7 +59,7 @@ def dcd(
     if observed is not None:
         status["observedGeneration"] = observed
     if status_replicas is not None:
-        status["service"] = {"replicas": status_replicas, "readyReplicas": ready}
+        status["component"] = {"replicas": status_replicas, "readyReplicas": ready}
     return {
         "kind": "DynamoComponentDeployment",
         "metadata": {"name": name, "labels": labels, "generation": generation},

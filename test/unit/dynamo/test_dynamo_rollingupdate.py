@@ -47,7 +47,7 @@ def dcd(
         "kind": "DynamoComponentDeployment",
         "metadata": {"name": name, "labels": labels, "creationTimestamp": created, **meta},
         "spec": {"serviceName": service, "replicas": replicas},
-        "status": {"service": {"readyReplicas": ready}},
+        "status": {"component": {"readyReplicas": ready}},
     }
 
 

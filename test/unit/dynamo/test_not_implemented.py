@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 from dynamo_operator.api.v1alpha1 import DynamoGraphDeployment
 from dynamo_operator.api.v1alpha1.crd import root_schema
+from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import FieldNotImplementedError, GenerationError
+from dynamo_operator.internal.dynamo.common.inputs import component_view
 from dynamo_operator.internal.dynamo.common.not_implemented import (
     NOT_IMPLEMENTED,
     Scope,
@@ -19,6 +21,7 @@ from dynamo_operator.internal.dynamo.common.not_implemented import (
     component_uses,
     graph_uses,
 )
+from dynamo_operator.internal.dynamo.component.workload import desired_component_objects
 
 
 def dgd(services: dict[str, Any], *, payload: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
@@ -233,3 +236,47 @@ def test_oversized_payload_is_read_as_absent() -> None:
 
 def test_plain_graph_is_not_refused() -> None:
     check_graph(dgd({"Frontend": {"componentType": "frontend"}, "W": WORKER}))
+
+
+# A DCD as the operator reads it: stored, in v1beta1, where these fields have their own place.
+
+
+def _stored_dcd(experimental: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "c", "namespace": "ns", "uid": "u-1"},
+        "spec": {
+            "type": "worker",
+            "backendFramework": "vllm",
+            "podTemplate": {
+                "spec": {"containers": [{"name": "main", "image": "nvcr.io/x/vllm-runtime:1.0.0"}]}
+            },
+            "experimental": experimental,
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("experimental", "field"),
+    [
+        pytest.param({"checkpoint": {"enabled": True}}, "spec.checkpoint.enabled", id="checkpoint"),
+        pytest.param(
+            {"gpuMemoryService": {"mode": "InterPod"}}, "spec.gpuMemoryService.mode", id="inter-pod-gms"
+        ),
+        pytest.param({"failover": {"mode": "InterPod"}}, "spec.failover.mode", id="inter-pod-failover"),
+    ],
+)
+def test_a_dcd_read_as_stored_with_a_not_implemented_field_generates_nothing(
+    experimental: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(FieldNotImplementedError) as err:
+        desired_component_objects(component_view(_stored_dcd(experimental)), GenContext(namespace="ns"))
+    assert err.value.field == field
+
+
+def test_a_dcd_read_as_stored_with_intra_pod_features_generates_its_workload() -> None:
+    objects = desired_component_objects(
+        component_view(_stored_dcd({"failover": {"mode": "IntraPod"}})), GenContext(namespace="ns")
+    )
+    assert "Deployment" in [o["kind"] for o in objects]

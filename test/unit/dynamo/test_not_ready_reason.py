@@ -30,7 +30,7 @@ def dcd(
         "status": {
             "observedGeneration": observed,
             "conditions": [{"type": "Available", "status": available, "reason": available_reason}],
-            "service": {"componentKind": "Deployment", "replicas": replicas, "updatedReplicas": updated},
+            "component": {"componentKind": "Deployment", "replicas": replicas, "updatedReplicas": updated},
         },
     }
 

@@ -51,8 +51,8 @@ def _graphs(example: Example) -> list[Obj]:
 
 
 def _view(dcd: Obj) -> Obj:
-    """A DCD as its reconciler reads it: stored as v1beta1, read back as v1alpha1."""
-    return dict(convert(convert(dcd, V1BETA1), V1ALPHA1))
+    """A DCD as its reconciler reads it: as stored, in v1beta1."""
+    return dict(convert(dcd, V1BETA1))
 
 
 def _children(dcd: Obj, ctx: GenContext) -> list[Obj]:
@@ -184,15 +184,36 @@ def test_what_the_graph_adds_goes_to_the_pod_template_and_the_components_own_val
     assert worker["metadata"]["labels"]["own"] == "label"
 
 
+def _written_as_v1alpha1(spec: Obj) -> Any:
+    """A DCD an older release wrote as v1alpha1, as the operator reads it now (v1beta1)."""
+    alpha = {
+        "apiVersion": V1ALPHA1,
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "w"},
+        "spec": spec,
+    }
+    return convert(alpha, V1BETA1)
+
+
 def test_a_restart_id_is_read_from_the_pod_template_first() -> None:
-    dcd = {
-        "spec": {
+    dcd = _written_as_v1alpha1(
+        {
             "annotations": {c.ANNOTATION_RESTART_AT: "old"},
             "extraPodMetadata": {"annotations": {c.ANNOTATION_RESTART_AT: "new"}},
         }
-    }
+    )
     assert dcd_restart_id(dcd) == "new"
-    assert dcd_restart_id({"spec": {"annotations": {c.ANNOTATION_RESTART_AT: "old"}}}) == "old"
+
+
+def test_a_restart_id_only_v1alpha1_held_is_read_from_the_reserved_annotation() -> None:
+    """v1alpha1's `spec.annotations` has no v1beta1 field: the conversion keeps it in the payload."""
+    dcd = _written_as_v1alpha1({"annotations": {c.ANNOTATION_RESTART_AT: "old"}})
+    assert "nvidia.com/dcd-spec" in dcd["metadata"]["annotations"]
+    assert dcd_restart_id(dcd) == "old"
+
+
+def test_a_dcd_without_a_restart_id_has_none() -> None:
+    assert dcd_restart_id(_written_as_v1alpha1({"annotations": {"other": "x"}})) is None
     assert dcd_restart_id({"spec": {}}) is None
 
 
