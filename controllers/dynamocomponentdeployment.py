@@ -158,7 +158,7 @@ class DynamoComponentDeploymentReconciler:
     def setup(self, b: Builder) -> None:
         """For DCD (spec changes), Owns every child kind (their status drives ours). Pods are not
         watched: a component that is not ready requeues itself (`not_ready_recheck`)."""
-        b.for_(kinds.DCD, predicates=(any_of(generation_changed, spec_changed),))
+        b.for_(kinds.DCD, predicates=(any_of(generation_changed, spec_changed, SAVED_FIELDS_CHANGED),))
         for resource in self.owned:
             reads_status = resource in (kinds.DEPLOYMENT, kinds.LWS)
             b.owns(
@@ -306,6 +306,16 @@ class DynamoComponentDeploymentReconciler:
             log.info("Cannot list the component's pods", dcd=meta["name"], error=str(err))
             return None
         return diagnose(pods)
+
+
+def _saved_fields(dcd: Obj) -> object:
+    return (dcd.get("metadata", {}).get("annotations") or {}).get(DCD_SPEC)
+
+
+SAVED_FIELDS_CHANGED: Predicate = Funcs(on_update=lambda old, new: _saved_fields(old) != _saved_fields(new))
+"""A DCD's v1alpha1-only fields (its ingress, `spec.annotations`, ...) live, as stored, in its reserved
+annotation: editing one, or a graph changing one of its components, bumps no generation and leaves
+the spec alone, yet changes what is generated (component/lowering.py reads them back)."""
 
 
 def generation_inputs(dcd: Obj, ctx: GenContext) -> tuple[object, ...] | None:

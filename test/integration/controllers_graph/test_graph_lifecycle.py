@@ -556,6 +556,36 @@ async def test_a_graph_announces_its_creation_once_and_a_lone_component_its_own(
     assert events == {}, events  # none on the graph's components
 
 
+async def test_an_edit_of_a_field_only_v1alpha1_holds_reaches_the_components_workload(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """`spec.ingress` has no v1beta1 field: the DCD as stored keeps it in its reserved annotation, so
+    editing it bumps no generation and leaves the stored spec alone. The Ingress follows all the same."""
+    frontend = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "edge", "namespace": ns},
+        "spec": {
+            "backendFramework": "vllm",
+            "componentType": "frontend",
+            "ingress": {"enabled": True, "host": "first", "ingressControllerClassName": "nginx"},
+            "extraPodSpec": {"mainContainer": {"image": IMAGE}},
+        },
+    }
+
+    async def hosts() -> list[str]:
+        return [r["host"] for i in await api.list(kinds.INGRESS, namespace=ns) for r in i["spec"]["rules"]]
+
+    await apply(api, frontend)
+    await eventually(hosts, until=lambda h: bool(h) and h[0].startswith("first."))
+    await wait_quiet(settle=3.0, timeout=90)  # nothing else is on its way to the component
+    generation = (await api.get(kinds.DCD, "edge", namespace=ns))["metadata"]["generation"]
+    frontend["spec"]["ingress"]["host"] = "second"
+    await apply(api, frontend)
+    await eventually(hosts, until=lambda h: bool(h) and h[0].startswith("second."))
+    assert (await api.get(kinds.DCD, "edge", namespace=ns))["metadata"]["generation"] == generation
+
+
 async def test_quiet_after_convergence(api: Client, operator: RunningOperator, ns: str) -> None:
     """Once every graph is Ready and nothing changes, the operator sends no write for them."""
     await apply(api, two_services("g", ns))

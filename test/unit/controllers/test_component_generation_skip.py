@@ -14,6 +14,8 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
+from dynamo_operator.api.conversion import V1BETA1, convert
+from dynamo_operator.api.conversion.preserve import DCD_SPEC
 from dynamo_operator.controllers import dynamocomponentdeployment as dcd_controller
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.resource import Resource
@@ -227,3 +229,33 @@ async def test_a_component_without_a_generation_generates_every_time(monkeypatch
     world.progress(available=1)
     await world.reconcile()
     assert world.generated == 2
+
+
+def _stored(annotations: dict[str, str]) -> Obj:
+    """The component as the operator reads it (v1beta1), written as v1alpha1 with `spec.annotations`:
+    a field v1beta1 has no place for, kept in the reserved annotation."""
+    alpha = component()
+    alpha["spec"]["annotations"] = annotations
+    stored = dict(convert(alpha, V1BETA1))
+    assert "annotations" not in stored["spec"] and DCD_SPEC in stored["metadata"]["annotations"]
+    return stored
+
+
+async def test_a_field_only_the_reserved_annotation_holds_edited_generates_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = await created(monkeypatch, _stored({"team": "a"}))
+    world.cache.objects[(kinds.DCD, KEY)] = _stored({"team": "b"})  # same generation, same spec
+    assert ("apply", "g-worker") in await world.reconcile()
+    assert world.generated == 2
+    assert world.cache.objects[DEPLOYMENT]["spec"]["template"]["metadata"]["annotations"]["team"] == "b"
+
+
+def test_an_edit_of_the_reserved_annotation_alone_passes_the_components_watch() -> None:
+    before, after = _stored({"team": "a"}), _stored({"team": "b"})
+    assert (before["spec"], before["metadata"].get("generation")) == (
+        after["spec"],
+        after["metadata"].get("generation"),
+    )
+    assert dcd_controller.SAVED_FIELDS_CHANGED.update(before, after)
+    assert not dcd_controller.SAVED_FIELDS_CHANGED.update(before, _stored({"team": "a"}))
