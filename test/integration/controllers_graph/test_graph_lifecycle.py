@@ -518,6 +518,21 @@ async def test_users_pvc_is_never_deleted(api: Client, operator: RunningOperator
     assert made_now is None or made_now["metadata"].get("deletionTimestamp")
 
 
+def standalone_frontend(name: str, ns: str, **spec: Any) -> dict[str, Any]:
+    """A vLLM frontend DCD applied on its own (no graph), written as v1alpha1, with `spec` added."""
+    return {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "backendFramework": "vllm",
+            "componentType": "frontend",
+            "extraPodSpec": {"mainContainer": {"image": IMAGE}},
+            **spec,
+        },
+    }
+
+
 async def test_a_graph_announces_its_creation_once_and_a_lone_component_its_own(
     api: Client, operator: RunningOperator, ns: str
 ) -> None:
@@ -525,18 +540,7 @@ async def test_a_graph_announces_its_creation_once_and_a_lone_component_its_own(
     create their workloads without an Event each (they are the graph's). A component applied on its
     own is nobody's part: it announces the Deployment and Service it created."""
     await apply(api, two_services("g", ns))
-    lone = {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoComponentDeployment",
-        "metadata": {"name": "lone", "namespace": ns},
-        "spec": {
-            "backendFramework": "vllm",
-            "componentType": "frontend",
-            "serviceName": "Frontend",
-            "extraPodSpec": {"mainContainer": {"image": IMAGE}},
-        },
-    }
-    await apply(api, lone)
+    await apply(api, standalone_frontend("lone", ns, serviceName="Frontend"))
     await wait_ready(api, ns, "g")
     await eventually(lambda: get_or_none(api, kinds.DEPLOYMENT, "lone", ns))
 
@@ -561,17 +565,8 @@ async def test_an_edit_of_a_field_only_v1alpha1_holds_reaches_the_components_wor
 ) -> None:
     """`spec.ingress` has no v1beta1 field: the DCD as stored keeps it in its reserved annotation, so
     editing it bumps no generation and leaves the stored spec alone. The Ingress follows all the same."""
-    frontend = {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoComponentDeployment",
-        "metadata": {"name": "edge", "namespace": ns},
-        "spec": {
-            "backendFramework": "vllm",
-            "componentType": "frontend",
-            "ingress": {"enabled": True, "host": "first", "ingressControllerClassName": "nginx"},
-            "extraPodSpec": {"mainContainer": {"image": IMAGE}},
-        },
-    }
+    ingress = {"enabled": True, "host": "first", "ingressControllerClassName": "nginx"}
+    frontend = standalone_frontend("edge", ns, ingress=ingress)
 
     async def hosts() -> list[str]:
         return [r["host"] for i in await api.list(kinds.INGRESS, namespace=ns) for r in i["spec"]["rules"]]
