@@ -69,7 +69,8 @@ from dynamo_operator.internal.dynamo.common.errors import (
 from dynamo_operator.internal.dynamo.common.hashing import LAST_APPLIED_HASH
 from dynamo_operator.internal.dynamo.common.inputs import DcdStatus, component_view, dcd_status_view
 from dynamo_operator.internal.dynamo.component import lws_migration
-from dynamo_operator.internal.dynamo.component.workload import desired_component_objects, stored_multinode
+from dynamo_operator.internal.dynamo.component.workload import desired_component_objects
+from dynamo_operator.internal.dynamo.pod.template import multinode_node_count
 from dynamo_operator.internal.dynamo.rollout.restart import dcd_restart_id
 from dynamo_operator.internal.dynamo.status.dcd_status import component_status, rejected_status
 from dynamo_operator.internal.dynamo.status.pod_diagnosis import Diagnosis, diagnose
@@ -294,7 +295,7 @@ class DynamoComponentDeploymentReconciler:
         conditions then carry the workload's counts alone, and the recheck tries again)."""
         meta = raw["metadata"]
         lister, name = self._pods, str(meta["name"])
-        if stored_multinode(component_view(raw)):
+        if multinode_node_count(component_view(raw)["spec"]) > 1:
             # A LeaderWorkerSet's pods carry no selector label of ours (as upstream's): LWS's own
             # label names their set.
             lister, name = self._set_pods, naming.lws_name(name)
@@ -329,12 +330,7 @@ def generation_inputs(dcd: Obj, ctx: GenContext) -> tuple[object, ...] | None:
     generation = meta.get("generation")
     if generation is None:
         return None
-    read = [
-        dcd.get("spec"),
-        (meta.get("annotations") or {}).get(DCD_SPEC),
-        meta.get("labels"),
-        controller_ref(dcd),
-    ]
+    read = [dcd.get("spec"), _saved_fields(dcd), meta.get("labels"), controller_ref(dcd)]
     return (generation, hash(orjson.dumps(read, option=orjson.OPT_SORT_KEYS)), dcd.get("apiVersion"), ctx)
 
 

@@ -71,12 +71,6 @@ def component_of(stored: ComponentDeployment | AlphaComponentDeployment) -> Comp
     )
 
 
-def stored_multinode(dcd: ComponentDeployment) -> bool:
-    """Whether a DCD as stored runs across nodes (`Component.is_multinode` without lowering it)."""
-    multinode = (dcd.get("spec") or {}).get("multinode")
-    return multinode is not None and int(multinode.get("nodeCount") or c.DEFAULT_NODE_COUNT) > 1
-
-
 def graph_component_spec(spec: DcdSpec, object_labels: Mapping[str, str]) -> DcdSpec:
     """A graph's DCD read alike in both forms it is stored in (graph/stored_dcd.py): its labels are
     the object's over the spec's, its annotations the pod template's over the spec's. A DCD written
