@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import structlog
-from dynamo_operator.api.conversion import V1BETA1
+from dynamo_operator.api.conversion import V1BETA1, ConversionError, convert
 from dynamo_operator.api.v1beta1.enums import ProfilingPhase
 from dynamo_operator.api.views.scalars import JsonObject
 from dynamo_operator.internal import consts, kinds
@@ -64,8 +64,8 @@ from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo.common.inputs import (
     RequestStatus,
     StoredRequestStatus,
-    graph_view,
     json_object,
+    stored_graph_view,
 )
 from dynamo_operator.internal.dynamo.dgdr import (
     deployment,
@@ -572,8 +572,14 @@ class DynamoGraphDeploymentRequestReconciler:
         # generatedDeployment stored by one, reaches this step with another namespace in it.
         if foreign := deployment.foreign_namespaces(dgdr.request, generated):
             return Step(advance(State.DEPLOYING, ForeignNamespace("; ".join(foreign))))
-        dgd = deployment.deployment_from_profile(dgdr.request, generated)
         dgd_namespace, dgd_name = deployment.target(dgdr.request, generated)
+        try:
+            # Created as stored: a profile in v1alpha1 is converted here, as the webhook would.
+            dgd = convert(deployment.deployment_from_profile(dgdr.request, generated), kinds.DGD.api_version)
+        except ConversionError as err:
+            return Step(
+                advance(State.DEPLOYING, DeploymentCreationFailed(dgd_name, str(err), permanent=True))
+            )
         try:
             await self._client.create(kinds.DGD, dgd)
         except errors.AlreadyExists:
@@ -596,7 +602,9 @@ class DynamoGraphDeploymentRequestReconciler:
             return Step(advance(state, DeploymentMissing(name)), {"deployment": tracked})
         dgd_state = str((dgd.get("status") or {}).get("state") or "")
         tracked["state"] = dgd_state
-        obs: Observation = DeploymentObserved(name, dgd_state, deployment.deployment_info(graph_view(dgd)))
+        obs: Observation = DeploymentObserved(
+            name, dgd_state, deployment.deployment_info(stored_graph_view(dgd))
+        )
         return Step(advance(state, obs), {"deployment": tracked})
 
 

@@ -29,12 +29,11 @@ from dynamo_operator.internal.controller.builder import Builder, Built
 from dynamo_operator.internal.controller.predicates import Funcs, generation_changed
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.dynamo.common.inputs import (
-    Graph,
     ScalingAdapter,
-    ServiceSpec,
+    StoredGraph,
     adapter_status_view,
     adapter_view,
-    graph_view,
+    stored_graph_view,
 )
 from dynamo_operator.internal.dynamo.pod.template import multinode_node_count
 from dynamo_operator.internal.dynamo.scalingadapter import adapter as logic
@@ -53,20 +52,19 @@ Obj = dict[str, Any]
 def replica_picture(dgd: Mapping[str, Any]) -> dict[str, tuple[int, int, int, bool]]:
     """Per service: (desired replicas, nodes per replica, replicas reported running, adapter enabled)
     — everything an adapter copies into the graph, reports from it, or decides its readiness by."""
-    graph = graph_view(dgd)
-    spec_services = graph.get("spec", {}).get("services") or {}
-    status_services = graph.get("status", {}).get("services") or {}
+    graph = stored_graph_view(dgd)
+    reported_by_name = graph.get("status", {}).get("components") or {}
     out = {}
-    for name, entry in spec_services.items():
-        svc: ServiceSpec = entry or {}
-        replicas = svc.get("replicas")
-        reported = status_services.get(name)
+    for component in graph.get("spec", {}).get("components") or ():
+        name = component.get("name")
+        replicas = component.get("replicas")
+        reported = reported_by_name.get(name)
         running = (reported.get("replicas") if reported else None) or 0
         out[name] = (
             logic.DEFAULT_REPLICAS if replicas is None else int(replicas),
-            multinode_node_count(svc),
+            multinode_node_count(component),
             int(running),
-            readiness.adapter_enabled(svc),
+            readiness.adapter_enabled(component),
         )
     return out
 
@@ -142,7 +140,7 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
         adapter = adapter_view(raw)
         t = logic.target(adapter)
         cached = self._cache.get(kinds.DGD, f"{t.namespace}/{t.dgd}")
-        dgd = graph_view(cached) if cached is not None else None
+        dgd = stored_graph_view(cached) if cached is not None else None
         if readiness.awaiting_collection(adapter, dgd):
             log.debug("owning graph gone; awaiting garbage collection", adapter=key, dgd=t.dgd)
             return Result()
@@ -168,7 +166,9 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
             self._recorder.event(raw, type="Warning", reason=ready.reason, message=ready.message)
         return Result()
 
-    async def _scale(self, adapter: ScalingAdapter, t: logic.Target, dgd: Graph) -> tuple[Graph, str | None]:
+    async def _scale(
+        self, adapter: ScalingAdapter, t: logic.Target, dgd: StoredGraph
+    ) -> tuple[StoredGraph, str | None]:
         """Write the adapter's replicas into the graph when they differ; the graph as written and the
         time it was (None: nothing to write)."""
         current = logic.graph_replicas(dgd, t.service)
@@ -181,7 +181,7 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
         body = logic.replicas_apply(
             t,
             want,
-            api_version=dgd.get("apiVersion") or kinds.DGD.api_version,
+            api_version=kinds.DGD.api_version,
             resource_version=dgd["metadata"]["resourceVersion"],
         )
         try:
@@ -200,7 +200,7 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
             reason="Scaled",
             message=f"Scaled service {t.service} from {current} to {want} replicas",
         )
-        return graph_view(written), rfc3339(self._clock.wall())
+        return stored_graph_view(written), rfc3339(self._clock.wall())
 
 
 CONTROLLER_NAME = "dgdscalingadapter"

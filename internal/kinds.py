@@ -35,12 +35,12 @@ from dynamo_operator.internal.optional_api_table import (
     RESOURCE_CLAIM_TEMPLATE,
 )
 
+# Read and written in their storage version, v1beta1: the graph, the component and the scaling
+# adapter need no conversion (internal/stored_version.py speaks v1alpha1 on the wire only to a CRD an
+# older release installed).
 DGD: Final = Resource(
-    gv.GROUP, gv.VERSION, gv.DYNAMO_GRAPH_DEPLOYMENT_PLURAL, gv.DYNAMO_GRAPH_DEPLOYMENT_KIND
+    gv.GROUP, beta.VERSION, gv.DYNAMO_GRAPH_DEPLOYMENT_PLURAL, gv.DYNAMO_GRAPH_DEPLOYMENT_KIND
 )
-# Read and written in their storage version, v1beta1: the component and the scaling adapter need no
-# conversion (internal/stored_version.py speaks v1alpha1 on the wire only to a CRD an older release
-# installed).
 DCD: Final = Resource(
     gv.GROUP, beta.VERSION, gv.DYNAMO_COMPONENT_DEPLOYMENT_PLURAL, gv.DYNAMO_COMPONENT_DEPLOYMENT_KIND
 )
@@ -83,10 +83,11 @@ _BY_TYPE: Final = {
 }
 # A kind generated in its storage version (graph/stored_dcd.py) is written through the descriptor
 # the operator's code uses; the client's codec sends it as it is (internal/stored_version.py).
-_BY_TYPE.update({(beta.API_VERSION, r.kind): r for r in (DGD, DGDR)})
+_BY_TYPE[(beta.API_VERSION, DGDR.kind)] = DGDR
 # A DCD rendered in v1alpha1 (`dynamo-operator render`, upstream's older goldens) lives where one of
-# v1beta1 does.
+# v1beta1 does, and so does a graph written in v1alpha1 (a manifest, a profile's output).
 _BY_TYPE[(gv.API_VERSION, DCD.kind)] = DCD
+_BY_TYPE[(gv.API_VERSION, DGD.kind)] = DGD
 
 
 def resource_of(obj: dict[str, object]) -> Resource:

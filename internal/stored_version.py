@@ -1,15 +1,16 @@
 """The operator speaks Dynamo's converted kinds in their storage version, nvidia.com/v1beta1.
 
-Generation, status and rollout read the v1alpha1 form of the graph and of requests (`kinds.DGD`,
-`kinds.DGDR`). On the wire, the client lists, watches and writes v1beta1,
-the version the API server stores, so none of the operator's own requests makes the API server call
-the conversion webhook. Each object is converted in process once, as it arrives (the cache keeps the
-converted form) or as it leaves: the same pure functions the webhook serves (`api.conversion`), and
-the round trip is lossless both ways.
+The request's reconciler reads the v1alpha1 form of requests (`kinds.DGDR`). On the wire, the client
+lists, watches and writes v1beta1, the version the API server stores, so none of the operator's own
+requests makes the API server call the conversion webhook. Each request is converted in process once,
+as it arrives (the cache keeps the converted form) or as it leaves: the same pure functions the
+webhook serves (`api.conversion`), and the round trip is lossless both ways.
 
-The component (`kinds.DCD`) and the scaling adapter (`kinds.DGDSA`) are read in v1beta1 themselves
-and need no codec where their CRD stores v1beta1; to a CRD an older release installed (stored as
-v1alpha1) they are spoken in v1alpha1 on the wire and converted the other way.
+The graph (`kinds.DGD`), the component (`kinds.DCD`) and the scaling adapter (`kinds.DGDSA`) are read
+in v1beta1 themselves and need no codec where their CRD stores v1beta1 (generation lowers a graph's or
+a component's spec to v1alpha1 itself, once per change of it: internal/dynamo/graph/lowering.py,
+component/lowering.py); to a CRD an older release installed (stored as v1alpha1) they are spoken in
+v1alpha1 on the wire and converted the other way.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ Obj = dict[str, Any]
 # The four kinds with a v1beta1 form, by the descriptor the operator's code uses.
 CONVERTED: Final = (kinds.DGD, kinds.DCD, kinds.DGDSA, kinds.DGDR)
 # Those of them the operator's code reads in v1beta1, their storage version.
-READ_AS_STORED: Final = frozenset({kinds.DCD, kinds.DGDSA})
+READ_AS_STORED: Final = frozenset({kinds.DGD, kinds.DCD, kinds.DGDSA})
 
 
 def stored(view: Resource) -> Resource:

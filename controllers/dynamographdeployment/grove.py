@@ -48,7 +48,7 @@ from dynamo_operator.internal.controller.rejection import Rejected
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
-from dynamo_operator.internal.dynamo.common.inputs import RestartStatus, graph_view
+from dynamo_operator.internal.dynamo.common.inputs import Graph, RestartStatus
 from dynamo_operator.internal.dynamo.graph.children import grove_children
 from dynamo_operator.internal.dynamo.graph.generate import services_of
 from dynamo_operator.internal.dynamo.graph.view import GraphView
@@ -122,17 +122,16 @@ class GrovePathway:
         recorded = (view.graph["metadata"].get("annotations") or {}).get(ANNOTATION_V2)
         return desired, grove_worker_hash(desired, workers=workers, live=pcs, recorded=recorded)
 
-    def pod_clique_set(self, raw: Obj) -> Obj | None:
-        """The graph's live PodCliqueSet, if it controls one (call only while Grove is served)."""
-        meta = raw["metadata"]
+    def pod_clique_set(self, graph: Graph) -> Obj | None:
+        """The live PodCliqueSet of `graph` (as generation reads it), if it controls one (call only
+        while Grove is served)."""
+        meta = graph["metadata"]
         # Named after the graph, shortened when the graph's name is too long for Grove.
-        pcs = self._cache.get(
-            kinds.POD_CLIQUE_SET, f"{meta['namespace']}/{pod_clique_set_name(graph_view(raw))}"
-        )
+        pcs = self._cache.get(kinds.POD_CLIQUE_SET, f"{meta.get('namespace')}/{pod_clique_set_name(graph)}")
         if pcs is None:
             return None
         refs = (pcs.get("metadata") or {}).get("ownerReferences") or ()
-        return pcs if any(r.get("uid") == meta["uid"] and r.get("controller") for r in refs) else None
+        return pcs if any(r.get("uid") == meta.get("uid") and r.get("controller") for r in refs) else None
 
     async def reconcile(
         self,
@@ -156,7 +155,7 @@ class GrovePathway:
         services = grove_services(view.graph, ctx)
         targets = [ServiceObject(gs.service, gs.kind, gs.object_name) for gs in services]
         live = {t.name: self._cache.get(_kind_resource(t.kind), f"{namespace}/{t.name}") for t in targets}
-        pcs = self.pod_clique_set(raw)
+        pcs = self.pod_clique_set(view.graph)
         desired_hash, worker_hash = self._worker_hash(view, ctx, pcs)
         plan = plan_restart(
             view.restart,

@@ -30,7 +30,8 @@ from dynamo_operator.internal.client.resource import SECRET, Resource, split_key
 from dynamo_operator.internal.controller.builder import Builder, Built, InformerOptions
 from dynamo_operator.internal.controller.predicates import Funcs
 from dynamo_operator.internal.controller.result import Result
-from dynamo_operator.internal.dynamo.common.inputs import graph_view
+from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.graph.lowering import lowered_graph
 from dynamo_operator.internal.dynamo.graph.mpisecret import (
     KeyPairSource,
     desired_mpi_ssh_secret,
@@ -64,8 +65,14 @@ class Store(Protocol):
 
 
 def needs_secret(obj: Mapping[str, Any]) -> bool:
+    """A graph (as stored) that is not being deleted and runs a service on several nodes."""
     meta = obj.get("metadata") or {}
-    return not meta.get("deletionTimestamp") and graph_needs_mpi_ssh_secret(graph_view(obj))
+    if meta.get("deletionTimestamp"):
+        return False
+    try:
+        return graph_needs_mpi_ssh_secret(lowered_graph(obj))
+    except GenerationError:
+        return False  # refused by its own reconcile: it runs nothing
 
 
 # A graph matters when it arrives needing the Secret or starts needing it; its other updates (status,

@@ -17,7 +17,7 @@ from dynamo_operator.internal.client.resource import NAMESPACE, Resource
 
 import testsupport
 from testsupport.cluster import TEST_NAMESPACE_LABEL
-from testsupport.dcd_view import alpha_dcds
+from testsupport.dcd_view import alpha_dcds, alpha_graphs
 
 T = TypeVar("T")
 
@@ -25,7 +25,7 @@ T = TypeVar("T")
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def api(cluster: Any) -> AsyncIterator[Client]:
     """A `Client` for the cluster of the `cluster` fixture (admin credentials)."""
-    client = await Client.from_kubeconfig(str(cluster.kubeconfig), codecs=alpha_dcds())
+    client = await Client.from_kubeconfig(str(cluster.kubeconfig), codecs={**alpha_dcds(), **alpha_graphs()})
     try:
         yield client
     finally:
@@ -123,3 +123,10 @@ def requests_of(client: Client) -> Iterator[list[str]]:
 
     with calls_seen("_open", see):
         yield paths
+
+
+async def as_stored(api: Client, resource: Resource, name: str, namespace: str) -> dict[str, Any]:
+    """The object exactly as the API server returns it in `resource`'s version: read by a client of
+    the same credentials without the tests' codecs (testsupport/dcd_view.py)."""
+    async with Client(api.config) as plain:
+        return await plain.get(resource, name, namespace=namespace)

@@ -1,9 +1,10 @@
 """What generation reads: the typed views (api/views) of the objects it is handed. Pure.
 
-Generation reads graphs in their v1alpha1 form: the client converts each stored v1beta1 graph once,
-as it arrives (internal/stored_version.py). A DCD is read as stored, in v1beta1; the pod builder
-lowers it to the v1alpha1 spec it builds from once per generation (component/lowering.py). The
-reconciler casts each object to its view once, as it reads it (`graph_view`, `component_view`).
+Generation reads graphs in their v1alpha1 form: the cache holds each graph as stored (v1beta1), and
+its spec is lowered to v1alpha1 once per change of it (graph/lowering.py); the graph's status is
+built and written as stored. A DCD is read as stored too; the pod builder lowers it to the v1alpha1
+spec it builds from once per generation (component/lowering.py). The reconciler casts each object to
+its view once, as it reads it (`stored_graph_view`, `component_view`).
 From there mypy checks every key generation reads against the API models the CRDs are made from: a
 misspelt or retired field is a type error, not a silent default.
 What only the v1beta1 form can say (a mount's readOnly, a named frontend sidecar) is read back from
@@ -20,7 +21,11 @@ from dynamo_operator.api.views import v1alpha1 as views
 from dynamo_operator.api.views import v1beta1 as beta_views
 from dynamo_operator.internal.jsontree import copy_tree
 
+# A graph as generation reads it (v1alpha1, its spec lowered from the stored form), and as stored.
 Graph: TypeAlias = views.DynamoGraphDeployment
+StoredGraph: TypeAlias = beta_views.DynamoGraphDeployment
+# One `spec.components[]` entry of a graph as stored.
+StoredComponent: TypeAlias = beta_views.DynamoComponentDeploymentSharedSpec
 GraphSpec: TypeAlias = views.DynamoGraphDeploymentSpec
 # One `spec.services[x]` of a graph.
 ServiceSpec: TypeAlias = views.DynamoComponentDeploymentSharedSpec
@@ -40,14 +45,15 @@ ObjectMeta: TypeAlias = objectmeta.ObjectMeta
 Container: TypeAlias = k8s.Container
 PodSpec: TypeAlias = k8s.PodSpec
 EnvVar: TypeAlias = k8s.EnvVar
-# The statuses generation builds, in the form each kind's status writer holds them: the graph's,
-# the component's and the model's in v1alpha1 (the client converts them on the wire), the
-# adapter's as stored.
-DgdStatus: TypeAlias = views.DynamoGraphDeploymentStatus
+# The statuses generation builds, in the form each kind's status writer holds them: the graph's, the
+# component's and the adapter's as stored (v1beta1), the model's in v1alpha1 (its only version).
+DgdStatus: TypeAlias = beta_views.DynamoGraphDeploymentStatus
 DcdStatus: TypeAlias = beta_views.DynamoComponentDeploymentStatus
-RestartStatus: TypeAlias = views.RestartStatus
-# A graph's replica counts per service (v1alpha1 `status.services[x]`), and a component's own
-# (v1beta1 `status.component`, read as stored).
+RestartStatus: TypeAlias = beta_views.RestartStatus
+RollingUpdateStatus: TypeAlias = beta_views.RollingUpdateStatus
+# Replica counts of one service as the status builders measure them (v1alpha1's `services[x]` form,
+# `componentName` beside `componentNames`), and as a component's and a graph's status store them
+# (v1beta1: `status.component`, `status.components[x]`).
 ServiceReplicas: TypeAlias = views.ServiceReplicaStatus
 ComponentReplicas: TypeAlias = beta_views.ComponentReplicaStatus
 AdapterStatus: TypeAlias = beta_views.DynamoGraphDeploymentScalingAdapterStatus
@@ -70,9 +76,14 @@ def json_object(value: object) -> ForeignObject:
 
 
 def graph_view(obj: Mapping[str, object]) -> Graph:
-    """A DGD as read from the cache (or a file), as its view. No copy and no check: the API server
-    validated it against the same models' schema."""
+    """A v1alpha1 DGD (a file read offline, or a graph lowered by graph/lowering.py), as its view. No
+    copy and no check: the API server validated it against the same models' schema."""
     return cast(Graph, obj)
+
+
+def stored_graph_view(obj: Mapping[str, object]) -> StoredGraph:
+    """A DGD as read from the cache (v1beta1), as its view (see `graph_view`)."""
+    return cast(StoredGraph, obj)
 
 
 def component_view(obj: Mapping[str, object]) -> ComponentDeployment:

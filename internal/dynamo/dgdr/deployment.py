@@ -14,7 +14,7 @@ import copy
 from collections.abc import Iterable, Mapping
 
 from dynamo_operator.api.views.scalars import JsonObject
-from dynamo_operator.internal.dynamo.common.inputs import Graph, Request
+from dynamo_operator.internal.dynamo.common.inputs import Request, StoredGraph
 from dynamo_operator.internal.dynamo.common.objects import GeneratedObject, json_fields
 from dynamo_operator.internal.dynamo.dgdr.machine import DeploymentInfo
 from dynamo_operator.internal.dynamo.dgdr.output import is_config_map, tracking_labels
@@ -117,11 +117,11 @@ def deployment_from_profile(dgdr: Request, generated: JsonObject) -> GeneratedOb
     }
 
 
-def deployment_info(dgd: Graph) -> DeploymentInfo:
+def deployment_info(dgd: StoredGraph) -> DeploymentInfo:
     """The graph's replicas as `status.deploymentInfo` sums them: wanted and available over every
-    service of its status (read in v1alpha1, where v1beta1's `components` are `services`); a count
-    the status does not give counts as none."""
-    services = (dgd.get("status") or {}).get("services")
+    component of its status (read as stored, v1beta1); a count the status does not give counts as
+    none."""
+    services = (dgd.get("status") or {}).get("components")
     replicas = available = 0
     if isinstance(services, Mapping):
         for service in services.values():

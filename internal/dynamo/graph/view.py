@@ -1,10 +1,11 @@
 """A DGD read once: the fields the graph reconciler decides by, out of the raw object. Pure.
 
-The cache hands the reconciler a plain dict; `read_graph` takes what every step needs from it (names,
-services, restart request, PVC entries, the origin version generation sees) so that the steps read
-named fields instead of walking the dict again. `raw` stays beside it: status writes, Events and
-ownerReferences address the object as the API server has it, and generation takes the `graph` dict
-(the raw object carrying its origin version) because it renders whole objects from it.
+The cache hands the reconciler the graph as stored (v1beta1); `read_graph` takes what every step needs
+from it (names, services, restart request, PVC entries, the origin version generation sees) so that
+the steps read named fields instead of walking the dict again. `raw` stays beside it: status (built
+and written as stored), Events and ownerReferences address the object as the API server has it, and
+generation takes the `graph`, its spec lowered to v1alpha1 (lowering.py) and carrying the origin
+version, because it renders whole objects from it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 
 from dynamo_operator.api.views.scalars import JsonObject
 from dynamo_operator.api.views.v1alpha1 import Restart
-from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec, graph_view
+from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec
+from dynamo_operator.internal.dynamo.graph.lowering import lowered_graph
 from dynamo_operator.internal.dynamo.graph.meta import origin_version, with_origin_version
 
 
@@ -52,15 +54,16 @@ class GraphView:
 
 def read_graph(raw: JsonObject, *, children: Sequence[JsonObject], operator_version: str) -> GraphView:
     """The view of `raw`, whose controlled DCDs are `children` (they carry the origin version of a
-    graph that predates the annotation) under an operator of `operator_version`."""
-    dgd = graph_view(raw)
+    graph that predates the annotation) under an operator of `operator_version`. Raises
+    GenerationError for a graph whose spec v1alpha1 cannot hold (lowering.py)."""
+    dgd = lowered_graph(raw)
     meta = dgd["metadata"]
     spec = dgd.get("spec") or {}
     origin = origin_version(raw, children, operator_version)
     return GraphView(
         raw=raw,
         # Generation sees the graph with its origin version even before the stamp is written.
-        graph=with_origin_version(raw, origin),
+        graph=with_origin_version(dgd, origin),
         origin=origin,
         namespace=str(meta.get("namespace") or ""),
         name=str(meta["name"]),

@@ -12,7 +12,13 @@ from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
-from dynamo_operator.internal.dynamo.common.inputs import DcdSpec, ServiceSpec, StoredDcdSpec, editable_copy
+from dynamo_operator.internal.dynamo.common.inputs import (
+    DcdSpec,
+    ServiceSpec,
+    StoredComponent,
+    StoredDcdSpec,
+    editable_copy,
+)
 from dynamo_operator.internal.dynamo.common.remainder import NONE, Remainder
 from dynamo_operator.internal.dynamo.component.backends import (
     Addressing,
@@ -125,9 +131,9 @@ class Component:
         return c.DEFAULT_REPLICAS if value is None else int(value)
 
 
-def multinode_node_count(spec: ServiceSpec | DcdSpec | StoredDcdSpec) -> int:
+def multinode_node_count(spec: ServiceSpec | DcdSpec | StoredDcdSpec | StoredComponent) -> int:
     """Nodes per replica: `multinode.nodeCount` (default 2) when the block is present, else 1. The
-    block reads the same in a DCD as stored (v1beta1)."""
+    block reads the same as stored (v1beta1), in a DCD or a graph's component."""
     multinode = spec.get("multinode")
     if multinode is None:
         return 1

@@ -224,13 +224,17 @@ def plan_rolling_update(
             status = {"phase": Phase.PENDING.value, "startTime": now}
             events.append(Event("Normal", EVENT_STARTED, _started_message(new_hash, recreating)))
         case (_, Phase.IN_PROGRESS):
-            status = {**(status or {}), "phase": Phase.IN_PROGRESS.value, "updatedServices": updated or None}
+            status = {
+                **(status or {}),
+                "phase": Phase.IN_PROGRESS.value,
+                "updatedComponents": updated or None,
+            }
         case (_, Phase.COMPLETED) if before != Phase.COMPLETED:
             status = {
                 **(status or {}),
                 "phase": Phase.COMPLETED.value,
                 "endTime": now,
-                "updatedServices": sorted(workers) or None,
+                "updatedComponents": sorted(workers) or None,
             }
             events.append(
                 Event("Normal", EVENT_COMPLETED, f"Rolling update of the workers to {new_hash} completed")

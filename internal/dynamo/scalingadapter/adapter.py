@@ -1,13 +1,22 @@
 """The adapter is the single writer of its service's replicas: these functions say what the graph
-should hold, and what the adapter's status (read by HPA through the scale subresource) reports."""
+should hold, and what the adapter's status (read by HPA through the scale subresource) reports.
+
+The graph is read and written as stored (v1beta1): a service is the `spec.components[]` entry of its
+name, its running replicas are `status.components[<name>]`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from dynamo_operator.api.v1beta1.groupversion import API_VERSION as STORED_API_VERSION
 from dynamo_operator.internal import consts
-from dynamo_operator.internal.dynamo.common.inputs import AdapterStatus, Graph, ScalingAdapter, ServiceSpec
+from dynamo_operator.internal.dynamo.common.inputs import (
+    AdapterStatus,
+    ScalingAdapter,
+    StoredComponent,
+    StoredGraph,
+)
 from dynamo_operator.internal.dynamo.common.objects import GeneratedObject
 from dynamo_operator.internal.dynamo.component.backends import Role
 from dynamo_operator.internal.dynamo.pod.template import multinode_node_count
@@ -40,14 +49,20 @@ def desired_replicas(adapter: ScalingAdapter) -> int:
     return DEFAULT_REPLICAS if value is None else int(value)
 
 
-def service_spec(dgd: Graph, service: str) -> ServiceSpec | None:
-    """The service's entry in the graph, None when the graph has no such service."""
-    services = dgd["spec"].get("services") or {}
-    entry = services.get(service)
-    return entry if isinstance(entry, Mapping) else None
+def service_spec(dgd: StoredGraph, service: str) -> StoredComponent | None:
+    """The service's entry in the graph, None when the graph has no such component."""
+    for entry in dgd.get("spec", {}).get("components") or ():
+        if isinstance(entry, Mapping) and entry.get("name") == service:
+            return entry
+    return None
 
 
-def graph_replicas(dgd: Graph, service: str) -> int | None:
+def component_names(dgd: StoredGraph) -> list[str]:
+    """The names of the graph's components, sorted."""
+    return sorted(str(e.get("name")) for e in dgd.get("spec", {}).get("components") or () if e.get("name"))
+
+
+def graph_replicas(dgd: StoredGraph, service: str) -> int | None:
     """What the graph currently asks for (nil counts as 1); None when the service is missing."""
     entry = service_spec(dgd, service)
     if entry is None:
@@ -57,9 +72,10 @@ def graph_replicas(dgd: Graph, service: str) -> int | None:
 
 
 def replicas_apply(
-    t: Target, replicas: int, *, api_version: str, resource_version: str | None = None
+    t: Target, replicas: int, *, api_version: str = STORED_API_VERSION, resource_version: str | None = None
 ) -> GeneratedObject:
-    """The server-side-apply body that sets only this service's replicas in the graph; with the
+    """The server-side-apply body that sets only this service's replicas in the graph (the component
+    list is a map keyed by name, so the apply owns that one entry's `replicas`); with the
     `resource_version` of the graph it was decided on, the apply conflicts once the graph moved."""
     meta: GeneratedObject = {"name": t.dgd, "namespace": t.namespace}
     if resource_version is not None:
@@ -68,11 +84,11 @@ def replicas_apply(
         "apiVersion": api_version,
         "kind": "DynamoGraphDeployment",
         "metadata": meta,
-        "spec": {"services": {t.service: {"replicas": replicas}}},
+        "spec": {"components": [{"name": t.service, "replicas": replicas}]},
     }
 
 
-def selector(dgd: Graph, service: str) -> str:
+def selector(dgd: StoredGraph, service: str) -> str:
     """Label selector of the pods that stand for the service's replicas (what HPA averages metrics
     over). For a multinode service only leaders: each replica has exactly one, and only leaders
     serve and export engine metrics."""
@@ -86,15 +102,16 @@ def selector(dgd: Graph, service: str) -> str:
     return ",".join(parts)
 
 
-def observed_replicas(dgd: Graph, service: str) -> int:
+def observed_replicas(dgd: StoredGraph, service: str) -> int:
     """Replicas actually running for the service, from the graph's status (0 until it reports)."""
-    services = dgd.get("status", {}).get("services") or {}
-    entry = services.get(service)
+    entry = (dgd.get("status", {}).get("components") or {}).get(service)
     value = entry.get("replicas") if entry else None
     return int(value) if value is not None else 0
 
 
-def status(previous: AdapterStatus, dgd: Graph, service: str, *, scaled_at: str | None) -> AdapterStatus:
+def status(
+    previous: AdapterStatus, dgd: StoredGraph, service: str, *, scaled_at: str | None
+) -> AdapterStatus:
     """The status of an adapter that drives its service: observed replicas, pod selector, and the last
     time it changed the graph (kept from `previous`, the status it reported so far, unless it just
     did). Conditions are the caller's (see readiness)."""

@@ -1,7 +1,8 @@
 """Whether an adapter can drive its service: the `Ready` condition it reports, and when that is news.
 
-An adapter drives `spec.services[<svc>].replicas` of its graph only when the graph exists, has the
-service, and the service has `scalingAdapter.enabled`: without that flag the replicas belong to the
+An adapter drives the `replicas` of its graph's component (as stored, `spec.components[]`) only when
+the graph exists, has the component, and the component has `scalingAdapter` (v1alpha1's
+`scalingAdapter.enabled`): without it the replicas belong to the
 graph's spec (users edit them there, the admission policy lets them), and an adapter writing them too
 would be a second writer. For the same reason only one adapter drives a service: when several name
 it, the graph's own adapter wins, else the oldest; two drivers with different replicas would undo
@@ -16,8 +17,8 @@ import enum
 from collections.abc import Sequence
 
 from dynamo_operator.api.views.objectmeta import OwnerReference
-from dynamo_operator.internal.dynamo.common.inputs import Graph, ScalingAdapter, ServiceSpec
-from dynamo_operator.internal.dynamo.scalingadapter.adapter import service_spec, target
+from dynamo_operator.internal.dynamo.common.inputs import ScalingAdapter, StoredComponent, StoredGraph
+from dynamo_operator.internal.dynamo.scalingadapter.adapter import component_names, service_spec, target
 from dynamo_operator.internal.dynamo.status import conditions
 from dynamo_operator.internal.dynamo.status.conditions import Condition
 
@@ -35,13 +36,14 @@ class Reason(enum.StrEnum):
     DUPLICATE_ADAPTER = "DuplicateAdapter"  # another adapter already drives the service
 
 
-def adapter_enabled(service: ServiceSpec) -> bool:
-    """The service hands its replicas to an adapter (`scalingAdapter.enabled: true`)."""
-    return bool(service.get("scalingAdapter", {}).get("enabled"))
+def adapter_enabled(component: StoredComponent) -> bool:
+    """The component hands its replicas to an adapter (`scalingAdapter` present, even empty: v1alpha1's
+    `scalingAdapter.enabled: true`)."""
+    return "scalingAdapter" in component
 
 
 def ready_condition(
-    adapter: ScalingAdapter, dgd: Graph | None, rivals: Sequence[ScalingAdapter] = ()
+    adapter: ScalingAdapter, dgd: StoredGraph | None, rivals: Sequence[ScalingAdapter] = ()
 ) -> Condition:
     """The adapter's `Ready` condition given its graph as the cache shows it (None: absent) and the
     other adapters of its namespace that name the same graph and service (`rivals`)."""
@@ -57,7 +59,7 @@ def ready_condition(
         )
     service = service_spec(dgd, t.service)
     if service is None:
-        known = ", ".join(sorted(dgd["spec"].get("services") or {})) or "none"
+        known = ", ".join(component_names(dgd)) or "none"
         return Condition(
             READY,
             "False",
@@ -71,10 +73,11 @@ def ready_condition(
             READY,
             "False",
             Reason.ADAPTER_DISABLED.value,
-            f"Service {t.service} of {GRAPH_KIND} {t.dgd} does not have scalingAdapter.enabled, so its"
-            " replicas are set in the graph and this adapter does not write them. Set"
-            f" spec.services.{t.service}.scalingAdapter.enabled: true in the graph to scale it here, or"
-            " delete this adapter.",
+            f"Service {t.service} of {GRAPH_KIND} {t.dgd} does not have scalingAdapter enabled, so its"
+            " replicas are set in the graph and this adapter does not write them. Give the component"
+            f" {t.service} `scalingAdapter: {{}}` (v1beta1; in v1alpha1,"
+            f" spec.services.{t.service}.scalingAdapter.enabled: true) to scale it here, or delete this"
+            " adapter.",
         )
     winner = driver([adapter, *rivals], dgd)
     if winner != _name(adapter):
@@ -94,7 +97,7 @@ def ready_condition(
     )
 
 
-def driver(adapters: Sequence[ScalingAdapter], dgd: Graph) -> str:
+def driver(adapters: Sequence[ScalingAdapter], dgd: StoredGraph) -> str:
     """Name of the one adapter, among `adapters` naming the same service of `dgd`, that drives it: the
     graph's own adapter, else the oldest (then the first by name). Adapters being deleted or left
     behind by a former graph of that name do not compete."""
@@ -122,7 +125,7 @@ def warrants_warning(previous: Sequence[conditions.StatusCondition] | None, want
     return old is None or (old.get("status"), old.get("reason")) != (want.status, want.reason)
 
 
-def awaiting_collection(adapter: ScalingAdapter, dgd: Graph | None) -> bool:
+def awaiting_collection(adapter: ScalingAdapter, dgd: StoredGraph | None) -> bool:
     """The adapter is controlled by a graph of its dgdRef's name that is gone or going (absent, being
     deleted, or replaced by a new graph of the same name): the garbage collector deletes it next, so
     it must neither write into a successor graph nor raise an alarm about its owner's absence."""

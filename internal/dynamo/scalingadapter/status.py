@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime
 
-from dynamo_operator.internal.dynamo.common.inputs import AdapterStatus, Graph
+from dynamo_operator.internal.dynamo.common.inputs import AdapterStatus, StoredGraph
 from dynamo_operator.internal.dynamo.scalingadapter import adapter
 from dynamo_operator.internal.dynamo.status import conditions
 from dynamo_operator.internal.dynamo.status.conditions import Condition
@@ -21,7 +21,7 @@ def adapter_status(
     previous: AdapterStatus,
     ready: Condition,
     *,
-    dgd: Graph | None,
+    dgd: StoredGraph | None,
     service: str,
     scaled_at: str | None,
     generation: int | None,

@@ -2,20 +2,27 @@
 
 Two outcomes: the graph was refused (`rejected_status`: state `failed`, a `Ready=False` condition
 naming the reason, the rest of status kept), or it was synced (`synced_status`: state, the `Ready`
-condition, the services' replica picture, restart and rolling-update progress). `explain` adds what
+condition, the components' replica picture, restart and rolling-update progress). `explain` adds what
 the DCDs alone cannot say (old workers still serving, PVCs the graph waits for) to the verdict first.
 The `Ready` condition's `lastTransitionTime` moves only when its status flips (`conditions`), so
 the same round twice yields the same status and no write.
+
+The status is built as the graph stores it (v1beta1): each service's counts under
+`status.components`, the rolled workers in `rollingUpdate.updatedComponents`.
 """
 
 from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
-from typing import cast
+from typing import Final, cast
 
-from dynamo_operator.api.views import v1alpha1 as views
-from dynamo_operator.internal.dynamo.common.inputs import DgdStatus, RestartStatus, dgd_status_view
+from dynamo_operator.internal.dynamo.common.inputs import (
+    DgdStatus,
+    RestartStatus,
+    RollingUpdateStatus,
+    dgd_status_view,
+)
 from dynamo_operator.internal.dynamo.rollout.rollingupdate import (
     MESSAGE_IN_PROGRESS,
     REASON_IN_PROGRESS,
@@ -24,11 +31,12 @@ from dynamo_operator.internal.dynamo.rollout.rollingupdate import (
 from dynamo_operator.internal.dynamo.status import conditions
 from dynamo_operator.internal.dynamo.status.conditions import Condition
 from dynamo_operator.internal.dynamo.status.readiness import GraphStatus
+from dynamo_operator.internal.dynamo.status.replicas import as_component_replicas
 
 READY = "Ready"
-STATE_PENDING = "pending"
-STATE_SUCCESSFUL = "successful"
-STATE_FAILED = "failed"
+STATE_PENDING: Final = "pending"
+STATE_SUCCESSFUL: Final = "successful"
+STATE_FAILED: Final = "failed"
 REASON_ALL_READY = "all_resources_are_ready"
 REASON_SOME_NOT_READY = "some_resources_are_not_ready"
 
@@ -97,7 +105,7 @@ def synced_status(
         "conditions": conditions.set_conditions(
             old.get("conditions"), [condition, *extra], observed_generation=generation, now=now
         ),
-        "services": verdict.services,
+        "components": {name: as_component_replicas(counts) for name, counts in verdict.services.items()},
     }
     # An unknown generation is left out: the writer drops None fields anyway.
     if generation is not None:
@@ -105,7 +113,7 @@ def synced_status(
     if restart is not None:
         status["restart"] = restart.copy()
     if rolling is not None and rolling.status is not None:
-        # The plan's status may hold None for a field to clear (`updatedServices`), which the
+        # The plan's status may hold None for a field to clear (`updatedComponents`), which the
         # writer drops; otherwise it is a RollingUpdateStatus.
-        status["rollingUpdate"] = cast(views.RollingUpdateStatus, rolling.status)
+        status["rollingUpdate"] = cast(RollingUpdateStatus, rolling.status)
     return status

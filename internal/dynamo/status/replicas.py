@@ -1,10 +1,10 @@
 """A workload's replica counts in the two shapes the API holds them. Pure.
 
-A DCD is read and written as stored, in v1beta1, whose `status.component` lists the workload's names
-(`componentNames`); a graph's status is still the v1alpha1 form, whose `status.services[x]` names the
-workload once more (`componentName`, the last of the names). The two functions here move counts between
-them as the conversion webhook does (api/conversion/component.py), so a graph reports its components
-the same whichever version its components are stored in.
+A DCD's `status.component` and a graph's `status.components[x]` are stored in v1beta1, which lists the
+workload's names (`componentNames`); the readiness verdicts measure counts in the v1alpha1 form, which
+names the workload once more (`componentName`, the last of the names). The two functions here move
+counts between them as the conversion webhook does (api/conversion/component.py, graph.py), so a graph
+reports its components the same whichever version its components are stored in.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import EVENT
 from dynamo_operator.internal.dynamo.status.readiness import NOT_READY_RECHECK_MIN_SECONDS
 from dynamo_operator.internal.observability.metrics import REGISTRY
+from dynamo_operator.internal.stored_version import older
 from testsupport.api import eventually, only_this_test_namespace_left
 from testsupport.graphs import IMAGE
 from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator, record_writes, wait_quiet
@@ -208,8 +209,10 @@ async def test_a_component_name_with_a_dot_fails_the_graph_with_the_rule_it_brea
     api: Client, operator: RunningOperator, ns: str
 ) -> None:
     """v1alpha1 lets a service be called `cache.a`; v1beta1, which components are stored in, does not:
-    the graph fails and says which rule, and no workload of it runs half-written."""
-    await apply(api, graph("y", ns, "cache.a"))
+    the graph fails and says which rule, and no workload of it runs half-written. Sent as v1alpha1
+    (the API server validates it in that version and the operator's webhook converts it), as a user's
+    `kubectl apply` of a v1alpha1 manifest is."""
+    await api.apply(older(kinds.DGD), graph("y", ns, "cache.a"), field_manager=TEST_FIELD_MANAGER)
     dgd = await eventually(
         lambda: api.get(kinds.DGD, "y", namespace=ns),
         until=lambda d: (

@@ -23,7 +23,7 @@ from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.client.resource import EVENT, Resource
-from testsupport.api import eventually, only_this_test_namespace_left, recording
+from testsupport.api import as_stored, eventually, only_this_test_namespace_left, recording
 from testsupport.components import WORKER_HASH_LABEL, dcd_of, deployment_of, of_service
 from testsupport.components import name as name_of
 from testsupport.graphs import IMAGE, two_service_graph
@@ -276,6 +276,25 @@ async def test_worker_env_change_replaces_the_workers_after_the_new_ones_serve(
     )
     assert ready["status"]["services"]["Worker"]["componentName"] == new
     assert ready["status"]["services"]["Worker"]["updatedReplicas"] == 1
+
+
+async def test_a_graph_is_reported_as_stored_in_v1beta1(
+    api: Client, operator: RunningOperator, ns: str
+) -> None:
+    """The operator reads and writes graphs in their storage version: the status it writes, read
+    without any conversion, holds v1beta1's `components` (each workload named in `componentNames`),
+    and its status writes are recorded as v1beta1."""
+    await apply(api, two_services("g", ns))
+    await wait_ready(api, ns, "g")
+    graph = await as_stored(api, kinds.DGD, "g", ns)  # no codec: the wire form
+    status = graph["status"]
+    assert graph["apiVersion"] == "nvidia.com/v1beta1"
+    assert "services" not in status
+    worker = name_of(await deployment_of(api, ns, "g", "Worker"))
+    assert status["components"]["Worker"]["componentNames"] == [worker]
+    assert status["components"]["Frontend"]["componentNames"] == ["g-frontend"]
+    status_writes = [m for m in graph["metadata"]["managedFields"] if m.get("subresource") == "status"]
+    assert {m["apiVersion"] for m in status_writes} == {"nvidia.com/v1beta1"}
 
 
 async def test_scaling_a_service_changes_only_its_replicas(

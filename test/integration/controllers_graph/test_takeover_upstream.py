@@ -28,11 +28,10 @@ import pytest
 import pytest_asyncio
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.storage_version import stored_version_codecs
 from testsupport.api import eventually
 from testsupport.cluster import Kubectl, fresh_namespace
-from testsupport.dcd_view import alpha_dcds
+from testsupport.dcd_view import alpha_dcds, alpha_graphs
 from testsupport.operator import install_crds, running_operator, wait_quiet
 from testsupport.private import api, cluster, kubectl  # noqa: F401  (this module's own control plane)
 
@@ -43,8 +42,8 @@ SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 V1_ERA = SHARED / "upstream-examples" / "golden"
 V2_ERA = SHARED / "upstream-examples-2a6da14c"
 ALPHA = "nvidia.com/v1alpha1"
-DGD = Resource("nvidia.com", "v1alpha1", "dynamographdeployments", "DynamoGraphDeployment")
-# Read and written as v1alpha1 through the tests' view of DCDs (testsupport/dcd_view.py).
+# Read and written as v1alpha1 through the tests' view of graphs and DCDs (testsupport/dcd_view.py).
+DGD = kinds.DGD
 DCD = kinds.DCD
 # Creation order: owners before what they own.
 ORDER = ("DynamoGraphDeployment", "DynamoComponentDeployment", "ServiceAccount", "Role", "RoleBinding")
@@ -170,7 +169,7 @@ async def _take_over(
 ) -> Takeover:
     await install_crds(client)
     # Written as v1alpha1, sent in the version the API server stores (no webhook runs here).
-    client.speak({**await stored_version_codecs(client), **alpha_dcds()})
+    client.speak({**await stored_version_codecs(client), **alpha_dcds(), **alpha_graphs()})
     objects = _era_objects(era, example, namespace)
     [dgd] = [o for o in objects if o["kind"] == "DynamoGraphDeployment"]
     recorded = dict(dgd["metadata"].get("annotations") or {})

@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.client.resource import Resource
 from integration.controllers_multinode.multinode_testlib import GroveBackend, apply
-from testsupport.api import eventually
+from testsupport.api import as_stored, eventually
 from testsupport.graphs import two_service_graph
 from testsupport.objects import condition
 from testsupport.operator import RunningOperator
@@ -26,7 +25,6 @@ pytestmark = [pytest.mark.cluster, pytest.mark.addons("grove")]
 TIMEOUT = 180.0
 # Far above any node of the local cluster (64 each, hack/localcluster.py) or of a real one.
 UNPLACEABLE_GPUS = "100000"
-DGD_V1BETA1 = Resource("nvidia.com", "v1beta1", "dynamographdeployments", "DynamoGraphDeployment")
 
 
 def _waits_for_capacity_alone(dgd: dict[str, Any]) -> bool:
@@ -59,7 +57,7 @@ async def test_a_service_grove_cannot_place_makes_the_graph_wait_for_capacity(
     worker = dgd["status"]["services"]["Worker"]
     assert (worker["scheduledReplicas"], worker["readyReplicas"]) == (0, 0)
     # The stored (v1beta1) form carries the same counts under `components`.
-    stored = await api.get(DGD_V1BETA1, "c", namespace=ns)
+    stored = await as_stored(api, kinds.DGD, "c", ns)
     components = stored["status"]["components"]
     assert {name: c.get("scheduledReplicas") for name, c in components.items()} == {
         "Frontend": 1,

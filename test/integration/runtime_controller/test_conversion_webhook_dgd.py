@@ -1,6 +1,6 @@
 """The project's own multi-version CRDs through the session operator's webhook (testsupport/operator.py
 points them at its loopback port): an upstream v1beta1 example is accepted as written, stored as
-v1alpha1, and reads back as either version."""
+v1beta1, and reads back as either version."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.webhook_setup import CONVERTED_CRDS
-from testsupport.api import eventually
+from testsupport.api import as_stored, eventually
 from testsupport.cluster import Kubectl
 from testsupport.operator import RunningOperator
 from testsupport.webhook import session_bundle_in_crds
@@ -35,7 +35,7 @@ async def test_an_upstream_v1beta1_example_is_accepted_and_reads_as_both_version
     await eventually(lambda: session_bundle_in_crds(api, list(CONVERTED_CRDS)), timeout=90, interval=0.5)
     # In a thread: the webhook answering the API server runs on this event loop.
     await asyncio.to_thread(kubectl, "apply", "--server-side", "-n", ns, "-f", str(example))
-    as_beta: dict[str, Any] = await api.get(dgd("v1beta1"), "mocker-agg", namespace=ns)
+    as_beta: dict[str, Any] = await as_stored(api, dgd("v1beta1"), "mocker-agg", ns)
     assert as_beta["apiVersion"] == "nvidia.com/v1beta1"
     assert [c["name"] for c in as_beta["spec"]["components"]] == ["Frontend", "decode"]
     as_alpha: dict[str, Any] = await api.get(dgd("v1alpha1"), "mocker-agg", namespace=ns)

@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dynamo_operator.api.conversion import V1BETA1, convert
+from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
-from dynamo_operator.internal.stored_version import CONVERTED, stored
+from dynamo_operator.internal.dynamo.graph.lowering import lowered_graph
+from dynamo_operator.internal.stored_version import CONVERTED, older, stored
 from testsupport.api import eventually, requests_of
 from testsupport.graphs import two_service_graph
 from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator
@@ -61,15 +62,17 @@ async def test_the_operator_reads_and_writes_only_v1beta1_of_the_kinds_stored_so
     assert [p for p in ours if not p.startswith("/apis/nvidia.com/v1beta1/")] == []
 
 
-async def test_a_v1beta1_graph_reads_back_through_v1alpha1_as_the_operator_saw_it(
+async def test_a_v1beta1_graph_reads_back_through_v1alpha1_as_generation_saw_it(
     api: Client, operator: RunningOperator, ns: str
 ) -> None:
-    """The v1alpha1 view a user's old tooling reads (through the webhook) is the operator's own view."""
+    """The operator caches the graph as stored, and the v1alpha1 view a user's old tooling reads
+    (through the webhook) is the one generation builds from (graph/lowering.py)."""
     graph = convert(two_service_graph("g", ns), V1BETA1)
     await api.apply(DGD_BETA, graph, field_manager=TEST_FIELD_MANAGER)
     await eventually(lambda: api.get(DGD_BETA, "g", namespace=ns), until=is_ready, timeout=120)
-    through_webhook = await api.get(kinds.DGD, "g", namespace=ns)
+    through_webhook = await api.get(older(kinds.DGD), "g", namespace=ns)
     cached = operator.manager.cache.get(kinds.DGD, f"{ns}/g")
     assert cached is not None
-    assert cached["spec"] == through_webhook["spec"]
-    assert cached["apiVersion"] == through_webhook["apiVersion"] == kinds.DGD.api_version
+    assert cached["apiVersion"] == kinds.DGD.api_version == V1BETA1
+    assert through_webhook["apiVersion"] == V1ALPHA1
+    assert lowered_graph(cached)["spec"] == through_webhook["spec"]

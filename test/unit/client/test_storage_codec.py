@@ -44,7 +44,7 @@ def test_the_wire_is_the_same_collection_at_v1beta1() -> None:
 
 
 def test_encode_then_decode_gives_back_the_operators_object() -> None:
-    codec = StorageCodec(kinds.DGD, stored(kinds.DGD))
+    codec = StorageCodec(older(kinds.DGD), kinds.DGD)
     wire = codec.encode(graph())
     assert wire["apiVersion"] == V1BETA1
     assert wire["spec"]["components"] == [{"name": "Worker", "type": "worker", "replicas": 2}]
@@ -52,19 +52,31 @@ def test_encode_then_decode_gives_back_the_operators_object() -> None:
 
 
 def test_an_object_that_cannot_be_converted_is_handed_on_as_read() -> None:
-    codec = StorageCodec(kinds.DGD, stored(kinds.DGD))
+    codec = StorageCodec(older(kinds.DGD), kinds.DGD)
     odd = {"apiVersion": V1BETA1, "kind": "NotDynamo", "metadata": {"name": "x"}}
     assert codec.decode(odd) == odd
 
 
 def test_kinds_read_as_v1alpha1_get_a_codec_where_their_crd_stores_v1beta1() -> None:
     assert set(
-        storage_codecs(frozenset({"dynamographdeployments", "dynamographdeploymentscalingadapters"}))
-    ) == {kinds.DGD, kinds.DCD}  # the DCD's CRD stores v1alpha1 here: read as v1beta1 through a codec
-    assert set(every_storage_codec()) == {kinds.DGD, kinds.DGDR}
+        storage_codecs(
+            frozenset(
+                {
+                    "dynamographdeployments",
+                    "dynamographdeploymentrequests",
+                    "dynamographdeploymentscalingadapters",
+                }
+            )
+        )
+    ) == {kinds.DGDR, kinds.DCD}  # the DCD's CRD stores v1alpha1 here: read as v1beta1 through a codec
+    assert set(every_storage_codec()) == {kinds.DGDR}
 
 
-@pytest.mark.parametrize("kind", [kinds.DCD, kinds.DGDSA], ids=lambda r: r.kind)
+def test_kinds_read_as_stored_get_a_codec_where_an_older_release_stored_v1alpha1() -> None:
+    assert set(storage_codecs(frozenset())) == {kinds.DGD, kinds.DCD, kinds.DGDSA}
+
+
+@pytest.mark.parametrize("kind", [kinds.DGD, kinds.DCD, kinds.DGDSA], ids=lambda r: r.kind)
 def test_a_kind_read_as_stored_needs_no_codec_on_this_releases_crds(kind: Resource) -> None:
     assert kind.api_version == V1BETA1
     assert kind in READ_AS_STORED
@@ -123,7 +135,7 @@ def test_requests_are_spoken_in_v1beta1_like_the_other_converted_kinds() -> None
 
 
 def _stored_graph(generation: int, *, state: str = "pending") -> dict[str, Any]:
-    wire = StorageCodec(kinds.DGD, stored(kinds.DGD)).encode(graph())
+    wire = StorageCodec(older(kinds.DGD), kinds.DGD).encode(graph())
     wire["metadata"].update({"uid": "u-1", "generation": generation})
     wire["metadata"].setdefault("annotations", {})["nvidia.com/dgd-spec"] = (
         '{"spec":{"services":{"Worker":{"dynamoNamespace":"n-g"}}},"version":1}'
@@ -133,7 +145,7 @@ def _stored_graph(generation: int, *, state: str = "pending") -> dict[str, Any]:
 
 
 def test_an_event_that_leaves_the_spec_alone_reads_as_a_full_conversion_would() -> None:
-    codec = StorageCodec(kinds.DGD, stored(kinds.DGD))
+    codec = StorageCodec(older(kinds.DGD), kinds.DGD)
     codec.decode(_stored_graph(1))
     later = _stored_graph(1, state="successful")
     # decode takes the response over (the client parsed it for this call alone): expected first.
@@ -142,7 +154,7 @@ def test_an_event_that_leaves_the_spec_alone_reads_as_a_full_conversion_would() 
 
 
 def test_a_spec_change_is_converted_anew() -> None:
-    codec = StorageCodec(kinds.DGD, stored(kinds.DGD))
+    codec = StorageCodec(older(kinds.DGD), kinds.DGD)
     codec.decode(_stored_graph(1))
     changed = _stored_graph(2)
     changed["spec"]["components"][0]["replicas"] = 5
@@ -151,7 +163,7 @@ def test_a_spec_change_is_converted_anew() -> None:
 
 def test_a_change_held_in_the_reserved_annotation_is_converted_anew() -> None:
     """v1alpha1-only fields change without a generation bump: the annotation is part of the key."""
-    codec = StorageCodec(kinds.DGD, stored(kinds.DGD))
+    codec = StorageCodec(older(kinds.DGD), kinds.DGD)
     codec.decode(_stored_graph(1))
     renamed = _stored_graph(1)
     renamed["metadata"]["annotations"]["nvidia.com/dgd-spec"] = (
@@ -163,8 +175,8 @@ def test_a_change_held_in_the_reserved_annotation_is_converted_anew() -> None:
 @SETTINGS
 @given(st.one_of(BETA_DGD, BETA_DCD))
 def test_a_remembered_spec_decodes_as_a_full_conversion_would(obj: dict[str, Any]) -> None:
-    # Read as v1alpha1: the DCD itself is read as stored now, but the codec is the same for any kind.
-    view = kinds.DGD if obj["kind"] == "DynamoGraphDeployment" else older(kinds.DCD)
+    # Read as v1alpha1: graphs and DCDs are read as stored now, but the codec is the same for any kind.
+    view = older(kinds.DGD) if obj["kind"] == "DynamoGraphDeployment" else older(kinds.DCD)
     codec = StorageCodec(view, stored(view))
     obj = {**obj, "metadata": {**obj.get("metadata", {}), "uid": "u-1", "generation": 3}}
     expected = convert(obj, V1ALPHA1)
@@ -179,7 +191,7 @@ def test_an_event_that_leaves_the_spec_alone_does_not_parse_the_spec_payload_aga
     """Most events of an object are its status's: the remembered spec stands for the payload too."""
     from dynamo_operator.api.conversion import preserve
 
-    codec = StorageCodec(kinds.DGD, stored(kinds.DGD))
+    codec = StorageCodec(older(kinds.DGD), kinds.DGD)
     codec.decode(_stored_graph(1))
     parsed: list[str] = []
     real = preserve.decode_spec

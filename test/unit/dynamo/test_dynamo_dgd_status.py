@@ -13,6 +13,9 @@ from dynamo_operator.internal.dynamo.status.readiness import GraphStatus
 T0 = datetime.datetime(2026, 11, 22, 8, 0, tzinfo=datetime.UTC)
 T1 = T0 + datetime.timedelta(minutes=5)
 SERVICES = {"Frontend": {"componentKind": "Deployment", "componentName": "g-frontend", "replicas": 1}}
+# The same counts as the graph stores them (v1beta1 `status.components`): the workload is named in
+# `componentNames`.
+COMPONENTS = {"Frontend": {"componentKind": "Deployment", "componentNames": ["g-frontend"], "replicas": 1}}
 
 
 def ready_of(status: dict[str, Any]) -> dict[str, Any]:
@@ -58,7 +61,7 @@ def test_a_synced_graph_states_its_readiness(
 ) -> None:
     status, reason, message = ready
     out = synced_status({}, verdict, generation=3, rolling=rolling, now=T0)
-    assert (out["state"], out["observedGeneration"], out["services"]) == (state, 3, SERVICES)
+    assert (out["state"], out["observedGeneration"], out["components"]) == (state, 3, COMPONENTS)
     assert ready_of(out) == {
         "type": "Ready",
         "status": status,
@@ -98,7 +101,7 @@ def test_a_rejected_graph_fails_and_keeps_the_rest_of_its_status() -> None:
     old = synced_status({}, GraphStatus(True, "All resources are ready", SERVICES), generation=1, now=T0)
     out = rejected_status(old, reason="InvalidSpec", message="spec: bad", generation=2, now=T1)
     assert out["state"] == "failed"
-    assert (out["services"], out["observedGeneration"]) == (SERVICES, 1)
+    assert (out["components"], out["observedGeneration"]) == (COMPONENTS, 1)
     assert ready_of(out) == {
         "type": "Ready",
         "status": "False",
@@ -162,3 +165,11 @@ def test_explain_leaves_the_verdict_it_was_given_alone() -> None:
     verdict = GraphStatus(True, "All resources are ready")
     explain(verdict, missing_pvcs=("data",))
     assert (verdict.ready, verdict.message) == (True, "All resources are ready")
+
+
+def test_the_status_is_built_as_the_graph_stores_it() -> None:
+    rolling = RollingPlan(status={"phase": "Completed", "updatedComponents": ["Frontend"]})
+    out = synced_status({}, GraphStatus(True, "ok", SERVICES), generation=1, rolling=rolling, now=T0)
+    assert "services" not in out
+    assert out["components"]["Frontend"]["componentNames"] == ["g-frontend"]
+    assert out["rollingUpdate"] == {"phase": "Completed", "updatedComponents": ["Frontend"]}

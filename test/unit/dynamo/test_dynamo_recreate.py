@@ -280,7 +280,7 @@ def test_new_generation_ready_and_old_drained_lets_the_old_dcds_go() -> None:
     out = plan(
         IN_PROGRESS, [FRONTEND, OLD_AT_ZERO, NEW_READY], drains={"Worker": drain_of([OLD_AT_ZERO], [])}
     )
-    assert (out.keep, out.serving_hash, out.status and out.status["updatedServices"]) == (
+    assert (out.keep, out.serving_hash, out.status and out.status["updatedComponents"]) == (
         frozenset(),
         NEW,
         ["Worker"],
@@ -293,7 +293,7 @@ def test_old_dcds_are_kept_while_their_pods_run_even_when_the_new_generation_ser
     new_zero = dcd(DESIRED["Worker"], worker_hash=NEW, replicas=0, status_replicas=0)
     drain = drain_of([OLD_AT_ZERO], [pod(OLD_NAME, deleting=True)])
     out = plan(IN_PROGRESS, [FRONTEND, OLD_AT_ZERO, new_zero], drains={"Worker": drain}, services=services)
-    assert (out.keep, out.serving_hash, out.status and out.status["updatedServices"]) == (
+    assert (out.keep, out.serving_hash, out.status and out.status["updatedComponents"]) == (
         frozenset({OLD_NAME}),
         OLD,
         None,

@@ -129,14 +129,19 @@ def test_old_dcds_start_a_rollout_pending_with_start_time_and_event() -> None:
 
 
 def test_a_completed_rollout_restarts_with_fresh_times() -> None:
-    previous = {"phase": "Completed", "startTime": EARLIER, "endTime": EARLIER, "updatedServices": ["Decode"]}
+    previous = {
+        "phase": "Completed",
+        "startTime": EARLIER,
+        "endTime": EARLIER,
+        "updatedComponents": ["Decode"],
+    }
     out = plan(previous, [OLD_P, OLD_D])
     assert out.status == {"phase": "Pending", "startTime": NOW}
 
 
 def test_pending_moves_to_in_progress_keeping_start_time() -> None:
     out = plan({"phase": "Pending", "startTime": EARLIER}, [OLD_P, OLD_D, NEW_P, NEW_D])
-    assert out.status == {"phase": "InProgress", "startTime": EARLIER, "updatedServices": None}
+    assert out.status == {"phase": "InProgress", "startTime": EARLIER, "updatedComponents": None}
     assert out.events == () and out.requeue_after is None
 
 
@@ -145,7 +150,7 @@ def test_in_progress_lists_the_services_already_updated() -> None:
     old_p = dcd("g-prefill-aaaaaaaa", "Prefill", worker_hash="aaaaaaaa", replicas=0, ready=0)
     new_p = dcd("g-prefill-bbbbbbbb", "Prefill", worker_hash="bbbbbbbb", ready=1)
     out = plan({"phase": "InProgress", "startTime": EARLIER}, [old_p, OLD_D, new_p, NEW_D])
-    assert out.status["updatedServices"] == ["Prefill"]
+    assert out.status["updatedComponents"] == ["Prefill"]
     assert out.keep == {"g-prefill-aaaaaaaa", "g-decode-aaaaaaaa"}
 
 
@@ -163,19 +168,19 @@ def test_every_service_updated_prunes_the_old_dcds_and_stays_in_progress() -> No
     assert out.status == {
         "phase": "InProgress",
         "startTime": EARLIER,
-        "updatedServices": ["Decode", "Prefill"],
+        "updatedComponents": ["Decode", "Prefill"],
     }
     assert out.events == () and out.serving_hash == "bbbbbbbb"
 
 
 def test_old_dcds_gone_completes_with_end_time_and_event() -> None:
-    previous = {"phase": "InProgress", "startTime": EARLIER, "updatedServices": ["Prefill"]}
+    previous = {"phase": "InProgress", "startTime": EARLIER, "updatedComponents": ["Prefill"]}
     out = plan(previous, [FRONTEND, NEW_P, NEW_D])
     assert out.status == {
         "phase": "Completed",
         "startTime": EARLIER,
         "endTime": NOW,
-        "updatedServices": ["Decode", "Prefill"],
+        "updatedComponents": ["Decode", "Prefill"],
     }
     assert [e.reason for e in out.events] == [EVENT_COMPLETED]
     assert not out.in_progress
@@ -188,7 +193,12 @@ def test_old_dcds_being_deleted_no_longer_count() -> None:
 
 
 def test_a_completed_rollout_is_left_alone() -> None:
-    previous = {"phase": "Completed", "startTime": EARLIER, "endTime": EARLIER, "updatedServices": ["Decode"]}
+    previous = {
+        "phase": "Completed",
+        "startTime": EARLIER,
+        "endTime": EARLIER,
+        "updatedComponents": ["Decode"],
+    }
     out = plan(previous, [NEW_P, NEW_D])
     assert (out.status, out.events) == (previous, ())
 

@@ -404,7 +404,7 @@ def test_the_ready_condition_carries_the_grove_reason() -> None:
     [ready] = status["conditions"]
     assert (ready["status"], ready["reason"]) == ("False", "insufficient_capacity")
     assert ready["message"] == "podclique/g-0-decode: insufficient scheduled replicas: scheduled=1/2"
-    assert status["services"]["decode"]["scheduledReplicas"] == 1
+    assert status["components"]["decode"]["scheduledReplicas"] == 1
     assert "placement" not in status  # Grove reports no placement score: left unset, as upstream does
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from dynamo_operator.internal.dynamo.scalingadapter import adapter
+from testsupport.dcd_view import stored_graph
 
 
 def _adapter(replicas: int | None = 3) -> dict[str, Any]:
@@ -17,11 +18,9 @@ def _adapter(replicas: int | None = 3) -> dict[str, Any]:
 
 def _dgd(service: dict[str, Any] | None = None, status: dict[str, Any] | None = None) -> dict[str, Any]:
     services = {} if service is None else {"VllmWorker": service}
-    return {
-        "metadata": {"name": "g", "namespace": "ns"},
-        "spec": {"services": services},
-        "status": status or {},
-    }
+    return stored_graph(
+        {"metadata": {"name": "g", "namespace": "ns"}, "spec": {"services": services}, "status": status or {}}
+    )
 
 
 def test_target_and_desired_replicas() -> None:
@@ -44,21 +43,17 @@ def test_graph_replicas(service: dict[str, Any] | None, replicas: int | None) ->
 
 
 def test_apply_body_names_only_the_service_replicas() -> None:
-    body = adapter.replicas_apply(
-        adapter.Target("ns", "g", "VllmWorker"), 5, api_version="nvidia.com/v1alpha1"
-    )
+    body = adapter.replicas_apply(adapter.Target("ns", "g", "VllmWorker"), 5)
     assert body == {
-        "apiVersion": "nvidia.com/v1alpha1",
+        "apiVersion": "nvidia.com/v1beta1",
         "kind": "DynamoGraphDeployment",
         "metadata": {"name": "g", "namespace": "ns"},
-        "spec": {"services": {"VllmWorker": {"replicas": 5}}},
+        "spec": {"components": [{"name": "VllmWorker", "replicas": 5}]},
     }
 
 
 def test_apply_body_carries_the_resource_version_it_was_decided_on() -> None:
-    body = adapter.replicas_apply(
-        adapter.Target("ns", "g", "VllmWorker"), 5, api_version="nvidia.com/v1alpha1", resource_version="42"
-    )
+    body = adapter.replicas_apply(adapter.Target("ns", "g", "VllmWorker"), 5, resource_version="42")
     assert body["metadata"] == {"name": "g", "namespace": "ns", "resourceVersion": "42"}
 
 

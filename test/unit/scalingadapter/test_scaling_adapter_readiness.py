@@ -14,6 +14,7 @@ from dynamo_operator.internal.dynamo.scalingadapter.readiness import (
     warrants_warning,
 )
 from dynamo_operator.internal.dynamo.status.conditions import Condition
+from testsupport.dcd_view import stored_graph
 
 ENABLED = {"scalingAdapter": {"enabled": True}}
 
@@ -34,7 +35,7 @@ def _dgd(services: dict[str, Any], *, uid: str = "u1", deleting: bool = False) -
     meta: dict[str, Any] = {"name": "g", "namespace": "ns", "uid": uid}
     if deleting:
         meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    return {"metadata": meta, "spec": {"services": services}}
+    return stored_graph({"metadata": meta, "spec": {"services": services}})
 
 
 @pytest.mark.parametrize(
@@ -76,7 +77,8 @@ def test_service_not_found_message_lists_the_services_the_graph_has() -> None:
 
 def test_adapter_disabled_message_says_how_to_enable_it() -> None:
     message = ready_condition(_adapter(), _dgd({"Worker": {}})).message
-    assert "Service Worker of DynamoGraphDeployment g does not have scalingAdapter.enabled" in message
+    assert "Service Worker of DynamoGraphDeployment g does not have scalingAdapter enabled" in message
+    assert "`scalingAdapter: {}`" in message
     assert "spec.services.Worker.scalingAdapter.enabled: true" in message
 
 

@@ -8,16 +8,19 @@ from typing import Any
 import pytest
 from dynamo_operator.internal.dynamo.scalingadapter.status import adapter_status
 from dynamo_operator.internal.dynamo.status.conditions import Condition
+from testsupport.dcd_view import stored_graph
 
 T0 = datetime.datetime(2026, 11, 22, 8, 0, tzinfo=datetime.UTC)
 READY = Condition("Ready", "True", "Ready", "drives VllmWorker")
 NOT_READY = Condition("Ready", "False", "GraphNotFound", "graph g not found")
 PREVIOUS = {"replicas": 5, "selector": "old=1", "lastScaleTime": "t0"}
-DGD = {
-    "metadata": {"name": "g", "namespace": "ns"},
-    "spec": {"services": {"VllmWorker": {"replicas": 3}}},
-    "status": {"services": {"VllmWorker": {"replicas": 2}}},
-}
+DGD = stored_graph(
+    {
+        "metadata": {"name": "g", "namespace": "ns"},
+        "spec": {"services": {"VllmWorker": {"replicas": 3}}},
+        "status": {"services": {"VllmWorker": {"replicas": 2}}},
+    }
+)
 
 
 @pytest.mark.parametrize(

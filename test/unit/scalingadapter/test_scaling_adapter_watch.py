@@ -12,21 +12,24 @@ from dynamo_operator.controllers.dynamographdeploymentscalingadapter import (
     graph_replicas_changed,
     replica_picture,
 )
+from testsupport.dcd_view import stored_graph
 
-BASE: dict[str, Any] = {
+# Written in v1alpha1 for brevity; every graph the predicate sees is the stored (v1beta1) form.
+ALPHA: dict[str, Any] = {
     "metadata": {"name": "g", "namespace": "ns", "generation": 1},
     "spec": {"services": {"W": {"replicas": 2}, "F": {}}},
     "status": {"services": {"W": {"replicas": 2}}, "conditions": [{"type": "Ready", "status": "True"}]},
 }
+BASE = stored_graph(ALPHA)
 
 
 def _edit(path: list[str], value: Any) -> dict[str, Any]:
-    out = copy.deepcopy(BASE)
+    out = copy.deepcopy(ALPHA)
     node = out
     for key in path[:-1]:
         node = node.setdefault(key, {})
     node[path[-1]] = value
-    return out
+    return stored_graph(out)
 
 
 def test_picture_defaults_nil_replicas_to_one_and_counts_running() -> None:
