@@ -46,12 +46,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import structlog
-from dynamo_operator.api.conversion import V1BETA1, ConversionError, convert
+from dynamo_operator.api.conversion import ConversionError, convert
 from dynamo_operator.api.v1beta1.enums import ProfilingPhase
 from dynamo_operator.api.views.scalars import JsonObject
 from dynamo_operator.internal import consts, kinds
 from dynamo_operator.internal.apply import ChildClient, StatusWriter
-from dynamo_operator.internal.apply.interface import WireForms
 from dynamo_operator.internal.cache.interface import Informer
 from dynamo_operator.internal.cache.transform import keep_fields
 from dynamo_operator.internal.client import errors
@@ -63,7 +62,6 @@ from dynamo_operator.internal.controller.owners import owner_reference
 from dynamo_operator.internal.controller.result import Result, TerminalError
 from dynamo_operator.internal.dynamo.common.inputs import (
     RequestStatus,
-    StoredRequestStatus,
     json_object,
     stored_graph_view,
 )
@@ -262,7 +260,8 @@ class DynamoGraphDeploymentRequestReconciler:
         raw = self._cache.get(kinds.DGDR, key)
         if raw is None or _meta(raw, "deletionTimestamp"):
             return Result()  # the Job goes with it (ownerReference); the DGD deliberately stays
-        dgdr = read_request({**raw, "apiVersion": kinds.DGDR.api_version, "kind": kinds.DGDR.kind})
+        # (The type fields where the cached object lacks them: it is stored, in kinds.DGDR's version.)
+        dgdr = read_request({"apiVersion": kinds.DGDR.api_version, "kind": kinds.DGDR.kind, **raw})
         for _ in range(MAX_STEPS):
             if dgdr.state is None:
                 await self._commit(dgdr, Step(unknown_state(dgdr.raw_state)))
@@ -310,27 +309,15 @@ class DynamoGraphDeploymentRequestReconciler:
             backend=dgdr.spec.get("backend"),
             now=self._clock.wall(),
         )
-        live = self._stored_form(dgdr.raw)
-        status: RequestStatus | StoredRequestStatus = new
-        if live is not dgdr.raw:
-            # Stored as v1beta1: written as the v1beta1 status itself, so that the v1beta1-only
-            # fields of this step land and those the machine leaves alone stay (stored.py).
-            beta = {**stored.hub_fields(t), **step.beta}
-            status = stored.beta_status(live.get("status") or {}, new, beta)
-        written = await self._status.commit(live, status)
+        # Written as the v1beta1 status itself, so that the v1beta1-only fields of this step land
+        # and those the machine leaves alone stay (stored.py).
+        beta = {**stored.hub_fields(t), **step.beta}
+        status = stored.beta_status(dgdr.stored_status, new, beta)
+        written = await self._status.commit(dgdr.raw, status)
         if written is None:
             return dgdr.raw
         self._record(dgdr, t)
         return written
-
-    def _stored_form(self, raw: Obj) -> Obj:
-        """`raw` as the API server stores it when that is v1beta1 (the conversion is lossless both
-        ways, so this is the stored object); else `raw` itself."""
-        if isinstance(self._client, WireForms):
-            wire = self._client.to_wire(kinds.DGDR, raw)
-            if wire.get("apiVersion") == V1BETA1:
-                return wire
-        return raw
 
     def _record(self, dgdr: RequestView, t: Transition) -> None:
         for event in t.events:
@@ -441,7 +428,7 @@ class DynamoGraphDeploymentRequestReconciler:
 
     def _profiling_phase(self, dgdr: RequestView) -> ProfilingPhase | None:
         """`status.profilingPhase` as stored (a v1beta1 field: read from the stored form)."""
-        raw = (self._stored_form(dgdr.raw).get("status") or {}).get(stored.PROFILING_PHASE)
+        raw = dgdr.stored_status.get(stored.PROFILING_PHASE)
         try:
             return ProfilingPhase(raw) if isinstance(raw, str) and raw else None
         except ValueError:

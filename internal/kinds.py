@@ -35,8 +35,8 @@ from dynamo_operator.internal.optional_api_table import (
     RESOURCE_CLAIM_TEMPLATE,
 )
 
-# Read and written in their storage version, v1beta1: the graph, the component and the scaling
-# adapter need no conversion (internal/stored_version.py speaks v1alpha1 on the wire only to a CRD an
+# Read and written in their storage version, v1beta1: the graph, the component, the scaling adapter
+# and the request need no conversion (internal/stored_version.py speaks v1alpha1 on the wire only to a CRD an
 # older release installed).
 DGD: Final = Resource(
     gv.GROUP, beta.VERSION, gv.DYNAMO_GRAPH_DEPLOYMENT_PLURAL, gv.DYNAMO_GRAPH_DEPLOYMENT_KIND
@@ -51,7 +51,7 @@ DGDSA: Final = Resource(
     gv.DYNAMO_GRAPH_DEPLOYMENT_SCALING_ADAPTER_KIND,
 )
 DGDR: Final = Resource(
-    gv.GROUP, gv.VERSION, gv.DYNAMO_GRAPH_DEPLOYMENT_REQUEST_PLURAL, gv.DYNAMO_GRAPH_DEPLOYMENT_REQUEST_KIND
+    gv.GROUP, beta.VERSION, gv.DYNAMO_GRAPH_DEPLOYMENT_REQUEST_PLURAL, gv.DYNAMO_GRAPH_DEPLOYMENT_REQUEST_KIND
 )
 DYNAMO_MODEL: Final = Resource(gv.GROUP, gv.VERSION, gv.DYNAMO_MODEL_PLURAL, gv.DYNAMO_MODEL_KIND)
 PVC: Final = PERSISTENT_VOLUME_CLAIM
@@ -81,13 +81,11 @@ _BY_TYPE: Final = {
         *OWNED_KINDS,  # every optional API's kinds that generation emits
     )
 }
-# A kind generated in its storage version (graph/stored_dcd.py) is written through the descriptor
-# the operator's code uses; the client's codec sends it as it is (internal/stored_version.py).
-_BY_TYPE[(beta.API_VERSION, DGDR.kind)] = DGDR
 # A DCD rendered in v1alpha1 (`dynamo-operator render`, upstream's older goldens) lives where one of
-# v1beta1 does, and so does a graph written in v1alpha1 (a manifest, a profile's output).
+# v1beta1 does, and so do a graph and a request written in v1alpha1 (a manifest, a profile's output).
 _BY_TYPE[(gv.API_VERSION, DCD.kind)] = DCD
 _BY_TYPE[(gv.API_VERSION, DGD.kind)] = DGD
+_BY_TYPE[(gv.API_VERSION, DGDR.kind)] = DGDR
 
 
 def resource_of(obj: dict[str, object]) -> Resource:

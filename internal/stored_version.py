@@ -1,16 +1,15 @@
 """The operator speaks Dynamo's converted kinds in their storage version, nvidia.com/v1beta1.
 
-The request's reconciler reads the v1alpha1 form of requests (`kinds.DGDR`). On the wire, the client
-lists, watches and writes v1beta1, the version the API server stores, so none of the operator's own
-requests makes the API server call the conversion webhook. Each request is converted in process once,
-as it arrives (the cache keeps the converted form) or as it leaves: the same pure functions the
-webhook serves (`api.conversion`), and the round trip is lossless both ways.
+The graph (`kinds.DGD`), the component (`kinds.DCD`), the scaling adapter (`kinds.DGDSA`) and the
+request (`kinds.DGDR`) are read, cached and written in v1beta1, so none of the operator's own
+requests makes the API server call the conversion webhook, and its cache holds no converted copy.
+Where generation still reads the v1alpha1 form (a graph's or a component's spec, a request's), it
+lowers the object itself, once per change of it, with the same pure functions the webhook serves
+(`api.conversion`, lossless both ways): internal/dynamo/graph/lowering.py, component/lowering.py,
+dgdr/view.py.
 
-The graph (`kinds.DGD`), the component (`kinds.DCD`) and the scaling adapter (`kinds.DGDSA`) are read
-in v1beta1 themselves and need no codec where their CRD stores v1beta1 (generation lowers a graph's or
-a component's spec to v1alpha1 itself, once per change of it: internal/dynamo/graph/lowering.py,
-component/lowering.py); to a CRD an older release installed (stored as v1alpha1) they are spoken in
-v1alpha1 on the wire and converted the other way.
+To a CRD an older release installed (stored as v1alpha1, until the storage migration), these kinds
+are spoken in v1alpha1 on the wire and converted to v1beta1 as they arrive (`StorageCodec`).
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from collections import OrderedDict
 from typing import Any, Final, cast
 
 import structlog
-from dynamo_operator.api import v1beta1
 from dynamo_operator.api.conversion import ConversionError, convert, preserve
 from dynamo_operator.api.v1alpha1 import groupversion as alpha
 from dynamo_operator.api.v1beta1 import groupversion as beta
@@ -34,8 +32,8 @@ Obj = dict[str, Any]
 
 # The four kinds with a v1beta1 form, by the descriptor the operator's code uses.
 CONVERTED: Final = (kinds.DGD, kinds.DCD, kinds.DGDSA, kinds.DGDR)
-# Those of them the operator's code reads in v1beta1, their storage version.
-READ_AS_STORED: Final = frozenset({kinds.DGD, kinds.DCD, kinds.DGDSA})
+# Those of them the operator's code reads in v1beta1, their storage version: all of them.
+READ_AS_STORED: Final = frozenset(CONVERTED)
 
 
 def stored(view: Resource) -> Resource:
@@ -61,9 +59,9 @@ SPEC_MEMORY: Final = 16_384
 
 
 class StorageCodec:
-    """The wire's version to the operator's code and back (`internal.client.codec.VersionCodec`):
-    v1beta1 on the wire and v1alpha1 to the code, or, for a kind read as stored on a cluster whose CRD
-    still stores v1alpha1, the other way round.
+    """The wire's version to the code's and back (`internal.client.codec.VersionCodec`): for the
+    operator, v1alpha1 on the wire of a CRD that still stores it and v1beta1 to the code; for a
+    client of the tests or of a user's tooling, v1beta1 on the wire and v1alpha1 to its code.
 
     Most events of an object change its status or metadata, not its spec: the API server bumps
     `metadata.generation` on every spec change, and v1alpha1-only spec fields travel in the kind's
@@ -126,32 +124,29 @@ class StorageCodec:
 
 
 def storage_codecs(stored_as_v1beta1: frozenset[str]) -> dict[Resource, VersionCodec]:
-    """A codec for every converted kind whose code reads another version than its CRD stores (CRDs
-    storing v1beta1 given by plural): a kind read as v1alpha1 whose CRD stores v1beta1, and a kind
-    read as v1beta1 (`READ_AS_STORED`) whose CRD, an older release's, stores v1alpha1. Every other
-    kind is spoken in the version its code reads, which needs no conversion either."""
-    codecs: dict[Resource, VersionCodec] = {}
-    for view in CONVERTED:
-        as_beta = view.plural in stored_as_v1beta1
-        if view in READ_AS_STORED and not as_beta:
-            codecs[view] = StorageCodec(view, older(view))
-        elif view not in READ_AS_STORED and as_beta:
-            codecs[view] = StorageCodec(view, stored(view))
-    return codecs
+    """A codec for every converted kind whose CRD (given by plural: those storing v1beta1) still
+    stores v1alpha1, an older release's: spoken in v1alpha1 on the wire, read as v1beta1. A kind
+    whose CRD stores v1beta1 needs none."""
+    return {
+        view: StorageCodec(view, older(view))
+        for view in CONVERTED
+        if view in READ_AS_STORED and view.plural not in stored_as_v1beta1
+    }
 
 
-def every_storage_codec() -> dict[Resource, VersionCodec]:
-    """The codecs for this release's CRDs (`api.v1beta1.STORED`), for clients of a cluster known to
-    run them (benchmarks, fault runs): they then need no conversion webhook to be reachable."""
-    return storage_codecs(frozenset(view.plural for view in CONVERTED if view.kind in v1beta1.STORED))
+def speaking_v1alpha1(*views: Resource) -> dict[Resource, VersionCodec]:
+    """Codecs for a client that reads and writes the converted kinds `views` in v1alpha1 from CRDs
+    that store v1beta1 (this release's), converting in process: benchmarks, fault runs and tests that
+    write v1alpha1 manifests need no conversion webhook then. The operator itself needs none."""
+    return {view: StorageCodec(older(view), view) for view in views}
 
 
 __all__ = [
     "CONVERTED",
     "READ_AS_STORED",
     "StorageCodec",
-    "every_storage_codec",
     "older",
+    "speaking_v1alpha1",
     "storage_codecs",
     "stored",
 ]

@@ -42,6 +42,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # PYTHONSAFEPATH=1 drops the script dir
 
 import harness as h
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import ApiError, NotFound
 from dynamo_operator.internal.client.resource import (
@@ -58,7 +59,7 @@ from dynamo_operator.internal.client.resource import (
     SERVICE_ACCOUNT,
     Resource,
 )
-from dynamo_operator.internal.stored_version import every_storage_codec
+from dynamo_operator.internal.stored_version import speaking_v1alpha1
 from localcluster import LocalCluster
 
 PV = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
@@ -99,7 +100,9 @@ class Run:
 
     async def reconnect(self) -> None:
         await self.api.close()
-        self.api = await Client.from_kubeconfig(self.cluster.kubeconfig, codecs=every_storage_codec())
+        self.api = await Client.from_kubeconfig(
+            self.cluster.kubeconfig, codecs=speaking_v1alpha1(kinds.DGD, kinds.DGDR)
+        )
 
     def operator(self, *extra: str) -> h.OperatorProcess:
         op = h.OperatorProcess(
@@ -131,7 +134,9 @@ async def scenario(name: str, *, nodes: int = 4, keep: bool = False) -> AsyncIte
     try:
         h.deploy_default(cluster.kubeconfig)
         op_kubeconfig = h.operator_kubeconfig(cluster, workdir / "operator.kubeconfig")
-        api = await Client.from_kubeconfig(cluster.kubeconfig, codecs=every_storage_codec())
+        api = await Client.from_kubeconfig(
+            cluster.kubeconfig, codecs=speaking_v1alpha1(kinds.DGD, kinds.DGDR)
+        )
         try:
             await h.ensure_namespace(api, NS)
             await h.eventually(

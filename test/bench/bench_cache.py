@@ -34,6 +34,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "hack"))
 import localcluster
+from dynamo_operator.internal import kinds
 from dynamo_operator.internal.cache.cache import Cache
 from dynamo_operator.internal.cache.informer import SharedInformer
 from dynamo_operator.internal.cache.interface import Obj
@@ -42,7 +43,7 @@ from dynamo_operator.internal.cache.transform import Transform, metadata_only
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.client import Client, _events
 from dynamo_operator.internal.client.resource import CONFIG_MAP, DEPLOYMENT, NAMESPACE
-from dynamo_operator.internal.stored_version import every_storage_codec
+from dynamo_operator.internal.stored_version import speaking_v1alpha1
 
 # -- helpers -------------------------------------------------------------------------------------
 
@@ -379,12 +380,16 @@ async def bench_list_sync(api: Client, *, count: int) -> None:
 @contextlib.asynccontextmanager
 async def target(kubeconfig: str | None) -> AsyncIterator[Client]:
     if kubeconfig:
-        async with await Client.from_kubeconfig(kubeconfig, codecs=every_storage_codec()) as api:
+        async with await Client.from_kubeconfig(
+            kubeconfig, codecs=speaking_v1alpha1(kinds.DGD, kinds.DGDR)
+        ) as api:
             yield api
         return
     cluster = localcluster.LocalCluster(f"bench-cache-{os.getpid()}", owner_pid=os.getpid(), nodes=1)
     with localcluster.running(cluster):
-        async with await Client.from_kubeconfig(cluster.kubeconfig, codecs=every_storage_codec()) as api:
+        async with await Client.from_kubeconfig(
+            cluster.kubeconfig, codecs=speaking_v1alpha1(kinds.DGD, kinds.DGDR)
+        ) as api:
             yield api
 
 

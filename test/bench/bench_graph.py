@@ -45,7 +45,7 @@ from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION,
 from dynamo_operator.internal.dynamo.common.context import GenContext  # noqa: E402
 from dynamo_operator.internal.dynamo.component.workload import desired_component_objects  # noqa: E402
 from dynamo_operator.internal.dynamo.graph.generate import desired_dcds  # noqa: E402
-from dynamo_operator.internal.stored_version import every_storage_codec  # noqa: E402
+from dynamo_operator.internal.stored_version import speaking_v1alpha1  # noqa: E402
 from localcluster import LocalCluster  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 from testsupport.graphs import two_service_graph  # noqa: E402
@@ -517,7 +517,9 @@ async def main(args: argparse.Namespace) -> int:
     cluster = LocalCluster(f"bench-{os.getpid()}", owner_pid=os.getpid())
     try:
         cluster.up()
-        api = await Client.from_kubeconfig(cluster.kubeconfig, codecs=every_storage_codec())
+        api = await Client.from_kubeconfig(
+            cluster.kubeconfig, codecs=speaking_v1alpha1(kinds.DGD, kinds.DGDR)
+        )
         try:
             await install_crds(api)
             cpu = ClusterCPU(cluster)

@@ -33,7 +33,7 @@ from dynamo_operator.flags import OperatorOptions  # noqa: E402
 from dynamo_operator.internal import kinds  # noqa: E402
 from dynamo_operator.internal.client.client import Client  # noqa: E402
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION  # noqa: E402
-from dynamo_operator.internal.stored_version import every_storage_codec, stored  # noqa: E402
+from dynamo_operator.internal.stored_version import older, speaking_v1alpha1  # noqa: E402
 from testsupport.webhook import session_bundle_in_crds  # noqa: E402
 
 CRD_DIR = REPO / "config" / "crd" / "bases"
@@ -61,7 +61,7 @@ async def install_crds(api: Client) -> None:
 
 async def list_all(api: Client, version: str) -> tuple[float, int]:
     """Seconds to list every graph of the namespace in `version`, and how many came back."""
-    resource = kinds.DGD if version == "v1alpha1" else stored(kinds.DGD)
+    resource = older(kinds.DGD) if version == "v1alpha1" else kinds.DGD
     started = time.perf_counter()
     count, token = 0, None
     while True:
@@ -75,7 +75,9 @@ async def main(args: argparse.Namespace) -> int:
     cluster = localcluster.LocalCluster(f"bench-list-{args.graphs}", nodes=1)
     with localcluster.running(cluster):
         plain = await Client.from_kubeconfig(cluster.kubeconfig)  # v1alpha1 reads go through the webhook
-        writer = await Client.from_kubeconfig(cluster.kubeconfig, codecs=every_storage_codec())
+        writer = await Client.from_kubeconfig(
+            cluster.kubeconfig, codecs=speaking_v1alpha1(kinds.DGD, kinds.DGDR)
+        )
         try:
             await install_crds(plain)
             routed = local_webhook.main(

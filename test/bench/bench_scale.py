@@ -72,7 +72,7 @@ from dynamo_operator import eventloop  # noqa: E402
 from dynamo_operator.internal import kinds  # noqa: E402
 from dynamo_operator.internal.client.client import Client  # noqa: E402
 from dynamo_operator.internal.client.resource import DEPLOYMENT, LEASE, NAMESPACE  # noqa: E402
-from dynamo_operator.internal.stored_version import every_storage_codec  # noqa: E402
+from dynamo_operator.internal.stored_version import speaking_v1alpha1  # noqa: E402
 
 NS = "bench"
 BASELINE_NS = "baseline"
@@ -514,7 +514,9 @@ async def one_size(
     runs: list[dict[str, Any]] = []
     fig["runs"] = runs
     try:
-        api = await Client.from_kubeconfig(cluster.kubeconfig, codecs=every_storage_codec())
+        api = await Client.from_kubeconfig(
+            cluster.kubeconfig, codecs=speaking_v1alpha1(kinds.DGD, kinds.DGDR)
+        )
         writers_as: dict[str, Client] = {ADMIN: api}  # the floor's writer per identity
         try:
             if "baseline" not in skip:
@@ -525,7 +527,8 @@ async def one_size(
             cpu = bg.ClusterCPU(cluster)
             if OPERATOR_SA in floor_identities:
                 writers_as[OPERATOR_SA] = await Client.from_kubeconfig(
-                    h.operator_kubeconfig(cluster, workdir / "floor.kubeconfig"), codecs=every_storage_codec()
+                    h.operator_kubeconfig(cluster, workdir / "floor.kubeconfig"),
+                    codecs=speaking_v1alpha1(kinds.DGD, kinds.DGDR),
                 )
 
             async def write_floors(r: int) -> RoundFloors:

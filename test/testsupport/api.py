@@ -17,7 +17,7 @@ from dynamo_operator.internal.client.resource import NAMESPACE, Resource
 
 import testsupport
 from testsupport.cluster import TEST_NAMESPACE_LABEL
-from testsupport.dcd_view import alpha_dcds, alpha_graphs
+from testsupport.dcd_view import alpha_view
 
 T = TypeVar("T")
 
@@ -25,7 +25,7 @@ T = TypeVar("T")
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def api(cluster: Any) -> AsyncIterator[Client]:
     """A `Client` for the cluster of the `cluster` fixture (admin credentials)."""
-    client = await Client.from_kubeconfig(str(cluster.kubeconfig), codecs={**alpha_dcds(), **alpha_graphs()})
+    client = await Client.from_kubeconfig(str(cluster.kubeconfig), codecs=alpha_view())
     try:
         yield client
     finally:

@@ -1,8 +1,9 @@
 """A request's lifecycle as nvidia.com/v1beta1 stores it. Pure.
 
-The DGDR is stored as v1beta1 and the reconciler reads it in v1alpha1 (the client's codec). Part of
-the v1alpha1 status has no v1beta1 field (`backend`, `profilingResults`, the created graph's
-namespace, state and `created` flag, the state DeploymentDeleted): the conversion keeps it in the
+The DGDR is read and written as stored, in v1beta1; the machine decides by its v1alpha1 form, which
+view.py lowers it to. Part of the v1alpha1 status has no v1beta1 field (`backend`,
+`profilingResults`, the created graph's namespace, state and `created` flag, the state
+DeploymentDeleted): the conversion keeps it in the
 `nvidia.com/dgdr-status` annotation, and a write of the status subresource cannot set annotations,
 so none of it outlives a status write. The machine therefore decides only by what v1beta1 holds:
 
@@ -16,8 +17,9 @@ so none of it outlives a status write. The machine therefore decides only by wha
 `profilingPhase` and `deploymentInfo` exist in v1beta1 only: the machine decides them by transition
 (`hub_fields`), never from the v1alpha1 status, and a step that says nothing of them leaves them.
 
-On a cluster whose CRD still stores v1alpha1 (an older release's), the same status is written in
-v1alpha1 with the v1alpha1-only fields as before; v1beta1-only fields then have nowhere to go.
+On a cluster whose CRD still stores v1alpha1 (an older release's, until the storage migration), the
+client's codec writes the same v1beta1 status in v1alpha1: the v1beta1-only fields and the v1alpha1-only
+ones are then both absent from it, and the machine, deciding by the fields both versions hold, goes on.
 """
 
 from __future__ import annotations

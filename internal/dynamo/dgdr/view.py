@@ -1,18 +1,33 @@
-"""A DGDR read once per lifecycle step: the fields its states decide by, out of the raw object. Pure.
+"""A DGDR read once per lifecycle step: the fields its states decide by, out of the raw object. Pure,
+with a bounded memory.
 
 The reconciler walks a request through several states in one reconcile and re-reads it after each
-status write; `read_request` is how each step sees it. `raw` stays beside the fields: status writes
-and Events address the object itself; the Job and the generated DGD are made from its view
-(`request`).
+status write; `read_request` is how each step sees it. The cache holds requests as stored (v1beta1)
+and the machine decides by the v1alpha1 form, so the request is lowered here, by the webhook's own
+conversion, once per version of it (its resourceVersion). `raw` stays beside the fields, as stored:
+status writes (stored.py) and Events address the object itself; the Job and the generated DGD are
+made from its v1alpha1 view (`request`).
 """
 
 from __future__ import annotations
 
+import collections
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Final, cast
 
+from dynamo_operator.api.conversion import V1ALPHA1, ConversionError, convert
 from dynamo_operator.api.views.scalars import JsonObject
 from dynamo_operator.api.views.v1alpha1 import DeploymentStatus
-from dynamo_operator.internal.dynamo.common.inputs import Request, RequestSpec, RequestStatus, request_view
+from dynamo_operator.internal.dynamo.common.inputs import (
+    Request,
+    RequestSpec,
+    RequestStatus,
+    StoredRequestStatus,
+    json_object,
+    request_view,
+    stored_request_status_of,
+)
 from dynamo_operator.internal.dynamo.dgdr.machine import IMMUTABLE_STATES, State, parse_state
 from dynamo_operator.internal.dynamo.dgdr.stored import tracked_deployment
 
@@ -47,6 +62,12 @@ class RequestView:
         return tracked_deployment(self.status, self.namespace)
 
     @property
+    def stored_status(self) -> StoredRequestStatus:
+        """The status as stored (v1beta1): what a status write builds on (stored.py `beta_status`), and
+        where the v1beta1-only fields (`profilingPhase`...) are read."""
+        return stored_request_status_of(json_object(self.raw.get("status")))
+
+    @property
     def frozen_spec_edited(self) -> bool:
         """Profiling started (the spec is frozen) and the spec has changed since."""
         return (
@@ -56,9 +77,43 @@ class RequestView:
         )
 
 
+# uid → (resourceVersion, the stored object's metadata, the request lowered to v1alpha1); most recent
+# last. The mappers of the ConfigMaps and PVCs a request waits for read every request of a namespace
+# at each such event. A hit needs the very metadata object the entry was made from (a shallow copy of
+# the cached object shares it): an object built elsewhere with the same resourceVersion is lowered anew.
+_LOWERED: collections.OrderedDict[str, tuple[str, object, JsonObject]] = collections.OrderedDict()
+LOWERED_SIZE: Final = 1024
+
+
+def lowered_request(stored: JsonObject) -> JsonObject:
+    """`stored` (a request as cached or as a write returned it) in v1alpha1: itself when it already is
+    (read offline, or from a CRD an older release installed); a request v1alpha1 cannot hold is read
+    as it is (its v1alpha1 fields then read as absent, and validation refuses it). Shared with other
+    callers: read, never changed in place."""
+    if stored.get("apiVersion") == V1ALPHA1:
+        return stored
+    meta = stored.get("metadata")
+    uid = str(meta.get("uid") or "") if isinstance(meta, Mapping) else ""
+    version = str(meta.get("resourceVersion") or "") if isinstance(meta, Mapping) else ""
+    found = _LOWERED.get(uid) if uid and version else None
+    if found is not None and found[0] == version and found[1] is meta:
+        _LOWERED.move_to_end(uid)
+        return found[2]
+    try:
+        lowered = cast(JsonObject, convert(stored, V1ALPHA1))
+    except ConversionError:
+        return stored
+    if uid and version:
+        _LOWERED[uid] = (version, meta, lowered)
+        _LOWERED.move_to_end(uid)
+        while len(_LOWERED) > LOWERED_SIZE:
+            _LOWERED.popitem(last=False)
+    return lowered
+
+
 def read_request(raw: JsonObject) -> RequestView:
-    """The view of `raw` (a DGDR as cached or as a status write returned it)."""
-    request = request_view(raw)
+    """The view of `raw` (a DGDR as cached or as a status write returned it, as stored)."""
+    request = request_view(lowered_request(raw))
     meta = request.get("metadata") or {}
     status = request.get("status") or {}
     raw_state = str(status.get("state") or "")

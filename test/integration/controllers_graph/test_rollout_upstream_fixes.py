@@ -29,7 +29,7 @@ from dynamo_operator.internal.client.resource import NODE
 from dynamo_operator.storage_version import stored_version_codecs
 from testsupport.api import eventually, recording
 from testsupport.components import of_service
-from testsupport.dcd_view import alpha_dcds, alpha_graphs
+from testsupport.dcd_view import alpha_view
 from testsupport.graphs import two_service_graph
 from testsupport.operator import TEST_FIELD_MANAGER, install_crds, running_operator
 from testsupport.private import api, cluster, kubectl  # noqa: F401  (this module's own control plane)
@@ -131,9 +131,7 @@ async def test_a_revert_during_a_rollout_never_deletes_serving_workers(
     deleted, B's is drained to 0 before it goes, three or more worker pods serve at every instant,
     and the graph settles on A's DCD alone."""
     await install_crds(api)
-    api.speak(
-        {**await stored_version_codecs(api), **alpha_dcds(), **alpha_graphs()}
-    )  # v1alpha1 written in the stored version
+    api.speak({**await stored_version_codecs(api), **alpha_view()})  # v1alpha1 written in the stored version
     async with running_operator(cluster, ns):
         await _revert_half_way(api, ns)
 
@@ -200,9 +198,7 @@ async def test_a_replaced_graph_leaves_no_old_worker_generation(
     --force` sends): the old worker DCD is rolled away, one worker DCD of the new spec is left, and
     the graph records its hash again."""
     await install_crds(api)
-    api.speak(
-        {**await stored_version_codecs(api), **alpha_dcds(), **alpha_graphs()}
-    )  # v1alpha1 written in the stored version
+    api.speak({**await stored_version_codecs(api), **alpha_view()})  # v1alpha1 written in the stored version
     async with running_operator(cluster, ns):
         await _replace_whole(api, ns)
 

@@ -31,7 +31,7 @@ from dynamo_operator.internal.client.client import Client
 from dynamo_operator.storage_version import stored_version_codecs
 from testsupport.api import eventually
 from testsupport.cluster import Kubectl, fresh_namespace
-from testsupport.dcd_view import alpha_dcds, alpha_graphs
+from testsupport.dcd_view import alpha_view
 from testsupport.operator import install_crds, running_operator, wait_quiet
 from testsupport.private import api, cluster, kubectl  # noqa: F401  (this module's own control plane)
 
@@ -169,7 +169,7 @@ async def _take_over(
 ) -> Takeover:
     await install_crds(client)
     # Written as v1alpha1, sent in the version the API server stores (no webhook runs here).
-    client.speak({**await stored_version_codecs(client), **alpha_dcds(), **alpha_graphs()})
+    client.speak({**await stored_version_codecs(client), **alpha_view()})
     objects = _era_objects(era, example, namespace)
     [dgd] = [o for o in objects if o["kind"] == "DynamoGraphDeployment"]
     recorded = dict(dgd["metadata"].get("annotations") or {})

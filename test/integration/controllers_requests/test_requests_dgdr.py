@@ -10,7 +10,6 @@ import yaml
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import CONFIG_MAP, JOB, SERVICE_ACCOUNT
-from dynamo_operator.internal.stored_version import stored
 from integration.controllers_requests.dgdr_testlib import (
     TIMEOUT,
     WORKERS_IMAGE,
@@ -22,7 +21,7 @@ from integration.controllers_requests.dgdr_testlib import (
     write_output,
 )
 from integration.controllers_requests.requests_testlib import apply, condition, get_or_none
-from testsupport.api import eventually
+from testsupport.api import as_stored, eventually
 from testsupport.cluster import Kubectl, KubectlError
 from testsupport.graphs import IMAGE
 from testsupport.operator import RunningOperator, wait_quiet
@@ -138,7 +137,7 @@ async def test_autoapply_overrides_no_recreate(
 
     ready = await wait_state(api, ns, "auto", "Ready", timeout=180.0)
     assert ready["status"]["deployment"] == {"name": "served"}
-    beta = await api.get(stored(kinds.DGDR), "auto", namespace=ns)
+    beta = await as_stored(api, kinds.DGDR, "auto", ns)
     assert (beta["status"]["phase"], beta["status"]["dgdName"]) == ("Deployed", "served")
     assert (condition(ready, "DeploymentReady")["status"], condition(ready, "DeploymentReady")["reason"]) == (
         "True",

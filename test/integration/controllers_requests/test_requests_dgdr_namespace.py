@@ -18,6 +18,7 @@ from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import ApiError, NotFound
 from dynamo_operator.internal.client.resource import CONFIG_MAP, EVENT, JOB
+from dynamo_operator.internal.stored_version import older
 from integration.controllers_requests.dgdr_testlib import (
     PLANNER_DATA,
     TIMEOUT,
@@ -121,8 +122,10 @@ async def test_a_request_stored_with_another_namespace_in_its_generated_graph_do
             "generatedDeployment": generated,
         }
     }
+    # A v1alpha1 status patch: sent in v1alpha1 (a patch cannot be converted on its own; the API
+    # server converts the object it applies to through the webhook).
     await api.patch(
-        kinds.DGDR, name, status, namespace=ns, subresource="status", field_manager=TEST_FIELD_MANAGER
+        older(kinds.DGDR), name, status, namespace=ns, subresource="status", field_manager=TEST_FIELD_MANAGER
     )
     failed = await wait_state(api, ns, name, "Failed")
     cond = condition(failed, "DeploymentReady")

@@ -12,7 +12,6 @@ import pytest
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import JOB
-from dynamo_operator.internal.stored_version import stored
 from integration.controllers_requests.dgdr_testlib import (
     TIMEOUT,
     finish_pod,
@@ -21,7 +20,7 @@ from integration.controllers_requests.dgdr_testlib import (
     write_output,
 )
 from integration.controllers_requests.requests_testlib import apply, condition, get_or_none
-from testsupport.api import eventually
+from testsupport.api import as_stored, eventually
 from testsupport.cluster import Kubectl
 from testsupport.operator import RunningOperator, wait_quiet
 
@@ -30,7 +29,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
 
 async def as_beta(api: Client, ns: str, name: str) -> dict[str, Any]:
     """The request as v1beta1 (the stored version: no conversion webhook in the way)."""
-    return await api.get(stored(kinds.DGDR), name, namespace=ns)
+    return await as_stored(api, kinds.DGDR, name, ns)
 
 
 async def beta_until(api: Client, ns: str, name: str, until: Any, timeout: float = TIMEOUT) -> dict[str, Any]:  # noqa: ASYNC109

@@ -15,11 +15,10 @@ from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION
 from dynamo_operator.internal.crdmigrator.migrator import CrdMigrator
-from dynamo_operator.internal.stored_version import stored
 from integration.controllers_requests.dgdr_testlib import finish_pod, request, wait_state, write_output
 from integration.controllers_requests.requests_testlib import apply
 from localcluster import LocalCluster
-from testsupport.api import eventually
+from testsupport.api import as_stored, eventually
 from testsupport.cluster import Kubectl
 from testsupport.etcd import set_storage_version, stored_objects
 from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator
@@ -124,7 +123,7 @@ async def test_a_request_stored_as_v1alpha1_is_migrated_to_v1beta1_and_finishes_
     assert ready["status"]["profilingResults"]["selectedConfig"]["metadata"]["name"] == "gen-real"
     alpha = await wait_state(api, ns, name, "Ready")
     assert alpha["status"]["backend"] == "vllm"
-    beta = await api.get(stored(kinds.DGDR), name, namespace=ns)
+    beta = await as_stored(api, kinds.DGDR, name, ns)
     assert beta["status"]["phase"] == "Ready"
 
 

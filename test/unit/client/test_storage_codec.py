@@ -13,8 +13,8 @@ from dynamo_operator.internal.stored_version import (
     CONVERTED,
     READ_AS_STORED,
     StorageCodec,
-    every_storage_codec,
     older,
+    speaking_v1alpha1,
     storage_codecs,
     stored,
 )
@@ -57,30 +57,28 @@ def test_an_object_that_cannot_be_converted_is_handed_on_as_read() -> None:
     assert codec.decode(odd) == odd
 
 
-def test_kinds_read_as_v1alpha1_get_a_codec_where_their_crd_stores_v1beta1() -> None:
-    assert set(
-        storage_codecs(
-            frozenset(
-                {
-                    "dynamographdeployments",
-                    "dynamographdeploymentrequests",
-                    "dynamographdeploymentscalingadapters",
-                }
-            )
-        )
-    ) == {kinds.DGDR, kinds.DCD}  # the DCD's CRD stores v1alpha1 here: read as v1beta1 through a codec
-    assert set(every_storage_codec()) == {kinds.DGDR}
+# The CRDs this release installs, by plural: every converted kind's stores v1beta1.
+THIS_RELEASE = frozenset(view.plural for view in CONVERTED)
+
+
+def test_this_releases_crds_need_no_codec() -> None:
+    """Every converted kind is read as stored, and this release's CRDs store v1beta1."""
+    assert storage_codecs(THIS_RELEASE) == {}
 
 
 def test_kinds_read_as_stored_get_a_codec_where_an_older_release_stored_v1alpha1() -> None:
-    assert set(storage_codecs(frozenset())) == {kinds.DGD, kinds.DCD, kinds.DGDSA}
+    assert set(storage_codecs(frozenset())) == {kinds.DGD, kinds.DCD, kinds.DGDSA, kinds.DGDR}
+    assert set(storage_codecs(frozenset({"dynamographdeployments", "dynamographdeploymentrequests"}))) == {
+        kinds.DCD,
+        kinds.DGDSA,
+    }
 
 
-@pytest.mark.parametrize("kind", [kinds.DGD, kinds.DCD, kinds.DGDSA], ids=lambda r: r.kind)
+@pytest.mark.parametrize("kind", [kinds.DGD, kinds.DCD, kinds.DGDSA, kinds.DGDR], ids=lambda r: r.kind)
 def test_a_kind_read_as_stored_needs_no_codec_on_this_releases_crds(kind: Resource) -> None:
     assert kind.api_version == V1BETA1
     assert kind in READ_AS_STORED
-    assert kind not in every_storage_codec()
+    assert kind not in storage_codecs(THIS_RELEASE)
 
 
 def test_an_older_releases_component_crd_is_spoken_in_v1alpha1_and_read_as_v1beta1() -> None:
@@ -126,12 +124,13 @@ def test_an_older_releases_adapter_crd_is_spoken_in_v1alpha1_and_read_as_v1beta1
 
 
 def test_dynamo_model_is_never_converted() -> None:
-    assert kinds.DYNAMO_MODEL not in every_storage_codec()
+    assert kinds.DYNAMO_MODEL not in storage_codecs(frozenset())
 
 
-def test_requests_are_spoken_in_v1beta1_like_the_other_converted_kinds() -> None:
-    """Their controller keeps its lifecycle in fields v1beta1 holds (internal/dynamo/dgdr/stored.py)."""
-    assert every_storage_codec()[kinds.DGDR].wire == stored(kinds.DGDR)
+def test_a_tool_speaking_v1alpha1_converts_in_process() -> None:
+    [(view, codec)] = speaking_v1alpha1(kinds.DGD).items()
+    assert (view, codec.wire, codec.view) == (kinds.DGD, kinds.DGD, older(kinds.DGD))
+    assert codec.encode(graph())["apiVersion"] == V1BETA1
 
 
 def _stored_graph(generation: int, *, state: str = "pending") -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from dynamo_operator.api.conversion import V1BETA1, convert
 from dynamo_operator.controllers.dynamographdeploymentrequest import DynamoGraphDeploymentRequestReconciler
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client import errors
@@ -71,6 +72,11 @@ class Events:
 
 
 def _request(state: str, status: Obj | None = None) -> Obj:
+    """The request as the cache holds it: stored, in v1beta1 (written here in v1alpha1 for brevity)."""
+    return convert(_alpha_request(state, status), V1BETA1)
+
+
+def _alpha_request(state: str, status: Obj | None = None) -> Obj:
     return {
         "apiVersion": "nvidia.com/v1alpha1",
         "kind": "DynamoGraphDeploymentRequest",

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert
 from dynamo_operator.internal.dynamo.dgdr.machine import State
-from dynamo_operator.internal.dynamo.dgdr.view import read_request
+from dynamo_operator.internal.dynamo.dgdr.view import lowered_request, read_request
 
 
 def request(*, generation: int = 1, **status: Any) -> dict[str, Any]:
@@ -83,3 +84,48 @@ def test_a_graph_named_but_not_created_yet_is_not_created() -> None:
     refused = {"type": "DeploymentReady", "status": "False", "reason": "NamespaceNotAllowed"}
     view = read_request(request(state="Deploying", deployment={"name": "g"}, conditions=[refused]))
     assert view.deployment == {"name": "g", "namespace": "ns"}
+
+
+# --- read as stored: lowered to v1alpha1 once per version ---------------------------------------
+
+
+def stored_request(state: str = "Profiling", resource_version: str = "9") -> dict[str, Any]:
+    """A request as the cache holds it (v1beta1), written here in v1alpha1."""
+    alpha = {
+        "apiVersion": V1ALPHA1,
+        "kind": "DynamoGraphDeploymentRequest",
+        **request(state=state),
+        "spec": {"model": "m", "backend": "vllm", "profilingConfig": {"profilerImage": "img"}},
+    }
+    alpha["metadata"] = {**alpha["metadata"], "uid": "u-stored", "resourceVersion": resource_version}
+    return dict(convert(alpha, V1BETA1))
+
+
+def test_a_stored_request_is_read_in_its_v1alpha1_form() -> None:
+    stored = stored_request()
+    view = read_request(stored)
+    assert view.raw is stored  # writes and Events address the stored object
+    assert view.request == convert(stored, V1ALPHA1)
+    assert (view.state, view.spec["profilingConfig"]["profilerImage"]) == (State.PROFILING, "img")
+
+
+def test_the_stored_status_is_the_raw_objects() -> None:
+    stored = stored_request()
+    assert read_request(stored).stored_status == stored["status"]
+    assert stored["status"]["phase"] == "Profiling"
+
+
+def test_a_version_read_again_is_not_lowered_again() -> None:
+    stored = stored_request(resource_version="10")
+    assert lowered_request({**stored}) is lowered_request(stored)  # a shallow copy shares the metadata
+
+
+def test_another_object_of_the_same_resource_version_is_lowered_anew() -> None:
+    lowered_request(stored_request("Profiling", resource_version="11"))
+    other = stored_request("Deploying", resource_version="11")  # a fake's reuse; never the API server's
+    assert read_request(other).state is State.DEPLOYING
+
+
+def test_a_v1alpha1_request_is_read_as_it_is() -> None:
+    alpha = {"apiVersion": V1ALPHA1, "kind": "DynamoGraphDeploymentRequest", **request(state="Pending")}
+    assert lowered_request(alpha) is alpha
