@@ -39,8 +39,8 @@ from dynamo_operator.internal.client.resource import (  # noqa: E402
     NAMESPACE,
     PERSISTENT_VOLUME_CLAIM,
     SERVICE,
-    Resource,
 )
+from dynamo_operator.internal.kinds import DCD, DGD  # noqa: E402
 from localcluster import LocalCluster  # noqa: E402
 
 OPERATOR_NAMESPACE = "dynamo-system"
@@ -48,8 +48,8 @@ OPERATOR_SA = "dynamo-operator-controller-manager"
 OPERATOR_DEPLOYMENT = "dynamo-operator-controller-manager"
 OPERATOR_BIN = REPO / ".venv" / "bin" / "dynamo-operator"
 GROUP = "nvidia.com"
-DGD = Resource(GROUP, "v1alpha1", "dynamographdeployments", "DynamoGraphDeployment")
-DCD = Resource(GROUP, "v1alpha1", "dynamocomponentdeployments", "DynamoComponentDeployment")
+# DGD and DCD are the operator's descriptors (v1beta1, the storage version): benchmarks and fault runs
+# write graphs in v1alpha1 through `stored_version.speaking_v1alpha1`, converted in process.
 MANAGED_BY = "nvidia.com/managed-by"
 IMAGE = "registry.example/ai-dynamo/vllm-runtime:0.6.1"
 KUBECTL_TIMEOUT = 120.0

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Mapping
-from typing import Any, Final, cast
+from typing import Final, cast
 
 from dynamo_operator.api.conversion import V1ALPHA1, ConversionError, convert, preserve
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
-from dynamo_operator.internal.dynamo.common.inputs import Graph
+from dynamo_operator.internal.dynamo.common.inputs import Graph, json_object
 
 # The reserved annotations a graph's spec conversion reads (the status one tells a v1alpha1-made
 # object from a v1beta1-made one) and the one it writes.
@@ -28,7 +28,7 @@ _READ: Final = (preserve.DGD_SPEC, preserve.DGD_STATUS)
 
 # uid → (generation, the reserved annotations, the lowered spec, the payload it records beside it).
 # Most recent last; 16,384 graphs is past any cluster this operator is measured on.
-_MEMO: collections.OrderedDict[str, tuple[object, tuple[str | None, ...], object, str | None]] = (
+_MEMO: collections.OrderedDict[str, tuple[object, tuple[object, ...], object, str | None]] = (
     collections.OrderedDict()
 )
 MEMO_SIZE: Final = 16_384
@@ -42,8 +42,8 @@ def lowered_graph(stored: Mapping[str, object]) -> Graph:
     hold (a gap in the conversion) is refused as a spec error."""
     if stored.get("apiVersion") == V1ALPHA1:
         return cast(Graph, stored)
-    meta = cast(Mapping[str, Any], stored.get("metadata") or {})
-    annotations: Mapping[str, Any] = meta.get("annotations") or {}
+    meta = json_object(stored.get("metadata"))
+    annotations = json_object(meta.get("annotations"))
     reserved = tuple(annotations.get(key) for key in _READ)
     uid = str(meta.get("uid") or "")
     generation = meta.get("generation")
@@ -70,8 +70,7 @@ def lowered_graph(stored: Mapping[str, object]) -> Graph:
 
 
 def _lower_spec(stored: Mapping[str, object]) -> tuple[object, str | None]:
-    meta = cast(Mapping[str, Any], stored.get("metadata") or {})
-    annotations: Mapping[str, Any] = meta.get("annotations") or {}
+    annotations = json_object(json_object(stored.get("metadata")).get("annotations"))
     envelope = {
         "apiVersion": stored.get("apiVersion"),
         "kind": stored.get("kind"),
@@ -83,9 +82,8 @@ def _lower_spec(stored: Mapping[str, object]) -> tuple[object, str | None]:
         out = convert(envelope, V1ALPHA1)
     except ConversionError as err:
         raise GenerationError("spec", f"cannot be read as v1alpha1: {err}") from err
-    out_meta = cast(Mapping[str, Any], out.get("metadata") or {})
-    carried = (out_meta.get("annotations") or {}).get(preserve.DGD_SPEC)
-    return out.get("spec") or {}, carried
+    carried = json_object(json_object(out.get("metadata")).get("annotations")).get(preserve.DGD_SPEC)
+    return out.get("spec") or {}, carried if isinstance(carried, str) else None
 
 
 def forget(uid: str) -> None:
