@@ -31,7 +31,7 @@ import yaml
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
-from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, EVENT
+from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION, EVENT, Resource, object_key
 from testsupport.api import eventually
 from testsupport.graphs import two_service_graph
 from testsupport.objects import condition
@@ -66,9 +66,35 @@ async def remove_grove(api: Client, operator: RunningOperator, names: list[str])
         return True
 
     # Deleting Grove's CRDs (0.8 MB of schema each) took over 60 s once in CI with three lanes sharing
-    # two cores: a bound on the wait, not a figure the test asserts.
-    await eventually(gone, timeout=3 * TIMEOUT, interval=0.25)
+    # two cores, and over 180 s once more: a bound on the wait, not a figure the test asserts. When it
+    # runs out, the failure says what the lingering CRDs report and what instances they still hold.
+    try:
+        await eventually(gone, timeout=3 * TIMEOUT, interval=0.25)
+    except AssertionError as err:
+        raise AssertionError(f"{err}; lingering: {await lingering_crds(api, names)}") from err
     await eventually(lambda: not operator.capabilities.grove, timeout=TIMEOUT)
+
+
+async def lingering_crds(api: Client, names: list[str]) -> dict[str, Any]:
+    """Per CRD still there: its status conditions and its remaining instances with their finalizers."""
+    out: dict[str, Any] = {}
+    for name in names:
+        try:
+            crd = await api.get(CUSTOM_RESOURCE_DEFINITION, name)
+        except NotFound:
+            continue
+        spec = crd["spec"]
+        served = next((v["name"] for v in spec["versions"] if v.get("served")), None)
+        instances: list[Any] = []
+        if served is not None:
+            resource = Resource(spec["group"], served, spec["names"]["plural"], spec["names"]["kind"])
+            with contextlib.suppress(Exception):  # a diagnosis: whatever the API server still answers
+                instances = [
+                    (object_key(i), i["metadata"].get("finalizers")) for i in await api.list(resource)
+                ]
+        conditions = [(c.get("type"), c.get("status"), c.get("message")) for c in crd["status"]["conditions"]]
+        out[name] = {"conditions": conditions, "instances": instances}
+    return out
 
 
 @pytest_asyncio.fixture(loop_scope="session", scope="module")
