@@ -178,12 +178,7 @@ class DynamoGraphDeploymentScalingAdapterReconciler:
         # The resourceVersion makes the apply conditional: written from a stale cache (say, a
         # service removed meanwhile) it conflicts and is retried on a fresh view instead of
         # resurrecting a half service.
-        body = logic.replicas_apply(
-            t,
-            want,
-            api_version=kinds.DGD.api_version,
-            resource_version=dgd["metadata"]["resourceVersion"],
-        )
+        body = logic.replicas_apply(t, want, resource_version=dgd["metadata"]["resourceVersion"])
         try:
             written = await self._client.apply(kinds.DGD, body, field_manager=logic.FIELD_MANAGER, force=True)
         except Exception as err:

@@ -36,8 +36,8 @@ from dynamo_operator.internal.optional_api_table import (
 )
 
 # Read and written in their storage version, v1beta1: the graph, the component, the scaling adapter
-# and the request need no conversion (internal/stored_version.py speaks v1alpha1 on the wire only to a CRD an
-# older release installed).
+# and the request need no conversion (internal/stored_version.py speaks v1alpha1 on the wire only to
+# a CRD an older release installed).
 DGD: Final = Resource(
     gv.GROUP, beta.VERSION, gv.DYNAMO_GRAPH_DEPLOYMENT_PLURAL, gv.DYNAMO_GRAPH_DEPLOYMENT_KIND
 )

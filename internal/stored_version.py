@@ -21,7 +21,6 @@ from typing import Any, Final, cast
 import structlog
 from dynamo_operator.api.conversion import ConversionError, convert, preserve
 from dynamo_operator.api.v1alpha1 import groupversion as alpha
-from dynamo_operator.api.v1beta1 import groupversion as beta
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.codec import VersionCodec
 from dynamo_operator.internal.client.resource import Resource
@@ -30,15 +29,9 @@ log = structlog.get_logger(__name__)
 
 Obj = dict[str, Any]
 
-# The four kinds with a v1beta1 form, by the descriptor the operator's code uses.
+# The four kinds with a v1beta1 form, by the descriptor the operator's code reads them through: their
+# storage version, v1beta1.
 CONVERTED: Final = (kinds.DGD, kinds.DCD, kinds.DGDSA, kinds.DGDR)
-# Those of them the operator's code reads in v1beta1, their storage version: all of them.
-READ_AS_STORED: Final = frozenset(CONVERTED)
-
-
-def stored(view: Resource) -> Resource:
-    """The v1beta1 descriptor of a converted kind's collection."""
-    return dataclasses.replace(view, version=beta.VERSION)
 
 
 def older(view: Resource) -> Resource:
@@ -128,9 +121,7 @@ def storage_codecs(stored_as_v1beta1: frozenset[str]) -> dict[Resource, VersionC
     stores v1alpha1, an older release's: spoken in v1alpha1 on the wire, read as v1beta1. A kind
     whose CRD stores v1beta1 needs none."""
     return {
-        view: StorageCodec(view, older(view))
-        for view in CONVERTED
-        if view in READ_AS_STORED and view.plural not in stored_as_v1beta1
+        view: StorageCodec(view, older(view)) for view in CONVERTED if view.plural not in stored_as_v1beta1
     }
 
 
@@ -143,10 +134,8 @@ def speaking_v1alpha1(*views: Resource) -> dict[Resource, VersionCodec]:
 
 __all__ = [
     "CONVERTED",
-    "READ_AS_STORED",
     "StorageCodec",
     "older",
     "speaking_v1alpha1",
     "storage_codecs",
-    "stored",
 ]

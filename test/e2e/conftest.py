@@ -19,7 +19,7 @@ import pytest
 import pytest_asyncio
 from dynamo_operator.internal.client.client import Client
 from testsupport.cluster import Cluster, Kubectl, cluster, kubectl, ns  # noqa: F401
-from testsupport.dcd_view import codecs_for_tests
+from testsupport.dcd_view import alpha_view
 
 OPERATOR_NAMESPACE = "dynamo-system"
 OPERATOR_LABEL = "control-plane=controller-manager"
@@ -125,7 +125,7 @@ def deployed(cluster: Cluster, kubectl: Kubectl) -> Iterator[Deployed]:  # noqa:
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def api(cluster: Cluster) -> AsyncIterator[Client]:  # noqa: F811
     """An admin client of the test itself (not the operator's)."""
-    client = await Client.from_kubeconfig(cluster.kubeconfig, codecs=codecs_for_tests())
+    client = await Client.from_kubeconfig(cluster.kubeconfig, codecs=alpha_view())
     try:
         yield client
     finally:

@@ -50,7 +50,7 @@ from dynamo_operator.storage_version import stored_version_codecs
 from dynamo_operator.wiring import register_controllers
 from localcluster import AddonNotBuiltError, BinariesMissingError, ClusterError, LocalCluster
 from testsupport.cluster import PROJECT_CRDS, Kubectl, KubectlError
-from testsupport.dcd_view import codecs_for_tests
+from testsupport.dcd_view import alpha_view
 from testsupport.grove_standin import GroveStandIn
 from testsupport.operator import INFERENCE_POOL_CRD, install_crds
 
@@ -314,7 +314,7 @@ async def shape_run(request: pytest.FixtureRequest) -> AsyncIterator[Run]:
         pytest.fail(f"{EXAMPLES} is missing (the shared reference data)", pytrace=False)
     local = await asyncio.to_thread(start_cluster, shape)
     try:
-        api = await Client.from_kubeconfig(local.kubeconfig, codecs=codecs_for_tests())
+        api = await Client.from_kubeconfig(local.kubeconfig, codecs=alpha_view())
         try:
             if shape.crds:
                 await install_crds(api, list(shape.crds))

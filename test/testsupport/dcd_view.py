@@ -33,12 +33,6 @@ def alpha_view() -> dict[Resource, VersionCodec]:
     }
 
 
-def codecs_for_tests() -> dict[Resource, VersionCodec]:
-    """The codecs of a test client of this release's CRDs (all storing v1beta1): graphs, DCDs and
-    requests in the tests' view."""
-    return alpha_view()
-
-
 def stored_graph(alpha: dict[str, Any]) -> dict[str, Any]:
     """A graph written in the tests' v1alpha1 form (apiVersion and kind may be left out) as the
     operator reads it: stored, in v1beta1."""

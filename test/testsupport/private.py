@@ -16,7 +16,7 @@ import pytest_asyncio
 from dynamo_operator.internal.client.client import Client
 
 from testsupport.cluster import Cluster, Kubectl, private_cluster
-from testsupport.dcd_view import codecs_for_tests
+from testsupport.dcd_view import alpha_view
 
 
 @pytest.fixture(scope="session")
@@ -40,7 +40,7 @@ def kubectl(cluster: Cluster) -> Kubectl:
 async def api(cluster: Cluster) -> AsyncIterator[Client]:
     """Speaks each kind in its stored version, as the operator does: a private control plane runs
     no conversion webhook, and v1beta1 is stored for graphs, components and adapters."""
-    client = await Client.from_kubeconfig(cluster.kubeconfig, codecs=codecs_for_tests())
+    client = await Client.from_kubeconfig(cluster.kubeconfig, codecs=alpha_view())
     try:
         yield client
     finally:

@@ -71,9 +71,7 @@ def graph_replicas(dgd: StoredGraph, service: str) -> int | None:
     return DEFAULT_REPLICAS if value is None else int(value)
 
 
-def replicas_apply(
-    t: Target, replicas: int, *, api_version: str = STORED_API_VERSION, resource_version: str | None = None
-) -> GeneratedObject:
+def replicas_apply(t: Target, replicas: int, *, resource_version: str | None = None) -> GeneratedObject:
     """The server-side-apply body that sets only this service's replicas in the graph (the component
     list is a map keyed by name, so the apply owns that one entry's `replicas`); with the
     `resource_version` of the graph it was decided on, the apply conflicts once the graph moved."""
@@ -81,7 +79,7 @@ def replicas_apply(
     if resource_version is not None:
         meta["resourceVersion"] = resource_version
     return {
-        "apiVersion": api_version,
+        "apiVersion": STORED_API_VERSION,
         "kind": "DynamoGraphDeployment",
         "metadata": meta,
         "spec": {"components": [{"name": t.service, "replicas": replicas}]},

@@ -15,14 +15,12 @@ from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.errors import NotFound
 from dynamo_operator.internal.dynamo.graph.lowering import lowered_graph
-from dynamo_operator.internal.stored_version import CONVERTED, older, stored
+from dynamo_operator.internal.stored_version import CONVERTED, older
 from testsupport.api import eventually, requests_of
 from testsupport.graphs import two_service_graph
 from testsupport.operator import TEST_FIELD_MANAGER, RunningOperator
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(240)]
-
-DGD_BETA = stored(kinds.DGD)
 
 
 def is_ready(dgd: dict[str, Any]) -> bool:
@@ -34,7 +32,7 @@ def is_ready(dgd: dict[str, Any]) -> bool:
 
 async def gone(api: Client, ns: str) -> bool:
     try:
-        await api.get(DGD_BETA, "g", namespace=ns)
+        await api.get(kinds.DGD, "g", namespace=ns)
     except NotFound:
         return True
     return False
@@ -45,13 +43,13 @@ async def test_the_operator_reads_and_writes_only_v1beta1_of_the_kinds_stored_so
 ) -> None:
     graph = convert(two_service_graph("g", ns, adapter=True), V1BETA1)
     with requests_of(operator.manager.client) as paths:
-        await api.apply(DGD_BETA, graph, field_manager=TEST_FIELD_MANAGER)
-        await eventually(lambda: api.get(DGD_BETA, "g", namespace=ns), until=is_ready, timeout=120)
+        await api.apply(kinds.DGD, graph, field_manager=TEST_FIELD_MANAGER)
+        await eventually(lambda: api.get(kinds.DGD, "g", namespace=ns), until=is_ready, timeout=120)
         worker = next(c for c in graph["spec"]["components"] if c["name"] == "Worker")
         worker["replicas"] = 2
-        await api.apply(DGD_BETA, graph, field_manager=TEST_FIELD_MANAGER)
-        await eventually(lambda: api.get(DGD_BETA, "g", namespace=ns), until=is_ready, timeout=120)
-        await api.delete(DGD_BETA, "g", namespace=ns)
+        await api.apply(kinds.DGD, graph, field_manager=TEST_FIELD_MANAGER)
+        await eventually(lambda: api.get(kinds.DGD, "g", namespace=ns), until=is_ready, timeout=120)
+        await api.delete(kinds.DGD, "g", namespace=ns)
         await eventually(lambda: gone(api, ns), timeout=60)
 
     converted = {f"/{r.plural}" for r in CONVERTED}
@@ -68,8 +66,8 @@ async def test_a_v1beta1_graph_reads_back_through_v1alpha1_as_generation_saw_it(
     """The operator caches the graph as stored, and the v1alpha1 view a user's old tooling reads
     (through the webhook) is the one generation builds from (graph/lowering.py)."""
     graph = convert(two_service_graph("g", ns), V1BETA1)
-    await api.apply(DGD_BETA, graph, field_manager=TEST_FIELD_MANAGER)
-    await eventually(lambda: api.get(DGD_BETA, "g", namespace=ns), until=is_ready, timeout=120)
+    await api.apply(kinds.DGD, graph, field_manager=TEST_FIELD_MANAGER)
+    await eventually(lambda: api.get(kinds.DGD, "g", namespace=ns), until=is_ready, timeout=120)
     through_webhook = await api.get(older(kinds.DGD), "g", namespace=ns)
     cached = operator.manager.cache.get(kinds.DGD, f"{ns}/g")
     assert cached is not None
