@@ -68,6 +68,7 @@ from dynamo_operator.internal.dynamo.common.errors import (
 )
 from dynamo_operator.internal.dynamo.common.hashing import LAST_APPLIED_HASH
 from dynamo_operator.internal.dynamo.common.inputs import DcdStatus, component_view, dcd_status_view
+from dynamo_operator.internal.dynamo.common.stored_terms import dcd_message
 from dynamo_operator.internal.dynamo.component import lws_migration
 from dynamo_operator.internal.dynamo.component.workload import desired_component_objects
 from dynamo_operator.internal.dynamo.pod.template import multinode_node_count
@@ -364,12 +365,12 @@ def _generate(raw: Obj, ctx: GenContext) -> list[Obj]:
     try:
         return desired_component_objects(component_view(raw), ctx)
     except MissingAPIError as err:
-        message = f"{err.field}: {err.message} (API {err.api} is not served)"
+        message = dcd_message(err.field, f"{err.message} (API {err.api} is not served)")
         raise Rejected(consts.REASON_MISSING_API, message) from err
     except FieldNotImplementedError as err:
-        raise Rejected(err.reason, str(err)) from err
+        raise Rejected(err.reason, dcd_message(err.field, err.message)) from err
     except GenerationError as err:
-        raise Rejected("InvalidSpec", str(err)) from err
+        raise Rejected("InvalidSpec", dcd_message(err.field, err.message)) from err
 
 
 def _available_since(status: DcdStatus) -> str | None:

@@ -69,6 +69,7 @@ from dynamo_operator.internal.dynamo.common.context import GenContext, SharedCon
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.hashing import LAST_APPLIED_HASH
 from dynamo_operator.internal.dynamo.common.inputs import RestartStatus, component_view, dgd_status_view
+from dynamo_operator.internal.dynamo.common.stored_terms import graph_message
 from dynamo_operator.internal.dynamo.graph import grove_only, lowering
 from dynamo_operator.internal.dynamo.graph.children import dcd_children
 from dynamo_operator.internal.dynamo.graph.generate import dcd_names
@@ -227,7 +228,9 @@ class DynamoGraphDeploymentReconciler:
                     # Refused for wanting Grove: not pinned to the component pathway, so it takes
                     # Grove once Grove is there (upstream's admission would have stored nothing).
                     provider = None
-                await self._refusals.reject(view.raw, rejected)
+                # Generation names v1alpha1 fields; the graph is stored (and mostly written) as v1beta1.
+                told = Rejected(rejected.reason, graph_message(rejected.message, view.services))
+                await self._refusals.reject(view.raw, told)
         except TerminalError:
             # A refused graph is stamped too (and keeps the pathway it was refused on).
             await self._annotate(view.raw, origin=view.origin, provider=provider)

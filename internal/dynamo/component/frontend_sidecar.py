@@ -32,10 +32,10 @@ def check_container_names(spec: ServiceSpec, field: str) -> None:
     the unbounded container list exceeds the cost budget, so it is checked here)."""
     if frontend_sidecar_spec(spec) is None:
         return
-    for i, container in enumerate((spec.get("extraPodSpec") or {}).get("containers") or []):
+    for container in (spec.get("extraPodSpec") or {}).get("containers") or []:
         if container.get("name") == CONTAINER_NAME:
             raise GenerationError(
-                f"{field}extraPodSpec.containers[{i}].name",
+                f"{field}extraPodSpec.containers[name={CONTAINER_NAME}]",
                 f"frontendSidecar generates the container {CONTAINER_NAME!r}; rename this one",
             )
 

@@ -65,7 +65,8 @@ def check_gpu_count(spec: ServiceSpec, field: str) -> None:
     if gms_enabled(spec) and claimed_gpus(spec.get("resources")) < 1:
         raise GenerationError(
             f"{field}resources",
-            "gpuMemoryService needs a whole number of GPUs of at least 1 in limits.gpu (or requests.gpu)",
+            "gpuMemoryService needs a whole number of GPUs of at least 1 in the main container's limits "
+            "(or requests)",
         )
 
 

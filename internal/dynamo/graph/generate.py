@@ -417,12 +417,14 @@ def validate_graph(dgd: Graph, ctx: GenContext, *, worker_hash: str | None = Non
         # A mount names a graph PVC or a volume of the service's own pod: v1beta1 graphs declare
         # their PVC volumes in the pod template, which the v1alpha1 view keeps in extraPodSpec.volumes.
         pod_volumes = {v.get("name") for v in (spec.get("extraPodSpec") or {}).get("volumes") or []}
-        for i, vm in enumerate(spec.get("volumeMounts") or []):
+        for vm in spec.get("volumeMounts") or []:
             if vm.get("name") not in pvc_names | pod_volumes:
+                # Keyed by name, not index: the conversion reorders the mounts (paths.py).
+                # (`spec.pvcs` is v1alpha1's alone: a v1beta1 graph declares every volume in the pod.)
+                graph_pvcs = " and no PVC of the graph (spec.pvcs)" if pvc_names else ""
                 raise GenerationError(
-                    f"spec.services.{svc}.volumeMounts[{i}].name",
-                    f"{vm.get('name')!r} is declared neither in spec.pvcs nor in the service's "
-                    "extraPodSpec.volumes",
+                    f"spec.services.{svc}.volumeMounts[name={vm.get('name')}]",
+                    f"names no volume of the pod (spec.services.{svc}.extraPodSpec.volumes){graph_pvcs}",
                 )
         node_count = (spec.get("multinode") or {}).get("nodeCount")
         if spec.get("multinode") is not None and node_count is not None and int(node_count) < 2:

@@ -1,10 +1,10 @@
 """A v1beta1 graph using a field this operator does not implement is refused whole, naming the field.
 
-Real chain: upstream's snapshot-restore example is applied as written (v1beta1, server-side) through
-the session operator's conversion webhook; the stored v1alpha1 view keeps `checkpoint` only in the
-conversion payload (the v1alpha1 schema prunes it), the graph reconciler finds it there and reports
-`Ready=False` / `FieldNotImplemented` with one Warning Event, and writes no child. A DCD applied
-directly as v1beta1 with an inter-pod GPU memory service is refused the same way by its own reconciler.
+Real chain: upstream's snapshot-restore example is applied as written (v1beta1, server-side); the graph
+reconciler finds `experimental.checkpoint` on the stored graph and reports `Ready=False` /
+`FieldNotImplemented` with one Warning Event, naming the field as v1beta1 spells it, and writes no
+child. A DCD applied directly as v1beta1 with an inter-pod GPU memory service is refused the same way
+by its own reconciler.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ EXAMPLE = (
     / "backends_trtllm_snapshot-restore.yaml"
 )
 NAME = "qwen3-0-6b-trtllm-snapshot-restore"
-FIELD = "spec.services.TRTLLMWorker.checkpoint.enabled"
+FIELD = "spec.components[name=TRTLLMWorker].experimental.checkpoint.enabled"
 TIMEOUT = 120.0
 
 
@@ -124,9 +124,8 @@ async def test_dcd_applied_as_v1beta1_with_inter_pod_gms_is_refused_and_writes_n
     )
     cond = condition(refused)
     assert cond["status"] == "False"
-    assert cond["message"].startswith("spec.gpuMemoryService.mode: the inter-pod GPU memory service"), cond[
-        "message"
-    ]
+    expected = "spec.experimental.gpuMemoryService.mode: the inter-pod GPU memory service"
+    assert cond["message"].startswith(expected), cond["message"]
     selector = "involvedObject.name=gms-inter-pod,type=Warning"
     events = await eventually(
         lambda: api.list(EVENT, namespace=ns, field_selector=selector),

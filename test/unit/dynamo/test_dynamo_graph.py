@@ -418,7 +418,7 @@ def test_every_graph_object_is_hash_stamped() -> None:
         pytest.param(dgd({}), "spec.services", id="no-services"),
         pytest.param(
             dgd({"W": service("worker", volumeMounts=[{"name": "x", "mountPoint": "/x"}])}),
-            r"volumeMounts\[0\]\.name",
+            r"volumeMounts\[name=x\]",
             id="undeclared-pvc",
         ),
         pytest.param(

@@ -119,7 +119,7 @@ def test_a_graph_that_generates_has_owned_and_shared_children() -> None:
             dgd({"VllmWorker": service("worker", volumeMounts=[{"name": "nope", "mountPoint": "/m"}])}),
             ALL,
             "InvalidSpec",
-            "'nope' is declared neither in spec.pvcs nor in the service's extraPodSpec.volumes",
+            "spec.services.VllmWorker.volumeMounts[name=nope]: names no volume of the pod",
             id="invalid-spec",
         ),
     ],

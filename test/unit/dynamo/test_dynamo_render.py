@@ -222,7 +222,7 @@ def test_render_has_no_owner_references() -> None:
                 "componentType: worker",
                 "componentType: worker\n      volumeMounts: [{name: nope, mountPoint: /x}]",
             ),
-            r"volumeMounts\[0\]\.name",
+            r"volumeMounts\[name=nope\]",
             id="undeclared-pvc",
         ),
         pytest.param(AGG.replace('gpu: "1"', 'gpu: "one"'), r"resources\.limits\.gpu", id="bad-quantity"),

@@ -407,4 +407,4 @@ def test_a_user_container_may_not_take_the_sidecars_name() -> None:
     )
     with pytest.raises(GenerationError) as err:
         desired_graph_objects(dgd({"W": spec}), DRA)
-    assert err.value.field == "spec.services.W.extraPodSpec.containers[0].name"
+    assert err.value.field == "spec.services.W.extraPodSpec.containers[name=sidecar-frontend]"

@@ -1,0 +1,123 @@
+"""A refused graph is told what to fix in the terms of the stored version, v1beta1, on a real API server.
+
+A v1beta1 worker mounts a volume its pod does not declare, a v1alpha1 one asks for failover in a
+graph without per-container discovery: the schema cannot see either, the graph reconciler refuses
+the graph (`Ready=False`, `InvalidSpec`, one Warning Event) and names the field as v1beta1 spells it
+(`spec.components[name=...]`), whichever version the manifest was written in (generation reads the
+v1alpha1 view; its paths are rewritten by internal/dynamo/common/stored_terms.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from dynamo_operator.internal import kinds
+from dynamo_operator.internal.client.client import Client
+from dynamo_operator.internal.client.resource import EVENT
+from dynamo_operator.webhook_setup import CONVERTED_CRDS
+from testsupport.api import eventually
+from testsupport.cluster import Kubectl
+from testsupport.operator import RunningOperator
+from testsupport.webhook import session_bundle_in_crds
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(240)]
+
+TIMEOUT = 120.0
+IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.5.0"
+MOUNT = "spec.components[name=worker].podTemplate.spec.containers[name=main].volumeMounts[name=cache]"
+VOLUMES = "spec.components[name=worker].podTemplate.spec.volumes"
+
+
+def beta_graph(name: str) -> dict[str, Any]:
+    main = {
+        "name": "main",
+        "image": IMAGE,
+        "command": ["python3", "-m", "dynamo.vllm"],
+        "volumeMounts": [{"name": "cache", "mountPath": "/cache"}],
+    }
+    return {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": name},
+        "spec": {
+            "components": [
+                {"name": "worker", "type": "worker", "podTemplate": {"spec": {"containers": [main]}}}
+            ]
+        },
+    }
+
+
+def alpha_graph(name: str) -> dict[str, Any]:
+    """A worker with failover but a graph without per-container discovery, which CEL cannot see
+    (it does not read annotations)."""
+    worker = {
+        "componentType": "worker",
+        "resources": {"limits": {"gpu": "1"}},
+        "gpuMemoryService": {"enabled": True},
+        "failover": {"enabled": True},
+        "extraPodSpec": {"mainContainer": {"image": IMAGE, "command": ["python3", "-m", "dynamo.vllm"]}},
+    }
+    return {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": name},
+        "spec": {"services": {"worker": worker}},
+    }
+
+
+def ready(obj: dict[str, Any]) -> dict[str, Any]:
+    for cond in (obj.get("status") or {}).get("conditions") or ():
+        if cond.get("type") == "Ready":
+            return dict(cond)
+    return {}
+
+
+async def refused_message(
+    api: Client, kubectl: Kubectl, ns: str, manifest: dict[str, Any], tmp_path: Path
+) -> tuple[str, list[dict[str, Any]]]:
+    """Apply `manifest` as a user would; the Ready message it is refused with and its Warning Events."""
+    name = manifest["metadata"]["name"]
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(manifest))
+    # The API server can call the webhook only once the session operator's CA is in the CRDs.
+    await eventually(lambda: session_bundle_in_crds(api, list(CONVERTED_CRDS)), timeout=90, interval=0.5)
+    # In a thread: the webhook answering the API server runs on this event loop.
+    await asyncio.to_thread(kubectl, "apply", "--server-side", "-n", ns, "-f", str(path))
+    refused = await eventually(
+        lambda: api.get(kinds.DGD, name, namespace=ns),
+        until=lambda d: ready(d).get("reason") == "InvalidSpec",
+        timeout=TIMEOUT,
+        interval=0.25,
+    )
+    events = await eventually(
+        lambda: api.list(EVENT, namespace=ns, field_selector=f"involvedObject.name={name},type=Warning"),
+        until=lambda xs: any(e.get("reason") == "InvalidSpec" for e in xs),
+        timeout=30,
+    )
+    return ready(refused)["message"], events
+
+
+async def test_a_v1beta1_graph_is_refused_naming_the_mount_in_its_pod_template(
+    operator: RunningOperator, api: Client, kubectl: Kubectl, ns: str, tmp_path: Path
+) -> None:
+    message, events = await refused_message(api, kubectl, ns, beta_graph("beta-mount"), tmp_path)
+    assert message == f"{MOUNT}: names no volume of the pod ({VOLUMES})"
+    assert [e["message"] for e in events] == [message]
+    assert "spec.services" not in message
+    assert await api.list(kinds.DCD, namespace=ns) == []
+
+
+async def test_a_graph_written_as_v1alpha1_is_refused_in_the_same_v1beta1_terms(
+    operator: RunningOperator, api: Client, kubectl: Kubectl, ns: str, tmp_path: Path
+) -> None:
+    message, _ = await refused_message(api, kubectl, ns, alpha_graph("alpha-failover"), tmp_path)
+    assert message.startswith(
+        "metadata.annotations[nvidia.com/dynamo-kube-discovery-mode]: "
+        "spec.components[name=worker].experimental.failover needs per-container discovery"
+    ), message
+    assert "spec.services" not in message
+    assert await api.list(kinds.DCD, namespace=ns) == []
