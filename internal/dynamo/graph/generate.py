@@ -12,7 +12,12 @@ from dynamo_operator.api.views.v1alpha1 import ExtraPodMetadata
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming, remainder
 from dynamo_operator.internal.dynamo.common.context import GenContext
-from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError, NameCollisionError
+from dynamo_operator.internal.dynamo.common.errors import (
+    GenerationError,
+    MissingAPIError,
+    NameCollisionError,
+    for_service,
+)
 from dynamo_operator.internal.dynamo.common.hashing import stamp_hash
 from dynamo_operator.internal.dynamo.common.inputs import (
     DcdSpec,
@@ -20,6 +25,7 @@ from dynamo_operator.internal.dynamo.common.inputs import (
     Graph,
     ObjectMeta,
     ServiceSpec,
+    component_view,
     dcd_spec_of,
     editable_copy,
     json_object,
@@ -39,7 +45,10 @@ from dynamo_operator.internal.dynamo.component.gpu_memory_service import (
     gms_enabled,
     missing_dra,
 )
-from dynamo_operator.internal.dynamo.component.workload import desired_model_service
+from dynamo_operator.internal.dynamo.component.workload import (
+    desired_component_objects,
+    desired_model_service,
+)
 from dynamo_operator.internal.dynamo.graph.grove_only import check_component_pathway
 from dynamo_operator.internal.dynamo.graph.sideobjects import (
     COMPONENT_CLASS_WORKER,
@@ -476,16 +485,31 @@ def desired_graph_objects(
     check_component_pathway(dgd, ctx)  # this is the component pathway: Grove-only fields have no place
     if not worker_hash:
         worker_hash = first_worker_generation(dgd, str(_meta(dgd).get("namespace") or ctx.namespace)).active
+    dcds = desired_dcds(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash)
+    check_workloads(dcds, ctx)
     objects = [
         *desired_pvcs(dgd, ctx),
         *desired_discovery_rbac(dgd, ctx),
         *desired_side_objects(dgd, ctx),
         *desired_model_services(dgd, ctx),
-        *desired_dcds(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash),
+        *dcds,
         *desired_scaling_adapters(dgd, ctx),
     ]
     check_distinct_objects(objects)
     return objects
+
+
+def check_workloads(dcds: Sequence[Obj], ctx: GenContext) -> None:
+    """Generate each DCD's workload as its reconciler will, and let the first spec error refuse the
+    graph. A graph is written whole or not at all: found by a DCD's reconciler instead, the error
+    would come once the graph's other components were written and running. An API the cluster does
+    not serve is not an error here: `missing_apis` reports those, for the whole graph."""
+    for dcd in dcds:
+        with for_service(str(dcd["metadata"]["labels"][c.LABEL_COMPONENT])):
+            try:
+                desired_component_objects(component_view(dcd), ctx)
+            except MissingAPIError:
+                continue
 
 
 def check_distinct_objects(objects: Sequence[Obj]) -> None:

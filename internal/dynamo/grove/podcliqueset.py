@@ -25,7 +25,7 @@ from dynamo_operator.api.v1alpha1.enums import BackendFramework
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming, remainder
 from dynamo_operator.internal.dynamo.common.context import GenContext
-from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.common.errors import GenerationError, for_service
 from dynamo_operator.internal.dynamo.common.hashing import stamp_hash
 from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, Graph
 from dynamo_operator.internal.dynamo.common.objects import Obj, envelope
@@ -479,10 +479,11 @@ def desired_pod_clique_set(
     for gs in grove_services(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash):
         roles = _roles(gs)
         destinations[gs.service] = _destination(gs, roles)
-        made = [
-            _clique(gs, ctx, dgd, role=role, name=name, replicas=replicas, min_available=minimum)
-            for role, name, replicas, minimum in roles
-        ]
+        with for_service(gs.service):
+            made = [
+                _clique(gs, ctx, dgd, role=role, name=name, replicas=replicas, min_available=minimum)
+                for role, name, replicas, minimum in roles
+            ]
         if _starts_after_workers(gs, ctx):
             workers = [name for role, name, _, _ in roles if role is Role.WORKER]
             for clique, (role, _, _, _) in zip(made, roles, strict=True):
@@ -583,13 +584,13 @@ def desired_grove_objects(
     for gs in grove_services(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash):
         # The Ingress/VirtualService generators name their objects after the component, which on
         # this pathway is `<dgd>-<lower(svc)>` already.
-        for extra in (
-            desired_grove_service(gs, ctx, dgd),
-            desired_ingress(gs.component, ctx, dgd),
-            desired_virtual_service(gs.component, ctx, dgd),
-        ):
-            if extra is not None:
-                per_service.append(stamp_hash(extra))
+        with for_service(gs.service):
+            extras = (
+                desired_grove_service(gs, ctx, dgd),
+                desired_ingress(gs.component, ctx, dgd),
+                desired_virtual_service(gs.component, ctx, dgd),
+            )
+        per_service += [stamp_hash(extra) for extra in extras if extra is not None]
     objects = [
         *desired_pvcs(dgd, ctx),
         *desired_discovery_rbac(dgd, ctx),

@@ -1,10 +1,11 @@
 """A refused graph is told what to fix in the terms of the stored version, v1beta1, on a real API server.
 
-A v1beta1 worker mounts a volume its pod does not declare, a v1alpha1 one asks for failover in a
-graph without per-container discovery: the schema cannot see either, the graph reconciler refuses
-the graph (`Ready=False`, `InvalidSpec`, one Warning Event) and names the field as v1beta1 spells it
-(`spec.components[name=...]`), whichever version the manifest was written in (generation reads the
-v1alpha1 view; its paths are rewritten by internal/dynamo/common/stored_terms.py).
+A v1beta1 worker mounts a volume its pod does not declare, or names no image; a v1alpha1 one asks
+for failover in a graph without per-container discovery. The schema cannot see any of these: the
+graph reconciler refuses the graph whole (`Ready=False`, `InvalidSpec`, one Warning Event, nothing
+written) and names the field as v1beta1 spells it (`spec.components[name=...]`), whichever version
+the manifest was written in (generation reads the v1alpha1 view; its paths are rewritten by
+internal/dynamo/common/stored_terms.py).
 """
 
 from __future__ import annotations
@@ -48,6 +49,23 @@ def beta_graph(name: str) -> dict[str, Any]:
                 {"name": "worker", "type": "worker", "podTemplate": {"spec": {"containers": [main]}}}
             ]
         },
+    }
+
+
+def frontend_and_imageless_worker(name: str) -> dict[str, Any]:
+    """A frontend that could run and a worker whose main container names no image."""
+    frontend = {
+        "name": "Frontend",
+        "type": "frontend",
+        "podTemplate": {"spec": {"containers": [{"name": "main", "image": IMAGE}]}},
+    }
+    main = {"name": "main", "command": ["python3", "-m", "dynamo.vllm"]}
+    worker = {"name": "worker", "type": "worker", "podTemplate": {"spec": {"containers": [main]}}}
+    return {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": name},
+        "spec": {"backendFramework": "vllm", "components": [frontend, worker]},
     }
 
 
@@ -121,3 +139,15 @@ async def test_a_graph_written_as_v1alpha1_is_refused_in_the_same_v1beta1_terms(
     ), message
     assert "spec.services" not in message
     assert await api.list(kinds.DCD, namespace=ns) == []
+
+
+async def test_a_component_without_an_image_refuses_the_whole_graph_before_anything_is_written(
+    operator: RunningOperator, api: Client, kubectl: Kubectl, ns: str, tmp_path: Path
+) -> None:
+    """The frontend could run, but the graph is written whole or not at all: no DCD, no Deployment."""
+    message, _ = await refused_message(api, kubectl, ns, frontend_and_imageless_worker("no-image"), tmp_path)
+    assert message.startswith(
+        "spec.components[name=worker].podTemplate.spec.containers[name=main].image: required"
+    ), message
+    assert await api.list(kinds.DCD, namespace=ns) == []
+    assert await api.list(kinds.DEPLOYMENT, namespace=ns) == []
