@@ -65,6 +65,7 @@ from dynamo_operator.internal.dynamo.common.inputs import (
     json_object,
     stored_graph_view,
 )
+from dynamo_operator.internal.dynamo.common.stored_terms import request_message
 from dynamo_operator.internal.dynamo.dgdr import (
     deployment,
     job,
@@ -343,7 +344,11 @@ class DynamoGraphDeploymentRequestReconciler:
         Another namespace in the overrides fails it first, before anything is looked up."""
         if foreign := deployment.foreign_namespaces(dgdr.request):
             return ForeignNamespace("; ".join(foreign))
-        problems = profiler_config.validate(dgdr.spec, namespace_restricted=self._restricted)
+        problems = [
+            # Checked in the v1alpha1 view; told in the stored version's terms (stored_terms.py).
+            request_message(problem)
+            for problem in profiler_config.validate(dgdr.spec, namespace_restricted=self._restricted)
+        ]
         missing = [m for ref in references(dgdr.spec) if (m := await self._missing(ref, dgdr.namespace))]
         if problems:
             return Validated(tuple(problems + missing))

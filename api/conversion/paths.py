@@ -142,3 +142,26 @@ def dcd_path(path: str) -> str:
         return path
     relative = path[len("spec.") :] if path.startswith("spec.") else path
     return f"spec.{component_path(relative)}"
+
+
+# A request's v1alpha1 fields v1beta1 holds elsewhere (api/conversion/request.py), rooted at the object.
+_REQUEST_FIELDS: tuple[tuple[str, str], ...] = (
+    ("spec.profilingConfig.profilerImage", "spec.image"),
+    ("spec.profilingConfig.config.sla.isl", "spec.workload.isl"),
+    ("spec.profilingConfig.config.sla.osl", "spec.workload.osl"),
+    ("spec.profilingConfig.config.sla", "spec.sla"),
+    ("spec.profilingConfig.config.deployment.modelCache.modelPathInPvc", "spec.modelCache.pvcModelPath"),
+    ("spec.profilingConfig.config.deployment.modelCache", "spec.modelCache"),
+    ("spec.profilingConfig.config.planner", "spec.features.planner"),
+    ("spec.useMocker", "spec.features.mocker.enabled"),
+)
+
+
+def request_path(path: str) -> str:
+    """The v1beta1 path of the v1alpha1 request path `path` (from the object's root); a field only
+    v1alpha1 has (`enableGpuDiscovery`, `deploymentOverrides`, the rest of the profiling config)
+    keeps its path."""
+    for alpha, beta in _REQUEST_FIELDS:
+        if path == alpha or path.startswith((alpha + ".", alpha + "[")):
+            return beta + path[len(alpha) :]
+    return path

@@ -1,6 +1,6 @@
 """A refusal's message in the terms of the stored version (v1beta1). Pure.
 
-Generation reads the v1alpha1 view of a graph or DCD (inputs.py), so a GenerationError names
+Generation reads the v1alpha1 view of a graph, DCD or request (inputs.py), so its errors name
 v1alpha1 paths, in its field and sometimes in its text. The user's object is stored as v1beta1, and
 v1beta1 is what upstream's examples and docs are written in, so a condition or Event that refuses it
 names the field the way v1beta1 spells it. The reconcilers pass each refusal through here just
@@ -38,3 +38,8 @@ def dcd_message(field: str, message: str) -> str:
     """A DCD's refusal for `field` (relative to its v1alpha1 spec, or rooted), `field: message`, with
     the field and each rooted path in the message in v1beta1 terms."""
     return f"{paths.dcd_path(field)}: {_rewrite_rooted(message, paths.dcd_path)}"
+
+
+def request_message(message: str) -> str:
+    """`message` (about a DGDR) with each v1alpha1 path in it in v1beta1 terms."""
+    return _rewrite_rooted(message, paths.request_path)

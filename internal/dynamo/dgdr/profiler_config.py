@@ -82,9 +82,9 @@ def validate(spec: RequestSpec, *, namespace_restricted: bool) -> list[str]:
     if not profiling.get("profilerImage"):
         errors.append("spec.profilingConfig.profilerImage is required")
     config = profiling.get("config")
-    if not config:
-        errors.append("spec.profilingConfig.config is required and must not be empty")
-    elif not isinstance(config, Mapping):
+    # An empty (or absent) config is a profile with the profiler's defaults: it is what a v1beta1
+    # request with only a model and an image reads as, and upstream's v1beta1 accepts one.
+    if config is not None and not isinstance(config, Mapping):
         errors.append("failed to parse spec.profilingConfig.config: must be an object")
     if spec.get("enableGpuDiscovery") and namespace_restricted:
         errors.append(

@@ -6,12 +6,15 @@ The test plays the profiler and its sidecar (dgdr_testlib)."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import JOB
+from dynamo_operator.webhook_setup import CONVERTED_CRDS
 from integration.controllers_requests.dgdr_testlib import (
     TIMEOUT,
     finish_pod,
@@ -23,6 +26,7 @@ from integration.controllers_requests.requests_testlib import apply, condition, 
 from testsupport.api import as_stored, eventually
 from testsupport.cluster import Kubectl
 from testsupport.operator import RunningOperator, wait_quiet
+from testsupport.webhook import session_bundle_in_crds
 
 pytestmark = [pytest.mark.cluster, pytest.mark.asyncio(loop_scope="session")]
 
@@ -114,3 +118,47 @@ async def test_deployment_info_holds_the_deployed_graphs_replicas_and_stays_with
     after = await as_beta(api, ns, "info")
     assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
     assert await get_or_none(api, kinds.DGD, "served", ns) is not None
+
+
+async def apply_as_user(api: Client, kubectl: Kubectl, ns: str, path: Path, text: str) -> None:
+    """`kubectl apply` of the manifest `text`, as a user would."""
+    await asyncio.to_thread(path.write_text, text)
+    # The admission policies read the v1alpha1 form: the webhook must be reachable for the write.
+    await eventually(lambda: session_bundle_in_crds(api, list(CONVERTED_CRDS)), timeout=90, interval=0.5)
+    # In a thread: the webhook answering the API server runs on this event loop.
+    await asyncio.to_thread(kubectl, "apply", "--server-side", "-n", ns, "-f", str(path))
+
+
+async def test_a_v1beta1_request_naming_only_model_and_image_starts_profiling(
+    api: Client, operator: RunningOperator, ns: str, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    """Upstream's v1beta1 accepts it: the SLA and workload are the profiler's defaults."""
+    manifest = (
+        "apiVersion: nvidia.com/v1beta1\n"
+        "kind: DynamoGraphDeploymentRequest\n"
+        "metadata: {name: minimal}\n"
+        "spec: {model: Qwen/Qwen3-0.6B, backend: vllm, image: 'registry.example/dynamo-planner:1.5.0'}\n"
+    )
+    await apply_as_user(api, kubectl, ns, tmp_path / "minimal.yaml", manifest)
+    profiling = await beta_until(api, ns, "minimal", lambda s: s.get("phase") == "Profiling")
+    assert profiling["status"]["profilingJobName"] == "profile-minimal"
+    assert await get_or_none(api, JOB, "profile-minimal", ns) is not None
+
+
+async def test_a_v1beta1_request_without_an_image_fails_validation_naming_spec_image(
+    api: Client, operator: RunningOperator, ns: str, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    """Checked in the request's v1alpha1 view (`profilingConfig.profilerImage`), told in the terms of
+    the version it is stored and was written in. Applied with kubectl, as a user would."""
+    manifest = (
+        "apiVersion: nvidia.com/v1beta1\n"
+        "kind: DynamoGraphDeploymentRequest\n"
+        "metadata: {name: no-image}\n"
+        "spec: {model: Qwen/Qwen3-0.6B, backend: vllm}\n"
+    )
+    await apply_as_user(api, kubectl, ns, tmp_path / "no-image.yaml", manifest)
+    failed = await beta_until(api, ns, "no-image", lambda s: s.get("phase") == "Failed")
+    cond = condition(failed, "Validation")
+    assert (cond["status"], cond["reason"]) == ("False", "ValidationFailed")
+    assert "spec.image is required" in cond["message"], cond["message"]
+    assert "profilingConfig" not in cond["message"]

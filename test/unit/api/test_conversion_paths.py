@@ -174,3 +174,50 @@ def test_a_field_v1beta1_has_no_place_for_keeps_its_v1alpha1_path(path: str) -> 
 )
 def test_paths_both_versions_share_are_unchanged(path: str) -> None:
     assert paths.graph_path(path) == path
+
+
+def request(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": V1ALPHA1,
+        "kind": "DynamoGraphDeploymentRequest",
+        "metadata": {"name": "r", "namespace": "ns"},
+        "spec": {"model": "m", "backend": "vllm", **spec},
+    }
+
+
+def profiling(config: dict[str, Any], image: str = "prof:1") -> dict[str, Any]:
+    return {"profilingConfig": {"profilerImage": image, "config": config}}
+
+
+REQUEST_CASES = [
+    (profiling({}, image="planted:1"), "spec.profilingConfig.profilerImage", "planted:1"),
+    (profiling({"sla": {"ttft": 123}}), "spec.profilingConfig.config.sla.ttft", 123),
+    (profiling({"sla": {"isl": 1000, "osl": 10}}), "spec.profilingConfig.config.sla.isl", 1000),
+    (profiling({"sla": {"isl": 1000, "osl": 10}}), "spec.profilingConfig.config.sla.osl", 10),
+    (
+        profiling({"deployment": {"modelCache": {"pvcName": "c", "modelPathInPvc": "/planted"}}}),
+        "spec.profilingConfig.config.deployment.modelCache.modelPathInPvc",
+        "/planted",
+    ),
+    (
+        profiling({"deployment": {"modelCache": {"pvcName": "planted"}}}),
+        "spec.profilingConfig.config.deployment.modelCache.pvcName",
+        "planted",
+    ),
+    ({**profiling({}), "useMocker": True}, "spec.useMocker", True),
+]
+
+
+@pytest.mark.parametrize(("spec", "path", "planted"), REQUEST_CASES, ids=[c[1] for c in REQUEST_CASES])
+def test_a_request_field_is_named_where_the_conversion_puts_it(
+    spec: dict[str, Any], path: str, planted: Any
+) -> None:
+    beta = convert(request(**spec), V1BETA1)
+    assert resolve(beta, paths.request_path(path)) == planted
+
+
+@pytest.mark.parametrize(
+    "path", ["spec.enableGpuDiscovery", "spec.deploymentOverrides.namespace", "spec.model"]
+)
+def test_a_request_field_both_versions_spell_alike_or_only_v1alpha1_has_keeps_its_path(path: str) -> None:
+    assert paths.request_path(path) == path

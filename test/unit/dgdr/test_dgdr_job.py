@@ -214,8 +214,10 @@ def test_a_job_is_generated_without_an_owner_unless_one_is_named() -> None:
     [
         pytest.param({"profilingConfig": {"profilerImage": "p", "config": {"a": 1}}}, False, 0, id="valid"),
         pytest.param({"profilingConfig": {"config": {"a": 1}}}, False, 1, id="missing-image"),
-        pytest.param({"profilingConfig": {"profilerImage": "p", "config": {}}}, False, 1, id="empty-config"),
-        pytest.param({"profilingConfig": {}}, False, 2, id="errors-joined"),
+        # What a v1beta1 request with only a model and an image reads as: the profiler's defaults.
+        pytest.param({"profilingConfig": {"profilerImage": "p", "config": {}}}, False, 0, id="empty-config"),
+        pytest.param({"profilingConfig": {"profilerImage": "p"}}, False, 0, id="no-config"),
+        pytest.param({"profilingConfig": {"config": {"engine": "x"}}}, False, 2, id="errors-joined"),
         pytest.param(
             {"enableGpuDiscovery": True, "profilingConfig": {"profilerImage": "p", "config": {"a": 1}}},
             True,
@@ -313,3 +315,18 @@ def test_the_node_selector_reaches_the_profiling_pod() -> None:
 def test_without_a_node_selector_the_profiling_pod_has_none() -> None:
     job = profiling_job(make_dgdr(profilingConfig={"profilerImage": "p"}))
     assert "nodeSelector" not in job["spec"]["template"]["spec"]
+
+
+@pytest.mark.parametrize(
+    "profiling", [{"profilerImage": "prof:1"}, {"profilerImage": "prof:1", "config": {}}]
+)
+def test_a_request_without_a_profiling_config_profiles_with_the_operators_fields_only(
+    profiling: dict[str, Any],
+) -> None:
+    """What a v1beta1 request naming only its model and image reads as: the profiler gets the fields
+    the operator always fills in (output, deployment namespace...), and its own defaults for the rest."""
+    job = profiling_job(make_dgdr(profilingConfig=profiling))
+    config = _profile_config(job)
+    assert config  # the operator's fields
+    assert "sla" not in config
+    assert _containers(job)["profiler"]["image"] == "prof:1"
