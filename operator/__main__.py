@@ -248,7 +248,7 @@ def render(args: argparse.Namespace) -> int:
     import yaml
     from dynamo_operator.api.conversion import V1ALPHA1
 
-    # v1beta1 graphs are rendered as the operator sees them: converted to the version it stores.
+    # v1beta1 graphs are rendered as generation reads them: converted to v1alpha1.
     docs = load_documents(_read(args.filename))
     text = yaml.safe_dump_all(convert_documents(docs, V1ALPHA1, lambda _: None), sort_keys=False)
     secrets = (
@@ -262,8 +262,30 @@ def render(args: argparse.Namespace) -> int:
         operator_version=args.operator_version,
         secrets=secrets,
     )
-    sys.stdout.write(render_documents(text, options, note=note))
+    try:
+        rendered = render_documents(text, options, note=note)
+    except ValueError as err:
+        raise ValueError(in_terms_of(docs, str(err))) from err
+    sys.stdout.write(rendered)
     return 0
+
+
+def in_terms_of(docs: Sequence[object], message: str) -> str:
+    """A refusal of rendering, which names v1alpha1 fields, in v1beta1 terms when the file's graphs
+    are written in v1beta1 (the operator's conditions speak the stored version, v1beta1, too)."""
+    from dynamo_operator.api.conversion import V1BETA1
+    from dynamo_operator.internal.dynamo.common.stored_terms import graph_message
+
+    graphs = [d for d in docs if isinstance(d, dict) and d.get("kind") == "DynamoGraphDeployment"]
+    if not graphs or any(g.get("apiVersion") != V1BETA1 for g in graphs):
+        return message
+    names = [
+        str(c.get("name"))
+        for g in graphs
+        for c in ((g.get("spec") or {}).get("components") or [])
+        if isinstance(c, dict)
+    ]
+    return graph_message(message, names)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

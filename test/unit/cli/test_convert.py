@@ -150,6 +150,31 @@ def test_render_of_a_v1beta1_graph_is_that_of_its_v1alpha1_view(
     assert {"DynamoComponentDeployment", "Deployment"} <= kinds
 
 
+def imageless_worker() -> dict[str, object]:
+    graph = copy.deepcopy(GRAPH)
+    worker = graph["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]
+    del worker["volumeMounts"], worker["image"]
+    return graph
+
+
+def test_render_refuses_a_v1beta1_graph_naming_the_field_as_v1beta1_spells_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _run(capsys, "render", "-f", str(_write(tmp_path, imageless_worker())))
+    assert code == 1
+    field = "spec.components[name=VllmWorker].podTemplate.spec.containers[name=main].image"
+    assert f"DynamoGraphDeployment/agg: {field}: required" in err
+
+
+def test_render_refuses_a_v1alpha1_graph_in_its_own_terms(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    alpha = convert(imageless_worker(), V1ALPHA1)
+    code, _, err = _run(capsys, "render", "-f", str(_write(tmp_path, alpha)))
+    assert code == 1
+    assert "DynamoGraphDeployment/agg: spec.services.VllmWorker.extraPodSpec.mainContainer.image" in err
+
+
 @pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
 def test_convert_round_trips_every_upstream_example(
     example: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
