@@ -1,7 +1,8 @@
 """DynamoGraphDeploymentScalingAdapter reconciler: the adapter is the one writer of its service's replicas.
 
 Whoever scales (HPA or KEDA through the scale subresource, the planner, a user) writes the adapter's
-`spec.replicas`; this reconciler copies it into `spec.services[<svc>].replicas` of the graph with
+`spec.replicas`; this reconciler copies it into the `replicas` of the graph's component (v1beta1,
+as stored: `spec.components[name=<svc>].replicas`) with
 server-side apply under its own field manager, and reverts any other edit of that field (the graph
 watch re-triggers on every change of the graph's replica picture). It never copies the graph's value
 back into the adapter, and the graph reconciler creates adapters create-only and never writes the
@@ -10,7 +11,7 @@ graph's spec: no path can undo an autoscaler's decision (upstream's race, refere
 Status: `replicas` mirrors what runs (the graph's per-service status), `selector` selects the pods
 HPA should average metrics over, `lastScaleTime` marks the last write into the graph, and the `Ready`
 condition says whether the adapter drives its service (internal.dynamo.scalingadapter.readiness):
-a missing graph or service, or a service without `scalingAdapter.enabled`, is `Ready=False` with one
+a missing graph or service, or a component without `scalingAdapter`, is `Ready=False` with one
 Warning Event per transition and no requeue: the graph watch brings the adapter back when the graph
 changes. An adapter whose owning graph is gone waits quietly for the garbage collector.
 """

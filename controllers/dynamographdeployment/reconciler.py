@@ -2,7 +2,7 @@
 
 Reads the DGD and its children from the cache, generates the desired children with internal.dynamo,
 writes only those whose content changed and prunes children of removed services. It never writes
-the DGD's own spec (so `spec.services[x].replicas`, owned by a scaling adapter when one is enabled,
+the DGD's own spec (so a component's `replicas`, owned by a scaling adapter when one is enabled,
 has exactly one writer), creates nothing while the DGD is being deleted, and writes status only when
 it changed.
 

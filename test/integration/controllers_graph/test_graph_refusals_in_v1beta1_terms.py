@@ -22,6 +22,7 @@ from dynamo_operator.internal.client.resource import EVENT
 from dynamo_operator.webhook_setup import CONVERTED_CRDS
 from testsupport.api import eventually
 from testsupport.cluster import Kubectl
+from testsupport.objects import condition
 from testsupport.operator import RunningOperator
 from testsupport.webhook import session_bundle_in_crds
 
@@ -87,13 +88,6 @@ def alpha_graph(name: str) -> dict[str, Any]:
     }
 
 
-def ready(obj: dict[str, Any]) -> dict[str, Any]:
-    for cond in (obj.get("status") or {}).get("conditions") or ():
-        if cond.get("type") == "Ready":
-            return dict(cond)
-    return {}
-
-
 async def refused_message(
     api: Client, kubectl: Kubectl, ns: str, manifest: dict[str, Any], tmp_path: Path
 ) -> tuple[str, list[dict[str, Any]]]:
@@ -107,7 +101,7 @@ async def refused_message(
     await asyncio.to_thread(kubectl, "apply", "--server-side", "-n", ns, "-f", str(path))
     refused = await eventually(
         lambda: api.get(kinds.DGD, name, namespace=ns),
-        until=lambda d: ready(d).get("reason") == "InvalidSpec",
+        until=lambda d: condition(d, "Ready").get("reason") == "InvalidSpec",
         timeout=TIMEOUT,
         interval=0.25,
     )
@@ -116,7 +110,12 @@ async def refused_message(
         until=lambda xs: any(e.get("reason") == "InvalidSpec" for e in xs),
         timeout=30,
     )
-    return ready(refused)["message"], events
+    return condition(refused, "Ready")["message"], events
+
+
+async def nothing_written(api: Client, ns: str) -> None:
+    assert await api.list(kinds.DCD, namespace=ns) == []
+    assert await api.list(kinds.DEPLOYMENT, namespace=ns) == []
 
 
 async def test_a_v1beta1_graph_is_refused_naming_the_mount_in_its_pod_template(
@@ -125,8 +124,7 @@ async def test_a_v1beta1_graph_is_refused_naming_the_mount_in_its_pod_template(
     message, events = await refused_message(api, kubectl, ns, beta_graph("beta-mount"), tmp_path)
     assert message == f"{MOUNT}: names no volume of the pod ({VOLUMES})"
     assert [e["message"] for e in events] == [message]
-    assert "spec.services" not in message
-    assert await api.list(kinds.DCD, namespace=ns) == []
+    await nothing_written(api, ns)
 
 
 async def test_a_graph_written_as_v1alpha1_is_refused_in_the_same_v1beta1_terms(
@@ -138,7 +136,7 @@ async def test_a_graph_written_as_v1alpha1_is_refused_in_the_same_v1beta1_terms(
         "spec.components[name=worker].experimental.failover needs per-container discovery"
     ), message
     assert "spec.services" not in message
-    assert await api.list(kinds.DCD, namespace=ns) == []
+    await nothing_written(api, ns)
 
 
 async def test_a_component_without_an_image_refuses_the_whole_graph_before_anything_is_written(
@@ -149,5 +147,4 @@ async def test_a_component_without_an_image_refuses_the_whole_graph_before_anyth
     assert message.startswith(
         "spec.components[name=worker].podTemplate.spec.containers[name=main].image: required"
     ), message
-    assert await api.list(kinds.DCD, namespace=ns) == []
-    assert await api.list(kinds.DEPLOYMENT, namespace=ns) == []
+    await nothing_written(api, ns)

@@ -7,6 +7,7 @@ The test plays the profiler and its sidecar (dgdr_testlib)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -120,9 +121,18 @@ async def test_deployment_info_holds_the_deployed_graphs_replicas_and_stays_with
     assert await get_or_none(api, kinds.DGD, "served", ns) is not None
 
 
-async def apply_as_user(api: Client, kubectl: Kubectl, ns: str, path: Path, text: str) -> None:
-    """`kubectl apply` of the manifest `text`, as a user would."""
-    await asyncio.to_thread(path.write_text, text)
+async def apply_beta_request(
+    api: Client, kubectl: Kubectl, ns: str, tmp_path: Path, name: str, **spec: str
+) -> None:
+    """`kubectl apply` of a v1beta1 request for Qwen3-0.6B on vLLM plus `spec`, as a user would."""
+    manifest = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeploymentRequest",
+        "metadata": {"name": name},
+        "spec": {"model": "Qwen/Qwen3-0.6B", "backend": "vllm", **spec},
+    }
+    path = tmp_path / f"{name}.yaml"
+    await asyncio.to_thread(path.write_text, json.dumps(manifest))
     # The admission policies read the v1alpha1 form: the webhook must be reachable for the write.
     await eventually(lambda: session_bundle_in_crds(api, list(CONVERTED_CRDS)), timeout=90, interval=0.5)
     # In a thread: the webhook answering the API server runs on this event loop.
@@ -133,13 +143,9 @@ async def test_a_v1beta1_request_naming_only_model_and_image_starts_profiling(
     api: Client, operator: RunningOperator, ns: str, kubectl: Kubectl, tmp_path: Path
 ) -> None:
     """Upstream's v1beta1 accepts it: the SLA and workload are the profiler's defaults."""
-    manifest = (
-        "apiVersion: nvidia.com/v1beta1\n"
-        "kind: DynamoGraphDeploymentRequest\n"
-        "metadata: {name: minimal}\n"
-        "spec: {model: Qwen/Qwen3-0.6B, backend: vllm, image: 'registry.example/dynamo-planner:1.5.0'}\n"
+    await apply_beta_request(
+        api, kubectl, ns, tmp_path, "minimal", image="registry.example/dynamo-planner:1.5.0"
     )
-    await apply_as_user(api, kubectl, ns, tmp_path / "minimal.yaml", manifest)
     profiling = await beta_until(api, ns, "minimal", lambda s: s.get("phase") == "Profiling")
     assert profiling["status"]["profilingJobName"] == "profile-minimal"
     assert await get_or_none(api, JOB, "profile-minimal", ns) is not None
@@ -150,13 +156,7 @@ async def test_a_v1beta1_request_without_an_image_fails_validation_naming_spec_i
 ) -> None:
     """Checked in the request's v1alpha1 view (`profilingConfig.profilerImage`), told in the terms of
     the version it is stored and was written in. Applied with kubectl, as a user would."""
-    manifest = (
-        "apiVersion: nvidia.com/v1beta1\n"
-        "kind: DynamoGraphDeploymentRequest\n"
-        "metadata: {name: no-image}\n"
-        "spec: {model: Qwen/Qwen3-0.6B, backend: vllm}\n"
-    )
-    await apply_as_user(api, kubectl, ns, tmp_path / "no-image.yaml", manifest)
+    await apply_beta_request(api, kubectl, ns, tmp_path, "no-image")
     failed = await beta_until(api, ns, "no-image", lambda s: s.get("phase") == "Failed")
     cond = condition(failed, "Validation")
     assert (cond["status"], cond["reason"]) == ("False", "ValidationFailed")
