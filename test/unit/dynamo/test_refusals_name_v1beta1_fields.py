@@ -1,0 +1,151 @@
+"""Every refusal of a v1beta1 graph names a field of the v1beta1 schema, under the component at fault.
+
+The class of input: upstream's v1beta1 examples, each broken in one of the ways the schema cannot see
+(a main container without an image, a mount of a volume the pod lacks, failover without per-container
+discovery, a frontend sidecar naming no container, a shared memory size that is no quantity, a GPU
+count that is no whole number). Generation refuses each; the field the graph's condition names
+(generation's path as the reconciler rewrites it, common/stored_terms.py) must be a path of our
+v1beta1 CRD's schema, and start at the broken component.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from dynamo_operator.api.conversion import paths
+from dynamo_operator.internal.dynamo import Capabilities, GenContext
+from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.common.stored_terms import graph_message
+from dynamo_operator.internal.dynamo.graph.generate import desired_graph_objects
+from dynamo_operator.internal.dynamo.graph.lowering import lowered_graph
+
+REPO = Path(__file__).resolve().parents[3]
+EXAMPLES = REPO.parent / "shared" / "upstream-examples-2a6da14c" / "examples"
+CRD = REPO / "config" / "crd" / "bases" / "nvidia.com_dynamographdeployments.yaml"
+CTX = GenContext(
+    namespace="ns", capabilities=Capabilities(lws=True, dra=True, gateway_inference_extension=True)
+)
+WORKER_TYPES = ("worker", "prefill", "decode")
+_SEGMENT = re.compile(r"([^.\[\]]+)((?:\[[^\]]*\])*)")
+
+Json = dict[str, Any]
+
+
+@functools.cache
+def beta_schema() -> Json:
+    crd = yaml.safe_load(CRD.read_text())
+    [version] = [v for v in crd["spec"]["versions"] if v["name"] == "v1beta1"]
+    schema: Json = version["schema"]["openAPIV3Schema"]
+    return schema
+
+
+def in_schema(path: str) -> bool:
+    """Whether `path` (dots, `[...]` an entry of a list or map) names a field of the v1beta1 schema
+    (the object's metadata is every kind's ObjectMeta, which a CRD's schema does not spell out)."""
+    if path.startswith("metadata."):
+        return True
+    node = beta_schema()
+    for key, brackets in _SEGMENT.findall(path):
+        if node.get("x-kubernetes-preserve-unknown-fields"):
+            return True
+        if key not in (node.get("properties") or {}):
+            return False
+        node = node["properties"][key]
+        for _ in re.findall(r"\[[^\]]*\]", brackets):
+            if node.get("type") == "array":
+                node = node["items"]
+            elif isinstance(node.get("additionalProperties"), dict):
+                node = node["additionalProperties"]
+            else:
+                return False
+    return True
+
+
+def graphs() -> list[tuple[str, Json]]:
+    out = []
+    for path in sorted(EXAMPLES.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if isinstance(doc, dict) and doc.get("kind") == "DynamoGraphDeployment":
+                out.append((path.stem, doc))
+    return out
+
+
+def main_container(component: Json) -> Json:
+    containers = component.setdefault("podTemplate", {}).setdefault("spec", {}).setdefault("containers", [])
+    found = next((c for c in containers if c.get("name") == "main"), None)
+    if found is None:
+        found = {"name": "main"}
+        containers.insert(0, found)
+    return found
+
+
+def no_image(component: Json) -> None:
+    main_container(component).pop("image", None)
+
+
+def undeclared_mount(component: Json) -> None:
+    main_container(component).setdefault("volumeMounts", []).append(
+        {"name": "nowhere", "mountPath": "/nowhere"}
+    )
+
+
+def failover_without_discovery(component: Json) -> None:
+    main_container(component).setdefault("resources", {}).setdefault("limits", {})["nvidia.com/gpu"] = "1"
+    component.setdefault("experimental", {}).update(gpuMemoryService={}, failover={"mode": "IntraPod"})
+
+
+def sidecar_naming_no_container(component: Json) -> None:
+    component["frontendSidecar"] = "not-there"
+
+
+def shared_memory_no_quantity(component: Json) -> None:
+    component["sharedMemorySize"] = "lots"
+
+
+def gms_with_a_fraction_of_a_gpu(component: Json) -> None:
+    main_container(component).setdefault("resources", {}).setdefault("limits", {})["nvidia.com/gpu"] = "0.5"
+    component.setdefault("experimental", {})["gpuMemoryService"] = {}
+
+
+BREAKAGES: list[Callable[[Json], None]] = [
+    no_image,
+    undeclared_mount,
+    failover_without_discovery,
+    sidecar_naming_no_container,
+    shared_memory_no_quantity,
+    gms_with_a_fraction_of_a_gpu,
+]
+CASES = [
+    pytest.param(name, graph, breakage, id=f"{name}-{breakage.__name__}")
+    for name, graph in graphs()
+    for breakage in BREAKAGES
+    if any(c.get("type") in WORKER_TYPES for c in graph["spec"].get("components") or ())
+]
+
+
+@pytest.mark.parametrize(("name", "graph", "breakage"), CASES)
+def test_a_broken_component_is_named_by_a_v1beta1_field(
+    name: str, graph: Json, breakage: Callable[[Json], None]
+) -> None:
+    broken = copy.deepcopy(graph)
+    broken["metadata"].update(namespace="ns", uid=f"uid-{name}-{breakage.__name__}", generation=1)
+    annotations = broken["metadata"].get("annotations") or {}
+    annotations.pop("nvidia.com/dynamo-kube-discovery-mode", None)
+    worker = next(c for c in broken["spec"]["components"] if c.get("type") in WORKER_TYPES)
+    breakage(worker)
+    names = [c["name"] for c in broken["spec"]["components"]]
+    with pytest.raises(GenerationError) as raised:
+        desired_graph_objects(lowered_graph(broken), CTX)
+    field = paths.graph_path(raised.value.field, names)
+    assert in_schema(field), field
+    # The component at fault is named: by the field, or (for a graph annotation it lacks) the message.
+    told = graph_message(str(raised.value), names)
+    assert f"spec.components[name={worker['name']}]" in told, told
+    assert "spec.services" not in told, told
