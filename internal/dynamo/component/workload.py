@@ -98,6 +98,18 @@ def with_default_ingress(comp: Component, ctx: GenContext) -> Component:
     return dataclasses.replace(comp, spec=spec)
 
 
+def check_epp(comp: Component) -> None:
+    """The endpoint picker runs as one pod (upstream's webhook rule, which its CRD cannot state):
+    a second replica would pick endpoints from a state of its own, and multinode has no meaning for it."""
+    if comp.component_type != c.COMPONENT_EPP:
+        return
+    if comp.is_multinode:
+        raise GenerationError("multinode", "an epp component cannot be multinode")
+    replicas = comp.spec.get("replicas")
+    if replicas is not None and int(replicas) != 1:
+        raise GenerationError("replicas", f"an epp component runs exactly 1 replica, not {replicas}")
+
+
 def multinode_missing_api(comp: Component, ctx: GenContext) -> str | None:
     """Which API a multinode component needs but the cluster lacks; None when it can run."""
     if comp.is_multinode and not ctx.capabilities.lws:
@@ -473,6 +485,7 @@ def desired_component_objects(
     out: list[Obj] = []
     check_gpu_count(comp.spec, "")
     check_container_names(comp.spec, "")
+    check_epp(comp)
     if gms_enabled(comp.spec):
         if not ctx.capabilities.dra:
             raise missing_dra("gpuMemoryService.enabled")

@@ -39,6 +39,8 @@ def grove_only_fields(dgd: Graph) -> list[str]:
             continue
         base = f"spec.services.{name}"
         found += [f"{base}.{key}" for key in ("topologyConstraint", "providerOverride") if service.get(key)]
+        if service.get("minAvailable") is not None:
+            found.append(f"{base}.minAvailable")  # a Grove gang's minimum: no Deployment has one
         multinode = service.get("multinode", {})
         for role, entry in (("leader", multinode.get("leader")), ("worker", multinode.get("worker"))):
             if entry and entry.get("providerOverride"):

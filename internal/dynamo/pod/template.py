@@ -294,6 +294,9 @@ def _shared_memory(spec: ServiceSpec) -> dict[str, Any] | None:
     if shm.get("disabled"):
         return None
     size = check_quantity(shm.get("size") or c.DEFAULT_SHARED_MEMORY_SIZE, "sharedMemory.size")
+    if size.startswith("-"):
+        # The API server refuses a negative emptyDir limit, once the graph's other parts are written.
+        raise GenerationError("sharedMemory.size", f"{size!r} must not be negative")
     return {"name": c.SHARED_MEMORY_VOLUME_NAME, "emptyDir": {"medium": "Memory", "sizeLimit": size}}
 
 
