@@ -16,7 +16,7 @@ from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.inputs import ServiceSpec
 from dynamo_operator.internal.dynamo.common.objects import Obj
-from dynamo_operator.internal.dynamo.component.gpu_memory_service import SHARED_MOUNT_PATH
+from dynamo_operator.internal.dynamo.component.gpu_memory_service import SHARED_MOUNT_PATH, gms_enabled
 from dynamo_operator.internal.dynamo.pod.defaults import (
     ENV_DYN_FORWARDPASS_METRIC_PORT,
     FORWARDPASS_METRIC_BASE_PORT,
@@ -50,6 +50,14 @@ _MASTER_PORT_FLAG = "--master-port"
 def failover_enabled(spec: ServiceSpec) -> bool:
     """Whether the component runs an active and a standby engine."""
     return bool(spec.get("failover", {}).get("enabled"))
+
+
+def check_failover(spec: ServiceSpec, field: str) -> None:
+    """Failover's standby engine takes over the active one's GPU memory through the GPU memory
+    service: without it there is nothing to take over (v1alpha1's CRD states this; v1beta1's,
+    upstream's, leaves it to upstream's webhook)."""
+    if failover_enabled(spec) and not gms_enabled(spec):
+        raise GenerationError(f"{field}failover", "failover needs gpuMemoryService on the same component")
 
 
 def engine_container(main: Obj, index: int) -> Obj:

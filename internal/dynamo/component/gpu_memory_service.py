@@ -60,9 +60,17 @@ def claimed_gpus(resources: Mapping[str, Any] | None) -> int:
 
 
 def check_gpu_count(spec: ServiceSpec, field: str) -> None:
-    """A GMS component's claim needs a whole number of GPUs of at least 1 (the CRD checks presence
-    only: a pattern over an unbounded string exceeds CEL's cost budget)."""
-    if gms_enabled(spec) and claimed_gpus(spec.get("resources")) < 1:
+    """A GMS component is a worker, and its claim needs a whole number of GPUs of at least 1.
+    v1alpha1's CRD states the first and the presence of a count; v1beta1's (upstream's) leaves both
+    to upstream's webhook, and a pattern over an unbounded string exceeds CEL's cost budget."""
+    if not gms_enabled(spec):
+        return
+    if spec.get("componentType") not in c.WORKER_COMPONENT_TYPES:
+        raise GenerationError(
+            f"{field}gpuMemoryService",
+            "gpuMemoryService is only supported for worker components (worker, prefill or decode)",
+        )
+    if claimed_gpus(spec.get("resources")) < 1:
         raise GenerationError(
             f"{field}resources",
             "gpuMemoryService needs a whole number of GPUs of at least 1 in the main container's limits "

@@ -22,6 +22,7 @@ from dynamo_operator.internal.dynamo.common.not_implemented import (
 from dynamo_operator.internal.dynamo.common.objects import GeneratedObject, Obj, envelope
 from dynamo_operator.internal.dynamo.component.backends import Role
 from dynamo_operator.internal.dynamo.component.default_ingress import default_ingress
+from dynamo_operator.internal.dynamo.component.failover import check_failover
 from dynamo_operator.internal.dynamo.component.frontend_sidecar import check_container_names
 from dynamo_operator.internal.dynamo.component.gpu_memory_service import (
     check_gpu_count,
@@ -484,6 +485,7 @@ def desired_component_objects(
     comp = with_default_ingress(component_of(alpha), ctx)
     out: list[Obj] = []
     check_gpu_count(comp.spec, "")
+    check_failover(comp.spec, "")
     check_container_names(comp.spec, "")
     check_epp(comp)
     if gms_enabled(comp.spec):

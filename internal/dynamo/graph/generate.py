@@ -35,7 +35,7 @@ from dynamo_operator.internal.dynamo.common.not_implemented import check_graph a
 from dynamo_operator.internal.dynamo.common.objects import Obj, envelope
 from dynamo_operator.internal.dynamo.component.backends import detect_backend
 from dynamo_operator.internal.dynamo.component.default_ingress import default_ingress
-from dynamo_operator.internal.dynamo.component.failover import failover_enabled
+from dynamo_operator.internal.dynamo.component.failover import check_failover, failover_enabled
 from dynamo_operator.internal.dynamo.component.frontend_sidecar import (
     check_container_names,
     check_named_sidecar,
@@ -439,6 +439,7 @@ def validate_graph(dgd: Graph, ctx: GenContext, *, worker_hash: str | None = Non
         if spec.get("multinode") is not None and node_count is not None and int(node_count) < 2:
             raise GenerationError(f"spec.services.{svc}.multinode.nodeCount", "must be at least 2")
         check_gpu_count(spec, f"spec.services.{svc}.")
+        check_failover(spec, f"spec.services.{svc}.")
         check_container_names(spec, f"spec.services.{svc}.")
         check_named_sidecar(
             spec, remainders.get(svc, remainder.NONE).frontend_sidecar, f"spec.services.{svc}."

@@ -148,3 +148,18 @@ async def test_a_component_without_an_image_refuses_the_whole_graph_before_anyth
         "spec.components[name=worker].podTemplate.spec.containers[name=main].image: required"
     ), message
     await nothing_written(api, ns)
+
+
+async def test_a_rule_only_v1alpha1_s_crd_states_refuses_a_v1beta1_graph_too(
+    operator: RunningOperator, api: Client, kubectl: Kubectl, ns: str, tmp_path: Path
+) -> None:
+    """Failover without the GPU memory service: the v1alpha1 CRD refuses it on write, the v1beta1 one
+    (upstream's) leaves it to upstream's webhook, so the operator refuses it."""
+    graph = beta_graph("failover-alone")
+    worker = graph["spec"]["components"][0]
+    worker["podTemplate"]["spec"]["containers"][0].pop("volumeMounts")
+    worker["experimental"] = {"failover": {"mode": "IntraPod"}}
+    message, _ = await refused_message(api, kubectl, ns, graph, tmp_path)
+    field = "spec.components[name=worker].experimental.failover"
+    assert message == f"{field}: failover needs gpuMemoryService on the same component", message
+    await nothing_written(api, ns)

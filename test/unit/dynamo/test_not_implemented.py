@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from dynamo_operator.api.v1alpha1 import DynamoGraphDeployment
 from dynamo_operator.api.v1alpha1.crd import root_schema
-from dynamo_operator.internal.dynamo.common.context import GenContext
+from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.common.errors import FieldNotImplementedError, GenerationError
 from dynamo_operator.internal.dynamo.common.inputs import component_view
 from dynamo_operator.internal.dynamo.common.not_implemented import (
@@ -276,7 +276,8 @@ def test_a_dcd_read_as_stored_with_a_not_implemented_field_generates_nothing(
 
 
 def test_a_dcd_read_as_stored_with_intra_pod_features_generates_its_workload() -> None:
-    objects = desired_component_objects(
-        component_view(_stored_dcd({"failover": {"mode": "IntraPod"}})), GenContext(namespace="ns")
-    )
+    dcd = _stored_dcd({"gpuMemoryService": {"mode": "IntraPod"}, "failover": {"mode": "IntraPod"}})
+    dcd["spec"]["podTemplate"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": "1"}}
+    ctx = GenContext(namespace="ns", capabilities=Capabilities(dra=True))
+    objects = desired_component_objects(component_view(dcd), ctx)
     assert "Deployment" in [o["kind"] for o in objects]

@@ -3,9 +3,10 @@
 The class of input: upstream's v1beta1 examples, each broken in one of the ways the schema cannot see
 (a main container without an image, a mount of a volume the pod lacks, failover without per-container
 discovery, a frontend sidecar naming no container, a shared memory size that is no quantity or is
-negative, a gang minimum off Grove, a GPU count that is no whole number). Generation refuses each;
-the field the graph's condition names (generation's path as the reconciler rewrites it,
-common/stored_terms.py) must be a path of our v1beta1 CRD's schema, and the component is named.
+negative, a gang minimum off Grove, failover without the GPU memory service, a GPU count that is no
+whole number). Generation refuses each; the field the graph's condition names (generation's path as
+the reconciler rewrites it, common/stored_terms.py) must be a path of our v1beta1 CRD's schema, and
+the component is named.
 """
 
 from __future__ import annotations
@@ -117,6 +118,10 @@ def gang_minimum_off_grove(component: Json) -> None:
     component["minAvailable"] = 1
 
 
+def failover_without_gms(component: Json) -> None:
+    component.setdefault("experimental", {})["failover"] = {"mode": "IntraPod"}
+
+
 def gms_with_a_fraction_of_a_gpu(component: Json) -> None:
     main_container(component).setdefault("resources", {}).setdefault("limits", {})["nvidia.com/gpu"] = "0.5"
     component.setdefault("experimental", {})["gpuMemoryService"] = {}
@@ -130,6 +135,7 @@ BREAKAGES: list[Callable[[Json], None]] = [
     shared_memory_no_quantity,
     negative_shared_memory,
     gang_minimum_off_grove,
+    failover_without_gms,
     gms_with_a_fraction_of_a_gpu,
 ]
 CASES = [

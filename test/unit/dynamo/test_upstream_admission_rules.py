@@ -62,3 +62,24 @@ def test_a_gang_minimum_is_taken_on_the_grove_pathway() -> None:
     view = read_graph(graph, children=[], operator_version="1.5.0")
     children = grove_children(view, GROVE, restart_at={})
     assert any(o["kind"] == "PodCliqueSet" for o in children.owned)
+
+
+def test_failover_needs_the_gpu_memory_service() -> None:
+    graph = dgd({"W": service("worker", failover={"enabled": True, "mode": "intraPod"})})
+    graph["metadata"]["annotations"] = {"nvidia.com/dynamo-kube-discovery-mode": "container"}
+    err = refusal(graph)
+    assert (err.field, err.message) == (
+        "spec.services.W.failover",
+        "failover needs gpuMemoryService on the same component",
+    )
+
+
+@pytest.mark.parametrize("component_type", ["frontend", "planner"])
+def test_the_gpu_memory_service_is_for_workers_only(component_type: str) -> None:
+    other = service(component_type, gpuMemoryService={"enabled": True}, resources={"limits": {"gpu": "1"}})
+    err = refusal(
+        dgd({"W": service("worker"), "X": other}),
+        GenContext(namespace=NS, capabilities=Capabilities(dra=True)),
+    )
+    assert err.field == "spec.services.X.gpuMemoryService"
+    assert "only supported for worker components" in err.message
