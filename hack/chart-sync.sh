@@ -11,6 +11,7 @@ cp "$root"/config/crd/bases/*.yaml "$files/crds/"
 cp "$root/config/rbac/role.yaml" "$files/manager-role.yaml"
 cp "$root/config/admission/adapter_replicas_policy.yaml" "$files/adapter-replicas-policy.yaml"
 cp "$root/config/admission/dgdr_namespace_policy.yaml" "$files/dgdr-namespace-policy.yaml"
+cp "$root/config/admission/v1beta1_updates_policy.yaml" "$files/v1beta1-updates-policy.yaml"
 cp "$root/config/prometheus/prometheus_rule.yaml" "$files/prometheus-rule.yaml"
 cp "$root/config/prometheus/dashboard.json" "$files/grafana-dashboard.json"
 echo "chart-sync: copied the CRDs, the manager ClusterRole, the admission policies, the alerts and the dashboard into ${files#"$root"/}" >&2

@@ -18,6 +18,7 @@ REPO = Path(__file__).resolve().parents[3]
 OPERATOR_NAMESPACE = "dynamo-system"
 POLICY = "dynamo-operator-adapter-managed-replicas"
 NAMESPACE_POLICY = "dynamo-operator-dgdr-own-namespace"
+UPDATES_POLICY = "dynamo-operator-v1beta1-updates"
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,7 @@ def deployed(kubectl: Kubectl) -> Iterator[str]:
             "apply", "--server-side", "--force-conflicts", "-k", str(REPO / "config" / "default"), timeout=120
         )
     finally:
-        for policy in (POLICY, NAMESPACE_POLICY):
+        for policy in (POLICY, NAMESPACE_POLICY, UPDATES_POLICY):
             kubectl("delete", "validatingadmissionpolicybinding", policy, "--ignore-not-found", check=False)
             kubectl("delete", "validatingadmissionpolicy", policy, "--ignore-not-found", check=False)
         kubectl(
