@@ -79,10 +79,23 @@ def read_graph(raw: JsonObject, *, children: Sequence[JsonObject], operator_vers
 
 def semantic_problems(view: GraphView) -> list[str]:
     """What the CRD schema cannot refuse: cross-references between fields. (A graph without services
-    is refused by the CRD and, as a backstop, by generation's `validate_graph`.)"""
+    is refused by the CRD and, as a backstop, by generation's `validate_graph`.) The restart order is
+    checked as v1alpha1's CRD checks it and upstream's webhook checks a v1beta1 one: a Sequential
+    order names every service once, a Parallel restart has none."""
     problems = []
-    order = view.restart.get("strategy", {}).get("order", []) if view.restart else []
+    strategy = view.restart.get("strategy", {}) if view.restart else {}
+    order = strategy.get("order") or []
+    if not order:
+        return problems
+    if strategy.get("type") == "Parallel":
+        return ["restart.strategy.order cannot be set when the strategy type is Parallel"]
     unknown = [s for s in order if s not in view.services]
     if unknown:
         problems.append(f"restart.strategy.order names unknown services: {', '.join(unknown)}")
+    twice = sorted({s for s in order if order.count(s) > 1})
+    if twice:
+        problems.append(f"restart.strategy.order names services more than once: {', '.join(twice)}")
+    missing = sorted(set(view.services) - set(order))
+    if missing:
+        problems.append(f"restart.strategy.order leaves out services: {', '.join(missing)}")
     return problems

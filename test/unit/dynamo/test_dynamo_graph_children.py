@@ -33,8 +33,35 @@ def view_of(graph: Obj, *, children: list[Obj] | None = None, version: str = "0.
                     "strategy": {"type": "Sequential", "order": ["Frontend", "Nope", "Gone"]},
                 },
             ),
-            ["restart.strategy.order names unknown services: Nope, Gone"],
+            [
+                "restart.strategy.order names unknown services: Nope, Gone",
+                "restart.strategy.order leaves out services: VllmWorker",
+            ],
             id="restart-order-names-unknown",
+        ),
+        pytest.param(
+            dgd(TWO, restart={"id": "r", "strategy": {"type": "Sequential", "order": ["Frontend"] * 2}}),
+            [
+                "restart.strategy.order names services more than once: Frontend",
+                "restart.strategy.order leaves out services: VllmWorker",
+            ],
+            id="restart-order-repeats-and-leaves-out",
+        ),
+        pytest.param(
+            dgd(
+                TWO,
+                restart={"id": "r", "strategy": {"type": "Sequential", "order": ["VllmWorker", "Frontend"]}},
+            ),
+            [],
+            id="restart-order-names-each-once",
+        ),
+        pytest.param(
+            dgd(
+                TWO,
+                restart={"id": "r", "strategy": {"type": "Parallel", "order": ["VllmWorker", "Frontend"]}},
+            ),
+            ["restart.strategy.order cannot be set when the strategy type is Parallel"],
+            id="restart-order-with-parallel",
         ),
         pytest.param(
             dgd({}, restart={"id": "r", "strategy": {"order": ["A"]}}),
