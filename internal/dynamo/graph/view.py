@@ -82,7 +82,7 @@ def semantic_problems(view: GraphView) -> list[str]:
     is refused by the CRD and, as a backstop, by generation's `validate_graph`.) The restart order is
     checked as v1alpha1's CRD checks it and upstream's webhook checks a v1beta1 one: a Sequential
     order names every service once, a Parallel restart has none."""
-    problems = []
+    problems: list[str] = []
     strategy = view.restart.get("strategy", {}) if view.restart else {}
     order = strategy.get("order") or []
     if not order:
