@@ -33,6 +33,22 @@ BINDING = Resource(
 )
 
 
+def namespace_binding(name: str, namespace: str) -> dict[str, Any]:
+    """A binding of the policy `name` (under the same name) that denies in `namespace` only."""
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": {
+            "policyName": name,
+            "validationActions": ["Deny"],
+            "matchResources": {
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
+            },
+        },
+    }
+
+
 @contextlib.asynccontextmanager
 async def refusing(
     api: Client,
@@ -55,18 +71,7 @@ async def refusing(
             "validations": [{"expression": "false", "message": message}],
         },
     }
-    binding = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": name},
-        "spec": {
-            "policyName": name,
-            "validationActions": ["Deny"],
-            "matchResources": {
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
-            },
-        },
-    }
+    binding = namespace_binding(name, namespace)
     await api.apply(POLICY, policy, field_manager=TEST_FIELD_MANAGER)
     await api.apply(BINDING, binding, field_manager=TEST_FIELD_MANAGER)
     try:
@@ -101,19 +106,9 @@ async def bound(
     name = f"{policy['metadata']['name']}-{namespace}"[:63].rstrip("-.")
     renamed = copy.deepcopy(dict(policy))
     renamed["metadata"] = {**renamed["metadata"], "name": name}
-    spec: dict[str, Any] = {
-        "policyName": name,
-        "validationActions": ["Deny"],
-        "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}},
-    }
+    binding = namespace_binding(name, namespace)
     if param_ref is not None:
-        spec["paramRef"] = dict(param_ref)
-    binding = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
+        binding["spec"]["paramRef"] = dict(param_ref)
     await api.apply(POLICY, renamed, field_manager=TEST_FIELD_MANAGER)
     await api.apply(BINDING, binding, field_manager=TEST_FIELD_MANAGER)
     try:

@@ -14,6 +14,7 @@ from dynamo_operator.internal.client.client import Client
 from dynamo_operator.internal.client.resource import HORIZONTAL_POD_AUTOSCALER, POD
 from dynamo_operator.internal.dynamo.scalingadapter.adapter import FIELD_MANAGER
 from integration.controllers_requests.requests_testlib import apply, get_or_none, graph
+from testsupport.admission import namespace_binding
 from testsupport.api import eventually
 from testsupport.cluster import Kubectl, KubectlError
 from testsupport.components import deployment_of
@@ -197,16 +198,7 @@ async def test_admission_policy_refuses_replica_edits_by_ordinary_users(
     identity = {"operatorNs": f"'{OPERATOR_NAMESPACE}'", "operatorSa": f"'{OPERATOR_NAME}'"}
     for variable in policy["spec"]["variables"]:
         variable["expression"] = identity.get(variable["name"], variable["expression"])
-    binding = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": name},
-        "spec": {
-            "policyName": name,
-            "validationActions": ["Deny"],
-            "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}},
-        },
-    }
+    binding = namespace_binding(name, ns)
     if not kubectl("get", "namespace", OPERATOR_NAMESPACE, "--ignore-not-found"):
         kubectl("create", "namespace", OPERATOR_NAMESPACE)
     kubectl("apply", "-f", "-", stdin=json.dumps(policy))

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 from testsupport import eventually_sync
+from testsupport.admission import namespace_binding
 from testsupport.cluster import Kubectl, KubectlError
 
 pytestmark = pytest.mark.cluster
@@ -92,17 +93,7 @@ def policy(crds: None, kubectl: Kubectl, ns: str) -> Iterator[None]:
     vap = yaml.safe_load(POLICY_FILE.read_text())
     name = f"{vap['metadata']['name']}-{ns}"[:63].rstrip("-.")
     vap["metadata"]["name"] = name
-    binding = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": name},
-        "spec": {
-            "policyName": name,
-            "validationActions": ["Deny"],
-            "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}},
-        },
-    }
-    for doc in (vap, binding):
+    for doc in (vap, namespace_binding(name, ns)):
         kubectl("apply", "--server-side", "-f", "-", stdin=json.dumps(doc))
     try:
         probe = graph("probe")
