@@ -82,6 +82,10 @@ class Controller:
         self._timeouts = metrics.RECONCILE_TIMEOUTS.labels(name)
         self._hot_loops = HotLoopDetector() if hot_loops is None else hot_loops
         self._hot_keys = metrics.HOT_LOOP_KEYS.labels(name)
+        # The last terminal error logged per key: a refused object is reconciled again by its own
+        # status and stamp writes, and the same refusal is not news (its condition and Event are
+        # written once too). Cleared by the key's next other outcome; one entry per refused object.
+        self._told: dict[str, str] = {}
 
     def watch(self, source: Informer, mapper: Mapper, predicates: Sequence[Predicate] = ()) -> None:
         """Reconcile the keys `mapper` returns for events of `source` that pass `predicates`, from now on
@@ -166,7 +170,11 @@ class Controller:
                 # The object is wrong, not the code: one line, no traceback (a condition and an Event
                 # carry the details to the user); multi-line messages (validation errors) are joined.
                 message = "; ".join(line.strip() for line in str(err).splitlines() if line.strip())
-                log.error("Reconciler error (terminal, not retried)", error=message)
+                if self._told.get(key) == message:
+                    log.debug("Reconciler error (terminal, not retried, as before)", error=message)
+                else:
+                    self._told[key] = message
+                    log.error("Reconciler error (terminal, not retried)", error=message)
             except ReconcileTimeout as err:
                 outcome = err
                 self._timeouts.inc()
@@ -177,6 +185,8 @@ class Controller:
             finally:
                 self._time.observe(time.perf_counter() - started)
                 self._active.dec()
+            if not isinstance(outcome, TerminalError):
+                self._told.pop(key, None)
             if isinstance(outcome, Exception):
                 span.record_exception(outcome)
                 span.set_status(Status(StatusCode.ERROR, str(outcome)))
