@@ -274,9 +274,10 @@ def in_terms_of(docs: Sequence[object], message: str) -> str:
     """A refusal of rendering, which names v1alpha1 fields, in v1beta1 terms when the file's graphs
     are written in v1beta1 (the operator's conditions speak the stored version, v1beta1, too)."""
     from dynamo_operator.api.conversion import V1BETA1
+    from dynamo_operator.api.v1alpha1.groupversion import DYNAMO_GRAPH_DEPLOYMENT_KIND
     from dynamo_operator.internal.dynamo.common.stored_terms import graph_message
 
-    graphs = [d for d in docs if isinstance(d, dict) and d.get("kind") == "DynamoGraphDeployment"]
+    graphs = [d for d in docs if isinstance(d, dict) and d.get("kind") == DYNAMO_GRAPH_DEPLOYMENT_KIND]
     if not graphs or any(g.get("apiVersion") != V1BETA1 for g in graphs):
         return message
     names = [

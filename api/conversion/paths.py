@@ -19,12 +19,13 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
+from .shared_spec import DEFAULT_GPU, FRONTEND_SIDECAR, MAIN
+
 PathRewrite = Callable[[str], str]
 """Maps one path to another (`graph_path` with its services bound, `dcd_path`)."""
 
-MAIN_CONTAINER = "podTemplate.spec.containers[name=main]"
-SIDECAR_CONTAINER = "podTemplate.spec.containers[name=sidecar-frontend]"
-DEFAULT_GPU = "nvidia.com/gpu"
+MAIN_CONTAINER = f"podTemplate.spec.containers[name={MAIN}]"
+SIDECAR_CONTAINER = f"podTemplate.spec.containers[name={FRONTEND_SIDECAR}]"
 
 
 @dataclass(frozen=True, slots=True)

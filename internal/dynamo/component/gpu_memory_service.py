@@ -59,7 +59,7 @@ def claimed_gpus(resources: Mapping[str, Any] | None) -> int:
     return 0
 
 
-def check_gpu_count(spec: ServiceSpec, field: str) -> None:
+def check_gpu_memory_service(spec: ServiceSpec, field: str) -> None:
     """A GMS component is a worker, and its claim needs a whole number of GPUs of at least 1.
     v1alpha1's CRD states the first and the presence of a count; v1beta1's (upstream's) leaves both
     to upstream's webhook, and a pattern over an unbounded string exceeds CEL's cost budget."""

@@ -25,7 +25,7 @@ from dynamo_operator.internal.dynamo.component.default_ingress import default_in
 from dynamo_operator.internal.dynamo.component.failover import check_failover
 from dynamo_operator.internal.dynamo.component.frontend_sidecar import check_container_names
 from dynamo_operator.internal.dynamo.component.gpu_memory_service import (
-    check_gpu_count,
+    check_gpu_memory_service,
     desired_claim_template,
     gms_enabled,
     missing_dra,
@@ -484,7 +484,7 @@ def desired_component_objects(
     check_not_implemented_component(alpha)
     comp = with_default_ingress(component_of(alpha), ctx)
     out: list[Obj] = []
-    check_gpu_count(comp.spec, "")
+    check_gpu_memory_service(comp.spec, "")
     check_failover(comp.spec, "")
     check_container_names(comp.spec, "")
     check_epp(comp)

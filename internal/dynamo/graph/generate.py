@@ -41,7 +41,7 @@ from dynamo_operator.internal.dynamo.component.frontend_sidecar import (
     check_named_sidecar,
 )
 from dynamo_operator.internal.dynamo.component.gpu_memory_service import (
-    check_gpu_count,
+    check_gpu_memory_service,
     gms_enabled,
     missing_dra,
 )
@@ -438,7 +438,7 @@ def validate_graph(dgd: Graph, ctx: GenContext, *, worker_hash: str | None = Non
         node_count = (spec.get("multinode") or {}).get("nodeCount")
         if spec.get("multinode") is not None and node_count is not None and int(node_count) < 2:
             raise GenerationError(f"spec.services.{svc}.multinode.nodeCount", "must be at least 2")
-        check_gpu_count(spec, f"spec.services.{svc}.")
+        check_gpu_memory_service(spec, f"spec.services.{svc}.")
         check_failover(spec, f"spec.services.{svc}.")
         check_container_names(spec, f"spec.services.{svc}.")
         check_named_sidecar(

@@ -8,21 +8,19 @@ value must be found at the v1beta1 path the mapping gives.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
 from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert, paths
-
-_SEGMENT = re.compile(r"([^.\[\]]+)((?:\[[^\]]*\])*)")
+from testsupport.field_paths import segments
 
 
 def resolve(obj: Any, path: str) -> Any:
     """The value at `path` (dots; `[i]` an index, `[name=x]` the entry named x, `[k]` a map key)."""
     node = obj
-    for key, brackets in _SEGMENT.findall(path):
+    for key, selectors in segments(path):
         node = node[key]
-        for selector in re.findall(r"\[([^\]]*)\]", brackets):
+        for selector in selectors:
             if selector.isdigit():
                 node = node[int(selector)]
             elif selector.startswith("name="):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.stored_terms import graph_message
 from dynamo_operator.internal.dynamo.graph.generate import desired_graph_objects
 from dynamo_operator.internal.dynamo.graph.lowering import lowered_graph
+from testsupport.field_paths import segments
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO.parent / "shared" / "upstream-examples-2a6da14c" / "examples"
@@ -34,7 +34,6 @@ CTX = GenContext(
     namespace="ns", capabilities=Capabilities(lws=True, dra=True, gateway_inference_extension=True)
 )
 WORKER_TYPES = ("worker", "prefill", "decode")
-_SEGMENT = re.compile(r"([^.\[\]]+)((?:\[[^\]]*\])*)")
 
 Json = dict[str, Any]
 
@@ -53,13 +52,13 @@ def in_schema(path: str) -> bool:
     if path.startswith("metadata."):
         return True
     node = beta_schema()
-    for key, brackets in _SEGMENT.findall(path):
+    for key, selectors in segments(path):
         if node.get("x-kubernetes-preserve-unknown-fields"):
             return True
         if key not in (node.get("properties") or {}):
             return False
         node = node["properties"][key]
-        for _ in re.findall(r"\[[^\]]*\]", brackets):
+        for _ in selectors:
             if node.get("type") == "array":
                 node = node["items"]
             elif isinstance(node.get("additionalProperties"), dict):
