@@ -116,7 +116,7 @@ class GrovePathway:
         hash cannot be computed for is `Rejected`."""
         workers = worker_services(view.graph)
         try:
-            desired = self._v2.hash_of(object_key(view.raw), view.graph, ctx.namespace)
+            desired = self._v2.hash_of(object_key(view.raw), view.stored, ctx.namespace)
         except GenerationError as err:
             raise Rejected(err.reason, str(err)) from err
         recorded = (view.graph["metadata"].get("annotations") or {}).get(ANNOTATION_V2)

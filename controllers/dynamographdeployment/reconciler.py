@@ -299,6 +299,7 @@ class DynamoGraphDeploymentReconciler:
             return self._roller.generation(
                 object_key(view.raw),
                 view.graph,
+                stored=view.stored,
                 children=children,
                 previous=self._status.current(view.raw).get("rollingUpdate"),
             )

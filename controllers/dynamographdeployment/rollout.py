@@ -22,7 +22,7 @@ from dynamo_operator.internal.apply import ChildClient, ChildReader, RecentWrite
 from dynamo_operator.internal.apply.pods import PodLister
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.clock import Clock, RealClock
-from dynamo_operator.internal.dynamo.common.inputs import Graph
+from dynamo_operator.internal.dynamo.common.inputs import Graph, StoredGraph
 from dynamo_operator.internal.dynamo.graph.generate import services_of
 from dynamo_operator.internal.dynamo.graph.workernames import graph_worker_generation
 from dynamo_operator.internal.dynamo.rollout import recreate, rollingupdate
@@ -77,14 +77,15 @@ class V2Hashes:
     generates and encodes every worker DCD: too much for each of the four or five reconciles a graph
     gets on its way to Ready."""
 
-    def __init__(self, compute: Callable[[Graph, str], str] = worker_hash_v2) -> None:
+    def __init__(self, compute: Callable[[Graph | StoredGraph, str], str] = worker_hash_v2) -> None:
         self._compute = compute
         self._known: dict[str, tuple[tuple[object, ...], str]] = {}
 
     def __len__(self) -> int:
         return len(self._known)
 
-    def hash_of(self, key: str, graph: Graph, namespace: str) -> str:
+    def hash_of(self, key: str, graph: Graph | StoredGraph, namespace: str) -> str:
+        """The v2 hash of `graph`: as stored (the reconciler's), or in v1alpha1 (tests)."""
         meta = graph["metadata"]
         annotations = meta.get("annotations") or {}
         inputs = (
@@ -133,15 +134,22 @@ class WorkerRoller:
         self._v2 = V2Hashes()
 
     def generation(
-        self, key: str, graph: Graph, *, children: Sequence[Obj], previous: Mapping[str, Any] | None
+        self,
+        key: str,
+        graph: Graph,
+        *,
+        stored: StoredGraph | None = None,
+        children: Sequence[Obj],
+        previous: Mapping[str, Any] | None,
     ) -> WorkerGeneration:
         """The hash naming the worker DCDs of `graph` this round (rollout.worker_generation), from its
-        annotations, its live worker DCDs and its last rollout phase (`previous`). Raises
-        GenerationError when the graph cannot be generated."""
+        annotations, its live worker DCDs and its last rollout phase (`previous`). `stored`: the same
+        graph as stored, which the v2 hash reads as it is (without it, `graph` is converted up).
+        Raises GenerationError when the graph cannot be generated."""
         namespace = graph["metadata"].get("namespace") or ""
         return graph_worker_generation(
             graph,
-            v2=self._v2.hash_of(key, graph, namespace),
+            v2=self._v2.hash_of(key, graph if stored is None else stored, namespace),
             children=children,
             rolling=Phase((previous or {}).get("phase") or "") in RUNNING,
         )

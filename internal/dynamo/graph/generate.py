@@ -238,12 +238,27 @@ def desired_dcds(
     by the caller, else computed here). `restart_at` maps a service to the restart id its pods must
     carry (see restart.py); services absent from it carry none.
     """
+    return [
+        written for _, written in _generated_dcds(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash)
+    ]
+
+
+def _generated_dcds(
+    dgd: Graph,
+    ctx: GenContext,
+    *,
+    restart_at: Mapping[str, str] | None = None,
+    worker_hash: str | None = None,
+) -> list[tuple[Obj, Obj]]:
+    """`desired_dcds`, each DCD beside the v1alpha1 form it was made in (the same object when it is
+    written as v1alpha1): what its workload is checked with before the graph is written
+    (`check_workloads`) without converting the written form back."""
     restart_at = restart_at or {}
     wh = worker_hash or graph_worker_hash(dgd)
     names = dcd_names(dgd, worker_hash=wh)
     # The v1beta1-only facts of each component (remainder.py) travel on to its DCD.
     remainders = remainder.of_graph(dgd.get("metadata"))
-    out: list[Obj] = []
+    out: list[tuple[Obj, Obj]] = []
     services = services_of(dgd)
     for service in services:
         spec = service_to_dcd_spec(dgd, service, ctx, restart_at=restart_at.get(service), worker_hash=wh)
@@ -262,10 +277,10 @@ def desired_dcds(
         dcd["spec"] = spec
         if ctx.dcd_api_version == c.STORAGE_API_VERSION:
             graph_labels = dgd["spec"].get("labels") or {}
-            out.append(stored_dcd(dcd, alpha_component=services[service], graph_labels=graph_labels))
+            out.append((dcd, stored_dcd(dcd, alpha_component=services[service], graph_labels=graph_labels)))
         else:
-            out.append(stamp_hash(dcd))
-    return sorted(out, key=lambda o: o["metadata"]["name"])
+            out.append((dcd, stamp_hash(dcd)))
+    return sorted(out, key=lambda pair: pair[1]["metadata"]["name"])
 
 
 def desired_pvcs(dgd: Graph, ctx: GenContext) -> list[Obj]:
@@ -486,8 +501,9 @@ def desired_graph_objects(
     check_component_pathway(dgd, ctx)  # this is the component pathway: Grove-only fields have no place
     if not worker_hash:
         worker_hash = first_worker_generation(dgd, str(_meta(dgd).get("namespace") or ctx.namespace)).active
-    dcds = desired_dcds(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash)
-    check_workloads(dcds, ctx)
+    generated = _generated_dcds(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash)
+    check_workloads([made for made, _ in generated], ctx)
+    dcds = [written for _, written in generated]
     objects = [
         *desired_pvcs(dgd, ctx),
         *desired_discovery_rbac(dgd, ctx),
@@ -504,7 +520,11 @@ def check_workloads(dcds: Sequence[Obj], ctx: GenContext) -> None:
     """Generate each DCD's workload as its reconciler will, and let the first spec error refuse the
     graph. A graph is written whole or not at all: found by a DCD's reconciler instead, the error
     would come once the graph's other components were written and running. An API the cluster does
-    not serve is not an error here: `missing_apis` reports those, for the whole graph."""
+    not serve is not an error here: `missing_apis` reports those, for the whole graph.
+
+    `dcds` are the v1alpha1 forms generation made: the stored form the reconciler reads is lowered
+    back to them (test_stored_dcd pins that a pod does not depend on the form), so converting each
+    written DCD back here would only repeat that work."""
     for dcd in dcds:
         with for_service(str(dcd["metadata"]["labels"][c.LABEL_COMPONENT])):
             try:

@@ -24,7 +24,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dynamo_operator.internal import consts as c
-from dynamo_operator.internal.dynamo.common.inputs import Graph, component_view, graph_view
+from dynamo_operator.internal.dynamo.common.inputs import (
+    Graph,
+    StoredGraph,
+    component_view,
+    graph_view,
+    stored_graph_view,
+)
 from dynamo_operator.internal.dynamo.common.stored_component import pod_annotation
 from dynamo_operator.internal.jsontree import copy_tree
 
@@ -58,12 +64,21 @@ def origin_version(
 def with_origin_version(dgd: Mapping[str, Any], version: str | None) -> Graph:
     """`dgd` as generation must see it, as its view: carrying `version` (a copy; `dgd` itself is left
     alone)."""
+    return graph_view(_carrying(dgd, version))
+
+
+def stored_with_origin_version(dgd: Mapping[str, Any], version: str | None) -> StoredGraph:
+    """The same for a graph as stored (v1beta1): what the v2 worker hash reads."""
+    return stored_graph_view(_carrying(dgd, version))
+
+
+def _carrying(dgd: Mapping[str, Any], version: str | None) -> dict[str, Any]:
     out = dict(dgd)
     if version and _annotations(dgd, "metadata", "annotations").get(c.ANNOTATION_ORIGIN_VERSION) != version:
         meta = copy_tree(dict(dgd.get("metadata") or {}))
         meta["annotations"] = {**(meta.get("annotations") or {}), c.ANNOTATION_ORIGIN_VERSION: version}
         out["metadata"] = meta
-    return graph_view(out)
+    return out
 
 
 def annotations_to_write(

@@ -5,7 +5,9 @@ from it (names, services, restart request, PVC entries, the origin version gener
 the steps read named fields instead of walking the dict again. `raw` stays beside it: status (built
 and written as stored), Events and ownerReferences address the object as the API server has it, and
 generation takes the `graph`, its spec lowered to v1alpha1 (lowering.py) and carrying the origin
-version, because it renders whole objects from it.
+version, because it renders whole objects from it. The rollout's v2 worker hash reads `stored`, the
+graph as stored with the same origin version: it hashes v1beta1 DCDs, so it takes the v1beta1 spec as
+it is instead of converting the lowered one back up.
 """
 
 from __future__ import annotations
@@ -15,9 +17,13 @@ from dataclasses import dataclass
 
 from dynamo_operator.api.views.scalars import JsonObject
 from dynamo_operator.api.views.v1alpha1 import Restart
-from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec
+from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec, StoredGraph
 from dynamo_operator.internal.dynamo.graph.lowering import lowered_graph
-from dynamo_operator.internal.dynamo.graph.meta import origin_version, with_origin_version
+from dynamo_operator.internal.dynamo.graph.meta import (
+    origin_version,
+    stored_with_origin_version,
+    with_origin_version,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +40,9 @@ class GraphView:
 
     raw: JsonObject
     graph: Graph
+    # The graph as stored (v1beta1) with its origin version, as `graph` carries it: what the
+    # rollout's v2 worker hash reads (rollout/workerhash_v2.py).
+    stored: StoredGraph
     origin: str | None
     namespace: str
     name: str
@@ -64,6 +73,7 @@ def read_graph(raw: JsonObject, *, children: Sequence[JsonObject], operator_vers
         raw=raw,
         # Generation sees the graph with its origin version even before the stamp is written.
         graph=with_origin_version(dgd, origin),
+        stored=stored_with_origin_version(raw, origin),
         origin=origin,
         namespace=str(meta.get("namespace") or ""),
         name=str(meta["name"]),

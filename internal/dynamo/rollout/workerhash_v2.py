@@ -10,7 +10,8 @@ worker hash itself is a fixed placeholder while hashing, so the value does not d
 Why rebuild upstream's generated DCD here instead of hashing ours: the DCDs we generate are
 v1alpha1 (labels and annotations live in `spec.labels`/`spec.annotations`), upstream's are generated
 v1beta1 (pod metadata in `podTemplate.metadata`); the same pods, different bytes. So the graph is
-read as v1beta1 (api.conversion, the same conversion the webhook serves) and each worker component
+read as v1beta1, the form the operator reads it in (a v1alpha1 one read offline is converted up by
+api.conversion, the conversion the webhook serves), and each worker component
 is turned into the DCD upstream's generator would write, then encoded as Go's encoding/json writes
 upstream's typed `workerTemplate` (gojson.py; the v1beta1 struct layout below, from upstream's
 api/v1beta1 at 2a6da14c). The namespace matters: the Dynamo namespace label is part of the input.
@@ -28,7 +29,7 @@ import functools
 import hashlib
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from dynamo_operator.api.conversion import V1BETA1, ConversionError, convert
 from dynamo_operator.api.conversion.preserve import DGD_SPEC
@@ -36,9 +37,10 @@ from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.hashing import digest
-from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec
+from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec, StoredGraph
 from dynamo_operator.internal.dynamo.common.objects import Obj
 from dynamo_operator.internal.dynamo.component.backends import detect_backend
+from dynamo_operator.internal.dynamo.graph.lowering import lowered_graph
 from dynamo_operator.internal.dynamo.graph.stored_dcd import carrier_annotations
 from dynamo_operator.internal.dynamo.rollout import gojson
 from dynamo_operator.internal.dynamo.rollout.gojson import Field
@@ -392,24 +394,34 @@ def hash_template(dcd: Obj, alpha: ServiceSpec) -> Obj:
     return {"labels": labels, "annotations": annotations, "runtimeVersion": version, "spec": spec}
 
 
-def hash_input(alpha_graph: Graph, namespace: str) -> str:
-    """The JSON document v2 is taken over: {component name: workerTemplate} of the worker components."""
+def _both_forms(graph: Graph | StoredGraph) -> tuple[Obj, Graph]:
+    """(`graph` in v1beta1, the same graph in v1alpha1). The graph reconciler hands the graph as
+    stored (v1beta1): it is read as it is, and its v1alpha1-only facts come from its lowered form,
+    which the reconciler has made already (graph/lowering.py remembers it). A v1alpha1 graph (a
+    manifest read offline, the compat generator) is converted up, as the webhook converts it."""
+    if graph.get("apiVersion") == V1BETA1:
+        return cast(Obj, graph), lowered_graph(graph)
+    alpha = cast(Graph, graph)
     try:
-        graph = _convert(alpha_graph, V1BETA1)
+        return _convert(alpha, V1BETA1), alpha
     except ConversionError as err:
         raise GenerationError("spec", f"cannot be read as v1beta1: {err}") from err
-    backend = _backend(graph)
+
+
+def hash_input(graph: Graph | StoredGraph, namespace: str) -> str:
+    """The JSON document v2 is taken over: {component name: workerTemplate} of the worker components
+    of `graph` (either version, `_both_forms`)."""
+    beta, alpha_graph = _both_forms(graph)
+    backend = _backend(beta)
     alpha_services = (alpha_graph.get("spec") or {}).get("services") or {}
     table = structs()
     items: dict[str, str] = {}
-    for component in (graph.get("spec") or {}).get("components") or ():
+    for component in (beta.get("spec") or {}).get("components") or ():
         if not isinstance(component, Mapping) or not _is_worker(component):
             continue
-        # The graph's v1alpha1 view after storage is `alpha_graph` itself: the round trip through
-        # v1beta1 gives back what it started from (test_conversion_properties), so it is not taken.
         name = str(component.get("name") or "")
         alpha_component = alpha_services.get(name)
-        dcd = generated_worker_dcd(graph, component, alpha_component, namespace=namespace, backend=backend)
+        dcd = generated_worker_dcd(beta, component, alpha_component, namespace=namespace, backend=backend)
         try:
             template = hash_template(dcd, alpha_component or {})
             items[name] = gojson.encode(template, {"struct": _TEMPLATE}, table)
@@ -425,27 +437,28 @@ _MEMO: collections.OrderedDict[bytes, str] = collections.OrderedDict()
 MEMO_SIZE = 8192
 
 
-def _memo_key(alpha_graph: Graph, namespace: str) -> bytes:
-    """Everything `hash_input` reads: the namespace, the graph's name and spec, and of its annotations
-    the ones upstream copies into pod templates and the spec payload (the operator's own records, such
-    as the hash itself, change after the first hashing and must not make the next one miss)."""
-    meta = alpha_graph.get("metadata") or {}
+def _memo_key(graph: Graph | StoredGraph, namespace: str) -> bytes:
+    """Everything `hash_input` reads: the namespace, the graph's version, name and spec, and of its
+    annotations the ones upstream copies into pod templates and the spec payload (the operator's own
+    records, such as the hash itself, change after the first hashing and must not make the next one
+    miss)."""
+    meta = graph.get("metadata") or {}
     annotations = meta.get("annotations") or {}
     read = {k: annotations[k] for k in (*_PROPAGATED, DGD_SPEC) if k in annotations}
-    basis = [namespace, meta.get("name"), read, alpha_graph.get("spec") or {}]
+    basis = [namespace, graph.get("apiVersion"), meta.get("name"), read, graph.get("spec") or {}]
     return bytes.fromhex(digest(basis))
 
 
-def worker_hash_v2(alpha_graph: Graph, namespace: str) -> str:
-    """First 8 hex characters of sha256 over `hash_input`: the v2 worker hash of the graph as stored
-    (v1alpha1) in `namespace`. Raises GenerationError when the graph cannot be generated (never
-    remembered: the error is raised again each time)."""
-    key = _memo_key(alpha_graph, namespace)
+def worker_hash_v2(graph: Graph | StoredGraph, namespace: str) -> str:
+    """First 8 hex characters of sha256 over `hash_input`: the v2 worker hash of `graph` (as stored,
+    v1beta1, or in v1alpha1) in `namespace`. Raises GenerationError when the graph cannot be
+    generated (never remembered: the error is raised again each time)."""
+    key = _memo_key(graph, namespace)
     found = _MEMO.get(key)
     if found is not None:
         _MEMO.move_to_end(key)
         return found
-    value = hashlib.sha256(hash_input(alpha_graph, namespace).encode()).hexdigest()[:8]
+    value = hashlib.sha256(hash_input(graph, namespace).encode()).hexdigest()[:8]
     _MEMO[key] = value
     if len(_MEMO) > MEMO_SIZE:
         _MEMO.popitem(last=False)

@@ -74,3 +74,26 @@ def test_a_component_error_keeps_its_type_and_reason_under_the_service() -> None
         raise FieldNotImplementedError("spec.checkpoint.enabled", "not implemented")
     assert raised.value.reason == "FieldNotImplemented"
     assert raised.value.message == "not implemented"
+
+
+def test_the_workloads_are_checked_without_converting_the_written_dcds_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The operator writes DCDs as stored (v1beta1); the check reads the v1alpha1 form generation
+    made them in, so no DCD is lowered again just to be checked."""
+    from dynamo_operator.internal import consts
+    from dynamo_operator.internal.dynamo.component import lowering
+
+    lowered: list[object] = []
+    real = lowering.convert
+    monkeypatch.setattr(lowering, "convert", lambda obj, version: lowered.append(obj) or real(obj, version))
+    stored = GenContext(
+        namespace=NS, capabilities=ALL.capabilities, dcd_api_version=consts.STORAGE_API_VERSION
+    )
+    graph = dgd({"Frontend": service("frontend"), "VllmWorker": service("worker")})
+    view = read_graph(graph, children=[], operator_version="0.9.0")
+    children = dcd_children(view, stored, restart_at={}, worker_hash="abcd1234")
+    assert [o["apiVersion"] for o in children.owned if o["kind"] == "DynamoComponentDeployment"] == [
+        consts.STORAGE_API_VERSION
+    ] * 2
+    assert lowered == []

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
-from dynamo_operator.internal.dynamo.rollout import gojson
+from dynamo_operator.internal.dynamo.rollout import gojson, workerhash_v2
 from dynamo_operator.internal.dynamo.rollout.workerhash_v2 import (
     ANNOTATION_CURRENT_WORKER_HASH_V2,
     PLACEHOLDER,
@@ -79,6 +79,46 @@ def test_upstream_data_is_there() -> None:
 @pytest.mark.parametrize(("graph", "namespace"), _cases())
 def test_hash_equals_the_one_upstream_recorded(graph: Obj, namespace: str) -> None:
     assert worker_hash_v2(graph, namespace) == _recorded(graph)
+
+
+# The graphs as upstream's cluster stored them (v1beta1), per set: the form the reconciler hands over.
+STORED = {"v1beta1-input": "golden", "v1alpha1-input": "golden-v1alpha1-input"}
+
+
+def _stored_graphs() -> list[Any]:
+    cases = []
+    for which, golden in STORED.items():
+        for n, path in enumerate(sorted((UPSTREAM / SETS[which][1]).glob("*.yaml")), start=1):
+            found = UPSTREAM / golden / f"{path.stem}.json"
+            if not found.exists() or (which, path.stem) in KNOWN_CONVERSION_LOSSES:
+                continue
+            namespace = f"ux{n}"
+            for key, obj in json.loads(found.read_text().replace("<ns>", namespace)).items():
+                if key.startswith("DynamoGraphDeployment/") and ANNOTATION_CURRENT_WORKER_HASH_V2 in (
+                    obj["metadata"].get("annotations") or {}
+                ):
+                    obj["metadata"]["namespace"] = namespace
+                    cases.append(pytest.param(obj, namespace, id=f"{which}:{path.stem}"))
+    return cases
+
+
+@pytest.mark.parametrize(("graph", "namespace"), _stored_graphs())
+def test_a_graph_as_stored_hashes_to_the_value_upstream_recorded(graph: Obj, namespace: str) -> None:
+    """The reconciler's input: the v1beta1 object itself, read without converting it up."""
+    assert graph["apiVersion"] == "nvidia.com/v1beta1"
+    assert worker_hash_v2(graph, namespace) == _recorded(graph)
+
+
+def test_a_graph_as_stored_is_not_converted_to_be_hashed(monkeypatch: pytest.MonkeyPatch) -> None:
+    [graph, namespace] = _stored_graphs()[0].values
+    converted: list[str] = []
+    monkeypatch.setattr(workerhash_v2, "_convert", lambda obj, version: converted.append(version))
+    hash_input(graph, namespace)
+    assert converted == []
+
+
+def test_stored_graphs_cover_every_example_with_workers() -> None:
+    assert len(_stored_graphs()) == 82
 
 
 def test_known_conversion_losses_are_current() -> None:
