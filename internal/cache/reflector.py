@@ -13,7 +13,9 @@ outcome; `next_phase` (the only place that decides relist versus re-watch versus
     BACKOFF --Slept-------------------> LIST       when not (never listed, or after Gone)
 
 Cancellation is the only way out: every `Exception` becomes an outcome, so a reflector never
-dies silently and never stalls without retrying.
+dies silently and never stalls without retrying. A failure is a warning in the log, except a 410 or
+a 429 (the ones a CRD update brings to every watch of its kind), which are debug until the same
+reflector has failed `ROUTINE_FAILURES` times in a row.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Protocol
 import structlog
 from dynamo_operator.internal.cache.backoff import Backoff
 from dynamo_operator.internal.cache.interface import Obj
-from dynamo_operator.internal.client.errors import Gone, error_from_status
+from dynamo_operator.internal.client.errors import Gone, TooManyRequests, error_from_status
 from dynamo_operator.internal.client.model import ListPage, WatchEvent
 from dynamo_operator.internal.client.resource import Resource
 from dynamo_operator.internal.clock import Clock
@@ -42,6 +44,8 @@ MIN_WATCH_SECONDS = 1.0
 # How long a watch resumed after a failure runs before its store counts as current again: the server
 # sends what happened since the resourceVersion first, so this only has to outlast that replay.
 REPLAY_GRACE = 10.0
+# Routine failures (410, 429) in a row that are logged at debug; from this many on, a warning.
+ROUTINE_FAILURES = 3
 
 
 class Phase(enum.Enum):
@@ -166,6 +170,7 @@ class Reflector:
         self.phase = Phase.LIST
         self.resource_version: str | None = None
         self.last_error: Exception | None = None
+        self._failures = 0  # steps failed in a row, until a LIST lands or a watch runs its course
         # Monotonic time from which the sink counts as current (see `is_current`); None: it does not.
         self.current_from: float | None = None
 
@@ -204,14 +209,23 @@ class Reflector:
             self.current_from = None  # failed or relisting: a missed event may hide behind it
         if isinstance(outcome, Exception):
             self.last_error = outcome
-            log.warning(
+            self._failures += 1
+            # A 410 (history compacted) and a 429 (throttled, or the collection's storage
+            # re-initialising after its CRD changed, as the CA bundle written at an install makes
+            # it) are routine: relist or back off, and say so at debug, as client-go does (V(4), V(2)).
+            # The same reflector failing again and again is not routine, whatever the error.
+            routine = isinstance(outcome, Gone | TooManyRequests) and self._failures < ROUTINE_FAILURES
+            (log.debug if routine else log.warning)(
                 "reflector step failed",
                 resource=self._scope.resource.plural,
                 namespace=self._scope.namespace,
                 phase=previous.name,
                 next=self.phase.name,
                 error=f"{type(outcome).__name__}: {outcome}",
+                failures=self._failures,
             )
+        elif isinstance(outcome, Listed) or (self.phase is Phase.WATCH and isinstance(outcome, WatchClosed)):
+            self._failures = 0  # a LIST landed, or a watch ran its course
         if self.phase is Phase.LIST:
             self.resource_version = None  # whatever we had is compacted or never existed
 

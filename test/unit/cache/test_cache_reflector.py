@@ -12,6 +12,7 @@ import pytest
 from dynamo_operator.internal.cache.interface import Obj
 from dynamo_operator.internal.cache.reflector import (
     REPLAY_GRACE,
+    ROUTINE_FAILURES,
     Listed,
     Phase,
     Reflector,
@@ -23,6 +24,7 @@ from dynamo_operator.internal.cache.reflector import (
 from dynamo_operator.internal.client import errors
 from dynamo_operator.internal.client.model import ListPage, WatchEvent
 from dynamo_operator.internal.client.resource import CONFIG_MAP, Resource
+from structlog.testing import capture_logs
 
 
 class FakeClock:
@@ -392,3 +394,56 @@ async def test_not_current_while_relisting(reflector: Reflector, source: FakeSou
     await reflector.step()
     assert reflector.phase is Phase.LIST
     assert not reflector.is_current()
+
+
+# -- what a failure logs -------------------------------------------------------------------------
+
+
+def _levels(logs: list[dict[str, Any]]) -> list[str]:
+    return [entry["log_level"] for entry in logs if entry["event"] == "reflector step failed"]
+
+
+async def test_a_compacted_history_and_a_reinitialising_storage_log_at_debug(
+    reflector: Reflector, source: FakeSource
+) -> None:
+    """What a CRD update does to every watch of its kind (the CA bundle written at an install): 429
+    while the storage re-initialises, then 410 for the old resourceVersion. Both are routine."""
+    source.lists = [[page("5", "a")], [page("9", "a")]]
+    source.watches = [
+        ([], errors.TooManyRequests(429, "TooManyRequests", "storage is (re)initializing")),
+        errors.Gone(410, "Expired", "too old resource version: 5 (8)"),
+        ([ev("ADDED", "b", "10")], None),
+    ]
+    with capture_logs() as logs:
+        for _ in range(7):  # LIST, WATCH 429, BACKOFF, WATCH 410, LIST, WATCH, WATCH...
+            if not source.watches:
+                break
+            await reflector.step()
+    assert _levels(logs) == ["debug", "debug"]
+
+
+async def test_routine_failures_in_a_row_become_a_warning(reflector: Reflector, source: FakeSource) -> None:
+    source.lists = [[page("5", "a")]]
+    source.watches = [errors.TooManyRequests(429) for _ in range(ROUTINE_FAILURES)]
+    with capture_logs() as logs:
+        await reflector.step()  # LIST
+        for _ in range(ROUTINE_FAILURES):
+            await reflector.step()  # WATCH: 429
+            await reflector.step()  # BACKOFF
+    assert _levels(logs) == ["debug"] * (ROUTINE_FAILURES - 1) + ["warning"]
+
+
+async def test_any_other_failure_is_a_warning_at_once(reflector: Reflector, source: FakeSource) -> None:
+    source.lists = [errors.ServerError(500, "InternalError", "etcd timed out")]
+    with capture_logs() as logs:
+        await reflector.step()
+    assert _levels(logs) == ["warning"]
+
+
+async def test_a_landed_list_resets_the_count_of_failures(reflector: Reflector, source: FakeSource) -> None:
+    source.lists = [[page("5", "a")], [page("9", "a")], [page("12", "a")]]
+    source.watches = [errors.Gone(410), errors.Gone(410), errors.Gone(410)]
+    with capture_logs() as logs:
+        for _ in range(6):  # LIST, WATCH 410, LIST, WATCH 410, LIST, WATCH 410
+            await reflector.step()
+    assert _levels(logs) == ["debug"] * 3
