@@ -18,7 +18,7 @@ from dynamo_operator.internal.stored_version import (
 )
 from hypothesis import given
 from hypothesis import strategies as st
-from unit.api.test_conversion_properties import BETA_DCD, BETA_DGD, SETTINGS
+from testsupport.schema_objects import BETA_DCD, BETA_DGD, SETTINGS
 
 
 def graph() -> dict[str, Any]:

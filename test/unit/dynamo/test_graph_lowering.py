@@ -13,7 +13,7 @@ from dynamo_operator.internal.dynamo.graph import lowering
 from dynamo_operator.internal.dynamo.graph.lowering import lowered_graph
 from hypothesis import given
 from testsupport.dcd_view import stored_graph
-from unit.api.test_conversion_properties import BETA_DGD, SETTINGS
+from testsupport.schema_objects import BETA_DGD, SETTINGS
 
 
 def _graph(uid: str = "u-1", generation: int = 1, replicas: int = 2) -> dict[str, Any]:

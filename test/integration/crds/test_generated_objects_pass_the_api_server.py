@@ -1,0 +1,96 @@
+"""What generation makes of any graph the v1beta1 schema admits, the API server admits too: every
+object of the component pathway (DCDs against our own CRD and its rules, Deployments, Services,
+RBAC, PVCs, adapters) passes a server-side dry run. A graph generation refuses is refused before
+anything is written; one it accepts must not be refused halfway through its writes, which would
+leave it partly applied.
+
+Graphs are drawn from our v1beta1 CRD schema (as the conversion's property tests draw them), each
+component given the image generation requires (a component without one is refused, and tested
+elsewhere); each graph's children are dry-run applied in one request."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+from dynamo_operator.internal import consts
+from dynamo_operator.internal.dynamo import GenContext
+from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.common.inputs import component_view
+from dynamo_operator.internal.dynamo.component.workload import desired_component_objects
+from dynamo_operator.internal.dynamo.graph.children import dcd_children
+from dynamo_operator.internal.dynamo.graph.view import read_graph
+from dynamo_operator.internal.dynamo.rollout.workerhash_v2 import worker_hash_v2
+from hypothesis import HealthCheck, given, settings
+from testsupport.cluster import Kubectl, KubectlError
+from testsupport.schema_objects import BETA_DGD
+
+pytestmark = pytest.mark.cluster
+
+Json = dict[str, Any]
+IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.5.0"
+EXAMPLES = 40
+
+
+def _with_images(obj: Json, namespace: str) -> Json:
+    """`obj` as stored in `namespace` (a uid of its own), every container given an image."""
+    graph = json.loads(json.dumps(obj))
+    graph["metadata"] |= {"namespace": namespace, "uid": str(uuid.uuid4()), "generation": 1}
+    for component in graph["spec"].get("components", []):
+        containers = (
+            component.setdefault("podTemplate", {}).setdefault("spec", {}).setdefault("containers", [])
+        )
+        if not any(c.get("name") == consts.MAIN_CONTAINER_NAME for c in containers):
+            containers.insert(0, {"name": consts.MAIN_CONTAINER_NAME})
+        for container in containers:
+            container.setdefault("image", IMAGE)
+    return graph
+
+
+def _children(graph: Json, namespace: str) -> list[Json] | None:
+    """Every object of the component pathway, or None when generation refuses the graph."""
+    ctx = GenContext(namespace=namespace, dcd_api_version=consts.STORAGE_API_VERSION)
+    try:
+        view = read_graph(graph, children=[], operator_version="1.2.0")
+        owned = dcd_children(view, ctx, restart_at={}, worker_hash=worker_hash_v2(view.stored, namespace))
+        workloads = [
+            obj
+            for dcd in owned.owned
+            if dcd["kind"] == consts.KIND_DCD
+            for obj in desired_component_objects(component_view(dcd), ctx)
+        ]
+    except GenerationError:
+        return None
+    return [*owned.owned, *owned.shared, *workloads]
+
+
+def test_generated_objects_pass_a_server_side_dry_run(crds: None, kubectl: Kubectl, ns: str) -> None:
+    generated: list[int] = []
+
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(BETA_DGD)
+    def check(obj: Json) -> None:
+        objects = _children(_with_images(obj, ns), ns)
+        if objects is None:
+            return
+        generated.append(len(objects))
+        doc = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects})
+        try:
+            kubectl(
+                "apply",
+                "--server-side",
+                "--dry-run=server",
+                "--field-manager=generation-check",
+                "-n",
+                ns,
+                "-f",
+                "-",
+                stdin=doc,
+            )
+        except KubectlError as err:
+            raise AssertionError(f"the API server refused what generation made: {err}\n{doc}") from None
+
+    check()
+    assert len(generated) >= EXAMPLES // 4, "too few graphs were generated to say anything"
