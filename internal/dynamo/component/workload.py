@@ -36,6 +36,7 @@ from dynamo_operator.internal.dynamo.graph.sideobjects import (
     wait_leader_config_map,
     wait_leader_config_map_name,
 )
+from dynamo_operator.internal.dynamo.pod.api_rules import check_metadata_maps
 from dynamo_operator.internal.dynamo.pod.template import (
     Component,
     build_pod_template,
@@ -484,6 +485,8 @@ def desired_component_objects(
     check_not_implemented_component(alpha)
     comp = with_default_ingress(component_of(alpha), ctx)
     out: list[Obj] = []
+    if not comp.parent_dgd:  # a graph's DCD carries its graph's maps, checked with the graph
+        check_metadata_maps(alpha["spec"], "")
     check_gpu_memory_service(comp.spec, "")
     check_failover(comp.spec, "")
     check_container_names(comp.spec, "")

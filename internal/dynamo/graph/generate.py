@@ -59,6 +59,7 @@ from dynamo_operator.internal.dynamo.graph.sideobjects import (
 )
 from dynamo_operator.internal.dynamo.graph.stored_dcd import stored_dcd
 from dynamo_operator.internal.dynamo.graph.workernames import first_worker_generation
+from dynamo_operator.internal.dynamo.pod.api_rules import check_metadata_maps
 from dynamo_operator.internal.dynamo.pod.merge import merge_env
 from dynamo_operator.internal.dynamo.pod.resources import check_quantity, resource_list
 from dynamo_operator.internal.dynamo.pod.template import Component, kube_discovery_enabled
@@ -437,7 +438,9 @@ def validate_graph(dgd: Graph, ctx: GenContext, *, worker_hash: str | None = Non
         raise GenerationError(problems[0].split(":", 1)[0], problems[0].split(": ", 1)[1])
     pvc_names = {p.get("name") for p in dgd["spec"].get("pvcs") or []}
     remainders = remainder.of_graph(meta)
+    check_metadata_maps(dgd["spec"], "spec.")
     for svc, spec in services.items():
+        check_metadata_maps(spec, f"spec.services.{svc}.")
         # A mount names a graph PVC or a volume of the service's own pod: v1beta1 graphs declare
         # their PVC volumes in the pod template, which the v1alpha1 view keeps in extraPodSpec.volumes.
         pod_volumes = {v.get("name") for v in (spec.get("extraPodSpec") or {}).get("volumes") or []}

@@ -47,6 +47,7 @@ from dynamo_operator.internal.dynamo.component.gpu_memory_service import (
     gms_enabled,
 )
 from dynamo_operator.internal.dynamo.graph.sideobjects import wait_leader_config_map_name
+from dynamo_operator.internal.dynamo.pod import api_rules
 from dynamo_operator.internal.dynamo.pod.defaults import ENV_DYN_FORWARDPASS_METRIC_PORT, component_defaults
 from dynamo_operator.internal.dynamo.pod.era import before_upstream_1_2
 from dynamo_operator.internal.dynamo.pod.merge import (
@@ -447,8 +448,51 @@ def build_pod_template(
     pulls = image_pull_secrets(list(user_pull_secrets), container.get("image"), comp, ctx)
     if pulls:
         pod["imagePullSecrets"] = pulls
+    _check_containers(comp, container, user_containers=user_containers, user_init=extra_init)
     _apply_addons(pod, comp, ctx, backend=backend, main_mounts=main_mounts)
+    # After the add-ons: a user's container may mount a volume one of them declares (GMS's socket).
+    user_fields = _user_container_fields(user_containers, extra_init)
+    api_rules.check_volume_mounts(
+        [x for x in [*pod["containers"], *pod.get("initContainers", [])] if x.get("name") in user_fields],
+        (str(v.get("name")) for v in pod.get("volumes") or ()),
+        user_fields,
+    )
     return {"metadata": {"labels": pod_labels(comp, ctx), "annotations": pod_annotations(comp)}, "spec": pod}
+
+
+def _user_container_fields(
+    user_containers: Sequence[Mapping[str, Any]], user_init: Sequence[Mapping[str, Any]]
+) -> dict[str, str]:
+    """The field each container the user wrote beside `main` came from, by its name."""
+    fields = {str(x.get("name")): f"extraPodSpec.initContainers[name={x.get('name')}]" for x in user_init}
+    fields.update(
+        (str(x.get("name")), f"extraPodSpec.containers[name={x.get('name')}]")
+        for x in user_containers
+        if x.get("name") != c.MAIN_CONTAINER_NAME
+    )
+    return fields
+
+
+def _check_containers(
+    comp: Component,
+    main: Mapping[str, Any],
+    *,
+    user_containers: Sequence[Mapping[str, Any]],
+    user_init: Sequence[Mapping[str, Any]],
+) -> None:
+    """The API server's rules for probes and environment variables (api_rules.py), on the main
+    container as built and on the containers the user wrote beside it, naming the user's field."""
+    spec = comp.spec
+    for probe in api_rules.PROBES:
+        flat = probe in ("livenessProbe", "readinessProbe") and spec.get(probe) is not None
+        api_rules.check_probe(main.get(probe), probe if flat else f"extraPodSpec.mainContainer.{probe}")
+    own = {str(e.get("name")): "envs" for e in spec.get("envs") or ()}
+    api_rules.check_env(main.get("env") or (), own, "extraPodSpec.mainContainer.env")
+    for name, field in _user_container_fields(user_containers, user_init).items():
+        container = next(x for x in [*user_containers, *user_init] if str(x.get("name")) == name)
+        for probe in api_rules.PROBES:
+            api_rules.check_probe(container.get(probe), f"{field}.{probe}")
+        api_rules.check_env(container.get("env") or (), {}, f"{field}.env")
 
 
 def _pod_spec(comp: Component, ctx: GenContext, extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -543,6 +587,7 @@ def _apply_addons(
             container = build_frontend_sidecar(
                 sidecar, component_env=component_env, dyn_ns=dyn_ns, infrastructure_env=ctx.infrastructure_env
             )
+            api_rules.check_env(container.get("env") or (), {}, "frontendSidecar.envs")
             pod["containers"] = [*pod["containers"], container]
         else:
             check_named_sidecar(spec, named, "")  # a DCD written directly was never validated as a graph

@@ -126,7 +126,61 @@ def gms_with_a_fraction_of_a_gpu(component: Json) -> None:
     component.setdefault("experimental", {})["gpuMemoryService"] = {}
 
 
+# What the API server refuses in a Deployment although the CRD admits it (pod/api_rules.py).
+def probe_without_a_handler(component: Json) -> None:
+    main_container(component)["livenessProbe"] = {"periodSeconds": 5}
+
+
+def sidecar_probe_with_two_handlers(component: Json) -> None:
+    probe = {"exec": {"command": ["true"]}, "tcpSocket": {"port": 80}}
+    containers = component["podTemplate"]["spec"]["containers"]
+    containers.append({"name": "helper", "image": "helper:1", "readinessProbe": probe})
+
+
+def env_from_two_sources(component: Json) -> None:
+    source = {"fieldRef": {"fieldPath": "metadata.name"}, "secretKeyRef": {"name": "s", "key": "k"}}
+    main_container(component).setdefault("env", []).append({"name": "BOTH", "valueFrom": source})
+
+
+def env_value_beside_value_from(component: Json) -> None:
+    source = {"fieldRef": {"fieldPath": "metadata.name"}}
+    main_container(component).setdefault("env", []).append({"name": "V", "value": "x", "valueFrom": source})
+
+
+def env_from_a_config_map_no_name_can_be(component: Json) -> None:
+    source = {"configMapKeyRef": {"name": "Not_A_Name", "key": "k"}}
+    main_container(component).setdefault("env", []).append({"name": "CM", "valueFrom": source})
+
+
+def pod_label_key_no_key_can_be(component: Json) -> None:
+    component.setdefault("podTemplate", {}).setdefault("metadata", {}).setdefault("labels", {})["-x"] = "y"
+
+
+def pod_label_value_no_value_can_be(component: Json) -> None:
+    component.setdefault("podTemplate", {}).setdefault("metadata", {}).setdefault("labels", {})["x"] = "a b"
+
+
+def pod_annotation_key_no_key_can_be(component: Json) -> None:
+    metadata = component.setdefault("podTemplate", {}).setdefault("metadata", {})
+    metadata.setdefault("annotations", {})["example.com/a/b"] = "y"
+
+
+def sidecar_mount_of_no_volume(component: Json) -> None:
+    mount = {"name": "nowhere", "mountPath": "/nowhere"}
+    containers = component["podTemplate"]["spec"]["containers"]
+    containers.append({"name": "helper", "image": "helper:1", "volumeMounts": [mount]})
+
+
 BREAKAGES: list[Callable[[Json], None]] = [
+    probe_without_a_handler,
+    sidecar_probe_with_two_handlers,
+    env_from_two_sources,
+    env_value_beside_value_from,
+    env_from_a_config_map_no_name_can_be,
+    pod_label_key_no_key_can_be,
+    pod_label_value_no_value_can_be,
+    pod_annotation_key_no_key_can_be,
+    sidecar_mount_of_no_volume,
     no_image,
     undeclared_mount,
     failover_without_discovery,

@@ -1,0 +1,159 @@
+"""What the API server refuses in a workload although our CRDs accept it. Pure.
+
+The CRDs embed the pod template and label maps by their OpenAPI shape, which says nothing of a
+label's syntax, of a probe needing exactly one handler, or of an environment variable taking its
+value from exactly one source. A graph carrying such a mistake was admitted, then its Deployment (or
+the DCD whose labels carry it) was refused when written, after the graph's other components were
+written and running. Generation checks these rules first, so the graph is refused whole, naming the
+field the user wrote.
+
+Only rules the API server has applied unchanged in every version this operator supports are
+checked here; anything version-dependent (environment variable names, field paths of the downward
+API) is left to the API server, as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from dynamo_operator.internal.dynamo.common.errors import GenerationError
+
+# apimachinery's validation: a qualified name is an optional DNS-1123 subdomain prefix and "/", then
+# a name part; a label value is a name part or empty.
+_NAME_PART: Final = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_DNS1123_SUBDOMAIN: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_CONFIG_MAP_KEY: Final = re.compile(r"^[-._a-zA-Z0-9]+$")
+NAME_PART_MAX: Final = 63
+PREFIX_MAX: Final = 253
+PROBE_HANDLERS: Final = ("exec", "httpGet", "tcpSocket", "grpc")
+PROBES: Final = ("livenessProbe", "readinessProbe", "startupProbe")
+# Where an environment variable's value may come from (fileKeyRef: Kubernetes 1.34 on).
+ENV_SOURCES: Final = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef")
+_NAMED_SOURCES: Final = ("configMapKeyRef", "secretKeyRef")
+
+
+def qualified_name_problem(key: str) -> str | None:
+    """Why `key` is no qualified name (a label or annotation key), or None."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and not prefix:
+        return "has an empty prefix before '/'"
+    if slash and (len(prefix) > PREFIX_MAX or not _DNS1123_SUBDOMAIN.match(prefix)):
+        return f"prefix {prefix!r} must be a lowercase DNS-1123 subdomain of at most {PREFIX_MAX} characters"
+    if not name:
+        return "name part must not be empty"
+    if len(name) > NAME_PART_MAX:
+        return f"name part must be at most {NAME_PART_MAX} characters"
+    if not _NAME_PART.match(name):
+        return (
+            "name part must consist of alphanumeric characters, '-', '_' or '.', and start and end"
+            " with an alphanumeric character"
+        )
+    return None
+
+
+def label_value_problem(value: object) -> str | None:
+    """Why `value` is no label value, or None."""
+    text = str(value)
+    if text == "":
+        return None
+    if len(text) > NAME_PART_MAX:
+        return f"must be at most {NAME_PART_MAX} characters"
+    if not _NAME_PART.match(text):
+        return (
+            "must be empty or consist of alphanumeric characters, '-', '_' or '.', and start and end"
+            " with an alphanumeric character"
+        )
+    return None
+
+
+def check_labels(labels: Mapping[str, Any] | None, field: str) -> None:
+    """Every key a qualified name and every value a label value; `field` names the map."""
+    for key, value in (labels or {}).items():
+        problem = qualified_name_problem(str(key))
+        if problem:
+            raise GenerationError(f"{field}[{key}]", f"is no valid label key: {problem}")
+        problem = label_value_problem(value)
+        if problem:
+            raise GenerationError(f"{field}[{key}]", f"{str(value)!r} is no valid label value: it {problem}")
+
+
+def check_annotations(annotations: Mapping[str, Any] | None, field: str) -> None:
+    """Every key a qualified name (the API server checks it lowercased)."""
+    for key in annotations or {}:
+        problem = qualified_name_problem(str(key).lower())
+        if problem:
+            raise GenerationError(f"{field}[{key}]", f"is no valid annotation key: {problem}")
+
+
+def check_probe(probe: Mapping[str, Any] | None, field: str) -> None:
+    """A probe runs exactly one handler."""
+    if probe is None:
+        return
+    handlers = [h for h in PROBE_HANDLERS if probe.get(h) is not None]
+    if len(handlers) != 1:
+        found = "none" if not handlers else ", ".join(handlers)
+        raise GenerationError(
+            field,
+            f"a probe needs exactly one handler ({', '.join(PROBE_HANDLERS)}); it has {found}"
+            " (a probe given here replaces the default one whole)",
+        )
+
+
+def check_env(env: Iterable[Mapping[str, Any]], field_of: Mapping[str, str], default_field: str) -> None:
+    """Each variable with a `valueFrom` takes it from exactly one source and has no `value`.
+    `field_of`: the field each variable name was written in; others are named under `default_field`."""
+    for var in env:
+        source = var.get("valueFrom")
+        if source is None:
+            continue
+        name = str(var.get("name"))
+        field = f"{field_of.get(name, default_field)}[name={name}].valueFrom"
+        if var.get("value"):
+            raise GenerationError(field, "must not be given beside a non-empty value")
+        given = [s for s in ENV_SOURCES if source.get(s) is not None]
+        if len(given) != 1:
+            found = "none" if not given else ", ".join(given)
+            raise GenerationError(field, f"needs exactly one of {', '.join(ENV_SOURCES[:4])}; it has {found}")
+        if given[0] in _NAMED_SOURCES:
+            _check_key_selector(source[given[0]], f"{field}.{given[0]}")
+
+
+def _check_key_selector(selector: Mapping[str, Any], field: str) -> None:
+    name = str(selector.get("name") or "")
+    if len(name) > PREFIX_MAX or not _DNS1123_SUBDOMAIN.match(name):
+        raise GenerationError(f"{field}.name", f"{name!r} must be a lowercase DNS-1123 subdomain")
+    key = str(selector.get("key") or "")
+    if not key:
+        raise GenerationError(f"{field}.key", "required")
+    if len(key) > PREFIX_MAX or not _CONFIG_MAP_KEY.match(key) or key in (".", ".."):
+        raise GenerationError(
+            f"{field}.key", f"{key!r} must consist of alphanumeric characters, '-', '_' or '.'"
+        )
+
+
+def check_volume_mounts(
+    containers: Sequence[Mapping[str, Any]], volumes: Iterable[str], field_of: Mapping[str, str]
+) -> None:
+    """Every mount of every container names a volume of the pod. `field_of`: container name → the
+    field that container was written in."""
+    declared = set(volumes)
+    for container in containers:
+        name = str(container.get("name"))
+        for mount in container.get("volumeMounts") or ():
+            if mount.get("name") not in declared:
+                raise GenerationError(
+                    f"{field_of.get(name, 'containers')}.volumeMounts[name={mount.get('name')}]",
+                    "names no volume of the pod",
+                )
+
+
+def check_metadata_maps(spec: Mapping[str, Any], field: str) -> None:
+    """The label and annotation maps of a v1alpha1 graph, service or DCD spec (`field`: its path and
+    a trailing dot): its own, which go onto its objects and pods, and its pod template's."""
+    check_labels(spec.get("labels"), f"{field}labels")
+    check_annotations(spec.get("annotations"), f"{field}annotations")
+    pod_metadata = spec.get("extraPodMetadata") or {}
+    check_labels(pod_metadata.get("labels"), f"{field}extraPodMetadata.labels")
+    check_annotations(pod_metadata.get("annotations"), f"{field}extraPodMetadata.annotations")
