@@ -25,6 +25,7 @@ from dynamo_operator.internal.dynamo.common.errors import GenerationError
 _NAME_PART: Final = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _DNS1123_SUBDOMAIN: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _CONFIG_MAP_KEY: Final = re.compile(r"^[-._a-zA-Z0-9]+$")
+_DNS1123_LABEL: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 NAME_PART_MAX: Final = 63
 PREFIX_MAX: Final = 253
 PROBE_HANDLERS: Final = ("exec", "httpGet", "tcpSocket", "grpc")
@@ -66,6 +67,18 @@ def label_value_problem(value: object) -> str | None:
             " with an alphanumeric character"
         )
     return None
+
+
+def check_dns_label(name: object, field: str, what: str) -> None:
+    """`name` (of a container or a volume: `what`) is a lowercase DNS-1123 label."""
+    text = str(name)
+    if len(text) > NAME_PART_MAX or not _DNS1123_LABEL.match(text):
+        raise GenerationError(
+            field,
+            f"{text!r} cannot name a {what}: it must be a lowercase DNS-1123 label (at most"
+            f" {NAME_PART_MAX} lowercase letters, digits and '-', starting and ending with one"
+            " of the first two)",
+        )
 
 
 def check_labels(labels: Mapping[str, Any] | None, field: str) -> None:

@@ -249,6 +249,11 @@ def _pvc_mounts(
         if not name:
             raise GenerationError(f"{field}.name", "required")
         mount_point = vm.get("mountPoint")
+        # The mount's name is the name of the pod's volume for the claim.
+        name_field = (
+            "compilationCache.pvcName" if vm.get("useAsCompilationCache") else f"volumeMounts[name={name}]"
+        )
+        api_rules.check_dns_label(name, name_field, "volume")
         if vm.get("useAsCompilationCache"):
             mount_point = mount_point or default_cache_mount_point(backend)
             if not mount_point:
@@ -433,6 +438,10 @@ def build_pod_template(
     extra = {k: v for k, v in editable_copy(spec.get("extraPodSpec", {})).items() if k != "mainContainer"}
     # The lists extraPodSpec merges by name or appends, rather than replacing what is generated.
     user_volumes = extra.pop("volumes", None) or []
+    for volume in user_volumes:
+        api_rules.check_dns_label(
+            volume.get("name"), f"extraPodSpec.volumes[name={volume.get('name')}].name", "volume"
+        )
     user_containers = extra.pop("containers", None) or []
     user_pull_secrets = extra.pop("imagePullSecrets", None) or []
     extra_init = extra.pop("initContainers", None) or []
@@ -490,6 +499,7 @@ def _check_containers(
     api_rules.check_env(main.get("env") or (), own, "extraPodSpec.mainContainer.env")
     for name, field in _user_container_fields(user_containers, user_init).items():
         container = next(x for x in [*user_containers, *user_init] if str(x.get("name")) == name)
+        api_rules.check_dns_label(name, f"{field}.name", "container")
         for probe in api_rules.PROBES:
             api_rules.check_probe(container.get(probe), f"{field}.{probe}")
         api_rules.check_env(container.get("env") or (), {}, f"{field}.env")

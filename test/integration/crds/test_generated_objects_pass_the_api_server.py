@@ -5,7 +5,8 @@ before anything is written; one it accepts must not be refused halfway through i
 would leave it partly applied (the label, probe and environment rules of pod/api_rules.py came
 from this test).
 
-Graphs are drawn from our v1beta1 CRD schema (testsupport/schema_objects.py); one the API server
+The same holds for a DCD written on its own. Graphs and DCDs are drawn from our v1beta1 CRD schemas
+(testsupport/schema_objects.py); one the API server
 refuses (a CEL rule the drawing does not know) is skipped. Each component is given the image
 generation requires, and the fields this pathway refuses outright (Grove-only, not implemented) are
 dropped, so that most drawn graphs reach the API server. Each graph's children are dry-run applied
@@ -28,7 +29,7 @@ from dynamo_operator.internal.dynamo.graph.view import read_graph
 from dynamo_operator.internal.dynamo.rollout.workerhash_v2 import worker_hash_v2
 from hypothesis import HealthCheck, given, settings
 from testsupport.cluster import Kubectl, KubectlError
-from testsupport.schema_objects import BETA_DGD
+from testsupport.schema_objects import BETA_DCD, BETA_DGD
 
 pytestmark = pytest.mark.cluster
 
@@ -42,25 +43,36 @@ REFUSED_OUTRIGHT = ("experimental", "topologyConstraint", "providerOverride", "p
 REFUSED_IN_COMPONENTS = ("experimental", "topologyConstraint", "providerOverride", "minAvailable")
 
 
+def _as_stored(obj: Json, namespace: str) -> Json:
+    out = json.loads(json.dumps(obj))
+    out["metadata"] |= {"namespace": namespace, "uid": str(uuid.uuid4()), "generation": 1}
+    return out
+
+
+def _as_written(obj: Json) -> Json:
+    """What a user applies: no uid or generation (the API server sets them)."""
+    return {**obj, "metadata": {k: v for k, v in obj["metadata"].items() if k not in ("uid", "generation")}}
+
+
+def _deployable_component(component: Json) -> None:
+    """Without the fields the component pathway refuses outright, every container given an image."""
+    for field in REFUSED_IN_COMPONENTS:
+        component.pop(field, None)
+    for role in ("leader", "worker"):
+        (component.get("multinode") or {}).pop(role, None)
+    containers = component.setdefault("podTemplate", {}).setdefault("spec", {}).setdefault("containers", [])
+    if not any(c.get("name") == consts.MAIN_CONTAINER_NAME for c in containers):
+        containers.insert(0, {"name": consts.MAIN_CONTAINER_NAME})
+    for container in containers:
+        container.setdefault("image", IMAGE)
+
+
 def _deployable(obj: Json, namespace: str) -> Json:
-    """`obj` as stored in `namespace` (a uid of its own), every container given an image, without the
-    fields the component pathway refuses outright."""
-    graph = json.loads(json.dumps(obj))
-    graph["metadata"] |= {"namespace": namespace, "uid": str(uuid.uuid4()), "generation": 1}
+    graph = _as_stored(obj, namespace)
     for field in REFUSED_OUTRIGHT:
         graph["spec"].pop(field, None)
     for component in graph["spec"].get("components", []):
-        for field in REFUSED_IN_COMPONENTS:
-            component.pop(field, None)
-        for role in ("leader", "worker"):
-            (component.get("multinode") or {}).pop(role, None)
-        containers = (
-            component.setdefault("podTemplate", {}).setdefault("spec", {}).setdefault("containers", [])
-        )
-        if not any(c.get("name") == consts.MAIN_CONTAINER_NAME for c in containers):
-            containers.insert(0, {"name": consts.MAIN_CONTAINER_NAME})
-        for container in containers:
-            container.setdefault("image", IMAGE)
+        _deployable_component(component)
     return graph
 
 
@@ -97,7 +109,10 @@ def _dry_run(kubectl: Kubectl, namespace: str, objects: list[Json]) -> bool:
             stdin=doc,
         )
     except KubectlError as err:
-        if objects[0].get("kind") != "DynamoGraphDeployment":
+        if (
+            objects[0].get("kind") not in ("DynamoGraphDeployment", "DynamoComponentDeployment")
+            or len(objects) > 1
+        ):
             print(f"refused: {err}\n{doc}")  # shown with the failure
         return False
     return True
@@ -110,11 +125,7 @@ def test_generated_objects_pass_a_server_side_dry_run(crds: None, kubectl: Kubec
     @given(BETA_DGD)
     def check(obj: Json) -> None:
         graph = _deployable(obj, ns)
-        as_written = {
-            **graph,
-            "metadata": {k: v for k, v in graph["metadata"].items() if k not in ("uid", "generation")},
-        }
-        if not _dry_run(kubectl, ns, [as_written]):
+        if not _dry_run(kubectl, ns, [_as_written(graph)]):
             return  # the API server refuses the graph itself
         objects = _children(graph, ns)
         if objects is None:
@@ -124,3 +135,28 @@ def test_generated_objects_pass_a_server_side_dry_run(crds: None, kubectl: Kubec
 
     check()
     assert len(generated) >= EXAMPLES // 4, "too few graphs were generated to say anything"
+
+
+def test_what_a_dcd_written_on_its_own_makes_passes_a_server_side_dry_run(
+    crds: None, kubectl: Kubectl, ns: str
+) -> None:
+    generated: list[int] = []
+    ctx = GenContext(namespace=ns)
+
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(BETA_DCD)
+    def check(obj: Json) -> None:
+        dcd = _as_stored(obj, ns)
+        _deployable_component(dcd["spec"])
+        dcd["spec"].pop("multinode", None)  # no LeaderWorkerSet here
+        if not _dry_run(kubectl, ns, [_as_written(dcd)]):
+            return  # the API server refuses the DCD itself
+        try:
+            objects = desired_component_objects(component_view(dcd), ctx)
+        except GenerationError:
+            return
+        generated.append(len(objects))
+        assert _dry_run(kubectl, ns, objects), "the API server refused what generation made"
+
+    check()
+    assert len(generated) >= EXAMPLES // 4, "too few DCDs were generated to say anything"

@@ -126,6 +126,17 @@ def test_a_container_mounting_no_volume_of_the_pod_is_refused_naming_its_field()
     assert raised.value.field == "extraPodSpec.containers[name=helper].volumeMounts[name=data]"
 
 
+@pytest.mark.parametrize("name", ["main", "a", "sidecar-1", "x" * 63])
+def test_a_dns_label_names_a_container(name: str) -> None:
+    api_rules.check_dns_label(name, "containers[name=x].name", "container")
+
+
+@pytest.mark.parametrize("name", ["Main", "my.data", "-a", "a_b", "x" * 64, ""])
+def test_anything_else_cannot_name_a_container_or_a_volume(name: str) -> None:
+    with pytest.raises(GenerationError, match="cannot name a volume: it must be a lowercase DNS-1123 label"):
+        api_rules.check_dns_label(name, "volumes[name=x].name", "volume")
+
+
 # --- through generation ----------------------------------------------------------------------------
 
 

@@ -171,7 +171,22 @@ def sidecar_mount_of_no_volume(component: Json) -> None:
     containers.append({"name": "helper", "image": "helper:1", "volumeMounts": [mount]})
 
 
+def sidecar_name_no_container_can_have(component: Json) -> None:
+    component["podTemplate"]["spec"]["containers"].append({"name": "Helper", "image": "helper:1"})
+
+
+def cache_claim_name_no_volume_can_have(component: Json) -> None:
+    component["compilationCache"] = {"pvcName": "Model_Cache", "mountPath": "/cache"}
+
+
+def pod_volume_name_no_volume_can_have(component: Json) -> None:
+    component["podTemplate"]["spec"].setdefault("volumes", []).append({"name": "my.data", "emptyDir": {}})
+
+
 BREAKAGES: list[Callable[[Json], None]] = [
+    sidecar_name_no_container_can_have,
+    cache_claim_name_no_volume_can_have,
+    pod_volume_name_no_volume_can_have,
     probe_without_a_handler,
     sidecar_probe_with_two_handlers,
     env_from_two_sources,
