@@ -459,13 +459,19 @@ def build_pod_template(
         pod["imagePullSecrets"] = pulls
     _check_containers(comp, container, user_containers=user_containers, user_init=extra_init)
     _apply_addons(pod, comp, ctx, backend=backend, main_mounts=main_mounts)
-    # After the add-ons: a user's container may mount a volume one of them declares (GMS's socket).
+    # After the add-ons: a user's container may mount a volume one of them declares (GMS's socket),
+    # and the frontend sidecar a v1beta1 component names is the user's probes over the frontend's.
     user_fields = _user_container_fields(user_containers, extra_init)
+    user_built = [
+        x for x in [*pod["containers"], *pod.get("initContainers", [])] if x.get("name") in user_fields
+    ]
     api_rules.check_volume_mounts(
-        [x for x in [*pod["containers"], *pod.get("initContainers", [])] if x.get("name") in user_fields],
-        (str(v.get("name")) for v in pod.get("volumes") or ()),
-        user_fields,
+        user_built, (str(v.get("name")) for v in pod.get("volumes") or ()), user_fields
     )
+    for built in user_built:
+        if built.get("name") == comp.beta.frontend_sidecar:
+            for probe in api_rules.PROBES:
+                api_rules.check_probe(built.get(probe), f"{user_fields[str(built['name'])]}.{probe}")
     return {"metadata": {"labels": pod_labels(comp, ctx), "annotations": pod_annotations(comp)}, "spec": pod}
 
 
@@ -500,8 +506,9 @@ def _check_containers(
     for name, field in _user_container_fields(user_containers, user_init).items():
         container = next(x for x in [*user_containers, *user_init] if str(x.get("name")) == name)
         api_rules.check_dns_label(name, f"{field}.name", "container")
-        for probe in api_rules.PROBES:
-            api_rules.check_probe(container.get(probe), f"{field}.{probe}")
+        if name != comp.beta.frontend_sidecar:  # completed by the add-ons, checked once completed
+            for probe in api_rules.PROBES:
+                api_rules.check_probe(container.get(probe), f"{field}.{probe}")
         api_rules.check_env(container.get("env") or (), {}, f"{field}.env")
 
 

@@ -7,6 +7,7 @@ import copy
 from typing import Any
 
 import pytest
+from dynamo_operator.api.conversion import V1ALPHA1, convert
 from dynamo_operator.internal.dynamo import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.inputs import component_view
@@ -198,3 +199,40 @@ def test_a_dcd_written_on_its_own_is_refused_for_a_pod_label_naming_its_v1beta1_
     assert dcd_message(raised.value.field, raised.value.message).startswith(
         "spec.podTemplate.metadata.labels[tier]: 'not valid' is no valid label value"
     )
+
+
+def test_a_named_frontend_sidecar_may_tune_the_frontend_probe_it_is_completed_with() -> None:
+    """v1beta1's `frontendSidecar` names a container the operator completes: its own partial probe
+    goes over the frontend's, as it does for the main container in v1alpha1."""
+    worker = {
+        "name": "W",
+        "type": "worker",
+        "frontendSidecar": "fe",
+        "podTemplate": {
+            "spec": {
+                "containers": [
+                    {"name": "main", "image": "img:1", "command": ["python3", "-m", "dynamo.vllm"]},
+                    {"name": "fe", "image": "fe:1", "readinessProbe": {"periodSeconds": 9}},
+                ]
+            }
+        },
+    }
+    beta = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "g", "namespace": NS, "uid": "u-named-sidecar", "generation": 1},
+        "spec": {
+            "components": [
+                {
+                    "name": "Frontend",
+                    "type": "frontend",
+                    "podTemplate": {"spec": {"containers": [{"name": "main", "image": "img:1"}]}},
+                },
+                worker,
+            ]
+        },
+    }
+    deployment = _worker_deployment(convert(beta, V1ALPHA1))
+    [sidecar] = [x for x in deployment["spec"]["template"]["spec"]["containers"] if x["name"] == "fe"]
+    assert sidecar["readinessProbe"]["periodSeconds"] == 9
+    assert [h for h in api_rules.PROBE_HANDLERS if h in sidecar["readinessProbe"]] == ["httpGet"]
