@@ -35,6 +35,17 @@ ENV_SOURCES: Final = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secret
 _NAMED_SOURCES: Final = ("configMapKeyRef", "secretKeyRef")
 
 
+def _name_part_problem(text: str) -> str | None:
+    if len(text) > NAME_PART_MAX:
+        return f"must be at most {NAME_PART_MAX} characters"
+    if not _NAME_PART.match(text):
+        return (
+            "must consist of alphanumeric characters, '-', '_' or '.', and start and end with an"
+            " alphanumeric character"
+        )
+    return None
+
+
 def qualified_name_problem(key: str) -> str | None:
     """Why `key` is no qualified name (a label or annotation key), or None."""
     prefix, slash, name = key.rpartition("/")
@@ -44,29 +55,14 @@ def qualified_name_problem(key: str) -> str | None:
         return f"prefix {prefix!r} must be a lowercase DNS-1123 subdomain of at most {PREFIX_MAX} characters"
     if not name:
         return "name part must not be empty"
-    if len(name) > NAME_PART_MAX:
-        return f"name part must be at most {NAME_PART_MAX} characters"
-    if not _NAME_PART.match(name):
-        return (
-            "name part must consist of alphanumeric characters, '-', '_' or '.', and start and end"
-            " with an alphanumeric character"
-        )
-    return None
+    problem = _name_part_problem(name)
+    return f"name part {problem}" if problem else None
 
 
 def label_value_problem(value: object) -> str | None:
-    """Why `value` is no label value, or None."""
+    """Why `value` is no label value (which may be empty), or None."""
     text = str(value)
-    if text == "":
-        return None
-    if len(text) > NAME_PART_MAX:
-        return f"must be at most {NAME_PART_MAX} characters"
-    if not _NAME_PART.match(text):
-        return (
-            "must be empty or consist of alphanumeric characters, '-', '_' or '.', and start and end"
-            " with an alphanumeric character"
-        )
-    return None
+    return _name_part_problem(text) if text else None
 
 
 def check_dns_label(name: object, field: str, what: str) -> None:
