@@ -36,6 +36,7 @@ from dynamo_operator.internal.dynamo.graph.sideobjects import (
     wait_leader_config_map,
     wait_leader_config_map_name,
 )
+from dynamo_operator.internal.dynamo.pod import api_rules
 from dynamo_operator.internal.dynamo.pod.api_rules import check_metadata_maps
 from dynamo_operator.internal.dynamo.pod.template import (
     Component,
@@ -371,6 +372,10 @@ def desired_ingress(comp: Component, ctx: GenContext, owner: Mapping[str, Any] |
     if not ingress.get("host"):
         raise GenerationError("ingress.host", "required when ingress is enabled")
     host = ingress_host(ingress)
+    # What the Ingress API refuses and the graph's schema does not (pod/api_rules.py).
+    api_rules.check_subdomain(host, "ingress.host", "host (with its prefix and suffix)", wildcard=True)
+    api_rules.check_labels(ingress.get("labels"), "ingress.labels")
+    api_rules.check_annotations(ingress.get("annotations"), "ingress.annotations")
     name = naming.service_name(comp.name)
     obj = envelope(
         "networking.k8s.io/v1",
@@ -400,6 +405,7 @@ def desired_ingress(comp: Component, ctx: GenContext, owner: Mapping[str, Any] |
     }
     tls = ingress.get("tls") or {}
     if tls.get("secretName"):
+        api_rules.check_subdomain(tls["secretName"], "ingress.tls.secretName", "secret")
         spec["tls"] = [{"hosts": [host], "secretName": tls["secretName"]}]
     obj["spec"] = spec
     return obj
@@ -420,6 +426,10 @@ def desired_virtual_service(comp: Component, ctx: GenContext, owner: Mapping[str
     if not ingress.get("host"):
         raise GenerationError("ingress.host", "required when ingress is enabled")
     host = ingress_host(ingress)
+    # What the Ingress API refuses and the graph's schema does not (pod/api_rules.py).
+    api_rules.check_subdomain(host, "ingress.host", "host (with its prefix and suffix)", wildcard=True)
+    api_rules.check_labels(ingress.get("labels"), "ingress.labels")
+    api_rules.check_annotations(ingress.get("annotations"), "ingress.annotations")
     name = naming.service_name(comp.name)
     obj = envelope(
         c.ISTIO_API_VERSION,

@@ -26,6 +26,10 @@ _NAME_PART: Final = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _DNS1123_SUBDOMAIN: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _CONFIG_MAP_KEY: Final = re.compile(r"^[-._a-zA-Z0-9]+$")
 _DNS1123_LABEL: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_PORT_NAME: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_LETTER: Final = re.compile(r"[a-z]")
+PORT_MAX: Final = 65535
+PORT_NAME_MAX: Final = 15
 NAME_PART_MAX: Final = 63
 PREFIX_MAX: Final = 253
 PROBE_HANDLERS: Final = ("exec", "httpGet", "tcpSocket", "grpc")
@@ -77,6 +81,17 @@ def check_dns_label(name: object, field: str, what: str) -> None:
         )
 
 
+def check_subdomain(name: object, field: str, what: str, *, wildcard: bool = False) -> None:
+    """`name` (of `what`) is a lowercase DNS-1123 subdomain; `wildcard`: it may start with `*.`, as a
+    host may."""
+    text = str(name)
+    bare = text[2:] if wildcard and text.startswith("*.") else text
+    if len(text) > PREFIX_MAX or not _DNS1123_SUBDOMAIN.match(bare):
+        raise GenerationError(
+            field, f"{text!r} cannot name a {what}: it must be a lowercase DNS-1123 subdomain"
+        )
+
+
 def check_labels(labels: Mapping[str, Any] | None, field: str) -> None:
     """Every key a qualified name and every value a label value; `field` names the map."""
     for key, value in (labels or {}).items():
@@ -97,7 +112,8 @@ def check_annotations(annotations: Mapping[str, Any] | None, field: str) -> None
 
 
 def check_probe(probe: Mapping[str, Any] | None, field: str) -> None:
-    """A probe runs exactly one handler."""
+    """A probe runs exactly one handler, completely given; `field` ends with the probe's name
+    (`livenessProbe`, `readinessProbe`, `startupProbe`), which decides the rules on thresholds."""
     if probe is None:
         return
     handlers = [h for h in PROBE_HANDLERS if probe.get(h) is not None]
@@ -108,6 +124,35 @@ def check_probe(probe: Mapping[str, Any] | None, field: str) -> None:
             f"a probe needs exactly one handler ({', '.join(PROBE_HANDLERS)}); it has {found}"
             " (a probe given here replaces the default one whole)",
         )
+    handler = handlers[0]
+    body: Mapping[str, Any] = probe[handler]
+    if handler == "exec" and not body.get("command"):
+        raise GenerationError(f"{field}.exec.command", "required")
+    if handler != "exec":
+        problem = port_problem(body.get("port"), names_allowed=handler != "grpc")
+        if problem:
+            raise GenerationError(f"{field}.{handler}.port", problem)
+    kind = field.rsplit(".", 1)[-1]
+    if kind != "readinessProbe" and probe.get("successThreshold") not in (None, 1):
+        raise GenerationError(f"{field}.successThreshold", "must be 1 for a liveness or startup probe")
+    if kind == "readinessProbe" and probe.get("terminationGracePeriodSeconds") is not None:
+        raise GenerationError(
+            f"{field}.terminationGracePeriodSeconds", "must not be set for a readiness probe"
+        )
+
+
+def port_problem(port: object, *, names_allowed: bool) -> str | None:
+    """Why `port` is neither a port number nor (where allowed) the name of a container port."""
+    if isinstance(port, int) and not isinstance(port, bool):
+        return None if 1 <= port <= PORT_MAX else f"{port} is no port number (1 to {PORT_MAX})"
+    if not names_allowed or not isinstance(port, str):
+        return f"{port!r} is no port number (1 to {PORT_MAX})"
+    if len(port) > PORT_NAME_MAX or not _PORT_NAME.match(port) or "--" in port or not _LETTER.search(port):
+        return (
+            f"{port!r} is no port name: at most {PORT_NAME_MAX} lowercase letters, digits and single"
+            " '-' between them, with at least one letter"
+        )
+    return None
 
 
 def check_env(env: Iterable[Mapping[str, Any]], field_of: Mapping[str, str], default_field: str) -> None:
@@ -127,6 +172,25 @@ def check_env(env: Iterable[Mapping[str, Any]], field_of: Mapping[str, str], def
             raise GenerationError(field, f"needs exactly one of {', '.join(ENV_SOURCES[:4])}; it has {found}")
         if given[0] in _NAMED_SOURCES:
             _check_key_selector(source[given[0]], f"{field}.{given[0]}")
+
+
+def check_env_from(
+    env_from: Iterable[Mapping[str, Any]], field_of: Mapping[str, str], default_field: str
+) -> None:
+    """Each `envFrom` entry names a Secret or ConfigMap an object can be called. `field_of`: the field
+    a referenced name was written in (v1alpha1's `envFromSecret`); others are named under
+    `default_field`."""
+    for entry in env_from:
+        for kind in ("secretRef", "configMapRef"):
+            ref = entry.get(kind)
+            if ref is None:
+                continue
+            name = str(ref.get("name") or "")
+            if len(name) > PREFIX_MAX or not _DNS1123_SUBDOMAIN.match(name):
+                field = field_of.get(name, f"{default_field}[{kind}.name={name}]")
+                raise GenerationError(
+                    field, f"{name!r} cannot name a {kind[:-3]}: it must be a lowercase DNS-1123 subdomain"
+                )
 
 
 def _check_key_selector(selector: Mapping[str, Any], field: str) -> None:

@@ -503,6 +503,8 @@ def _check_containers(
         api_rules.check_probe(main.get(probe), probe if flat else f"extraPodSpec.mainContainer.{probe}")
     own = {str(e.get("name")): "envs" for e in spec.get("envs") or ()}
     api_rules.check_env(main.get("env") or (), own, "extraPodSpec.mainContainer.env")
+    flat_secret = {str(spec["envFromSecret"]): "envFromSecret"} if spec.get("envFromSecret") else {}
+    api_rules.check_env_from(main.get("envFrom") or (), flat_secret, "extraPodSpec.mainContainer.envFrom")
     for name, field in _user_container_fields(user_containers, user_init).items():
         container = next(x for x in [*user_containers, *user_init] if str(x.get("name")) == name)
         api_rules.check_dns_label(name, f"{field}.name", "container")
@@ -510,6 +512,7 @@ def _check_containers(
             for probe in api_rules.PROBES:
                 api_rules.check_probe(container.get(probe), f"{field}.{probe}")
         api_rules.check_env(container.get("env") or (), {}, f"{field}.env")
+        api_rules.check_env_from(container.get("envFrom") or (), {}, f"{field}.envFrom")
 
 
 def _pod_spec(comp: Component, ctx: GenContext, extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -605,6 +608,10 @@ def _apply_addons(
                 sidecar, component_env=component_env, dyn_ns=dyn_ns, infrastructure_env=ctx.infrastructure_env
             )
             api_rules.check_env(container.get("env") or (), {}, "frontendSidecar.envs")
+            secret = str(sidecar.get("envFromSecret") or "")
+            api_rules.check_env_from(
+                container.get("envFrom") or (), {secret: "frontendSidecar.envFromSecret"}, "frontendSidecar"
+            )
             pod["containers"] = [*pod["containers"], container]
         else:
             check_named_sidecar(spec, named, "")  # a DCD written directly was never validated as a graph

@@ -57,9 +57,55 @@ def test_an_annotation_key_that_is_no_qualified_name_is_refused() -> None:
         api_rules.check_annotations({"a/b/c": ""}, "annotations")
 
 
-@pytest.mark.parametrize("handler", ["exec", "httpGet", "tcpSocket", "grpc"])
-def test_a_probe_with_one_handler_passes(handler: str) -> None:
-    api_rules.check_probe({handler: {}, "periodSeconds": 3}, "livenessProbe")
+@pytest.mark.parametrize(
+    "handler",
+    [
+        {"exec": {"command": ["true"]}},
+        {"httpGet": {"path": "/health", "port": 8000}},
+        {"httpGet": {"port": "system"}},
+        {"tcpSocket": {"port": "http-2"}},
+        {"grpc": {"port": 9000}},
+    ],
+)
+def test_a_probe_with_one_complete_handler_passes(handler: Json) -> None:
+    api_rules.check_probe({**handler, "periodSeconds": 3}, "spec.livenessProbe")
+
+
+@pytest.mark.parametrize(
+    ("handler", "field"),
+    [
+        ({"exec": {}}, "livenessProbe.exec.command"),
+        ({"httpGet": {"path": "/"}}, "livenessProbe.httpGet.port"),
+        ({"httpGet": {"port": 0}}, "livenessProbe.httpGet.port"),
+        ({"tcpSocket": {"port": "8000"}}, "livenessProbe.tcpSocket.port"),
+        ({"tcpSocket": {"port": "a--b"}}, "livenessProbe.tcpSocket.port"),
+        ({"grpc": {"port": "grpc"}}, "livenessProbe.grpc.port"),
+    ],
+)
+def test_a_handler_given_only_in_part_is_refused_naming_its_field(handler: Json, field: str) -> None:
+    with pytest.raises(GenerationError) as raised:
+        api_rules.check_probe(handler, "livenessProbe")
+    assert raised.value.field == field
+
+
+def test_a_liveness_probe_succeeds_once() -> None:
+    with pytest.raises(GenerationError, match="must be 1"):
+        api_rules.check_probe({"grpc": {"port": 1}, "successThreshold": 2}, "startupProbe")
+    api_rules.check_probe({"grpc": {"port": 1}, "successThreshold": 2}, "readinessProbe")
+
+
+def test_a_readiness_probe_has_no_grace_period_of_its_own() -> None:
+    with pytest.raises(GenerationError, match="must not be set for a readiness probe"):
+        api_rules.check_probe({"grpc": {"port": 1}, "terminationGracePeriodSeconds": 5}, "x.readinessProbe")
+
+
+def test_env_from_a_secret_no_object_can_be_called_is_refused_naming_the_field_written() -> None:
+    with pytest.raises(GenerationError, match="cannot name a secret") as raised:
+        api_rules.check_env_from(
+            [{"secretRef": {"name": "HF_Token"}}], {"HF_Token": "envFromSecret"}, "envFrom"
+        )
+    assert raised.value.field == "envFromSecret"
+    api_rules.check_env_from([{"configMapRef": {"name": "hf-token.v1"}}], {}, "envFrom")
 
 
 def test_a_probe_without_a_handler_is_refused() -> None:
@@ -236,3 +282,27 @@ def test_a_named_frontend_sidecar_may_tune_the_frontend_probe_it_is_completed_wi
     [sidecar] = [x for x in deployment["spec"]["template"]["spec"]["containers"] if x["name"] == "fe"]
     assert sidecar["readinessProbe"]["periodSeconds"] == 9
     assert [h for h in api_rules.PROBE_HANDLERS if h in sidecar["readinessProbe"]] == ["httpGet"]
+
+
+def _frontend_with_ingress(ingress: Json) -> Json:
+    frontend = service("frontend")
+    frontend["ingress"] = {"enabled": True, "ingressControllerClassName": "nginx", **ingress}
+    return dgd({"Frontend": frontend, "W": service("worker")})
+
+
+@pytest.mark.parametrize(
+    ("ingress", "field"),
+    [
+        ({"host": "My_Host"}, "ingress.host"),
+        ({"host": "api", "tls": {"secretName": "TLS"}}, "ingress.tls.secretName"),
+        ({"host": "api", "labels": {"a b": "c"}}, "ingress.labels[a b]"),
+    ],
+)
+def test_an_ingress_the_api_server_would_refuse_refuses_the_graph(ingress: Json, field: str) -> None:
+    with pytest.raises(GenerationError) as raised:
+        desired_graph_objects(_frontend_with_ingress(ingress), GenContext(namespace=NS))
+    assert raised.value.field == f"spec.services.Frontend.{field}"
+
+
+def test_an_ingress_host_may_be_a_wildcard() -> None:
+    api_rules.check_subdomain("*.example.com", "ingress.host", "host", wildcard=True)
