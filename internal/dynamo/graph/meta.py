@@ -67,7 +67,7 @@ def with_origin_version(dgd: Mapping[str, Any], version: str | None) -> Graph:
     return graph_view(_carrying(dgd, version))
 
 
-def stored_with_origin_version(dgd: Mapping[str, Any], version: str | None) -> StoredGraph:
+def stored_with_origin_version(dgd: Mapping[str, object], version: str | None) -> StoredGraph:
     """The same for a graph as stored (v1beta1): what the v2 worker hash reads."""
     return stored_graph_view(_carrying(dgd, version))
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Final
 
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 
@@ -92,9 +92,9 @@ def check_subdomain(name: object, field: str, what: str, *, wildcard: bool = Fal
         )
 
 
-def check_labels(labels: Mapping[str, Any] | None, field: str) -> None:
+def check_labels(labels: object, field: str) -> None:
     """Every key a qualified name and every value a label value; `field` names the map."""
-    for key, value in (labels or {}).items():
+    for key, value in _mapping(labels).items():
         problem = qualified_name_problem(str(key))
         if problem:
             raise GenerationError(f"{field}[{key}]", f"is no valid label key: {problem}")
@@ -103,18 +103,18 @@ def check_labels(labels: Mapping[str, Any] | None, field: str) -> None:
             raise GenerationError(f"{field}[{key}]", f"{str(value)!r} is no valid label value: it {problem}")
 
 
-def check_annotations(annotations: Mapping[str, Any] | None, field: str) -> None:
+def check_annotations(annotations: object, field: str) -> None:
     """Every key a qualified name (the API server checks it lowercased)."""
-    for key in annotations or {}:
+    for key in _mapping(annotations):
         problem = qualified_name_problem(str(key).lower())
         if problem:
             raise GenerationError(f"{field}[{key}]", f"is no valid annotation key: {problem}")
 
 
-def check_probe(probe: Mapping[str, Any] | None, field: str) -> None:
+def check_probe(probe: object, field: str) -> None:
     """A probe runs exactly one handler, completely given; `field` ends with the probe's name
     (`livenessProbe`, `readinessProbe`, `startupProbe`), which decides the rules on thresholds."""
-    if probe is None:
+    if not isinstance(probe, Mapping):
         return
     handlers = [h for h in PROBE_HANDLERS if probe.get(h) is not None]
     if len(handlers) != 1:
@@ -125,7 +125,7 @@ def check_probe(probe: Mapping[str, Any] | None, field: str) -> None:
             " (a probe given here replaces the default one whole)",
         )
     handler = handlers[0]
-    body: Mapping[str, Any] = probe[handler]
+    body = _mapping(probe[handler])
     if handler == "exec" and not body.get("command"):
         raise GenerationError(f"{field}.exec.command", "required")
     if handler != "exec":
@@ -155,13 +155,13 @@ def port_problem(port: object, *, names_allowed: bool) -> str | None:
     return None
 
 
-def check_env(env: Iterable[Mapping[str, Any]], field_of: Mapping[str, str], default_field: str) -> None:
+def check_env(env: object, field_of: Mapping[str, str], default_field: str) -> None:
     """Each variable with a `valueFrom` takes it from exactly one source and has no `value`.
     `field_of`: the field each variable name was written in; others are named under `default_field`."""
-    for var in env:
-        source = var.get("valueFrom")
-        if source is None:
+    for var in _list(env):
+        if var.get("valueFrom") is None:
             continue
+        source = _mapping(var.get("valueFrom"))
         name = str(var.get("name"))
         field = f"{field_of.get(name, default_field)}[name={name}].valueFrom"
         if var.get("value"):
@@ -171,21 +171,18 @@ def check_env(env: Iterable[Mapping[str, Any]], field_of: Mapping[str, str], def
             found = "none" if not given else ", ".join(given)
             raise GenerationError(field, f"needs exactly one of {', '.join(ENV_SOURCES[:4])}; it has {found}")
         if given[0] in _NAMED_SOURCES:
-            _check_key_selector(source[given[0]], f"{field}.{given[0]}")
+            _check_key_selector(_mapping(source[given[0]]), f"{field}.{given[0]}")
 
 
-def check_env_from(
-    env_from: Iterable[Mapping[str, Any]], field_of: Mapping[str, str], default_field: str
-) -> None:
+def check_env_from(env_from: object, field_of: Mapping[str, str], default_field: str) -> None:
     """Each `envFrom` entry names a Secret or ConfigMap an object can be called. `field_of`: the field
     a referenced name was written in (v1alpha1's `envFromSecret`); others are named under
     `default_field`."""
-    for entry in env_from:
+    for entry in _list(env_from):
         for kind in ("secretRef", "configMapRef"):
-            ref = entry.get(kind)
-            if ref is None:
+            if entry.get(kind) is None:
                 continue
-            name = str(ref.get("name") or "")
+            name = str(_mapping(entry.get(kind)).get("name") or "")
             if len(name) > PREFIX_MAX or not _DNS1123_SUBDOMAIN.match(name):
                 field = field_of.get(name, f"{default_field}[{kind}.name={name}]")
                 raise GenerationError(
@@ -193,7 +190,7 @@ def check_env_from(
                 )
 
 
-def _check_key_selector(selector: Mapping[str, Any], field: str) -> None:
+def _check_key_selector(selector: Mapping[str, object], field: str) -> None:
     name = str(selector.get("name") or "")
     if len(name) > PREFIX_MAX or not _DNS1123_SUBDOMAIN.match(name):
         raise GenerationError(f"{field}.name", f"{name!r} must be a lowercase DNS-1123 subdomain")
@@ -207,14 +204,14 @@ def _check_key_selector(selector: Mapping[str, Any], field: str) -> None:
 
 
 def check_volume_mounts(
-    containers: Sequence[Mapping[str, Any]], volumes: Iterable[str], field_of: Mapping[str, str]
+    containers: Sequence[Mapping[str, object]], volumes: Iterable[str], field_of: Mapping[str, str]
 ) -> None:
     """Every mount of every container names a volume of the pod. `field_of`: container name → the
     field that container was written in."""
     declared = set(volumes)
     for container in containers:
         name = str(container.get("name"))
-        for mount in container.get("volumeMounts") or ():
+        for mount in _list(container.get("volumeMounts")):
             if mount.get("name") not in declared:
                 raise GenerationError(
                     f"{field_of.get(name, 'containers')}.volumeMounts[name={mount.get('name')}]",
@@ -222,11 +219,21 @@ def check_volume_mounts(
                 )
 
 
-def check_metadata_maps(spec: Mapping[str, Any], field: str) -> None:
+def check_metadata_maps(spec: Mapping[str, object], field: str) -> None:
     """The label and annotation maps of a v1alpha1 graph, service or DCD spec (`field`: its path and
     a trailing dot): its own, which go onto its objects and pods, and its pod template's."""
     check_labels(spec.get("labels"), f"{field}labels")
     check_annotations(spec.get("annotations"), f"{field}annotations")
-    pod_metadata = spec.get("extraPodMetadata") or {}
+    pod_metadata = _mapping(spec.get("extraPodMetadata"))
     check_labels(pod_metadata.get("labels"), f"{field}extraPodMetadata.labels")
     check_annotations(pod_metadata.get("annotations"), f"{field}extraPodMetadata.annotations")
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    """`value` as a JSON object (the schemas make these objects; anything else reads as empty)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: object) -> list[Mapping[str, object]]:
+    """`value` as a list of JSON objects (other entries are skipped)."""
+    return [x for x in value if isinstance(x, Mapping)] if isinstance(value, list | tuple) else []

@@ -476,7 +476,7 @@ def build_pod_template(
 
 
 def _user_container_fields(
-    user_containers: Sequence[Mapping[str, Any]], user_init: Sequence[Mapping[str, Any]]
+    user_containers: Sequence[Mapping[str, object]], user_init: Sequence[Mapping[str, object]]
 ) -> dict[str, str]:
     """The field each container the user wrote beside `main` came from, by its name."""
     fields = {str(x.get("name")): f"extraPodSpec.initContainers[name={x.get('name')}]" for x in user_init}
@@ -490,10 +490,10 @@ def _user_container_fields(
 
 def _check_containers(
     comp: Component,
-    main: Mapping[str, Any],
+    main: Mapping[str, object],
     *,
-    user_containers: Sequence[Mapping[str, Any]],
-    user_init: Sequence[Mapping[str, Any]],
+    user_containers: Sequence[Mapping[str, object]],
+    user_init: Sequence[Mapping[str, object]],
 ) -> None:
     """The API server's rules for probes and environment variables (api_rules.py), on the main
     container as built and on the containers the user wrote beside it, naming the user's field."""
@@ -502,17 +502,17 @@ def _check_containers(
         flat = probe in ("livenessProbe", "readinessProbe") and spec.get(probe) is not None
         api_rules.check_probe(main.get(probe), probe if flat else f"extraPodSpec.mainContainer.{probe}")
     own = {str(e.get("name")): "envs" for e in spec.get("envs") or ()}
-    api_rules.check_env(main.get("env") or (), own, "extraPodSpec.mainContainer.env")
+    api_rules.check_env(main.get("env"), own, "extraPodSpec.mainContainer.env")
     flat_secret = {str(spec["envFromSecret"]): "envFromSecret"} if spec.get("envFromSecret") else {}
-    api_rules.check_env_from(main.get("envFrom") or (), flat_secret, "extraPodSpec.mainContainer.envFrom")
+    api_rules.check_env_from(main.get("envFrom"), flat_secret, "extraPodSpec.mainContainer.envFrom")
     for name, field in _user_container_fields(user_containers, user_init).items():
         container = next(x for x in [*user_containers, *user_init] if str(x.get("name")) == name)
         api_rules.check_dns_label(name, f"{field}.name", "container")
         if name != comp.beta.frontend_sidecar:  # completed by the add-ons, checked once completed
             for probe in api_rules.PROBES:
                 api_rules.check_probe(container.get(probe), f"{field}.{probe}")
-        api_rules.check_env(container.get("env") or (), {}, f"{field}.env")
-        api_rules.check_env_from(container.get("envFrom") or (), {}, f"{field}.envFrom")
+        api_rules.check_env(container.get("env"), {}, f"{field}.env")
+        api_rules.check_env_from(container.get("envFrom"), {}, f"{field}.envFrom")
 
 
 def _pod_spec(comp: Component, ctx: GenContext, extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -607,10 +607,10 @@ def _apply_addons(
             container = build_frontend_sidecar(
                 sidecar, component_env=component_env, dyn_ns=dyn_ns, infrastructure_env=ctx.infrastructure_env
             )
-            api_rules.check_env(container.get("env") or (), {}, "frontendSidecar.envs")
+            api_rules.check_env(container.get("env"), {}, "frontendSidecar.envs")
             secret = str(sidecar.get("envFromSecret") or "")
             api_rules.check_env_from(
-                container.get("envFrom") or (), {secret: "frontendSidecar.envFromSecret"}, "frontendSidecar"
+                container.get("envFrom"), {secret: "frontendSidecar.envFromSecret"}, "frontendSidecar"
             )
             pod["containers"] = [*pod["containers"], container]
         else:
