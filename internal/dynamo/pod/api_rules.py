@@ -111,9 +111,10 @@ def check_annotations(annotations: object, field: str) -> None:
             raise GenerationError(f"{field}[{key}]", f"is no valid annotation key: {problem}")
 
 
-def check_probe(probe: object, field: str) -> None:
+def check_probe(probe: object, field: str, *, replaces_default: bool = False) -> None:
     """A probe runs exactly one handler, completely given; `field` ends with the probe's name
-    (`livenessProbe`, `readinessProbe`, `startupProbe`), which decides the rules on thresholds."""
+    (`livenessProbe`, `readinessProbe`, `startupProbe`), which decides the rules on thresholds.
+    `replaces_default`: the probe was given whole in place of the operator's (the message says so)."""
     if not isinstance(probe, Mapping):
         return
     handlers = [h for h in PROBE_HANDLERS if probe.get(h) is not None]
@@ -122,7 +123,7 @@ def check_probe(probe: object, field: str) -> None:
         raise GenerationError(
             field,
             f"a probe needs exactly one handler ({', '.join(PROBE_HANDLERS)}); it has {found}"
-            " (a probe given here replaces the default one whole)",
+            + (" (a probe given here replaces the default one whole)" if replaces_default else ""),
         )
     handler = handlers[0]
     body = _mapping(probe[handler])

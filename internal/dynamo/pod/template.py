@@ -500,7 +500,9 @@ def _check_containers(
     spec = comp.spec
     for probe in api_rules.PROBES:
         flat = probe in ("livenessProbe", "readinessProbe") and spec.get(probe) is not None
-        api_rules.check_probe(main.get(probe), probe if flat else f"extraPodSpec.mainContainer.{probe}")
+        api_rules.check_probe(
+            main.get(probe), probe if flat else f"extraPodSpec.mainContainer.{probe}", replaces_default=flat
+        )
     own = {str(e.get("name")): "envs" for e in spec.get("envs") or ()}
     api_rules.check_env(main.get("env"), own, "extraPodSpec.mainContainer.env")
     flat_secret = {str(spec["envFromSecret"]): "envFromSecret"} if spec.get("envFromSecret") else {}

@@ -306,3 +306,11 @@ def test_an_ingress_the_api_server_would_refuse_refuses_the_graph(ingress: Json,
 
 def test_an_ingress_host_may_be_a_wildcard() -> None:
     api_rules.check_subdomain("*.example.com", "ingress.host", "host", wildcard=True)
+
+
+def test_only_a_probe_given_in_place_of_the_default_says_it_replaces_it() -> None:
+    with pytest.raises(GenerationError, match="replaces the default one whole"):
+        api_rules.check_probe({"periodSeconds": 3}, "livenessProbe", replaces_default=True)
+    with pytest.raises(GenerationError) as raised:
+        api_rules.check_probe({"periodSeconds": 3}, "extraPodSpec.containers[name=x].livenessProbe")
+    assert "default" not in str(raised.value)
