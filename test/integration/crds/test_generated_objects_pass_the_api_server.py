@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -29,6 +30,7 @@ from dynamo_operator.internal.dynamo.graph.children import dcd_children
 from dynamo_operator.internal.dynamo.graph.view import read_graph
 from dynamo_operator.internal.dynamo.rollout.workerhash_v2 import worker_hash_v2
 from hypothesis import HealthCheck, given, settings
+from hypothesis.strategies import SearchStrategy
 from testsupport.cluster import Kubectl, KubectlError
 from testsupport.schema_objects import ALPHA_DGD, BETA_DCD, BETA_DGD
 
@@ -124,13 +126,21 @@ def _dry_run(kubectl: Kubectl, namespace: str, objects: list[Json]) -> bool:
     return True
 
 
-def test_generated_objects_pass_a_server_side_dry_run(crds: None, kubectl: Kubectl, ns: str) -> None:
+def _check_graphs(
+    kubectl: Kubectl,
+    ns: str,
+    drawn: SearchStrategy[Json],
+    deployable: Callable[[Json, str], Json],
+    examples: int,
+) -> None:
+    """Each drawn graph, made `deployable` in `ns` and admitted by the API server, generates children
+    the API server admits."""
     generated: list[int] = []
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(BETA_DGD)
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(drawn)
     def check(obj: Json) -> None:
-        graph = _deployable(obj, ns)
+        graph = deployable(obj, ns)
         if not _dry_run(kubectl, ns, [_as_written(graph)]):
             return  # the API server refuses the graph itself
         objects = _children(graph, ns)
@@ -141,6 +151,10 @@ def test_generated_objects_pass_a_server_side_dry_run(crds: None, kubectl: Kubec
 
     check()
     assert len(generated) >= MIN_GENERATED, "too few graphs were generated to say anything"
+
+
+def test_generated_objects_pass_a_server_side_dry_run(crds: None, kubectl: Kubectl, ns: str) -> None:
+    _check_graphs(kubectl, ns, BETA_DGD, _deployable, EXAMPLES)
 
 
 # The v1alpha1 fields the component pathway refuses outright (tested elsewhere), and `multinode`
@@ -180,24 +194,7 @@ def test_what_a_v1alpha1_graph_makes_passes_a_server_side_dry_run(
 ) -> None:
     """The fields only v1alpha1 has (flat env, probes and `envFromSecret`, `ingress`, service labels)
     travel to generation in the reserved payload: drawn in v1alpha1, stored as the webhook stores them."""
-    generated: list[int] = []
-
-    @settings(
-        max_examples=ALPHA_EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck)
-    )
-    @given(ALPHA_DGD)
-    def check(obj: Json) -> None:
-        graph = _deployable_alpha(obj, ns)
-        if not _dry_run(kubectl, ns, [_as_written(graph)]):
-            return  # the API server refuses the graph itself
-        objects = _children(graph, ns)
-        if objects is None:
-            return
-        generated.append(len(objects))
-        assert _dry_run(kubectl, ns, objects), "the API server refused what generation made"
-
-    check()
-    assert len(generated) >= MIN_GENERATED, "too few graphs were generated to say anything"
+    _check_graphs(kubectl, ns, ALPHA_DGD, _deployable_alpha, ALPHA_EXAMPLES)
 
 
 def test_what_a_dcd_written_on_its_own_makes_passes_a_server_side_dry_run(
