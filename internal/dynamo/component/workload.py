@@ -361,6 +361,13 @@ def ingress_host(ingress: Mapping[str, Any]) -> str:
     return f"{prefix}{ingress.get('host') or ''}.{suffix}"
 
 
+def _check_route_metadata(ingress: Mapping[str, object]) -> None:
+    """The labels and annotations a route (Ingress or VirtualService) is written with: the API server
+    validates any object's metadata, and the graph's schema does not (pod/api_rules.py)."""
+    api_rules.check_labels(ingress.get("labels"), "ingress.labels")
+    api_rules.check_annotations(ingress.get("annotations"), "ingress.annotations")
+
+
 def desired_ingress(comp: Component, ctx: GenContext, owner: Mapping[str, Any] | None) -> Obj | None:
     """An Ingress when `ingress.enabled` with a controller class and no VirtualService requested."""
     ingress = comp.spec.get("ingress") or {}
@@ -374,8 +381,7 @@ def desired_ingress(comp: Component, ctx: GenContext, owner: Mapping[str, Any] |
     host = ingress_host(ingress)
     # What the Ingress API refuses and the graph's schema does not (pod/api_rules.py).
     api_rules.check_subdomain(host, "ingress.host", "host (with its prefix and suffix)", wildcard=True)
-    api_rules.check_labels(ingress.get("labels"), "ingress.labels")
-    api_rules.check_annotations(ingress.get("annotations"), "ingress.annotations")
+    _check_route_metadata(ingress)
     name = naming.service_name(comp.name)
     obj = envelope(
         "networking.k8s.io/v1",
@@ -426,10 +432,7 @@ def desired_virtual_service(comp: Component, ctx: GenContext, owner: Mapping[str
     if not ingress.get("host"):
         raise GenerationError("ingress.host", "required when ingress is enabled")
     host = ingress_host(ingress)
-    # What the Ingress API refuses and the graph's schema does not (pod/api_rules.py).
-    api_rules.check_subdomain(host, "ingress.host", "host (with its prefix and suffix)", wildcard=True)
-    api_rules.check_labels(ingress.get("labels"), "ingress.labels")
-    api_rules.check_annotations(ingress.get("annotations"), "ingress.annotations")
+    _check_route_metadata(ingress)  # (Istio, not the API server, judges a VirtualService's hosts)
     name = naming.service_name(comp.name)
     obj = envelope(
         c.ISTIO_API_VERSION,

@@ -29,6 +29,7 @@ from dynamo_operator.internal.dynamo.common.inputs import (
     StoredGraph,
     component_view,
     graph_view,
+    json_object,
     stored_graph_view,
 )
 from dynamo_operator.internal.dynamo.common.stored_component import pod_annotation
@@ -61,7 +62,7 @@ def origin_version(
     return operator_version or None
 
 
-def with_origin_version(dgd: Mapping[str, Any], version: str | None) -> Graph:
+def with_origin_version(dgd: Mapping[str, object], version: str | None) -> Graph:
     """`dgd` as generation must see it, as its view: carrying `version` (a copy; `dgd` itself is left
     alone)."""
     return graph_view(_carrying(dgd, version))
@@ -72,12 +73,13 @@ def stored_with_origin_version(dgd: Mapping[str, object], version: str | None) -
     return stored_graph_view(_carrying(dgd, version))
 
 
-def _carrying(dgd: Mapping[str, Any], version: str | None) -> dict[str, Any]:
+def _carrying(dgd: Mapping[str, object], version: str | None) -> dict[str, object]:
+    """A shallow copy of `dgd` carrying `version` (its metadata copied when it changes)."""
     out = dict(dgd)
-    if version and _annotations(dgd, "metadata", "annotations").get(c.ANNOTATION_ORIGIN_VERSION) != version:
-        meta = copy_tree(dict(dgd.get("metadata") or {}))
-        meta["annotations"] = {**(meta.get("annotations") or {}), c.ANNOTATION_ORIGIN_VERSION: version}
-        out["metadata"] = meta
+    meta = json_object(dgd.get("metadata"))
+    if version and json_object(meta.get("annotations")).get(c.ANNOTATION_ORIGIN_VERSION) != version:
+        annotations = {**json_object(meta.get("annotations")), c.ANNOTATION_ORIGIN_VERSION: version}
+        out["metadata"] = {**copy_tree(dict(meta)), "annotations": annotations}
     return out
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from dynamo_operator.api.conversion import V1ALPHA1, convert
-from dynamo_operator.internal.dynamo import GenContext
+from dynamo_operator.internal.dynamo import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.inputs import component_view
 from dynamo_operator.internal.dynamo.common.stored_terms import dcd_message
@@ -314,3 +314,21 @@ def test_only_a_probe_given_in_place_of_the_default_says_it_replaces_it() -> Non
     with pytest.raises(GenerationError) as raised:
         api_rules.check_probe({"periodSeconds": 3}, "extraPodSpec.containers[name=x].livenessProbe")
     assert "default" not in str(raised.value)
+
+
+def _istio_graph(ingress: Json) -> Json:
+    return _frontend_with_ingress(
+        {"useVirtualService": True, "virtualServiceGateway": "gw/public", **ingress}
+    )
+
+
+def test_a_virtual_service_label_the_api_server_would_refuse_refuses_the_graph() -> None:
+    ctx = GenContext(namespace=NS, capabilities=Capabilities(istio=True))
+    with pytest.raises(GenerationError) as raised:
+        desired_graph_objects(_istio_graph({"host": "api", "labels": {"a b": "c"}}), ctx)
+    assert raised.value.field == "spec.services.Frontend.ingress.labels[a b]"
+
+
+def test_a_virtual_service_host_is_left_to_istio() -> None:
+    ctx = GenContext(namespace=NS, capabilities=Capabilities(istio=True))
+    desired_graph_objects(_istio_graph({"host": "API"}), ctx)
