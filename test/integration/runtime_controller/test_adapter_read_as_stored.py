@@ -15,7 +15,7 @@ import pytest_asyncio
 from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1
 from dynamo_operator.internal import kinds
 from dynamo_operator.internal.client.client import Client
-from dynamo_operator.internal.client.errors import ServerError
+from dynamo_operator.internal.client.errors import Conflict, ServerError
 from dynamo_operator.internal.client.resource import CUSTOM_RESOURCE_DEFINITION
 from dynamo_operator.internal.crdmigrator.migrator import CrdMigrator
 from dynamo_operator.internal.stored_version import older, storage_codecs
@@ -44,6 +44,18 @@ async def created_or_none(client: Client, obj: dict[str, object]) -> dict[str, o
         return await client.create(kinds.DGDSA, obj)
     except ServerError:
         return None
+
+
+async def read_and_replaced_or_none(client: Client, ns: str) -> dict[str, object] | None:
+    """Read the adapter and write it back; None when the write lost a race (409). The session's
+    operator, if an earlier test started it, reconciles the adapter and may write its status between
+    the read and the write."""
+    read = await client.get(kinds.DGDSA, "g-worker", namespace=ns)
+    try:
+        await client.replace(kinds.DGDSA, read)
+    except Conflict:
+        return None
+    return read
 
 
 @pytest_asyncio.fixture(loop_scope="session")
@@ -75,8 +87,7 @@ async def test_an_older_releases_adapter_crd_is_spoken_in_v1alpha1_and_read_as_v
         # v1alpha1 create would still be stored as v1beta1, through a webhook this session lacks.
         created = await eventually(lambda: created_or_none(client, adapter(ns)), timeout=60)
         with requests_of(client) as paths:
-            read = await client.get(kinds.DGDSA, "g-worker", namespace=ns)
-            await client.replace(kinds.DGDSA, read)
+            read = await eventually(lambda: read_and_replaced_or_none(client, ns), timeout=30)
     finally:
         await client.close()
     for obj in (created, read):
