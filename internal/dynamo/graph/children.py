@@ -73,7 +73,7 @@ def dcd_children(
         ctx,
         grove=False,
         generate=lambda: desired_graph_objects(
-            view.graph, ctx, restart_at=restart_at, worker_hash=worker_hash
+            view.graph, ctx, stored=view.stored, restart_at=restart_at, worker_hash=worker_hash
         ),
     )
 
@@ -94,7 +94,12 @@ def grove_children(
         ctx,
         grove=True,
         generate=lambda: desired_grove_objects(
-            view.graph, ctx, restart_at=restart_at, worker_hash=worker_hash, live_pcs=live_pcs
+            view.graph,
+            ctx,
+            stored=view.stored,
+            restart_at=restart_at,
+            worker_hash=worker_hash,
+            live_pcs=live_pcs,
         ),
     )
 
@@ -105,7 +110,7 @@ def _children(
     if problems := semantic_problems(view):
         raise GenerationError("spec", "; ".join(problems))
     missing = missing_apis(view.graph, ctx, grove=grove)
-    children = GraphChildren(owned=generate(), shared=desired_shared_objects(view.graph, ctx))
+    children = GraphChildren(owned=generate(), shared=desired_shared_objects(view.stored, ctx))
     if missing:
         raise missing_apis_error(missing)
     return children

@@ -25,6 +25,7 @@ from dynamo_operator.internal.dynamo.common.inputs import (
     Graph,
     ObjectMeta,
     ServiceSpec,
+    StoredGraph,
     component_view,
     dcd_spec_of,
     editable_copy,
@@ -48,6 +49,12 @@ from dynamo_operator.internal.dynamo.component.gpu_memory_service import (
 from dynamo_operator.internal.dynamo.component.workload import (
     desired_component_objects,
     desired_model_service,
+)
+from dynamo_operator.internal.dynamo.graph.components import (
+    components_of,
+    graph_name,
+    has_component_of_type,
+    raised,
 )
 from dynamo_operator.internal.dynamo.graph.grove_only import check_component_pathway
 from dynamo_operator.internal.dynamo.graph.sideobjects import (
@@ -304,26 +311,29 @@ def desired_pvcs(dgd: Graph, ctx: GenContext) -> list[Obj]:
     return sorted(out, key=lambda o: o["metadata"]["name"])
 
 
-def desired_scaling_adapters(dgd: Graph, ctx: GenContext) -> list[Obj]:
-    """A DynamoGraphDeploymentScalingAdapter per service with `scalingAdapter.enabled`, in v1beta1:
-    the version the adapter's CRD stores and its controller reads (`kinds.DGDSA`)."""
-    dgd_name = str(_meta(dgd)["name"])
+def desired_scaling_adapters(dgd: Graph | StoredGraph, ctx: GenContext) -> list[Obj]:
+    """A DynamoGraphDeploymentScalingAdapter per component with `scalingAdapter` (v1alpha1's
+    `scalingAdapter.enabled`), in v1beta1: the version the adapter's CRD stores and its controller
+    reads (`kinds.DGDSA`). Read from the graph as stored (components.py)."""
+    stored = raised(dgd)
+    dgd_name = graph_name(stored)
     out: list[Obj] = []
-    for service, spec in services_of(dgd).items():
-        if not (spec.get("scalingAdapter") or {}).get("enabled"):
+    for component in components_of(stored):
+        if "scalingAdapter" not in component:
             continue
+        name = component["name"]
         adapter = envelope(
             c.STORAGE_API_VERSION,
             c.KIND_DGDSA,
-            naming.adapter_name(dgd_name, service),
+            naming.adapter_name(dgd_name, name),
             ctx.namespace,
-            labels={c.LABEL_GRAPH_DEPLOYMENT_NAME: dgd_name, c.LABEL_COMPONENT: service},
-            owner=dgd,
+            labels={c.LABEL_GRAPH_DEPLOYMENT_NAME: dgd_name, c.LABEL_COMPONENT: name},
+            owner=stored,
         )
-        replicas = spec.get("replicas")
+        replicas = component.get("replicas")
         adapter["spec"] = {
             "replicas": c.DEFAULT_REPLICAS if replicas is None else int(replicas),
-            "dgdRef": {"name": dgd_name, "componentName": service},
+            "dgdRef": {"name": dgd_name, "componentName": name},
         }
         out.append(stamp_hash(adapter))
     return sorted(out, key=lambda o: o["metadata"]["name"])
@@ -384,12 +394,14 @@ def desired_discovery_rbac(dgd: Graph, ctx: GenContext) -> list[Obj]:
     return [stamp_hash(o) for o in (sa, role, binding)]
 
 
-def desired_model_services(dgd: Graph, ctx: GenContext) -> list[Obj]:
-    """One headless Service per distinct `modelRef.name` across the graph, owned by the graph."""
+def desired_model_services(dgd: Graph | StoredGraph, ctx: GenContext) -> list[Obj]:
+    """One headless Service per distinct `modelRef.name` across the graph, owned by the graph. Read
+    from the graph as stored (components.py)."""
+    stored = raised(dgd)
     models = sorted(
-        {str(s["modelRef"]["name"]) for s in services_of(dgd).values() if s.get("modelRef", {}).get("name")}
+        {str(x["modelRef"]["name"]) for x in components_of(stored) if x.get("modelRef", {}).get("name")}
     )
-    return [stamp_hash(desired_model_service(m, ctx.namespace, dgd)) for m in models]
+    return [stamp_hash(desired_model_service(m, ctx.namespace, stored)) for m in models]
 
 
 def check_unique_names(dgd_name: str, services: Mapping[str, Any]) -> None:
@@ -492,12 +504,14 @@ def desired_graph_objects(
     dgd: Graph,
     ctx: GenContext,
     *,
+    stored: StoredGraph | None = None,
     restart_at: Mapping[str, str] | None = None,
     worker_hash: str | None = None,
 ) -> list[Obj]:
     """Everything the graph reconciler owns directly, in apply order (`worker_hash`: the graph's,
     when the caller has computed it already; else the one the reconciler names a new graph's
-    workers with, workernames.py)."""
+    workers with, workernames.py). `stored`: the same graph as stored, which the graph-level
+    objects are read from (None: `dgd` raised to it, components.py)."""
     # Validated before hashing: v2 generates every worker DCD and fails on a bad value without
     # naming its field; validation names it. Either hash makes names of the same length.
     validate_graph(dgd, ctx, worker_hash=worker_hash)
@@ -507,13 +521,14 @@ def desired_graph_objects(
     generated = _generated_dcds(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash)
     check_workloads([made for made, _ in generated], ctx)
     dcds = [written for _, written in generated]
+    as_stored = stored if stored is not None else raised(dgd)
     objects = [
         *desired_pvcs(dgd, ctx),
         *desired_discovery_rbac(dgd, ctx),
         *desired_side_objects(dgd, ctx),
-        *desired_model_services(dgd, ctx),
+        *desired_model_services(as_stored, ctx),
         *dcds,
-        *desired_scaling_adapters(dgd, ctx),
+        *desired_scaling_adapters(as_stored, ctx),
     ]
     check_distinct_objects(objects)
     return objects
@@ -573,28 +588,29 @@ def missing_apis(dgd: Graph, ctx: GenContext, *, grove: bool = False) -> list[Mi
     return out
 
 
-def desired_planner_rbac(dgd: Graph, ctx: GenContext) -> list[Obj]:
+def desired_planner_rbac(dgd: Graph | StoredGraph, ctx: GenContext) -> list[Obj]:
     """The namespace's planner ServiceAccount (+ RoleBinding to the configured ClusterRole) when the
     graph has a planner. Shared by every graph of the namespace, so it carries no ownerReference and
     is not part of `desired_graph_objects`: apply it create-if-absent, never prune it."""
-    if not any(s.get("componentType") == c.COMPONENT_PLANNER for s in services_of(dgd).values()):
+    if not has_component_of_type(raised(dgd), c.COMPONENT_PLANNER):
         return []
     return namespace_service_account(ctx.planner_service_account, ctx.planner_cluster_role, ctx)
 
 
-def desired_epp_rbac(dgd: Graph, ctx: GenContext) -> list[Obj]:
+def desired_epp_rbac(dgd: Graph | StoredGraph, ctx: GenContext) -> list[Obj]:
     """The namespace's EPP ServiceAccount (every EPP pod runs as it) and, with `--epp-cluster-role-name`,
     its RoleBinding to that ClusterRole (the endpoint picker watches pods and InferencePools) when the
     graph has an epp service. Shared like the planner's (see `desired_planner_rbac`)."""
-    if not any(s.get("componentType") == c.COMPONENT_EPP for s in services_of(dgd).values()):
+    if not has_component_of_type(raised(dgd), c.COMPONENT_EPP):
         return []
     return namespace_service_account(c.EPP_SERVICE_ACCOUNT_NAME, ctx.epp_cluster_role, ctx)
 
 
-def desired_shared_objects(dgd: Graph, ctx: GenContext) -> list[Obj]:
+def desired_shared_objects(dgd: Graph | StoredGraph, ctx: GenContext) -> list[Obj]:
     """Everything the graph needs that is shared with the other graphs of its namespace: the planner
     and EPP ServiceAccounts with their bindings (create-if-absent, never owned, never pruned)."""
-    return [*desired_planner_rbac(dgd, ctx), *desired_epp_rbac(dgd, ctx)]
+    stored = raised(dgd)
+    return [*desired_planner_rbac(stored, ctx), *desired_epp_rbac(stored, ctx)]
 
 
 def namespace_service_account(name: str, cluster_role: str, ctx: GenContext) -> list[Obj]:

@@ -27,7 +27,7 @@ from dynamo_operator.internal.dynamo.common import naming, remainder
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError, for_service
 from dynamo_operator.internal.dynamo.common.hashing import stamp_hash
-from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, Graph
+from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, Graph, StoredGraph
 from dynamo_operator.internal.dynamo.common.objects import Obj, envelope
 from dynamo_operator.internal.dynamo.component.backends import Role, detect_backend, grove_addressing
 from dynamo_operator.internal.dynamo.component.workload import (
@@ -36,6 +36,7 @@ from dynamo_operator.internal.dynamo.component.workload import (
     desired_virtual_service,
     wants_service,
 )
+from dynamo_operator.internal.dynamo.graph.components import raised
 from dynamo_operator.internal.dynamo.graph.generate import (
     check_distinct_objects,
     desired_discovery_rbac,
@@ -559,6 +560,7 @@ def desired_grove_objects(
     dgd: Graph,
     ctx: GenContext,
     *,
+    stored: StoredGraph | None = None,
     restart_at: Mapping[str, str] | None = None,
     worker_hash: str | None = None,
     live_pcs: ForeignObject | None = None,
@@ -570,7 +572,8 @@ def desired_grove_objects(
 
     `worker_hash`: what the worker cliques carry (grove/workerhash.py `grove_worker_hash`); None:
     what a new set gets, the graph's own v2 worker hash. `live_pcs`: the graph's PodCliqueSet as it
-    is now, if any (see `desired_pod_clique_set`)."""
+    is now, if any (see `desired_pod_clique_set`). `stored`: the same graph as stored, which the
+    graph-level objects are read from (None: `dgd` raised to it, graph/components.py)."""
     if worker_hash is None:
         worker_hash = graph_grove_worker_hash(dgd, ctx)
     # Names carry no worker hash here; checking them as if they did is stricter, never looser.
@@ -580,6 +583,7 @@ def desired_grove_objects(
     pcs = stamp_hash(
         desired_pod_clique_set(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash, live=live_pcs)
     )
+    as_stored = stored if stored is not None else raised(dgd)
     per_service: list[Obj] = []
     for gs in grove_services(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash):
         # The Ingress/VirtualService generators name their objects after the component, which on
@@ -595,10 +599,10 @@ def desired_grove_objects(
         *desired_pvcs(dgd, ctx),
         *desired_discovery_rbac(dgd, ctx),
         *desired_side_objects(dgd, ctx),
-        *desired_model_services(dgd, ctx),
+        *desired_model_services(as_stored, ctx),
         pcs,
         *per_service,
-        *desired_scaling_adapters(dgd, ctx),
+        *desired_scaling_adapters(as_stored, ctx),
     ]
     check_distinct_objects(objects)
     return objects

@@ -1,0 +1,218 @@
+"""The graph-level objects (scaling adapters, model Services, the namespace's planner and EPP
+accounts) are generated from the graph as stored, v1beta1 `spec.components` (graph/components.py).
+
+What they say is what the graph's v1alpha1 form says: checked on upstream's examples of both eras
+and on graphs drawn from the v1alpha1 schema. The reconciler hands generation the stored graph, so
+no conversion runs for them.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+import yaml
+from compat import generate as compat
+from compat.goldens import SET_2A6DA14C, SET_DF888F68, Example, discover
+from dynamo_operator.api.conversion import V1BETA1, convert
+from dynamo_operator.internal import consts as c
+from dynamo_operator.internal.dynamo.common.context import GenContext
+from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.graph import components
+from dynamo_operator.internal.dynamo.graph.generate import (
+    desired_graph_objects,
+    desired_model_services,
+    desired_scaling_adapters,
+    desired_shared_objects,
+)
+from dynamo_operator.internal.dynamo.graph.lowering import lowered_graph
+from hypothesis import given
+from hypothesis import strategies as st
+from testsupport.schema_objects import ALPHA_DGD, SETTINGS
+
+Obj = dict[str, Any]
+NS = "ns1"
+CTX = GenContext(namespace=NS, planner_cluster_role="planner-role", epp_cluster_role="epp-role")
+
+
+def _example_graphs(example: Example) -> list[Obj]:
+    """Each graph of an example as generation reads it (v1alpha1, defaulted, with a uid)."""
+    out = []
+    for doc in yaml.safe_load_all(example.yaml_path.read_text()):
+        if isinstance(doc, dict) and doc.get("kind") == "DynamoGraphDeployment":
+            read = compat._as_read(doc, compat.Generated())
+            out.append(compat._stored(read, "dynamographdeployments"))
+    return out
+
+
+EXAMPLES = [
+    pytest.param(ex, id=f"{golden_set.name}:{ex.name}")
+    for golden_set in (SET_DF888F68, SET_2A6DA14C)
+    for ex in discover(("golden",), golden_set)
+]
+
+
+def _services(alpha: Obj) -> dict[str, Obj]:
+    return {k: v for k, v in (alpha["spec"].get("services") or {}).items() if v is not None}
+
+
+def _adapters_by_v1alpha1(alpha: Obj) -> dict[str, int]:
+    """Service → adapter replicas, as the v1alpha1 form states them."""
+    return {
+        name: c.DEFAULT_REPLICAS if spec.get("replicas") is None else int(spec["replicas"])
+        for name, spec in _services(alpha).items()
+        if (spec.get("scalingAdapter") or {}).get("enabled")
+    }
+
+
+def _models_by_v1alpha1(alpha: Obj) -> set[str]:
+    return {
+        str(s["modelRef"]["name"]) for s in _services(alpha).values() if (s.get("modelRef") or {}).get("name")
+    }
+
+
+def _shared_by_v1alpha1(alpha: Obj) -> set[str]:
+    types = {s.get("componentType") for s in _services(alpha).values()}
+    out = set()
+    if c.COMPONENT_PLANNER in types:
+        out |= {CTX.planner_service_account, f"{CTX.planner_service_account}-binding"}
+    if c.COMPONENT_EPP in types:
+        out |= {c.EPP_SERVICE_ACCOUNT_NAME, f"{c.EPP_SERVICE_ACCOUNT_NAME}-binding"}
+    return out
+
+
+def _check_agrees_with_v1alpha1(alpha: Obj) -> None:
+    stored = components.raised(alpha)
+    adapters = desired_scaling_adapters(stored, CTX)
+    assert {
+        a["spec"]["dgdRef"]["componentName"]: a["spec"]["replicas"] for a in adapters
+    } == _adapters_by_v1alpha1(alpha)
+    models = desired_model_services(stored, CTX)
+    assert {m["metadata"]["annotations"][c.ANNOTATION_BASE_MODEL] for m in models} == _models_by_v1alpha1(
+        alpha
+    )
+    shared = desired_shared_objects(stored, CTX)
+    assert {o["metadata"]["name"] for o in shared} == _shared_by_v1alpha1(alpha)
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_each_examples_graph_level_objects_read_as_stored_agree_with_its_v1alpha1_form(
+    example: Example,
+) -> None:
+    for alpha in _example_graphs(example):
+        _check_agrees_with_v1alpha1(alpha)
+
+
+@SETTINGS
+@given(ALPHA_DGD)
+def test_any_v1alpha1_graphs_graph_level_objects_read_as_stored_agree_with_it(alpha: Obj) -> None:
+    alpha["metadata"]["uid"] = "uid-drawn"
+    try:
+        stored = components.raised(alpha)
+    except GenerationError:
+        return  # v1beta1 cannot hold it (the API server would refuse the graph's write)
+    _check_agrees_with_v1alpha1(alpha)
+    assert desired_scaling_adapters(stored, CTX) == desired_scaling_adapters(alpha, CTX)
+
+
+# Services that vary exactly what the graph-level objects are made of.
+_SERVICE = st.fixed_dictionaries(
+    {"componentType": st.sampled_from(["frontend", "worker", "planner", "epp"])},
+    optional={
+        "subComponentType": st.sampled_from(["prefill", "decode", "other"]),
+        "replicas": st.integers(0, 4),
+        "scalingAdapter": st.fixed_dictionaries({}, optional={"enabled": st.booleans()}),
+        "modelRef": st.fixed_dictionaries({"name": st.sampled_from(["m-a", "m-b", "Qwen/Qwen3-0.6B"])}),
+    },
+)
+_GRAPHS = st.dictionaries(
+    st.sampled_from(["Frontend", "Worker", "Prefill", "Planner", "Epp", "w-2"]), _SERVICE, min_size=1
+)
+
+
+@SETTINGS
+@given(_GRAPHS)
+def test_any_mix_of_services_gives_the_graph_level_objects_its_v1alpha1_form_states(services: Obj) -> None:
+    alpha = _graph_with_every_graph_level_object()
+    alpha["spec"]["services"] = services
+    _check_agrees_with_v1alpha1(alpha)
+
+
+def test_either_form_of_a_graph_gives_the_same_graph_level_objects() -> None:
+    [alpha] = _example_graphs(next(e for e in discover(("golden",), SET_2A6DA14C) if "disagg" in e.name))
+    stored = convert(alpha, V1BETA1)
+    for generate in (desired_scaling_adapters, desired_model_services, desired_shared_objects):
+        assert generate(stored, CTX) == generate(alpha, CTX)
+
+
+def test_a_stored_graph_is_read_without_a_conversion(monkeypatch: pytest.MonkeyPatch) -> None:
+    alpha = _graph_with_every_graph_level_object()
+    stored = convert(alpha, V1BETA1)
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("converted a graph that is stored already")
+
+    monkeypatch.setattr(components, "convert", refuse)
+    assert desired_scaling_adapters(stored, CTX)
+    assert desired_model_services(stored, CTX)
+    assert desired_shared_objects(stored, CTX)
+
+
+def test_the_reconcilers_stored_graph_spares_desired_graph_objects_a_conversion(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stored = convert(_graph_with_every_graph_level_object(), V1BETA1)
+    lowered = lowered_graph(stored)  # what the reconciler hands generation beside the stored graph
+    calls: list[object] = []
+    real = components.convert
+    monkeypatch.setattr(components, "convert", lambda *a, **k: calls.append(a) or real(*a, **k))
+    objects = desired_graph_objects(lowered, CTX, stored=stored)
+    assert calls == []
+    kinds = {o["kind"] for o in objects}
+    assert {c.KIND_DGDSA, "Service"} <= kinds
+
+
+def test_a_v1alpha1_adapter_that_is_not_enabled_makes_no_adapter() -> None:
+    alpha = _graph_with_every_graph_level_object()
+    alpha["spec"]["services"]["Worker"]["scalingAdapter"] = {"enabled": False}
+    assert desired_scaling_adapters(alpha, CTX) == []
+
+
+def test_a_disaggregated_worker_makes_no_planner_account() -> None:
+    alpha = _graph_with_every_graph_level_object()
+    del alpha["spec"]["services"]["Planner"]
+    alpha["spec"]["services"]["Worker"]["subComponentType"] = "prefill"
+    names = {o["metadata"]["name"] for o in desired_shared_objects(alpha, CTX)}
+    assert CTX.planner_service_account not in names
+
+
+def _graph_with_every_graph_level_object() -> Obj:
+    worker = {
+        "componentType": "worker",
+        "replicas": 3,
+        "scalingAdapter": {"enabled": True},
+        "modelRef": {"name": "Qwen/Qwen3-0.6B"},
+        "extraPodSpec": {"mainContainer": {"image": "img"}},
+    }
+    return copy.deepcopy(
+        {
+            "apiVersion": "nvidia.com/v1alpha1",
+            "kind": "DynamoGraphDeployment",
+            "metadata": {"name": "g", "namespace": NS, "uid": "uid-g", "generation": 1},
+            "spec": {
+                "backendFramework": "vllm",
+                "services": {
+                    "Frontend": {
+                        "componentType": "frontend",
+                        "extraPodSpec": {"mainContainer": {"image": "img"}},
+                    },
+                    "Worker": worker,
+                    "Planner": {
+                        "componentType": "planner",
+                        "extraPodSpec": {"mainContainer": {"image": "img"}},
+                    },
+                },
+            },
+        }
+    )
