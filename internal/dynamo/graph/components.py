@@ -1,5 +1,6 @@
 """A graph's components as stored (v1beta1 `spec.components[]`): the form the graph-level objects
-(scaling adapters, model Services, the namespace's planner and EPP accounts) are generated from. Pure.
+(scaling adapters, model Services, the namespace's planner and EPP accounts, the wait-for-leader
+script, the EPP's config and InferencePool) are generated from. Pure.
 
 The reconciler hands generation the graph as the cache holds it (`GraphView.stored`). A graph given
 in v1alpha1, as `render` reads a manifest and many tests write one, is raised to that form by the

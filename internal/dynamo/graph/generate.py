@@ -69,7 +69,7 @@ from dynamo_operator.internal.dynamo.graph.workernames import first_worker_gener
 from dynamo_operator.internal.dynamo.pod.api_rules import check_metadata_maps
 from dynamo_operator.internal.dynamo.pod.merge import merge_env
 from dynamo_operator.internal.dynamo.pod.resources import check_quantity, resource_list
-from dynamo_operator.internal.dynamo.pod.template import Component, kube_discovery_enabled
+from dynamo_operator.internal.dynamo.pod.template import discovery_backend_of
 from dynamo_operator.internal.dynamo.rollout import workerhash
 from dynamo_operator.internal.dynamo.rollout.workerhash import is_worker
 
@@ -107,14 +107,7 @@ def service_to_dcd_spec(
     dyn_ns = naming.dynamo_namespace(
         namespace, dgd_name, global_namespace=bool(spec.get("globalDynamoNamespace"))
     )
-    annotations: dict[str, str] = dict(spec.get("annotations") or {})
-    dgd_annotations = meta.get("annotations") or {}
-    for key in c.PROPAGATED_DGD_ANNOTATIONS:
-        if key in dgd_annotations:
-            annotations.setdefault(key, str(dgd_annotations[key]))
-    for key, value in (dgd_spec.get("annotations") or {}).items():
-        annotations.setdefault(key, value)
-    annotations.pop(c.ANNOTATION_RESTART_AT, None)  # only the restart state machine sets it
+    annotations = component_annotations(dgd, source)
     if restart_at:
         annotations[c.ANNOTATION_RESTART_AT] = restart_at
     labels: dict[str, str] = {**(dgd_spec.get("labels") or {}), **(spec.get("labels") or {})}
@@ -149,6 +142,21 @@ def service_to_dcd_spec(
     if spec.get("replicas") is None:
         spec["replicas"] = c.DEFAULT_REPLICAS
     return dcd_spec_of(spec)
+
+
+def component_annotations(dgd: Graph, service: ServiceSpec) -> dict[str, str]:
+    """A service's annotations as its DCD carries them: its own, then the operator's keys of the
+    graph's metadata (c.PROPAGATED_DGD_ANNOTATIONS), then the graph's `spec.annotations`; never a
+    restart id, which only the restart state machine sets."""
+    annotations: dict[str, str] = dict(service.get("annotations") or {})
+    dgd_annotations = (dgd.get("metadata") or {}).get("annotations") or {}
+    for key in c.PROPAGATED_DGD_ANNOTATIONS:
+        if key in dgd_annotations:
+            annotations.setdefault(key, str(dgd_annotations[key]))
+    for key, value in (dgd["spec"].get("annotations") or {}).items():
+        annotations.setdefault(key, value)
+    annotations.pop(c.ANNOTATION_RESTART_AT, None)
+    return annotations
 
 
 def _no_istio_sidecar_for_epp(spec: DcdSpec, own: ServiceSpec) -> None:
@@ -347,16 +355,8 @@ def adapter_selector(dgd_name: str, service: str) -> str:
 def desired_discovery_rbac(dgd: Graph, ctx: GenContext) -> list[Obj]:
     """ServiceAccount, Role and RoleBinding pods use for Kubernetes discovery (when any service uses it)."""
     dgd_name = str(_meta(dgd)["name"])
-    comps = [
-        Component(
-            name=naming.dcd_name(dgd_name, s),
-            namespace=ctx.namespace,
-            parent_dgd=dgd_name,
-            spec=service_to_dcd_spec(dgd, s, ctx),
-        )
-        for s in services_of(dgd)
-    ]
-    if not any(kube_discovery_enabled(comp, ctx) for comp in comps):
+    backends = (discovery_backend_of(component_annotations(dgd, s), ctx) for s in services_of(dgd).values())
+    if c.DISCOVERY_BACKEND_KUBERNETES not in backends:
         return []
     sa_name = naming.discovery_service_account(dgd_name)
     labels = {
@@ -488,15 +488,17 @@ def validate_graph(dgd: Graph, ctx: GenContext, *, worker_hash: str | None = Non
             resource_list(item, f"spec.services.{svc}.resources.{kind}")
 
 
-def desired_side_objects(dgd: Graph, ctx: GenContext) -> list[Obj]:
-    """Per-graph ConfigMaps / InferencePools some services need (multinode, epp)."""
-    services = services_of(dgd)
+def desired_side_objects(dgd: Graph | StoredGraph, ctx: GenContext) -> list[Obj]:
+    """Per-graph ConfigMaps / InferencePools some components need (multinode, epp), read from the
+    graph as stored (components.py)."""
+    stored = raised(dgd)
+    components = components_of(stored)
     out: list[Obj] = []
-    if any(spec.get("multinode") is not None for spec in services.values()):
-        out.append(desired_wait_leader_config_map(dgd, ctx))
-    for name, spec in services.items():
-        if spec.get("componentType") == c.COMPONENT_EPP:
-            out += desired_epp_objects(dgd, name, spec, ctx)
+    if any(x.get("multinode") is not None for x in components):
+        out.append(desired_wait_leader_config_map(stored, ctx))
+    for component in components:
+        if component.get("type") == c.COMPONENT_EPP:
+            out += desired_epp_objects(stored, component, ctx)
     return [stamp_hash(o) for o in out]
 
 
@@ -525,7 +527,7 @@ def desired_graph_objects(
     objects = [
         *desired_pvcs(dgd, ctx),
         *desired_discovery_rbac(dgd, ctx),
-        *desired_side_objects(dgd, ctx),
+        *desired_side_objects(as_stored, ctx),
         *desired_model_services(as_stored, ctx),
         *dcds,
         *desired_scaling_adapters(as_stored, ctx),

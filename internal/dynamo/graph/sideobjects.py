@@ -1,5 +1,5 @@
-"""Per-graph side objects some services need: the wait-for-leader script (multinode) and the EPP
-config + InferencePool (componentType epp)."""
+"""Per-graph side objects some components need: the wait-for-leader script (multinode) and the EPP
+config + InferencePool (type epp), read from the graph as stored (graph/components.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError, MissingAPIError
-from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec
+from dynamo_operator.internal.dynamo.common.inputs import StoredComponent, StoredGraph
 from dynamo_operator.internal.dynamo.common.leader_wait import LEADER_WAIT_PROGRAM
 from dynamo_operator.internal.dynamo.common.objects import Obj, envelope
 
@@ -27,7 +27,7 @@ def wait_leader_config_map_name(dgd_name: str) -> str:
     return f"{dgd_name}-wait-leader-script"
 
 
-def desired_wait_leader_config_map(dgd: Graph, ctx: GenContext) -> Obj:
+def desired_wait_leader_config_map(dgd: StoredGraph, ctx: GenContext) -> Obj:
     """The wait-for-leader script ConfigMap, owned by the graph."""
     name = str(dgd["metadata"]["name"])
     return wait_leader_config_map(
@@ -64,11 +64,12 @@ def epp_config_map_name(dgd_name: str) -> str:
     return f"{dgd_name}-epp-config"
 
 
-def desired_epp_objects(dgd: Graph, service: str, spec: ServiceSpec, ctx: GenContext) -> list[Obj]:
-    """For an `epp` service: its config ConfigMap (inline config only) and the InferencePool."""
+def desired_epp_objects(dgd: StoredGraph, component: StoredComponent, ctx: GenContext) -> list[Obj]:
+    """For an `epp` component: its config ConfigMap (inline config only) and the InferencePool."""
     dgd_name = str(dgd["metadata"]["name"])
-    field = f"spec.services.{service}.eppConfig"
-    epp = spec.get("eppConfig", {})
+    service = component["name"]
+    field = f"spec.components[name={service}].eppConfig"
+    epp = component.get("eppConfig", {})
     out: list[Obj] = []
     labels = {
         c.LABEL_GRAPH_DEPLOYMENT_NAME: dgd_name,
@@ -93,7 +94,7 @@ def desired_epp_objects(dgd: Graph, service: str, spec: ServiceSpec, ctx: GenCon
             "an epp component needs the InferencePool API",
         )
     dyn_ns = naming.dynamo_namespace(
-        ctx.namespace, dgd_name, global_namespace=bool(spec.get("globalDynamoNamespace"))
+        ctx.namespace, dgd_name, global_namespace=bool(component.get("globalDynamoNamespace"))
     )
     pool = envelope(
         f"{c.GATEWAY_INFERENCE_GROUP}/v1",

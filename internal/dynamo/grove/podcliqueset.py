@@ -598,7 +598,7 @@ def desired_grove_objects(
     objects = [
         *desired_pvcs(dgd, ctx),
         *desired_discovery_rbac(dgd, ctx),
-        *desired_side_objects(dgd, ctx),
+        *desired_side_objects(as_stored, ctx),
         *desired_model_services(as_stored, ctx),
         pcs,
         *per_service,

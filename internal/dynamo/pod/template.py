@@ -152,7 +152,12 @@ def dynamo_namespace_of(comp: Component) -> str:
 
 def discovery_backend(comp: Component, ctx: GenContext) -> str:
     """`kubernetes` unless the component (or operator) asks for `etcd`."""
-    chosen = comp.annotations.get(c.ANNOTATION_DISCOVERY_BACKEND) or ctx.discovery_backend
+    return discovery_backend_of(comp.annotations, ctx)
+
+
+def discovery_backend_of(annotations: Mapping[str, str], ctx: GenContext) -> str:
+    """`discovery_backend` of a component whose annotations (as its DCD carries them) these are."""
+    chosen = annotations.get(c.ANNOTATION_DISCOVERY_BACKEND) or ctx.discovery_backend
     return c.DISCOVERY_BACKEND_ETCD if chosen == c.DISCOVERY_BACKEND_ETCD else c.DISCOVERY_BACKEND_KUBERNETES
 
 

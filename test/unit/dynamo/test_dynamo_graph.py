@@ -368,6 +368,38 @@ def test_no_discovery_rbac_with_etcd() -> None:
     )
 
 
+ETCD = {consts.ANNOTATION_DISCOVERY_BACKEND: "etcd"}
+KUBE = {consts.ANNOTATION_DISCOVERY_BACKEND: "kubernetes"}
+
+
+def test_a_graph_annotated_for_etcd_gets_no_discovery_rbac() -> None:
+    graph = dgd({"F": service("frontend")})
+    graph["metadata"]["annotations"] = dict(ETCD)
+    assert desired_discovery_rbac(graph, CTX) == []
+
+
+def test_a_graph_whose_spec_annotations_say_etcd_gets_no_discovery_rbac() -> None:
+    assert desired_discovery_rbac(dgd({"F": service("frontend")}, annotations=dict(ETCD)), CTX) == []
+
+
+def test_one_service_on_kubernetes_discovery_in_an_etcd_graph_gets_discovery_rbac() -> None:
+    graph = dgd({"F": service("frontend", annotations=dict(KUBE)), "W": service("worker")})
+    graph["metadata"]["annotations"] = dict(ETCD)
+    assert len(desired_discovery_rbac(graph, CTX)) == 3
+
+
+def test_a_service_annotated_for_etcd_beside_one_on_kubernetes_still_gets_discovery_rbac() -> None:
+    graph = dgd({"F": service("frontend", annotations=dict(ETCD)), "W": service("worker")})
+    assert len(desired_discovery_rbac(graph, CTX)) == 3
+
+
+def test_services_all_annotated_for_etcd_get_no_discovery_rbac() -> None:
+    graph = dgd(
+        {"F": service("frontend", annotations=dict(ETCD)), "W": service("worker", annotations=dict(ETCD))}
+    )
+    assert desired_discovery_rbac(graph, CTX) == []
+
+
 def test_one_model_service_per_distinct_model() -> None:
     """Services serving the same base model share one headless Service."""
     graph = dgd(

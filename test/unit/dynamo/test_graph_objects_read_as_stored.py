@@ -1,5 +1,6 @@
 """The graph-level objects (scaling adapters, model Services, the namespace's planner and EPP
-accounts) are generated from the graph as stored, v1beta1 `spec.components` (graph/components.py).
+accounts, the wait-for-leader script and the EPP's config and InferencePool) are generated from
+the graph as stored, v1beta1 `spec.components` (graph/components.py).
 
 What they say is what the graph's v1alpha1 form says: checked on upstream's examples of both eras
 and on graphs drawn from the v1alpha1 schema. The reconciler hands generation the stored graph, so
@@ -25,8 +26,10 @@ from dynamo_operator.internal.dynamo.graph.generate import (
     desired_model_services,
     desired_scaling_adapters,
     desired_shared_objects,
+    desired_side_objects,
 )
 from dynamo_operator.internal.dynamo.graph.lowering import lowered_graph
+from dynamo_operator.internal.dynamo.graph.sideobjects import wait_leader_config_map_name
 from hypothesis import given
 from hypothesis import strategies as st
 from testsupport.schema_objects import ALPHA_DGD, SETTINGS
@@ -94,6 +97,11 @@ def _check_agrees_with_v1alpha1(alpha: Obj) -> None:
     )
     shared = desired_shared_objects(stored, CTX)
     assert {o["metadata"]["name"] for o in shared} == _shared_by_v1alpha1(alpha)
+    services = _services(alpha).values()
+    if all(s.get("componentType") != c.COMPONENT_EPP for s in services):  # (EPP: tested on examples)
+        side = {o["metadata"]["name"] for o in desired_side_objects(stored, CTX)}
+        multinode = any(s.get("multinode") is not None for s in services)
+        assert side == ({wait_leader_config_map_name(alpha["metadata"]["name"])} if multinode else set())
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
@@ -124,6 +132,7 @@ _SERVICE = st.fixed_dictionaries(
         "replicas": st.integers(0, 4),
         "scalingAdapter": st.fixed_dictionaries({}, optional={"enabled": st.booleans()}),
         "modelRef": st.fixed_dictionaries({"name": st.sampled_from(["m-a", "m-b", "Qwen/Qwen3-0.6B"])}),
+        "multinode": st.fixed_dictionaries({}, optional={"nodeCount": st.integers(2, 4)}),
     },
 )
 _GRAPHS = st.dictionaries(
@@ -142,7 +151,12 @@ def test_any_mix_of_services_gives_the_graph_level_objects_its_v1alpha1_form_sta
 def test_either_form_of_a_graph_gives_the_same_graph_level_objects() -> None:
     [alpha] = _example_graphs(next(e for e in discover(("golden",), SET_2A6DA14C) if "disagg" in e.name))
     stored = convert(alpha, V1BETA1)
-    for generate in (desired_scaling_adapters, desired_model_services, desired_shared_objects):
+    for generate in (
+        desired_scaling_adapters,
+        desired_model_services,
+        desired_shared_objects,
+        desired_side_objects,
+    ):
         assert generate(stored, CTX) == generate(alpha, CTX)
 
 
