@@ -3,6 +3,8 @@ the discovery RBAC and the model Services."""
 
 from __future__ import annotations
 
+import collections
+import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,7 +20,7 @@ from dynamo_operator.internal.dynamo.common.errors import (
     NameCollisionError,
     for_service,
 )
-from dynamo_operator.internal.dynamo.common.hashing import stamp_hash
+from dynamo_operator.internal.dynamo.common.hashing import digest, stamp_hash
 from dynamo_operator.internal.dynamo.common.inputs import (
     DcdSpec,
     ForeignObject,
@@ -536,21 +538,36 @@ def desired_graph_objects(
     return objects
 
 
+# Workload checks that passed, by a digest of the DCD checked, with the context each passed in. A
+# graph's DCDs are generated again on most of its reconciles with nothing changed (a few a second
+# while it starts or rolls, graph/stored_dcd.py); generating each one's workload again costs more
+# than the rest of the graph's generation, and cannot answer differently: the check is pure. Only
+# passes are kept (a refusal is found again each time). 4,096 cover the graphs being worked on.
+_PASSED: collections.OrderedDict[bytes, GenContext] = collections.OrderedDict()
+PASSED_SIZE = 4096
+
+
 def check_workloads(dcds: Sequence[Obj], ctx: GenContext) -> None:
     """Generate each DCD's workload as its reconciler will, and let the first spec error refuse the
     graph. A graph is written whole or not at all: found by a DCD's reconciler instead, the error
     would come once the graph's other components were written and running. An API the cluster does
-    not serve is not an error here: `missing_apis` reports those, for the whole graph.
+    not serve is not an error here: `missing_apis` reports those, for the whole graph. A DCD that
+    passed in an equal context before is not generated again (`_PASSED`).
 
     `dcds` are the v1alpha1 forms generation made: the stored form the reconciler reads is lowered
     back to them (test_stored_dcd pins that a pod does not depend on the form), so converting each
     written DCD back here would only repeat that work."""
     for dcd in dcds:
-        with for_service(str(dcd["metadata"]["labels"][c.LABEL_COMPONENT])):
-            try:
-                desired_component_objects(component_view(dcd), ctx)
-            except MissingAPIError:
-                continue
+        key = bytes.fromhex(digest(dcd))
+        if _PASSED.get(key) == ctx:
+            _PASSED.move_to_end(key)
+            continue
+        service = str(dcd["metadata"]["labels"][c.LABEL_COMPONENT])
+        with for_service(service), contextlib.suppress(MissingAPIError):
+            desired_component_objects(component_view(dcd), ctx)
+        _PASSED[key] = ctx
+        if len(_PASSED) > PASSED_SIZE:
+            _PASSED.popitem(last=False)
 
 
 def check_distinct_objects(objects: Sequence[Obj]) -> None:
