@@ -50,6 +50,14 @@ def test_a_graph_generated_again_unchanged_checks_no_workload_again(checked: lis
     assert len(checked) == 2
 
 
+def test_a_restart_step_checks_only_the_component_it_restarts(checked: list[str]) -> None:
+    desired_graph_objects(graph(), CTX, worker_hash=WORKER_HASH)
+    desired_graph_objects(
+        graph(), CTX, worker_hash=WORKER_HASH, restart_at={"Frontend": "2026-11-29T12:00:00Z"}
+    )
+    assert checked[2:] == ["g-frontend"]
+
+
 def test_a_changed_component_is_checked_again_alone(checked: list[str]) -> None:
     desired_graph_objects(graph(), CTX, worker_hash=WORKER_HASH)
     changed = graph()
