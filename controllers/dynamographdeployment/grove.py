@@ -159,7 +159,7 @@ class GrovePathway:
         desired_hash, worker_hash = self._worker_hash(view, ctx, pcs)
         plan = plan_restart(
             view.restart,
-            list(view.services),
+            list(view.components),
             live_values=restart_values(pcs),
             rolled=restart_rolled(pcs, targets, live),
             previous=previous_restart,

@@ -229,7 +229,7 @@ class DynamoGraphDeploymentReconciler:
                     # Grove once Grove is there (upstream's admission would have stored nothing).
                     provider = None
                 # Generation names v1alpha1 fields; the graph is stored (and mostly written) as v1beta1.
-                told = Rejected(rejected.reason, graph_message(rejected.message, view.services))
+                told = Rejected(rejected.reason, graph_message(rejected.message, view.components))
                 await self._refusals.reject(view.raw, told)
         except TerminalError:
             # A refused graph is stamped too (and keeps the pathway it was refused on).
@@ -320,7 +320,7 @@ class DynamoGraphDeploymentReconciler:
         live = self._live_dcds(children, names)
         return plan_restart(
             view.restart,
-            list(view.services),
+            list(view.components),
             live_values={s: restart_value(d) for s, d in live.items()},
             rolled={s: dcd_rolled(component_view(d)) and restart_acknowledged(d) for s, d in live.items()},
             previous=self._status.current(view.raw).get("restart"),
@@ -343,7 +343,7 @@ class DynamoGraphDeploymentReconciler:
             lambda name: self._cache.get(kinds.PVC, f"{view.namespace}/{name}") is not None
         )
         verdict = explain(
-            graph_status(view.services, current), keep_serving=keep_serving, missing_pvcs=absent
+            graph_status(view.components, current), keep_serving=keep_serving, missing_pvcs=absent
         )
         if not absent and nothing_to_report_yet(self._status.current(raw), verdict, current):
             return Result()  # the DCDs' first status brings us back with something to say

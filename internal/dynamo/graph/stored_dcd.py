@@ -45,9 +45,9 @@ def carrier_annotations(alpha_component: Mapping[str, Any] | None) -> dict[str, 
 # Stored forms already made, by a digest of what they are made of. Making one converts the DCD and
 # encodes the graph component's payload (about 0.15 ms a DCD), and a graph is generated again at each
 # step of a rollout or restart, which leaves most of its DCDs as they were (an unchanged graph is not
-# generated at all: the reconciler's remembered sync). 1,024 cover the graphs being worked on at once. A form is kept as its JSON text (about 1 KB; as dicts it
-# took four times that, which at 1,000 graphs was 3 MB of the operator's memory) and parsed anew for
-# each caller, which then owns all of it.
+# generated at all: the reconciler's remembered sync). 1,024 cover the graphs being worked on at
+# once. A form is kept as its JSON text (about 1 KB; as dicts it took four times that, which at 1,000
+# graphs was 3 MB of the operator's memory) and parsed anew for each caller, which then owns all of it.
 _MEMO: collections.OrderedDict[bytes, bytes] = collections.OrderedDict()
 MEMO_SIZE = 1024
 

@@ -1,13 +1,14 @@
 """A DGD read once: the fields the graph reconciler decides by, out of the raw object. Pure.
 
 The cache hands the reconciler the graph as stored (v1beta1); `read_graph` takes what every step needs
-from it (names, services, restart request, PVC entries, the origin version generation sees) so that
+from it (names, components, restart request, PVC entries, the origin version generation sees) so that
 the steps read named fields instead of walking the dict again. `raw` stays beside it: status (built
-and written as stored), Events and ownerReferences address the object as the API server has it, and
-generation takes the `graph`, its spec lowered to v1alpha1 (lowering.py) and carrying the origin
-version, because it renders whole objects from it. The rollout's v2 worker hash reads `stored`, the
-graph as stored with the same origin version: it hashes v1beta1 DCDs, so it takes the v1beta1 spec as
-it is instead of converting the lowered one back up.
+and written as stored), Events and ownerReferences address the object as the API server has it.
+`stored` is the graph as stored carrying the origin version: the restart plan, the graph's status,
+the rollout's v2 worker hash (it hashes v1beta1 DCDs) and the graph-level objects read it (a graph
+given in v1alpha1, offline or in a test, is raised to it). Generation of the DCDs and the Grove set
+takes `graph`, the spec lowered to v1alpha1 (lowering.py) with the same origin version, because the
+pod builder still renders from it (docs/design/ARCHITECTURE.md, "Two API versions").
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from dynamo_operator.api.views.scalars import JsonObject
-from dynamo_operator.api.views.v1alpha1 import Restart
-from dynamo_operator.internal.dynamo.common.inputs import Graph, ServiceSpec, StoredGraph
+from dynamo_operator.api.views.v1beta1 import Restart
+from dynamo_operator.internal.dynamo.common.inputs import Graph, StoredComponent, StoredGraph
+from dynamo_operator.internal.dynamo.graph.components import components_of, raised
 from dynamo_operator.internal.dynamo.graph.lowering import lowered_graph
 from dynamo_operator.internal.dynamo.graph.meta import (
     origin_version,
@@ -48,7 +50,9 @@ class GraphView:
     name: str
     uid: str
     generation: int | None
-    services: Mapping[str, ServiceSpec]
+    # `spec.components` as stored, by name (name order), and `spec.restart`: what the restart plan,
+    # the graph's status and the checks below read.
+    components: Mapping[str, StoredComponent]
     restart: Restart | None
     pvcs: tuple[PvcEntry, ...]
 
@@ -69,18 +73,20 @@ def read_graph(raw: JsonObject, *, children: Sequence[JsonObject], operator_vers
     meta = dgd["metadata"]
     spec = dgd.get("spec") or {}
     origin = origin_version(raw, children, operator_version)
+    stored = stored_with_origin_version(raised(raw), origin)  # (raw is stored: raised is itself)
+    stored_spec = stored.get("spec") or {}
     return GraphView(
         raw=raw,
         # Generation sees the graph with its origin version even before the stamp is written.
         graph=with_origin_version(dgd, origin),
-        stored=stored_with_origin_version(raw, origin),
+        stored=stored,
         origin=origin,
         namespace=str(meta.get("namespace") or ""),
         name=str(meta["name"]),
         uid=str(meta.get("uid") or ""),
         generation=meta.get("generation"),
-        services=spec.get("services") or {},
-        restart=spec.get("restart"),
+        components={x["name"]: x for x in components_of(stored)},
+        restart=stored_spec.get("restart"),
         pvcs=tuple(
             PvcEntry(str(p["name"]), bool(p.get("create"))) for p in spec.get("pvcs") or () if p.get("name")
         ),
@@ -99,13 +105,13 @@ def semantic_problems(view: GraphView) -> list[str]:
         return problems
     if strategy.get("type") == "Parallel":
         return ["restart.strategy.order cannot be set when the strategy type is Parallel"]
-    unknown = [s for s in order if s not in view.services]
+    unknown = [s for s in order if s not in view.components]
     if unknown:
         problems.append(f"restart.strategy.order names unknown services: {', '.join(unknown)}")
     twice = sorted({s for s in order if order.count(s) > 1})
     if twice:
         problems.append(f"restart.strategy.order names services more than once: {', '.join(twice)}")
-    missing = sorted(set(view.services) - set(order))
+    missing = sorted(set(view.components) - set(order))
     if missing:
         problems.append(f"restart.strategy.order leaves out services: {', '.join(missing)}")
     return problems

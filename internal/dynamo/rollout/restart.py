@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from dynamo_operator.api.v1alpha1.enums import RestartStrategyType
-from dynamo_operator.api.views import v1alpha1 as views
+from dynamo_operator.api.views import v1beta1 as views
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo.common.inputs import ComponentDeployment, RestartStatus
 from dynamo_operator.internal.dynamo.common.stored_component import pod_annotation

@@ -20,7 +20,7 @@ from dynamo_operator.internal.dynamo.common.inputs import (
     ForeignObject,
     ObjectMeta,
     ServiceReplicas,
-    ServiceSpec,
+    StoredComponent,
     component_view,
 )
 from dynamo_operator.internal.dynamo.status import conditions
@@ -287,10 +287,11 @@ class GraphStatus:
 
 
 def graph_status(
-    services: Mapping[str, ServiceSpec], dcds: Mapping[str, Mapping[str, object] | None]
+    services: Mapping[str, StoredComponent], dcds: Mapping[str, Mapping[str, object] | None]
 ) -> GraphStatus:
     """Ready iff every service's DCD has rolled; the message names each service that has not, and
-    the reason classes them (capacity, updating, pods not ready: `not_ready_reason`)."""
+    the reason classes them (capacity, updating, pods not ready: `not_ready_reason`). `services`:
+    the graph's components as stored, by name."""
     out = GraphStatus(ready=True, message="")
     waiting: list[str] = []
     classes: list[str] = []
@@ -331,7 +332,7 @@ def nothing_to_report_yet(
     return len(reported) < len(dcds) and all(dcd_rolled(d) for d in reported)
 
 
-def _placeholder(svc: str, spec: ServiceSpec, dcd: ComponentDeployment | None) -> ServiceReplicas:
+def _placeholder(svc: str, spec: StoredComponent, dcd: ComponentDeployment | None) -> ServiceReplicas:
     name = str((dcd.get("metadata") or {}).get("name") or svc) if dcd is not None else svc
     if spec.get("multinode"):
         return {

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from dynamo_operator.api.conversion import V1BETA1, convert
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.graph import components
 from dynamo_operator.internal.dynamo.graph.children import MissingAPIs, dcd_children, grove_children
 from dynamo_operator.internal.dynamo.graph.view import GraphView, read_graph, semantic_problems
 from unit.dynamo.dynamo_testlib import NS, Obj, dgd, service
@@ -76,15 +78,38 @@ def test_semantic_problems_are_the_cross_references_a_schema_cannot_check(
     assert semantic_problems(view_of(graph)) == problems
 
 
-def test_the_view_reads_names_services_and_pvcs_once() -> None:
+def test_the_view_reads_names_components_and_pvcs_once() -> None:
     graph = dgd(TWO, pvcs=[{"name": "made", "create": True}, {"name": "brought"}, {"create": True}])
     graph["metadata"]["generation"] = 7
     view = view_of(graph)
     assert (view.namespace, view.name, view.uid, view.generation) == (NS, "g", "uid-1", 7)
-    assert list(view.services) == ["Frontend", "VllmWorker"]
+    assert list(view.components) == ["Frontend", "VllmWorker"]
     assert (view.names_pvc("made"), view.names_pvc("brought"), view.names_pvc("other")) == (True, True, False)
     assert view.missing_user_pvcs(lambda name: False) == ["brought"]
     assert view.missing_user_pvcs(lambda name: True) == []
+
+
+def test_the_view_of_a_stored_graph_reads_its_components_and_restart_without_a_conversion(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    graph = dgd(TWO, restart={"id": "r1", "strategy": {"type": "Sequential"}})
+    stored = convert(graph, V1BETA1)
+    monkeypatch.setattr(components, "convert", _refuse_to_convert)
+    view = view_of(stored)
+    assert list(view.components) == ["Frontend", "VllmWorker"]
+    assert view.components["VllmWorker"]["type"] == "worker"
+    assert view.restart == {"id": "r1", "strategy": {"type": "Sequential"}}
+    assert view.stored["apiVersion"] == V1BETA1
+
+
+def test_the_view_of_a_graph_given_in_v1alpha1_holds_it_as_stored() -> None:
+    view = view_of(dgd(TWO))
+    assert view.stored["apiVersion"] == V1BETA1
+    assert [x["name"] for x in view.stored["spec"]["components"]] == ["Frontend", "VllmWorker"]
+
+
+def _refuse_to_convert(*_: object, **__: object) -> None:
+    raise AssertionError("converted a graph that is stored already")
 
 
 @pytest.mark.parametrize(
