@@ -50,7 +50,6 @@ from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.common.inputs import Graph, RestartStatus
 from dynamo_operator.internal.dynamo.graph.children import grove_children
-from dynamo_operator.internal.dynamo.graph.generate import services_of
 from dynamo_operator.internal.dynamo.graph.view import GraphView
 from dynamo_operator.internal.dynamo.grove.podcliqueset import (
     grove_services,
@@ -229,9 +228,9 @@ class GrovePathway:
     ) -> None:
         """Each service's replicas through its Grove object's scale subresource, when they differ."""
         namespace = view.namespace
-        specs = services_of(view.graph)
         for target in targets:
-            want = (specs.get(target.service) or {}).get("replicas")
+            component = view.components.get(target.service)
+            want = component.get("replicas") if component is not None else None
             obj = live.get(target.name)
             if want is None or obj is None or (obj.get("spec") or {}).get("replicas") == want:
                 continue
