@@ -421,6 +421,27 @@ def read_origin_splits(saved: Any) -> None:
         if saved.get(own) is not None or main.get(container) not in (None, [], {}):
             saved.setdefault(own, None)
             main.setdefault(container, None)
+    _restored_whole(saved.get("resources"))
+
+
+# The fields of v1alpha1's `resources` and of each of its quantity blocks, as Go structs hold them.
+_RESOURCES_FIELDS = ("requests", "limits", "claims")
+_RESOURCE_ITEM_FIELDS = ("cpu", "memory", "gpu", "gpuType", "custom")
+
+
+def _restored_whole(resources: Any) -> None:
+    """Upstream restores a component's saved `resources` whole: a field its save leaves out is
+    empty, not kept from the main container's resources the conversion split it from (resource
+    claims, which upstream keeps on the container alone). As a sparse difference, each field left
+    out is marked removed (in place)."""
+    if not isinstance(resources, dict):
+        return
+    for key in _RESOURCES_FIELDS:
+        resources.setdefault(key, None)
+    for side in ("requests", "limits"):
+        if isinstance(resources[side], dict):
+            for key in _RESOURCE_ITEM_FIELDS:
+                resources[side].setdefault(key, None)
 
 
 def drop_generated_frontend_sidecar(alpha: Json) -> None:

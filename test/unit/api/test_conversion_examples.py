@@ -173,24 +173,8 @@ def test_upstreams_v1alpha1_view_converts_back_to_the_v1beta1_example(
     assert _without_go_zero_values(back["spec"]) == _without_go_zero_values(_defaulted(source)["spec"])
 
 
-# Graphs upstream stored from a v1alpha1 manifest whose reading still differs from upstream's: their
-# component's resources and main-container resources were split by upstream (resource claims on the
-# container), and a save applied as a sparse difference merges the component's resources where
-# upstream's restore replaces them; the claims show on both.
-_UPSTREAM_STORED_STILL_READ_OTHERWISE = {"backends_vllm_agg_xpu_dra", "backends_vllm_disagg_xpu_dra"}
-
-
 def _upstream_stored_cases() -> list[Any]:
-    cases = []
-    for case in _golden_cases("golden-v1alpha1-input-conversion", "golden-v1alpha1-input"):
-        example = case.values[0]
-        marks = (
-            [pytest.mark.xfail(strict=True, reason="resource claims split by upstream")]
-            if example in _UPSTREAM_STORED_STILL_READ_OTHERWISE
-            else []
-        )
-        cases.append(pytest.param(*case.values, id=case.id, marks=marks))
-    return cases
+    return list(_golden_cases("golden-v1alpha1-input-conversion", "golden-v1alpha1-input"))
 
 
 @pytest.mark.parametrize(("example", "key", "expected"), _upstream_stored_cases())
