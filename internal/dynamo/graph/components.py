@@ -4,7 +4,9 @@ script, the EPP's config and InferencePool) are generated from. Pure.
 
 The reconciler hands generation the graph as the cache holds it (`GraphView.stored`). A graph given
 in v1alpha1, as `render` reads a manifest and many tests write one, is raised to that form by the
-webhook's own conversion (`raised`), so the readers here know one form only.
+webhook's own conversion (`raised`), so the readers here know one form only. Their refusals still
+name v1alpha1 paths, as all of generation's do; the reconciler and `render` put them in the terms of
+the graph's own version (common/stored_terms.py).
 """
 
 from __future__ import annotations

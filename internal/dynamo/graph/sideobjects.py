@@ -68,7 +68,9 @@ def desired_epp_objects(dgd: StoredGraph, component: StoredComponent, ctx: GenCo
     """For an `epp` component: its config ConfigMap (inline config only) and the InferencePool."""
     dgd_name = str(dgd["metadata"]["name"])
     service = component["name"]
-    field = f"spec.components[name={service}].eppConfig"
+    # Named in v1alpha1 terms, as every refusal of generation is: the reconciler and `render` put it in
+    # the terms of the graph's own version (common/stored_terms.py).
+    field = f"spec.services.{service}.eppConfig"
     epp = component.get("eppConfig", {})
     out: list[Obj] = []
     labels = {

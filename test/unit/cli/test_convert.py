@@ -175,6 +175,35 @@ def test_render_refuses_a_v1alpha1_graph_in_its_own_terms(
     assert "DynamoGraphDeployment/agg: spec.services.VllmWorker.extraPodSpec.mainContainer.image" in err
 
 
+def configless_epp() -> dict[str, object]:
+    """A graph whose endpoint picker has no config: refused by the graph-level objects, which are
+    read from the stored form (graph/components.py), not by a component's workload."""
+    graph = copy.deepcopy(GRAPH)
+    del graph["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["volumeMounts"]
+    graph["spec"]["components"].append(
+        {
+            "name": "Epp",
+            "type": "epp",
+            "replicas": 1,
+            "podTemplate": {"spec": {"containers": [{"name": "main", "image": "img"}]}},
+        }
+    )
+    return graph
+
+
+@pytest.mark.parametrize(
+    ("version", "field"),
+    [(V1BETA1, "spec.components[name=Epp].eppConfig"), (V1ALPHA1, "spec.services.Epp.eppConfig")],
+)
+def test_render_names_a_graph_level_refusal_in_the_graphs_own_terms(
+    version: str, field: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graph = convert(configless_epp(), version)
+    code, _, err = _run(capsys, "render", "-f", str(_write(tmp_path, graph)), "--with-inference-extension")
+    assert code == 1
+    assert f"DynamoGraphDeployment/agg: {field}: one of config or configMapRef is required" in err
+
+
 @pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
 def test_convert_round_trips_every_upstream_example(
     example: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

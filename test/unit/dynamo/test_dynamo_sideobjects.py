@@ -102,9 +102,8 @@ def test_epp_config_map_ref_needs_no_config_map() -> None:
     ],
 )
 def test_epp_errors(epp: Obj, ctx: GenContext, error: type[Exception]) -> None:
-    """EPP needs exactly one config source and the InferencePool API; errors name the field, in the
-    terms of the stored graph the side objects are read from."""
-    with pytest.raises(error, match=r"spec\.components\[name=Epp\]\.eppConfig"):
+    """EPP needs exactly one config source and the InferencePool API; errors name the field."""
+    with pytest.raises(error, match=r"spec\.services\.Epp\.eppConfig"):
         desired_side_objects(dgd({"Epp": service("epp", eppConfig=epp)}), ctx)
 
 
