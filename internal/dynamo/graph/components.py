@@ -21,8 +21,11 @@ from dynamo_operator.internal.dynamo.common.inputs import Graph, StoredComponent
 
 def raised(dgd: Graph | StoredGraph | Mapping[str, object]) -> StoredGraph:
     """`dgd` as stored: itself when it is v1beta1 already, else read as v1alpha1 and converted (a
-    copy). A graph v1beta1 cannot hold is refused as a spec error, with the conversion's reason."""
-    if dgd.get("apiVersion") == V1BETA1:
+    copy). A graph that names no version is told by its spec (`services` is v1alpha1's). A graph
+    v1beta1 cannot hold is refused as a spec error, with the conversion's reason."""
+    version = dgd.get("apiVersion")
+    spec = dgd.get("spec")
+    if version == V1BETA1 or (version is None and not (isinstance(spec, Mapping) and "services" in spec)):
         return cast(StoredGraph, dgd)
     try:
         return cast(StoredGraph, convert({**dgd, "apiVersion": V1ALPHA1}, V1BETA1))

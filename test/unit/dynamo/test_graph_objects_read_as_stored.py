@@ -187,6 +187,13 @@ def test_the_reconcilers_stored_graph_spares_desired_graph_objects_a_conversion(
     assert {c.KIND_DGDSA, "Service"} <= kinds
 
 
+@pytest.mark.parametrize("version", ["nvidia.com/v1alpha1", V1BETA1])
+def test_a_graph_that_names_no_version_is_read_in_the_form_its_spec_has(version: str) -> None:
+    graph = convert(_graph_with_every_graph_level_object(), version)
+    del graph["apiVersion"]
+    assert [a["spec"]["dgdRef"]["componentName"] for a in desired_scaling_adapters(graph, CTX)] == ["Worker"]
+
+
 def test_a_v1alpha1_adapter_that_is_not_enabled_makes_no_adapter() -> None:
     alpha = _graph_with_every_graph_level_object()
     alpha["spec"]["services"]["Worker"]["scalingAdapter"] = {"enabled": False}
