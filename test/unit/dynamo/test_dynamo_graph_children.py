@@ -36,16 +36,16 @@ def view_of(graph: Obj, *, children: list[Obj] | None = None, version: str = "0.
                 },
             ),
             [
-                "restart.strategy.order names unknown services: Nope, Gone",
-                "restart.strategy.order leaves out services: VllmWorker",
+                "restart.strategy.order names unknown components: Nope, Gone",
+                "restart.strategy.order leaves out components: VllmWorker",
             ],
             id="restart-order-names-unknown",
         ),
         pytest.param(
             dgd(TWO, restart={"id": "r", "strategy": {"type": "Sequential", "order": ["Frontend"] * 2}}),
             [
-                "restart.strategy.order names services more than once: Frontend",
-                "restart.strategy.order leaves out services: VllmWorker",
+                "restart.strategy.order names components more than once: Frontend",
+                "restart.strategy.order leaves out components: VllmWorker",
             ],
             id="restart-order-repeats-and-leaves-out",
         ),
@@ -67,7 +67,7 @@ def view_of(graph: Obj, *, children: list[Obj] | None = None, version: str = "0.
         ),
         pytest.param(
             dgd({}, restart={"id": "r", "strategy": {"order": ["A"]}}),
-            ["restart.strategy.order names unknown services: A"],
+            ["restart.strategy.order names unknown components: A"],
             id="no-services-is-not-a-cross-reference",
         ),
     ],
