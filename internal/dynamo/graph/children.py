@@ -25,7 +25,7 @@ from dynamo_operator.internal.dynamo.graph.generate import (
     desired_shared_objects,
     missing_apis,
 )
-from dynamo_operator.internal.dynamo.graph.view import GraphView, semantic_problems
+from dynamo_operator.internal.dynamo.graph.view import RESTART_ORDER, GraphView, semantic_problems
 from dynamo_operator.internal.dynamo.grove.podcliqueset import desired_grove_objects
 
 
@@ -108,7 +108,7 @@ def _children(
     view: GraphView, ctx: GenContext, *, grove: bool, generate: Callable[[], list[Obj]]
 ) -> GraphChildren:
     if problems := semantic_problems(view):
-        raise GenerationError("spec", "; ".join(problems))
+        raise GenerationError(RESTART_ORDER, "; ".join(problems))
     missing = missing_apis(view.graph, ctx, grove=grove)
     children = GraphChildren(owned=generate(), shared=desired_shared_objects(view.stored, ctx))
     if missing:

@@ -93,26 +93,31 @@ def read_graph(raw: JsonObject, *, children: Sequence[JsonObject], operator_vers
     )
 
 
+# The field every cross-reference below is about.
+RESTART_ORDER = "spec.restart.strategy.order"
+
+
 def semantic_problems(view: GraphView) -> list[str]:
-    """What the CRD schema cannot refuse: cross-references between fields. (A graph without components
-    is refused by the CRD and, as a backstop, by generation's `validate_graph`.) The restart order is
-    checked as v1alpha1's CRD checks it and upstream's webhook checks a v1beta1 one: a Sequential
-    order names every component once, a Parallel restart has none. Worded in the terms of the stored
-    graph the view reads (components), as upstream's webhook words them."""
+    """What the CRD schema cannot refuse: cross-references between fields, each a problem of
+    `RESTART_ORDER`. (A graph without components is refused by the CRD and, as a backstop, by
+    generation's `validate_graph`.) The restart order is checked as v1alpha1's CRD checks it and
+    upstream's webhook checks a v1beta1 one: a Sequential order names every component once, a
+    Parallel restart has none. Worded in the terms of the stored graph the view reads (components),
+    as upstream's webhook words them."""
     problems: list[str] = []
     strategy = view.restart.get("strategy", {}) if view.restart else {}
     order = strategy.get("order") or []
     if not order:
         return problems
     if strategy.get("type") == "Parallel":
-        return ["restart.strategy.order cannot be set when the strategy type is Parallel"]
+        return ["cannot be set when the strategy type is Parallel"]
     unknown = [s for s in order if s not in view.components]
     if unknown:
-        problems.append(f"restart.strategy.order names unknown components: {', '.join(unknown)}")
+        problems.append(f"names unknown components: {', '.join(unknown)}")
     twice = sorted({s for s in order if order.count(s) > 1})
     if twice:
-        problems.append(f"restart.strategy.order names components more than once: {', '.join(twice)}")
+        problems.append(f"names components more than once: {', '.join(twice)}")
     missing = sorted(set(view.components) - set(order))
     if missing:
-        problems.append(f"restart.strategy.order leaves out components: {', '.join(missing)}")
+        problems.append(f"leaves out components: {', '.join(missing)}")
     return problems

@@ -7,6 +7,7 @@ from dynamo_operator.api.conversion import V1BETA1, convert
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.common.stored_terms import graph_message
 from dynamo_operator.internal.dynamo.graph import components
 from dynamo_operator.internal.dynamo.graph.children import MissingAPIs, dcd_children, grove_children
 from dynamo_operator.internal.dynamo.graph.view import GraphView, read_graph, semantic_problems
@@ -36,16 +37,16 @@ def view_of(graph: Obj, *, children: list[Obj] | None = None, version: str = "0.
                 },
             ),
             [
-                "restart.strategy.order names unknown components: Nope, Gone",
-                "restart.strategy.order leaves out components: VllmWorker",
+                "names unknown components: Nope, Gone",
+                "leaves out components: VllmWorker",
             ],
             id="restart-order-names-unknown",
         ),
         pytest.param(
             dgd(TWO, restart={"id": "r", "strategy": {"type": "Sequential", "order": ["Frontend"] * 2}}),
             [
-                "restart.strategy.order names components more than once: Frontend",
-                "restart.strategy.order leaves out components: VllmWorker",
+                "names components more than once: Frontend",
+                "leaves out components: VllmWorker",
             ],
             id="restart-order-repeats-and-leaves-out",
         ),
@@ -62,12 +63,12 @@ def view_of(graph: Obj, *, children: list[Obj] | None = None, version: str = "0.
                 TWO,
                 restart={"id": "r", "strategy": {"type": "Parallel", "order": ["VllmWorker", "Frontend"]}},
             ),
-            ["restart.strategy.order cannot be set when the strategy type is Parallel"],
+            ["cannot be set when the strategy type is Parallel"],
             id="restart-order-with-parallel",
         ),
         pytest.param(
             dgd({}, restart={"id": "r", "strategy": {"order": ["A"]}}),
-            ["restart.strategy.order names unknown components: A"],
+            ["names unknown components: A"],
             id="no-services-is-not-a-cross-reference",
         ),
     ],
@@ -76,6 +77,17 @@ def test_semantic_problems_are_the_cross_references_a_schema_cannot_check(
     graph: Obj, problems: list[str]
 ) -> None:
     assert semantic_problems(view_of(graph)) == problems
+
+
+def test_a_bad_restart_order_refuses_the_graph_naming_the_field() -> None:
+    graph = dgd(TWO, restart={"id": "r", "strategy": {"type": "Sequential", "order": ["Frontend", "Nope"]}})
+    with pytest.raises(GenerationError) as refused:
+        dcd_children(view_of(graph), ALL, restart_at={}, worker_hash="abcdef12")
+    assert str(refused.value) == (
+        "spec.restart.strategy.order: names unknown components: Nope; leaves out components: VllmWorker"
+    )
+    stored_terms = graph_message(str(refused.value), ["Frontend", "VllmWorker"])
+    assert stored_terms == str(refused.value)  # the same path in v1beta1
 
 
 def test_the_view_reads_names_components_and_pvcs_once() -> None:
