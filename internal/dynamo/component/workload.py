@@ -37,7 +37,6 @@ from dynamo_operator.internal.dynamo.graph.sideobjects import (
     wait_leader_config_map_name,
 )
 from dynamo_operator.internal.dynamo.pod import api_rules
-from dynamo_operator.internal.dynamo.pod.api_rules import check_metadata_maps
 from dynamo_operator.internal.dynamo.pod.template import (
     Component,
     build_pod_template,
@@ -499,7 +498,7 @@ def desired_component_objects(
     comp = with_default_ingress(component_of(alpha), ctx)
     out: list[Obj] = []
     if not comp.parent_dgd:  # a graph's DCD carries its graph's maps, checked with the graph
-        check_metadata_maps(alpha["spec"], "")
+        api_rules.check_metadata_maps(alpha["spec"], "")
     check_gpu_memory_service(comp.spec, "")
     check_failover(comp.spec, "")
     check_container_names(comp.spec, "")

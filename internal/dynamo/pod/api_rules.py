@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.common.inputs import json_object
 
 # apimachinery's validation: a qualified name is an optional DNS-1123 subdomain prefix and "/", then
 # a name part; a label value is a name part or empty.
@@ -26,7 +27,6 @@ _NAME_PART: Final = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _DNS1123_SUBDOMAIN: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _CONFIG_MAP_KEY: Final = re.compile(r"^[-._a-zA-Z0-9]+$")
 _DNS1123_LABEL: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_PORT_NAME: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _LETTER: Final = re.compile(r"[a-z]")
 PORT_MAX: Final = 65535
 PORT_NAME_MAX: Final = 15
@@ -94,7 +94,7 @@ def check_subdomain(name: object, field: str, what: str, *, wildcard: bool = Fal
 
 def check_labels(labels: object, field: str) -> None:
     """Every key a qualified name and every value a label value; `field` names the map."""
-    for key, value in _mapping(labels).items():
+    for key, value in json_object(labels).items():
         problem = qualified_name_problem(str(key))
         if problem:
             raise GenerationError(f"{field}[{key}]", f"is no valid label key: {problem}")
@@ -105,7 +105,7 @@ def check_labels(labels: object, field: str) -> None:
 
 def check_annotations(annotations: object, field: str) -> None:
     """Every key a qualified name (the API server checks it lowercased)."""
-    for key in _mapping(annotations):
+    for key in json_object(annotations):
         problem = qualified_name_problem(str(key).lower())
         if problem:
             raise GenerationError(f"{field}[{key}]", f"is no valid annotation key: {problem}")
@@ -126,7 +126,7 @@ def check_probe(probe: object, field: str, *, replaces_default: bool = False) ->
             + (" (a probe given here replaces the default one whole)" if replaces_default else ""),
         )
     handler = handlers[0]
-    body = _mapping(probe[handler])
+    body = json_object(probe[handler])
     if handler == "exec" and not body.get("command"):
         raise GenerationError(f"{field}.exec.command", "required")
     if handler != "exec":
@@ -148,7 +148,12 @@ def port_problem(port: object, *, names_allowed: bool) -> str | None:
         return None if 1 <= port <= PORT_MAX else f"{port} is no port number (1 to {PORT_MAX})"
     if not names_allowed or not isinstance(port, str):
         return f"{port!r} is no port number (1 to {PORT_MAX})"
-    if len(port) > PORT_NAME_MAX or not _PORT_NAME.match(port) or "--" in port or not _LETTER.search(port):
+    if (
+        len(port) > PORT_NAME_MAX
+        or not _DNS1123_LABEL.match(port)
+        or "--" in port
+        or not _LETTER.search(port)
+    ):
         return (
             f"{port!r} is no port name: at most {PORT_NAME_MAX} lowercase letters, digits and single"
             " '-' between them, with at least one letter"
@@ -162,7 +167,7 @@ def check_env(env: object, field_of: Mapping[str, str], default_field: str) -> N
     for var in _list(env):
         if var.get("valueFrom") is None:
             continue
-        source = _mapping(var.get("valueFrom"))
+        source = json_object(var.get("valueFrom"))
         name = str(var.get("name"))
         field = f"{field_of.get(name, default_field)}[name={name}].valueFrom"
         if var.get("value"):
@@ -172,7 +177,7 @@ def check_env(env: object, field_of: Mapping[str, str], default_field: str) -> N
             found = "none" if not given else ", ".join(given)
             raise GenerationError(field, f"needs exactly one of {', '.join(ENV_SOURCES[:4])}; it has {found}")
         if given[0] in _NAMED_SOURCES:
-            _check_key_selector(_mapping(source[given[0]]), f"{field}.{given[0]}")
+            _check_key_selector(json_object(source[given[0]]), f"{field}.{given[0]}")
 
 
 def check_env_from(env_from: object, field_of: Mapping[str, str], default_field: str) -> None:
@@ -183,7 +188,7 @@ def check_env_from(env_from: object, field_of: Mapping[str, str], default_field:
         for kind in ("secretRef", "configMapRef"):
             if entry.get(kind) is None:
                 continue
-            name = str(_mapping(entry.get(kind)).get("name") or "")
+            name = str(json_object(entry.get(kind)).get("name") or "")
             if len(name) > PREFIX_MAX or not _DNS1123_SUBDOMAIN.match(name):
                 field = field_of.get(name, f"{default_field}[{kind}.name={name}]")
                 raise GenerationError(
@@ -225,14 +230,9 @@ def check_metadata_maps(spec: Mapping[str, object], field: str) -> None:
     a trailing dot): its own, which go onto its objects and pods, and its pod template's."""
     check_labels(spec.get("labels"), f"{field}labels")
     check_annotations(spec.get("annotations"), f"{field}annotations")
-    pod_metadata = _mapping(spec.get("extraPodMetadata"))
+    pod_metadata = json_object(spec.get("extraPodMetadata"))
     check_labels(pod_metadata.get("labels"), f"{field}extraPodMetadata.labels")
     check_annotations(pod_metadata.get("annotations"), f"{field}extraPodMetadata.annotations")
-
-
-def _mapping(value: object) -> Mapping[str, object]:
-    """`value` as a JSON object (the schemas make these objects; anything else reads as empty)."""
-    return value if isinstance(value, Mapping) else {}
 
 
 def _list(value: object) -> list[Mapping[str, object]]:

@@ -462,11 +462,13 @@ def build_pod_template(
     pulls = image_pull_secrets(list(user_pull_secrets), container.get("image"), comp, ctx)
     if pulls:
         pod["imagePullSecrets"] = pulls
-    _check_containers(comp, container, user_containers=user_containers, user_init=extra_init)
+    user_fields = _user_container_fields(user_containers, extra_init)
+    _check_containers(
+        comp, container, user_containers=[*user_containers, *extra_init], user_fields=user_fields
+    )
     _apply_addons(pod, comp, ctx, backend=backend, main_mounts=main_mounts)
     # After the add-ons: a user's container may mount a volume one of them declares (GMS's socket),
     # and the frontend sidecar a v1beta1 component names is the user's probes over the frontend's.
-    user_fields = _user_container_fields(user_containers, extra_init)
     user_built = [
         x for x in [*pod["containers"], *pod.get("initContainers", [])] if x.get("name") in user_fields
     ]
@@ -498,10 +500,11 @@ def _check_containers(
     main: Mapping[str, object],
     *,
     user_containers: Sequence[Mapping[str, object]],
-    user_init: Sequence[Mapping[str, object]],
+    user_fields: Mapping[str, str],
 ) -> None:
     """The API server's rules for probes and environment variables (api_rules.py), on the main
-    container as built and on the containers the user wrote beside it, naming the user's field."""
+    container as built and on the containers the user wrote beside it (`user_containers`, a name
+    given twice read as its first), naming the user's field (`user_fields`, by container name)."""
     spec = comp.spec
     for probe in api_rules.PROBES:
         flat = probe in ("livenessProbe", "readinessProbe") and spec.get(probe) is not None
@@ -512,8 +515,11 @@ def _check_containers(
     api_rules.check_env(main.get("env"), own, "extraPodSpec.mainContainer.env")
     flat_secret = {str(spec["envFromSecret"]): "envFromSecret"} if spec.get("envFromSecret") else {}
     api_rules.check_env_from(main.get("envFrom"), flat_secret, "extraPodSpec.mainContainer.envFrom")
-    for name, field in _user_container_fields(user_containers, user_init).items():
-        container = next(x for x in [*user_containers, *user_init] if str(x.get("name")) == name)
+    by_name: dict[str, Mapping[str, object]] = {}
+    for x in user_containers:
+        by_name.setdefault(str(x.get("name")), x)
+    for name, field in user_fields.items():
+        container = by_name[name]
         api_rules.check_dns_label(name, f"{field}.name", "container")
         if name != comp.beta.frontend_sidecar:  # completed by the add-ons, checked once completed
             for probe in api_rules.PROBES:
