@@ -48,7 +48,7 @@ _SPLIT_TYPES = ("prefill", "decode")
 _ZERO_QUANTITY = re.compile(r"^[+-]?(0+(\.0*)?|\.0+)([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?$")
 
 
-def _quantity_is_zero(value: Any) -> bool:
+def quantity_is_zero(value: Any) -> bool:
     if isinstance(value, bool):
         return False
     if isinstance(value, int | float):
@@ -79,7 +79,7 @@ def to_hub(alpha: Json) -> Json:
     if isinstance(shm, dict):
         if shm.get("disabled"):
             hub["sharedMemorySize"] = "0"
-        elif "size" in shm and not _quantity_is_zero(shm["size"]):
+        elif "size" in shm and not quantity_is_zero(shm["size"]):
             hub["sharedMemorySize"] = _copy(shm["size"])
     for mount in alpha.get("volumeMounts") or ():
         if isinstance(mount, dict) and mount.get("useAsCompilationCache"):
@@ -279,9 +279,7 @@ def from_hub(hub: Json) -> Json:
         alpha["multinode"] = _copy(hub["multinode"])
     if "sharedMemorySize" in hub:
         size = hub["sharedMemorySize"]
-        alpha["sharedMemory"] = (
-            {"disabled": True, "size": size} if _quantity_is_zero(size) else {"size": size}
-        )
+        alpha["sharedMemory"] = {"disabled": True, "size": size} if quantity_is_zero(size) else {"size": size}
     cache = hub.get("compilationCache")
     if isinstance(cache, dict):
         mount: Json = {"name": cache.get("pvcName", "")}

@@ -27,11 +27,13 @@ POD_PATHS = ("podTemplate.spec", "extraPodSpec")
 GRAPH_PARTS = frozenset({".spec.services", ".spec.components"})
 
 
-def _env() -> st.SearchStrategy[Json]:
+def env_var() -> st.SearchStrategy[Json]:
+    """An env var of a few names, so that two lists drawn apart share some."""
     return st.fixed_dictionaries({"name": st.sampled_from(["A", "B", "HF_TOKEN"])}, optional={"value": LABEL})
 
 
-def _container(name: st.SearchStrategy[str]) -> st.SearchStrategy[Json]:
+def container(name: st.SearchStrategy[str]) -> st.SearchStrategy[Json]:
+    """A container of the fields generation reads, named by `name`."""
     resources = st.fixed_dictionaries(
         {},
         optional={
@@ -58,7 +60,7 @@ def _container(name: st.SearchStrategy[str]) -> st.SearchStrategy[Json]:
             "image": st.sampled_from(["img:1.5.0", "other:2"]),
             "args": st.lists(LABEL, max_size=3),
             "command": st.lists(LABEL, max_size=2),
-            "env": st.lists(_env(), max_size=2, unique_by=lambda e: e["name"]),
+            "env": st.lists(env_var(), max_size=2, unique_by=lambda e: e["name"]),
             "envFrom": st.lists(
                 st.fixed_dictionaries({"secretRef": st.fixed_dictionaries({"name": LABEL})}), max_size=1
             ),
@@ -78,7 +80,8 @@ def _container(name: st.SearchStrategy[str]) -> st.SearchStrategy[Json]:
     )
 
 
-def _pod_spec(*, with_containers: bool) -> st.SearchStrategy[Json]:
+def pod_spec(*, with_containers: bool) -> st.SearchStrategy[Json]:
+    """A pod spec of the fields generation reads (`containers` required or optional)."""
     optional: dict[str, st.SearchStrategy[Any]] = {
         "volumes": st.lists(
             st.fixed_dictionaries(
@@ -95,7 +98,7 @@ def _pod_spec(*, with_containers: bool) -> st.SearchStrategy[Json]:
         "terminationGracePeriodSeconds": st.integers(0, 600),
         "serviceAccountName": LABEL,
     }
-    containers = st.lists(_container(NAMES), min_size=1, max_size=3, unique_by=lambda c: c["name"])
+    containers = st.lists(container(NAMES), min_size=1, max_size=3, unique_by=lambda c: c["name"])
     if with_containers:
         return st.fixed_dictionaries({"containers": containers}, optional=optional)
     return st.fixed_dictionaries({}, optional={**optional, "containers": containers})
@@ -118,9 +121,9 @@ def _string(schema: Json) -> st.SearchStrategy[Any]:
 def from_schema(schema: Json, path: str = "", depth: int = 0) -> st.SearchStrategy[Any]:
     """Values valid under `schema` (types, enums, bounds, required, unique list-map keys)."""
     if path.endswith(POD_PATHS):
-        return _pod_spec(with_containers=path.endswith("podTemplate.spec"))
+        return pod_spec(with_containers=path.endswith("podTemplate.spec"))
     if path.endswith("mainContainer"):
-        return _container(st.just("main"))
+        return container(st.just("main"))
     if schema.get("x-kubernetes-int-or-string"):
         return QUANTITY
     kind = schema.get("type")

@@ -40,14 +40,13 @@ def check_container_names(spec: ServiceSpec, field: str) -> None:
             )
 
 
-def check_named_sidecar(spec: ServiceSpec, name: str | None, field: str) -> None:
-    """v1beta1's `frontendSidecar` names a container of the pod template that has an image (the
-    schema cannot follow a name into the container list; refused here before anything is written)."""
+def check_named_sidecar(user_containers: Sequence[Mapping[str, Any]], name: str | None, field: str) -> None:
+    """v1beta1's `frontendSidecar` names a container of the pod template (`user_containers`, those
+    beside `main`) that has an image (the schema cannot follow a name into the container list;
+    refused here before anything is written)."""
     if name is None:
         return
-    containers = [
-        c for c in (spec.get("extraPodSpec") or {}).get("containers") or [] if c.get("name") == name
-    ]
+    containers = [c for c in user_containers if c.get("name") == name]
     if not containers:
         raise GenerationError(
             f"{field}frontendSidecar", f"names the container {name!r}, which the pod template does not have"

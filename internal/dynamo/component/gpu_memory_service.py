@@ -18,6 +18,7 @@ from dynamo_operator.internal.dynamo.common.errors import GenerationError, Missi
 from dynamo_operator.internal.dynamo.common.inputs import ServiceSpec
 from dynamo_operator.internal.dynamo.common.objects import Obj, envelope
 from dynamo_operator.internal.dynamo.pod.merge import env
+from dynamo_operator.internal.dynamo.pod.user_pod import UserPod
 
 CLAIM_NAME = "intrapod-shared-gpu"
 SERVER_CONTAINER_NAME = "gms-server"
@@ -50,16 +51,16 @@ def missing_dra(field: str) -> MissingAPIError:
     )
 
 
-def claimed_gpus(resources: Mapping[str, Any] | None) -> int:
-    """GPUs the claim asks for: `limits.gpu`, else `requests.gpu`; 0 when that is no whole number."""
+def claimed_gpus(pod: UserPod) -> int:
+    """GPUs the claim asks for: the limit, else the request; 0 when that is no whole number."""
     for side in ("limits", "requests"):
-        value = str(((resources or {}).get(side) or {}).get("gpu") or "")
+        value = pod.gpus(side)
         if value:
             return int(value) if value.isascii() and value.isdigit() else 0
     return 0
 
 
-def check_gpu_memory_service(spec: ServiceSpec, field: str) -> None:
+def check_gpu_memory_service(spec: ServiceSpec, pod: UserPod, field: str) -> None:
     """A GMS component is a worker, and its claim needs a whole number of GPUs of at least 1.
     v1alpha1's CRD states the first and the presence of a count; v1beta1's (upstream's) leaves both
     to upstream's webhook, and a pattern over an unbounded string exceeds CEL's cost budget."""
@@ -70,7 +71,7 @@ def check_gpu_memory_service(spec: ServiceSpec, field: str) -> None:
             f"{field}gpuMemoryService",
             "gpuMemoryService is only supported for worker components (worker, prefill or decode)",
         )
-    if claimed_gpus(spec.get("resources")) < 1:
+    if claimed_gpus(pod) < 1:
         raise GenerationError(
             f"{field}resources",
             "gpuMemoryService needs a whole number of GPUs of at least 1 in the main container's limits "
@@ -79,7 +80,13 @@ def check_gpu_memory_service(spec: ServiceSpec, field: str) -> None:
 
 
 def desired_claim_template(
-    *, parent: str, service: str, namespace: str, spec: ServiceSpec, owner: Mapping[str, Any] | None
+    *,
+    parent: str,
+    service: str,
+    namespace: str,
+    spec: ServiceSpec,
+    pod: UserPod,
+    owner: Mapping[str, Any] | None,
 ) -> Obj:
     """The ResourceClaimTemplate of a GMS component: exactly N devices of the configured class."""
     gms = spec.get("gpuMemoryService", {})
@@ -99,7 +106,7 @@ def desired_claim_template(
                         "exactly": {
                             "deviceClassName": str(gms.get("deviceClassName") or DEFAULT_DEVICE_CLASS_NAME),
                             "allocationMode": "ExactCount",
-                            "count": claimed_gpus(spec.get("resources")),
+                            "count": claimed_gpus(pod),
                         },
                     }
                 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common import naming, remainder
@@ -44,12 +44,20 @@ from dynamo_operator.internal.dynamo.pod.template import (
     kube_discovery_enabled,
     multinode_node_count,
 )
+from dynamo_operator.internal.dynamo.pod.user_pod import layered_apart, stored_user_pod
 
 
-def component_of(stored: ComponentDeployment | AlphaComponentDeployment) -> Component:
+def component_of(
+    stored: ComponentDeployment | AlphaComponentDeployment, *, alpha: AlphaComponentDeployment | None = None
+) -> Component:
     """The generation view of a DCD object. The parent graph comes from its controller ownerReference,
-    falling back to the graph-name label (objects rendered offline have no owner)."""
-    dcd = lowered(stored)
+    falling back to the graph-name label (objects rendered offline have no owner).
+
+    Its pods are read from its `podTemplate` as stored, unless it was first written in v1alpha1 in a
+    way the pod template cannot state (`layered_apart`): then from its v1alpha1 form, which gives the
+    pods that graph had before, so an upgrade changes none. `alpha`: its v1alpha1 form, when the
+    caller has it."""
+    dcd = alpha if alpha is not None else lowered(stored)
     meta = dcd.get("metadata", {})
     spec = dcd["spec"]
     parent = ""
@@ -63,6 +71,7 @@ def component_of(stored: ComponentDeployment | AlphaComponentDeployment) -> Comp
             or object_labels.get(c.LABEL_GRAPH_DEPLOYMENT_NAME)
             or ""
         )
+    native = dcd is not stored and layered_apart(spec) is None
     return Component(
         name=str(meta["name"]),
         namespace=str(meta.get("namespace") or ""),
@@ -70,6 +79,7 @@ def component_of(stored: ComponentDeployment | AlphaComponentDeployment) -> Comp
         spec=graph_component_spec(spec, object_labels) if parent else spec,
         beta=remainder.of_dcd(meta),
         metadata_merged=bool(parent),
+        given_pod=stored_user_pod(cast(ComponentDeployment, stored)["spec"]) if native else None,
     )
 
 
@@ -135,7 +145,7 @@ def workload_annotations(comp: Component) -> dict[str, str]:
     """Annotations of the Deployment/LWS/Service object itself. The origin version describes the
     graph, not its workloads: upstream 2a6da14c keeps it off them (df888f68 put it there)."""
     out = comp.annotations
-    out.update(comp.spec.get("extraPodMetadata", {}).get("annotations") or {})
+    out.update(comp.pod.annotations)
     out.pop(c.ANNOTATION_ORIGIN_VERSION, None)
     model = comp.spec.get("modelRef", {}).get("name")
     if model:
@@ -495,11 +505,11 @@ def desired_component_objects(
     owner = dcd  # as read: the owner reference names it in its storage version either way
     alpha = lowered(dcd)  # once: the checks and the pod builder read the v1alpha1 form
     check_not_implemented_component(alpha)
-    comp = with_default_ingress(component_of(alpha), ctx)
+    comp = with_default_ingress(component_of(dcd, alpha=alpha), ctx)
     out: list[Obj] = []
     if not comp.parent_dgd:  # a graph's DCD carries its graph's maps, checked with the graph
         api_rules.check_metadata_maps(alpha["spec"], "")
-    check_gpu_memory_service(comp.spec, "")
+    check_gpu_memory_service(comp.spec, comp.pod, "")
     check_failover(comp.spec, "")
     check_container_names(comp.spec, "")
     check_epp(comp)
@@ -513,6 +523,7 @@ def desired_component_objects(
                 service=comp.service_name,
                 namespace=comp.namespace,
                 spec=comp.spec,
+                pod=comp.pod,
                 owner=owner,
             )
         )

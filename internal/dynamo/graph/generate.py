@@ -72,6 +72,7 @@ from dynamo_operator.internal.dynamo.pod.api_rules import check_metadata_maps
 from dynamo_operator.internal.dynamo.pod.merge import merge_env
 from dynamo_operator.internal.dynamo.pod.resources import check_quantity, resource_list
 from dynamo_operator.internal.dynamo.pod.template import discovery_backend_of
+from dynamo_operator.internal.dynamo.pod.user_pod import alpha_user_pod
 from dynamo_operator.internal.dynamo.rollout import workerhash
 from dynamo_operator.internal.dynamo.rollout.workerhash import is_worker
 
@@ -470,11 +471,13 @@ def validate_graph(dgd: Graph, ctx: GenContext, *, worker_hash: str | None = Non
         node_count = (spec.get("multinode") or {}).get("nodeCount")
         if spec.get("multinode") is not None and node_count is not None and int(node_count) < 2:
             raise GenerationError(f"spec.services.{svc}.multinode.nodeCount", "must be at least 2")
-        check_gpu_memory_service(spec, f"spec.services.{svc}.")
+        check_gpu_memory_service(spec, alpha_user_pod(spec), f"spec.services.{svc}.")
         check_failover(spec, f"spec.services.{svc}.")
         check_container_names(spec, f"spec.services.{svc}.")
         check_named_sidecar(
-            spec, remainders.get(svc, remainder.NONE).frontend_sidecar, f"spec.services.{svc}."
+            (spec.get("extraPodSpec") or {}).get("containers") or [],
+            remainders.get(svc, remainder.NONE).frontend_sidecar,
+            f"spec.services.{svc}.",
         )
         mode = (meta.get("annotations") or {}).get(c.ANNOTATION_KUBE_DISCOVERY_MODE)
         if failover_enabled(spec) and mode != c.KUBE_DISCOVERY_MODE_CONTAINER:

@@ -8,6 +8,7 @@ from typing import Any
 
 from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
+from dynamo_operator.internal.dynamo.pod.user_pod import SIDES, UserPod
 
 # Kubernetes quantity grammar: signed decimal number with an optional binary/decimal SI suffix or exponent.
 _QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$")
@@ -38,34 +39,31 @@ def resource_list(item: Mapping[str, Any] | None, field: str) -> dict[str, str]:
     return out
 
 
-def apply_resources(container: dict[str, Any], resources: Mapping[str, Any] | None, field: str) -> None:
-    """Copy requests/limits key by key over the container's own, and append claims (in place)."""
-    if not resources:
+def apply_resources(container: dict[str, Any], pod: UserPod) -> None:
+    """The component's quantities, each checked, over the container's own requests and limits key by
+    key, and its claims after the container's (in place)."""
+    if not pod.quantities and not pod.claims:
         return
     current: dict[str, Any] = dict(container.get("resources") or {})
-    for kind in ("requests", "limits"):
-        values = resource_list(resources.get(kind), f"{field}.{kind}")
+    for side in SIDES:
+        values = {q.name: check_quantity(q.value, q.field) for q in pod.quantities if q.side == side}
         if values:
-            current[kind] = {**(current.get(kind) or {}), **values}
-    claims = resources.get("claims") or []
-    if claims:
+            current[side] = {**(current.get(side) or {}), **values}
+    if pod.claims:
         existing = list(current.get("claims") or [])
         names = {c.get("name") for c in existing}
-        current["claims"] = existing + [c for c in claims if c.get("name") not in names]
+        current["claims"] = existing + [dict(c) for c in pod.claims if c.get("name") not in names]
     if current:
         container["resources"] = current
 
 
-def gpu_count(resources: Mapping[str, Any] | None, *, prefer_requests: bool = False) -> int:
-    """GPUs per node from the Dynamo resources block (limits, or requests first when asked); 0 if none."""
-    if not resources:
-        return 0
-    order = ("requests", "limits") if prefer_requests else ("limits",)
-    for kind in order:
-        value = (resources.get(kind) or {}).get("gpu")
+def gpu_count(pod: UserPod, *, prefer_requests: bool = False) -> int:
+    """GPUs per node (limits, or requests first when asked); 0 if none or not a number."""
+    for side in ("requests", "limits") if prefer_requests else ("limits",):
+        value = pod.gpus(side)
         if value:
             try:
-                return int(str(value))
+                return int(value)
             except ValueError:
                 return 0
     return 0

@@ -19,7 +19,7 @@ from dynamo_operator.internal.dynamo.common.inputs import (
     StoredDcdSpec,
     editable_copy,
 )
-from dynamo_operator.internal.dynamo.common.remainder import NONE, Remainder
+from dynamo_operator.internal.dynamo.common.remainder import MOUNT_DETAILS, NONE, Remainder
 from dynamo_operator.internal.dynamo.component.backends import (
     Addressing,
     MultinodeInfo,
@@ -39,7 +39,6 @@ from dynamo_operator.internal.dynamo.component.frontend_sidecar import (
     build_frontend_sidecar,
     check_named_sidecar,
     complete_named_sidecar,
-    frontend_sidecar_spec,
 )
 from dynamo_operator.internal.dynamo.component.gpu_memory_service import (
     apply_gpu_memory_service,
@@ -58,6 +57,7 @@ from dynamo_operator.internal.dynamo.pod.merge import (
     override,
 )
 from dynamo_operator.internal.dynamo.pod.resources import apply_resources, check_quantity, gpu_count
+from dynamo_operator.internal.dynamo.pod.user_pod import UserPod, alpha_user_pod
 from dynamo_operator.internal.jsontree import copy_tree
 from dynamo_operator.internal.secrets.registry import InvalidRegistryError, image_registry_host
 
@@ -94,6 +94,20 @@ class Component:
     beta: Remainder = NONE
     # A graph's DCD, read by `component_of`: `annotations` holds the pod template's too.
     metadata_merged: bool = False
+    # What its user wrote of its pods (user_pod.py); read from `spec` (v1alpha1) when not given.
+    given_pod: UserPod | None = None
+
+    def __post_init__(self) -> None:
+        if self.given_pod is None:
+            object.__setattr__(
+                self, "given_pod", alpha_user_pod(self.spec, named_sidecar=self.beta.frontend_sidecar)
+            )
+
+    @property
+    def pod(self) -> UserPod:
+        """What the component's user wrote of its pods."""
+        assert self.given_pod is not None  # filled in by __post_init__
+        return self.given_pod
 
     @property
     def component_type(self) -> str:
@@ -183,7 +197,7 @@ def pod_labels(comp: Component, ctx: GenContext) -> dict[str, str]:
     if kube_discovery_enabled(comp, ctx):
         labels[c.LABEL_DISCOVERY_BACKEND] = c.DISCOVERY_BACKEND_KUBERNETES
         labels[c.LABEL_DISCOVERY_ENABLED] = c.LABEL_VALUE_TRUE
-    labels.update((spec.get("extraPodMetadata") or {}).get("labels") or {})
+    labels.update(comp.pod.labels)
     # Re-asserted last: selectors of the Deployment and Services depend on these.
     labels[c.LABEL_SELECTOR] = comp.name
     labels[c.LABEL_COMPONENT] = comp.service_name
@@ -210,7 +224,7 @@ def pod_annotations(comp: Component) -> dict[str, str]:
     if not comp.metadata_merged:
         # (A graph's DCD has them in `annotations` already, and the operator's control keys a graph
         # propagates sit in its pod template when it is stored as v1beta1: they stay off pods.)
-        out.update((comp.spec.get("extraPodMetadata") or {}).get("annotations") or {})
+        out.update(comp.pod.annotations)
     out.pop(c.ANNOTATION_ORIGIN_VERSION, None)
     return out
 
@@ -244,22 +258,22 @@ def _base_env(
 def _pvc_mounts(
     comp: Component, backend: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None]:
-    """(volumes, mounts, compilation cache mount point) for `spec.volumeMounts`."""
+    """(volumes, mounts, compilation cache mount point) for the component's claim mounts."""
     volumes: list[dict[str, Any]] = []
     mounts: list[dict[str, Any]] = []
     cache: str | None = None
-    for i, vm in enumerate(comp.spec.get("volumeMounts") or []):
-        field = f"volumeMounts[{i}]"
-        name = vm.get("name")
+    for i, vm in enumerate(comp.pod.mounts):
+        name = vm.name
         if not name:
-            raise GenerationError(f"{field}.name", "required")
-        mount_point = vm.get("mountPoint")
+            raise GenerationError(f"volumeMounts[{i}].name", "required")
+        # Named, not numbered: the two versions list the compilation cache in different places.
+        field = f"volumeMounts[name={name}]"
+        mount_point = vm.mount_path
         # The mount's name is the name of the pod's volume for the claim.
-        name_field = (
-            "compilationCache.pvcName" if vm.get("useAsCompilationCache") else f"volumeMounts[name={name}]"
+        api_rules.check_dns_label(
+            name, "compilationCache.pvcName" if vm.compilation_cache else field, "volume"
         )
-        api_rules.check_dns_label(name, name_field, "volume")
-        if vm.get("useAsCompilationCache"):
+        if vm.compilation_cache:
             mount_point = mount_point or default_cache_mount_point(backend)
             if not mount_point:
                 raise GenerationError(
@@ -271,7 +285,10 @@ def _pvc_mounts(
             raise GenerationError(f"{field}.mountPoint", "required")
         if all(v["name"] != name for v in volumes):
             volumes.append({"name": name, "persistentVolumeClaim": {"claimName": name}})
-        mounts.append({"name": name, "mountPath": mount_point})
+        mount: dict[str, Any] = {"name": name, "mountPath": mount_point}
+        details = vm.details or {}
+        mount.update((k, details[k]) for k in MOUNT_DETAILS if k in details)  # type: ignore[literal-required]
+        mounts.append(mount)
     return volumes, mounts, cache
 
 
@@ -300,11 +317,10 @@ def _union_by_name(low: list[dict[str, Any]], high: list[dict[str, Any]]) -> lis
     return [*high, *[v for v in low if v.get("name") not in names]]
 
 
-def _shared_memory(spec: ServiceSpec) -> dict[str, Any] | None:
-    shm = spec.get("sharedMemory") or {}
-    if shm.get("disabled"):
+def _shared_memory(pod: UserPod) -> dict[str, Any] | None:
+    if pod.shared_memory_disabled:
         return None
-    size = check_quantity(shm.get("size") or c.DEFAULT_SHARED_MEMORY_SIZE, "sharedMemory.size")
+    size = check_quantity(pod.shared_memory_size or c.DEFAULT_SHARED_MEMORY_SIZE, "sharedMemory.size")
     if size.startswith("-"):
         # The API server refuses a negative emptyDir limit, once the graph's other parts are written.
         raise GenerationError("sharedMemory.size", f"{size!r} must not be negative")
@@ -361,7 +377,8 @@ def build_main_container(
         default_env = [e for e in default_env if e.get("name") != ENV_DYN_FORWARDPASS_METRIC_PORT]
     base_env = merge_env(_base_env(comp, ctx, dyn_ns), default_env)
     # 2. mainContainer layered over the defaults; its env is unioned (user wins); startupProbe replaces.
-    user = editable_copy(spec.get("extraPodSpec", {}).get("mainContainer", {}))
+    pod = comp.pod
+    user = editable_copy(pod.main)
     user_env = user.pop("env", None) or []
     user_startup = user.pop("startupProbe", None)
     container = override(container, user)
@@ -370,19 +387,15 @@ def build_main_container(
         container["startupProbe"] = copy_tree(user_startup)
     env_list = merge_env(base_env, user_env)
     # 3. component envs (in a graph these already hold spec.envs underneath the service's own)
-    env_list = merge_env(env_list, spec.get("envs") or [])
+    env_list = merge_env(env_list, pod.env)
     # 4. top-level probes replace whatever came before, whole
-    for probe, value in (
-        ("livenessProbe", spec.get("livenessProbe")),
-        ("readinessProbe", spec.get("readinessProbe")),
-    ):
-        if value is not None:
-            container[probe] = copy_tree(value)
+    for probe, value in pod.probes.items():
+        container[probe] = copy_tree(value)
     # 5. resources, 6. envFromSecret
-    apply_resources(container, spec.get("resources"), "resources")
-    if spec.get("envFromSecret"):
+    apply_resources(container, pod)
+    if pod.env_from_secret:
         env_from = list(container.get("envFrom") or [])
-        env_from.append({"secretRef": {"name": spec["envFromSecret"]}})
+        env_from.append({"secretRef": {"name": pod.env_from_secret}})
         container["envFrom"] = env_from
     # 7. infrastructure env at the lowest priority
     infra = [env(k, v) for k, v in sorted(ctx.infrastructure_env.items()) if v]
@@ -408,9 +421,7 @@ def build_main_container(
     if role is not Role.MAIN:
         info = MultinodeInfo(
             node_count=multinode_node_count(spec),
-            gpus_per_node=gpu_count(
-                spec.get("resources"), prefer_requests=resolved_backend == BackendFramework.TRTLLM
-            ),
+            gpus_per_node=gpu_count(pod, prefer_requests=resolved_backend == BackendFramework.TRTLLM),
             wait_leader_config_map=wait_leader_config_map_name(comp.parent_dgd or comp.name),
             addressing=addressing,
         )
@@ -440,7 +451,7 @@ def build_pod_template(
             "extraPodSpec.mainContainer.image", "required: the operator sets no default image"
         )
     backend = detect_backend(comp.component_type, spec.get("backendFramework"), container)
-    extra = {k: v for k, v in editable_copy(spec.get("extraPodSpec", {})).items() if k != "mainContainer"}
+    extra = editable_copy(comp.pod.spec)
     # The lists extraPodSpec merges by name or appends, rather than replacing what is generated.
     user_volumes = extra.pop("volumes", None) or []
     for volume in user_volumes:
@@ -476,7 +487,7 @@ def build_pod_template(
         user_built, (str(v.get("name")) for v in pod.get("volumes") or ()), user_fields
     )
     for built in user_built:
-        if built.get("name") == comp.beta.frontend_sidecar:
+        if built.get("name") == comp.pod.named_sidecar:
             for probe in api_rules.PROBES:
                 api_rules.check_probe(built.get(probe), f"{user_fields[str(built['name'])]}.{probe}")
     return {"metadata": {"labels": pod_labels(comp, ctx), "annotations": pod_annotations(comp)}, "spec": pod}
@@ -505,15 +516,15 @@ def _check_containers(
     """The API server's rules for probes and environment variables (api_rules.py), on the main
     container as built and on the containers the user wrote beside it (`user_containers`, a name
     given twice read as its first), naming the user's field (`user_fields`, by container name)."""
-    spec = comp.spec
+    pod = comp.pod
     for probe in api_rules.PROBES:
-        flat = probe in ("livenessProbe", "readinessProbe") and spec.get(probe) is not None
+        flat = probe in pod.probes
         api_rules.check_probe(
             main.get(probe), probe if flat else f"extraPodSpec.mainContainer.{probe}", replaces_default=flat
         )
-    own = {str(e.get("name")): "envs" for e in spec.get("envs") or ()}
+    own = {str(e.get("name")): "envs" for e in pod.env}
     api_rules.check_env(main.get("env"), own, "extraPodSpec.mainContainer.env")
-    flat_secret = {str(spec["envFromSecret"]): "envFromSecret"} if spec.get("envFromSecret") else {}
+    flat_secret = {pod.env_from_secret: "envFromSecret"} if pod.env_from_secret else {}
     api_rules.check_env_from(main.get("envFrom"), flat_secret, "extraPodSpec.mainContainer.envFrom")
     by_name: dict[str, Mapping[str, object]] = {}
     for x in user_containers:
@@ -521,7 +532,7 @@ def _check_containers(
     for name, field in user_fields.items():
         container = by_name[name]
         api_rules.check_dns_label(name, f"{field}.name", "container")
-        if name != comp.beta.frontend_sidecar:  # completed by the add-ons, checked once completed
+        if name != comp.pod.named_sidecar:  # completed by the add-ons, checked once completed
             for probe in api_rules.PROBES:
                 api_rules.check_probe(container.get(probe), f"{field}.{probe}")
         api_rules.check_env(container.get("env"), {}, f"{field}.env")
@@ -578,7 +589,7 @@ def _pod_volumes(
     if role is not Role.MAIN:
         volumes += multinode_pod_volumes(backend, ctx.mpi_ssh_secret_name) + extras.volumes
     volumes = _union_by_name(volumes, [dict(v) for v in user])
-    shm = _shared_memory(spec)
+    shm = _shared_memory(comp.pod)
     if shm is not None:
         volumes = [v for v in volumes if v.get("name") != c.SHARED_MEMORY_VOLUME_NAME] + [shm]
         mounts = [
@@ -609,8 +620,8 @@ def _apply_addons(
     pod before failover clones `containers[0]`, which GMS has already rewritten. `main_mounts`: the
     main container's mounts before shared memory, which a v1beta1-named sidecar shares."""
     spec = comp.spec
-    sidecar = frontend_sidecar_spec(spec)
-    named = comp.beta.frontend_sidecar
+    sidecar = comp.pod.frontend_sidecar
+    named = comp.pod.named_sidecar
     if sidecar is not None or named is not None:
         # The env a frontend service of this graph would get (no worker suffix: it is no worker).
         as_frontend = dataclasses.replace(comp, spec={**spec, "componentType": c.COMPONENT_FRONTEND})
@@ -627,7 +638,8 @@ def _apply_addons(
             )
             pod["containers"] = [*pod["containers"], container]
         else:
-            check_named_sidecar(spec, named, "")  # a DCD written directly was never validated as a graph
+            # A DCD written alone was never checked as a graph.
+            check_named_sidecar(comp.pod.containers, named, "")
             at = next(i for i, x in enumerate(pod["containers"]) if x.get("name") == named)
             container = complete_named_sidecar(
                 pod["containers"][at],

@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from dynamo_operator.api.conversion import V1BETA1, convert
 from dynamo_operator.internal.dynamo import (
     Capabilities,
     GenContext,
     GenerationError,
     desired_component_objects,
 )
+from dynamo_operator.internal.dynamo.graph.generate import desired_dcds
+from dynamo_operator.internal.dynamo.graph.lowering import lowered_graph
 from dynamo_operator.internal.dynamo.pod.merge import merge_env, override, override_probe
 from hypothesis import given
 from hypothesis import strategies as st
@@ -26,6 +29,7 @@ from unit.dynamo.dynamo_testlib import (
 )
 
 Obj = dict[str, Any]
+CTX_STORED = GenContext(namespace=NS, dcd_api_version=V1BETA1)
 
 
 def _t(spec: Obj, ctx: GenContext | None = None, **graph_spec: Any) -> Obj:
@@ -241,6 +245,27 @@ def test_shared_memory_resized() -> None:
     assert {"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}} in t["spec"][
         "volumes"
     ]
+
+
+@pytest.mark.parametrize("size", ["0", "0Gi", 0, {}])
+def test_a_zero_v1alpha1_shared_memory_size_is_the_default_size(size: object) -> None:
+    """Upstream's v1alpha1 renderer reads a zero size as none; it is what Go's zero value saves, so a
+    graph stored as v1beta1 carries `sharedMemory: {size: "0"}` in its DCDs for `sharedMemory: {}`."""
+    shm = {} if size == {} else {"size": size}
+    t = _t(service("worker", sharedMemory=shm))
+    assert {"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}} in t["spec"][
+        "volumes"
+    ]
+
+
+def test_a_v1alpha1_graph_with_an_empty_shared_memory_block_gets_the_default_size_once_stored() -> None:
+    graph = convert(dgd({"S": service("worker", sharedMemory={})}), V1BETA1)
+    [dcd] = desired_dcds(lowered_graph(graph), CTX_STORED)
+    dcd["metadata"]["uid"] = "dcd-uid"
+    [deployment, *_] = desired_component_objects(dcd, CTX_STORED)
+    assert {"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}} in deployment[
+        "spec"
+    ]["template"]["spec"]["volumes"]
 
 
 def test_shared_memory_replaces_user_mount_on_dev_shm() -> None:
@@ -488,7 +513,7 @@ def test_opt_out_annotation_on_graph_metadata_is_honoured() -> None:
 
 def test_non_cache_mount_without_mount_point_is_refused() -> None:
     """A plain PVC mount needs a mountPoint."""
-    with pytest.raises(GenerationError, match=r"volumeMounts\[0\]\.mountPoint"):
+    with pytest.raises(GenerationError, match=r"volumeMounts\[name=data\]\.mountPoint"):
         _t(service("worker", volumeMounts=[{"name": "data"}]), pvcs=[{"name": "data"}])
 
 
