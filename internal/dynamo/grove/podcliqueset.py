@@ -17,9 +17,10 @@ graph, component and multinode leader/worker level, are placed last (grove/topol
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from dynamo_operator.api.v1alpha1.enums import BackendFramework
 from dynamo_operator.internal import consts as c
@@ -27,7 +28,13 @@ from dynamo_operator.internal.dynamo.common import naming, remainder
 from dynamo_operator.internal.dynamo.common.context import GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError, for_service
 from dynamo_operator.internal.dynamo.common.hashing import stamp_hash
-from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, Graph, StoredGraph
+from dynamo_operator.internal.dynamo.common.inputs import (
+    EnvVar,
+    ForeignObject,
+    Graph,
+    StoredComponent,
+    StoredGraph,
+)
 from dynamo_operator.internal.dynamo.common.objects import Obj, envelope
 from dynamo_operator.internal.dynamo.component.backends import Role, detect_backend, grove_addressing
 from dynamo_operator.internal.dynamo.component.workload import (
@@ -36,7 +43,7 @@ from dynamo_operator.internal.dynamo.component.workload import (
     desired_virtual_service,
     wants_service,
 )
-from dynamo_operator.internal.dynamo.graph.components import raised
+from dynamo_operator.internal.dynamo.graph.components import components_of, raised
 from dynamo_operator.internal.dynamo.graph.generate import (
     check_distinct_objects,
     desired_discovery_rbac,
@@ -51,6 +58,7 @@ from dynamo_operator.internal.dynamo.graph.generate import (
 from dynamo_operator.internal.dynamo.grove.provider import recorded_provider
 from dynamo_operator.internal.dynamo.grove.topology import Destination, place
 from dynamo_operator.internal.dynamo.grove.workerhash import NO_HASH
+from dynamo_operator.internal.dynamo.pod.merge import merge_env
 from dynamo_operator.internal.dynamo.pod.template import (
     Component,
     build_main_container,
@@ -60,6 +68,7 @@ from dynamo_operator.internal.dynamo.pod.template import (
     pod_annotations,
     worker_hash_of,
 )
+from dynamo_operator.internal.dynamo.pod.user_pod import UserPod, layered_apart, stored_user_pod
 from dynamo_operator.internal.dynamo.rollout.workerhash import is_worker
 from dynamo_operator.internal.dynamo.rollout.workerhash_v2 import worker_hash_v2
 
@@ -263,11 +272,18 @@ class GroveService:
 
 
 def grove_services(
-    dgd: Graph, ctx: GenContext, *, restart_at: Mapping[str, str] | None = None, worker_hash: str = NO_HASH
+    dgd: Graph,
+    ctx: GenContext,
+    *,
+    restart_at: Mapping[str, str] | None = None,
+    worker_hash: str = NO_HASH,
+    stored: StoredGraph | None = None,
 ) -> list[GroveService]:
     """Every service of the graph in name order, with the spec the DCD pathway would give it (graph
     annotations, labels and envs propagated, Dynamo namespace filled in), worker services labelled
-    with `worker_hash` unless it is `NO_HASH`."""
+    with `worker_hash` unless it is `NO_HASH`. `stored`: the same graph as stored, whose components'
+    pods are read from their `podTemplate` (as a DCD's are: `component_of`); None: from `dgd`."""
+    stored_components = {str(x.get("name")): x for x in components_of(stored)} if stored is not None else {}
     dgd_name = str((dgd.get("metadata") or {}).get("name") or "")
     restart_at = restart_at or {}
     set_name = pod_clique_set_name(dgd)
@@ -278,12 +294,17 @@ def grove_services(
         spec = service_to_dcd_spec(
             dgd, service, ctx, restart_at=restart_at.get(service), worker_hash=worker_hash or None
         )
+        component = stored_components.get(service)
+        pod = None
+        if component is not None and stored is not None and layered_apart(spec) is None:
+            pod = _graph_component_pod(component, stored, ctx)
         comp = Component(
             name=naming.dcd_name(dgd_name, service),
             namespace=ctx.namespace,
             parent_dgd=dgd_name,
             spec=spec,
             beta=remainders.get(service, remainder.NONE),
+            given_pod=pod,
         )
         out.append(
             GroveService(
@@ -295,6 +316,17 @@ def grove_services(
             )
         )
     return out
+
+
+def _graph_component_pod(component: StoredComponent, graph: StoredGraph, ctx: GenContext) -> UserPod:
+    """A stored component's pods with what its graph adds to them: the graph's env under the
+    component's, and a planner's ServiceAccount unless the pod names one (`service_to_dcd_spec`)."""
+    pod = stored_user_pod(component)
+    spec = pod.spec
+    if component.get("type") == c.COMPONENT_PLANNER and "serviceAccountName" not in spec:
+        spec = {**spec, "serviceAccountName": ctx.planner_service_account}
+    env = cast(list[EnvVar], merge_env(graph["spec"].get("env") or [], pod.env))
+    return dataclasses.replace(pod, env=env, spec=spec)
 
 
 def _clique_annotations(comp: Component, ctx: GenContext) -> dict[str, str]:
@@ -453,6 +485,7 @@ def desired_pod_clique_set(
     restart_at: Mapping[str, str] | None = None,
     worker_hash: str = NO_HASH,
     live: ForeignObject | None = None,
+    stored: StoredGraph | None = None,
 ) -> Obj:
     """The graph's PodCliqueSet: one replica, cliques per service role, scaling groups for multinode
     services, the operator's termination delay (`ctx.grove_termination_delay`, none when zero).
@@ -477,7 +510,7 @@ def desired_pod_clique_set(
     groups: list[Obj] = []
     destinations: dict[str, Destination] = {}
     explicit = False
-    for gs in grove_services(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash):
+    for gs in grove_services(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash, stored=stored):
         roles = _roles(gs)
         destinations[gs.service] = _destination(gs, roles)
         with for_service(gs.service):
@@ -580,10 +613,12 @@ def desired_grove_objects(
     validate_graph(dgd, ctx, worker_hash="0" * 8)
     if problems := grove_name_problems(dgd, ctx):
         raise GroveNameTooLongError("spec.services", "; ".join(problems))
-    pcs = stamp_hash(
-        desired_pod_clique_set(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash, live=live_pcs)
-    )
     as_stored = stored if stored is not None else raised(dgd)
+    pcs = stamp_hash(
+        desired_pod_clique_set(
+            dgd, ctx, restart_at=restart_at, worker_hash=worker_hash, live=live_pcs, stored=as_stored
+        )
+    )
     per_service: list[Obj] = []
     for gs in grove_services(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash):
         # The Ingress/VirtualService generators name their objects after the component, which on

@@ -24,13 +24,21 @@ from typing import Literal, cast
 from dynamo_operator.api.conversion.shared_spec import quantity_is_zero
 from dynamo_operator.api.views import k8s
 from dynamo_operator.internal import consts as c
-from dynamo_operator.internal.dynamo.common.inputs import DcdSpec, ServiceSpec, StoredDcdSpec, json_object
+from dynamo_operator.internal.dynamo.common.inputs import (
+    DcdSpec,
+    ServiceSpec,
+    StoredComponent,
+    StoredDcdSpec,
+    json_object,
+)
 
 Side = Literal["requests", "limits"]
 SIDES: tuple[Side, ...] = ("requests", "limits")
 # The main container's fields a v1beta1 reader takes out of it into the builder's own places.
 _TAKEN_FROM_MAIN = ("name", "env", "resources", "livenessProbe", "readinessProbe", "volumeMounts")
+# What the conversion counts as no value: in a main container, and in the pod spec beside it.
 _EMPTY: tuple[object, ...] = (None, "", [], {})
+_EMPTY_IN_POD: tuple[object, ...] = (None, [], {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +159,7 @@ def _alpha_quantities(resources: Mapping[str, object]) -> list[Quantity]:
 # --- v1beta1 ---------------------------------------------------------------------------------------
 
 
-def stored_user_pod(spec: StoredDcdSpec) -> UserPod:
+def stored_user_pod(spec: StoredDcdSpec | StoredComponent) -> UserPod:
     """A v1beta1 component's pods, read from its `podTemplate` as stored (no copy)."""
     template = spec.get("podTemplate") or {}
     pod_spec = template.get("spec") or cast(k8s.PodSpec, {})
@@ -164,7 +172,7 @@ def stored_user_pod(spec: StoredDcdSpec) -> UserPod:
     pod = cast(k8s.PodSpec, {k: v for k, v in pod_spec.items() if k != "containers"})
     if containers:
         pod["containers"] = containers
-    if all(v in _EMPTY for v in pod.values()):
+    if all(v in _EMPTY_IN_POD for v in pod.values()):
         pod = cast(k8s.PodSpec, {})  # an empty field is laid over the generated pod once one is not
     resources = given.get("resources") or cast(k8s.ResourceRequirements, {})
     metadata = json_object(template.get("metadata"))
@@ -204,7 +212,9 @@ def _stored_quantities(resources: k8s.ResourceRequirements) -> list[Quantity]:
     return out
 
 
-def _stored_mounts(spec: StoredDcdSpec, main_mounts: Sequence[k8s.VolumeMount]) -> list[ClaimMount]:
+def _stored_mounts(
+    spec: StoredDcdSpec | StoredComponent, main_mounts: Sequence[k8s.VolumeMount]
+) -> list[ClaimMount]:
     """The compilation cache first, then the main container's mounts: one per name and path, with
     what the last of the main container's mounts there says of it (readOnly, subPath...)."""
     details = {(str(m.get("name") or ""), m.get("mountPath") or None): m for m in main_mounts}
@@ -237,12 +247,16 @@ def layered_apart(spec: DcdSpec) -> str | None:
 
     v1alpha1 lays its flat fields over `extraPodSpec.mainContainer` by rules of its own; v1beta1 has
     one main container, which the conversion fills by other rules. The two give different pods:
-    - where a field is written in both places: an env name, env sources, resources;
+    - where a field is written in both places: an env name, env sources;
+    - where the main container gives resources (v1alpha1 lays them over the defaults as written;
+      v1beta1 takes them as v1alpha1's flat ones: each quantity checked, in v1alpha1's order);
     - where the main container gives a liveness or readiness probe (v1alpha1 merges it into the
       default probe and puts a flat one over it; v1beta1 replaces the default with it);
     - where the main container mounts volumes (as they are in v1alpha1; in v1beta1 each mounts a
       PVC of its name unless the pod declares the volume, as v1alpha1's flat `volumeMounts` do), or
       the flat mounts are listed in an order or with repeats v1beta1 cannot hold;
+    - where `extraPodSpec` has fields beside the main container and each is empty (laid over the
+      pod in v1alpha1; a pod template holding nothing more is no pod spec to v1beta1);
     - for a `frontendSidecar` block (a container of its own in v1alpha1; the container v1beta1
       names is completed and shares the main container's mounts).
     A graph first written in v1alpha1 this way keeps its pods by being read in v1alpha1."""
@@ -252,13 +266,16 @@ def layered_apart(spec: DcdSpec) -> str | None:
         return "an env name in envs and in the main container"
     if spec.get("envFromSecret") and main.get("envFrom"):
         return "envFromSecret beside the main container's envFrom"
-    if spec.get("resources") and main.get("resources"):
-        return "resources on the component and on the main container"
+    if main.get("resources"):
+        return "resources on the main container"
     for probe in ("livenessProbe", "readinessProbe"):
         if main.get(probe) is not None:
             return f"a {probe} on the main container"
     if main.get("volumeMounts"):
         return "volume mounts on the main container"
+    beside = [v for k, v in (spec.get("extraPodSpec") or {}).items() if k != "mainContainer"]
+    if beside and all(v in _EMPTY_IN_POD for v in beside):
+        return "only empty fields beside the main container"
     flat = [
         (str(m.get("name") or ""), m.get("mountPoint") or None, bool(m.get("useAsCompilationCache")))
         for m in spec.get("volumeMounts") or ()

@@ -345,6 +345,22 @@ LAYERED_APART = {
     "a main container probe alone": dict(
         extraPodSpec={"mainContainer": {"livenessProbe": {"periodSeconds": 30}}}
     ),
+    "a main container probe under a flat one": dict(
+        readinessProbe={"httpGet": {"path": "/flat", "port": 9090}},
+        extraPodSpec={"mainContainer": {"readinessProbe": {"httpGet": {"path": "/main", "port": 9090}}}},
+    ),
+    "a main container mount": dict(
+        extraPodSpec={"mainContainer": {"volumeMounts": [{"name": "data", "mountPath": "/data"}]}}
+    ),
+    "flat mounts out of v1beta1's order": dict(
+        volumeMounts=[
+            {"name": "data", "mountPoint": "/data"},
+            {"name": "cache", "mountPoint": "/cache", "useAsCompilationCache": True},
+        ]
+    ),
+    "a frontendSidecar block": dict(
+        frontendSidecar={"image": "fe:1"}, volumeMounts=[{"name": "data", "mountPoint": "/data"}]
+    ),
 }
 
 
