@@ -3,6 +3,8 @@
 The session's CRDs are put back to the previous release's storage version, a graph is deployed and
 becomes Ready (its graph and components stored as v1alpha1, read from etcd), then this release's CRDs
 are applied again and the operator's migrator runs (operator/storage_migration.py names its CRDs).
+The graph's worker is written the way only v1alpha1 can write it (the same env var and env sources
+in two places, a main container probe and resources, an empty shared memory block).
 
 Afterwards every object is stored as v1beta1, `storedVersions` names v1beta1 alone, and the graph is
 untouched: no Deployment was recreated and no pod template changed, while the session operator, which
@@ -83,6 +85,18 @@ async def test_a_graph_of_the_previous_release_is_migrated_to_v1beta1_storage_un
     previous_release_storage: None,
 ) -> None:
     graph = two_service_graph("g", ns)
+    # The worker says things v1alpha1 can say in two places, which its pod template in v1beta1
+    # cannot tell apart (pod/user_pod.py `layered_apart`), and an empty shared memory block.
+    worker = graph["spec"]["services"]["Worker"]
+    worker["envs"] = [{"name": "A", "value": "flat"}]
+    worker["envFromSecret"] = "flat-secret"
+    worker["sharedMemory"] = {}
+    worker["extraPodSpec"]["mainContainer"] |= {
+        "env": [{"name": "A", "value": "main"}],
+        "envFrom": [{"secretRef": {"name": "main-secret"}}],
+        "livenessProbe": {"periodSeconds": 30},
+        "resources": {"limits": {"cpu": "1"}},
+    }
     # The API server switches its storage version once its own watch of the CRD delivered the change:
     # until a new object is stored as v1alpha1, start again.
     for _ in range(50):
@@ -121,3 +135,8 @@ async def test_a_graph_of_the_previous_release_is_migrated_to_v1beta1_storage_un
         assert new["metadata"]["uid"] == old["metadata"]["uid"], f"{svc}: Deployment recreated"
         assert new["metadata"]["generation"] == old["metadata"]["generation"], f"{svc}: spec changed"
         assert new["spec"]["template"] == old["spec"]["template"], f"{svc}: pod template changed"
+    pod = (await deployment_of(api, ns, "g", "Worker"))["spec"]["template"]["spec"]
+    main = pod["containers"][0]
+    assert {"name": "A", "value": "flat"} in main["env"]  # v1alpha1's layering: the flat envs win
+    assert [s["secretRef"]["name"] for s in main["envFrom"]] == ["main-secret", "flat-secret"]
+    assert {"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}} in pod["volumes"]
