@@ -4,7 +4,7 @@ The session's CRDs are put back to the previous release's storage version, a gra
 becomes Ready (its graph and components stored as v1alpha1, read from etcd), then this release's CRDs
 are applied again and the operator's migrator runs (operator/storage_migration.py names its CRDs).
 The graph's worker is written the way only v1alpha1 can write it (the same env var and env sources
-in two places, a main container probe and resources, an empty shared memory block).
+in two places, a main container probe and resources, a zero shared memory size).
 
 Afterwards every object is stored as v1beta1, `storedVersions` names v1beta1 alone, and the graph is
 untouched: no Deployment was recreated and no pod template changed, while the session operator, which
@@ -86,11 +86,11 @@ async def test_a_graph_of_the_previous_release_is_migrated_to_v1beta1_storage_un
 ) -> None:
     graph = two_service_graph("g", ns)
     # The worker says things v1alpha1 can say in two places, which its pod template in v1beta1
-    # cannot tell apart (pod/user_pod.py `layered_apart`), and an empty shared memory block.
+    # cannot tell apart (pod/user_pod.py `layered_apart`), and a zero shared memory size.
     worker = graph["spec"]["services"]["Worker"]
     worker["envs"] = [{"name": "A", "value": "flat"}]
     worker["envFromSecret"] = "flat-secret"
-    worker["sharedMemory"] = {}
+    worker["sharedMemory"] = {"size": "0"}
     worker["extraPodSpec"]["mainContainer"] |= {
         "env": [{"name": "A", "value": "main"}],
         "envFrom": [{"secretRef": {"name": "main-secret"}}],
