@@ -620,7 +620,7 @@ def desired_grove_objects(
         )
     )
     per_service: list[Obj] = []
-    for gs in grove_services(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash):
+    for gs in grove_services(dgd, ctx, restart_at=restart_at, worker_hash=worker_hash, stored=as_stored):
         # The Ingress/VirtualService generators name their objects after the component, which on
         # this pathway is `<dgd>-<lower(svc)>` already.
         with for_service(gs.service):

@@ -13,9 +13,7 @@ import copy
 from typing import Any
 
 import pytest
-import yaml
-from compat import generate as compat
-from compat.goldens import SET_2A6DA14C, SET_DF888F68, Example, discover
+from compat.goldens import Example
 from dynamo_operator.api.conversion import V1BETA1, convert
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.context import GenContext
@@ -33,27 +31,11 @@ from dynamo_operator.internal.dynamo.graph.sideobjects import wait_leader_config
 from hypothesis import given
 from hypothesis import strategies as st
 from testsupport.schema_objects import ALPHA_DGD, SETTINGS
+from unit.dynamo.upstream_examples import EXAMPLES, example_graphs
 
 Obj = dict[str, Any]
 NS = "ns1"
 CTX = GenContext(namespace=NS, planner_cluster_role="planner-role", epp_cluster_role="epp-role")
-
-
-def _example_graphs(example: Example) -> list[Obj]:
-    """Each graph of an example as generation reads it (v1alpha1, defaulted, with a uid)."""
-    out = []
-    for doc in yaml.safe_load_all(example.yaml_path.read_text()):
-        if isinstance(doc, dict) and doc.get("kind") == "DynamoGraphDeployment":
-            read = compat._as_read(doc, compat.Generated())
-            out.append(compat._stored(read, "dynamographdeployments"))
-    return out
-
-
-EXAMPLES = [
-    pytest.param(ex, id=f"{golden_set.name}:{ex.name}")
-    for golden_set in (SET_DF888F68, SET_2A6DA14C)
-    for ex in discover(("golden",), golden_set)
-]
 
 
 def _services(alpha: Obj) -> dict[str, Obj]:
@@ -108,7 +90,7 @@ def _check_agrees_with_v1alpha1(alpha: Obj) -> None:
 def test_each_examples_graph_level_objects_read_as_stored_agree_with_its_v1alpha1_form(
     example: Example,
 ) -> None:
-    for alpha in _example_graphs(example):
+    for alpha in example_graphs(example):
         _check_agrees_with_v1alpha1(alpha)
 
 

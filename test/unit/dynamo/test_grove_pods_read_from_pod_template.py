@@ -13,9 +13,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
-import yaml
-from compat import generate as compat
-from compat.goldens import SET_2A6DA14C, SET_DF888F68, Example, discover
+from compat.goldens import Example
 from dynamo_operator.api.conversion import V1BETA1, convert
 from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
@@ -28,6 +26,7 @@ from hypothesis import strategies as st
 from testsupport.schema_objects import QUANTITY, env_var
 from unit.dynamo.dynamo_testlib import dgd, service
 from unit.dynamo.test_pods_read_from_pod_template import _pod_template, _v1alpha1_services
+from unit.dynamo.upstream_examples import EXAMPLES, example_graphs
 
 Obj = dict[str, Any]
 CTX = GenContext(
@@ -61,26 +60,10 @@ def _both_readings(stored: Obj) -> tuple[object, object]:
     return native, alpha
 
 
-def _example_graphs(example: Example) -> list[Obj]:
-    out = []
-    for doc in yaml.safe_load_all(example.yaml_path.read_text()):
-        if isinstance(doc, dict) and doc.get("kind") == "DynamoGraphDeployment":
-            read = compat._stored(compat._as_read(doc, compat.Generated()), "dynamographdeployments")
-            out.append(convert(read, V1BETA1))
-    return out
-
-
-EXAMPLES = [
-    pytest.param(ex, id=f"{golden_set.name}:{ex.name}")
-    for golden_set in (SET_DF888F68, SET_2A6DA14C)
-    for ex in discover(("golden",), golden_set)
-]
-
-
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_each_examples_grove_set_is_the_same_read_from_pod_templates(example: Example) -> None:
-    for graph in _example_graphs(example):
-        native, alpha = _both_readings(graph)
+    for graph in example_graphs(example):
+        native, alpha = _both_readings(convert(graph, V1BETA1))
         assert native == alpha
 
 

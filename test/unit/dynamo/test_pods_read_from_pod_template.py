@@ -16,9 +16,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
-import yaml
-from compat import generate as compat
-from compat.goldens import SET_2A6DA14C, SET_DF888F68, Example, discover
+from compat.goldens import Example
 from dynamo_operator.api.conversion import V1ALPHA1, V1BETA1, convert
 from dynamo_operator.internal import consts as c
 from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext
@@ -42,6 +40,7 @@ from testsupport.schema_objects import (
     pod_spec,
 )
 from unit.dynamo.dynamo_testlib import dgd, service
+from unit.dynamo.upstream_examples import EXAMPLES, example_dcds
 
 Obj = dict[str, Any]
 CTX = GenContext(
@@ -85,30 +84,9 @@ def _stored(obj: Obj) -> Obj:
     return {**obj, "metadata": meta}
 
 
-def _example_dcds(example: Example) -> list[Obj]:
-    out: list[Obj] = []
-    for doc in yaml.safe_load_all(example.yaml_path.read_text()):
-        if isinstance(doc, dict) and doc.get("kind") == "DynamoGraphDeployment":
-            graph = compat._stored(compat._as_read(doc, compat.Generated()), "dynamographdeployments")
-            try:
-                out += desired_dcds(graph, CTX)
-            except GenerationError:
-                continue  # refused as a graph: no DCD to read
-    for dcd in out:
-        dcd["metadata"]["uid"] = "dcd-uid"
-    return out
-
-
-EXAMPLES = [
-    pytest.param(ex, id=f"{golden_set.name}:{ex.name}")
-    for golden_set in (SET_DF888F68, SET_2A6DA14C)
-    for ex in discover(("golden",), golden_set)
-]
-
-
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_each_examples_dcd_writes_the_same_read_from_its_pod_template(example: Example) -> None:
-    for dcd in _example_dcds(example):
+    for dcd in example_dcds(example, CTX):
         native, alpha = _both_readings(dcd)
         assert native == alpha, dcd["metadata"]["name"]
 
@@ -117,7 +95,7 @@ def test_almost_every_examples_dcd_is_read_from_its_pod_template() -> None:
     """Of about 220, the few a v1alpha1 manifest wrote with an env name or resources in both places."""
     read_natively, read_in_v1alpha1 = 0, 0
     for example in (p.values[0] for p in EXAMPLES):
-        for dcd in _example_dcds(example):  # type: ignore[arg-type]
+        for dcd in example_dcds(example, CTX):  # type: ignore[arg-type]
             if layered_apart(convert(dcd, V1ALPHA1)["spec"]) is None:
                 read_natively += 1
             else:
@@ -132,18 +110,22 @@ def test_a_v1beta1_dcd_drawn_from_the_schema_writes_the_same_read_from_its_pod_t
     assert native == alpha
 
 
-@SETTINGS
-@given(ALPHA_DGD)
-def test_the_dcds_of_a_v1alpha1_graph_drawn_from_the_schema_keep_their_pods(obj: Obj) -> None:
-    graph = _stored(obj)
+def _each_dcd_keeps_its_pods(alpha_graph: Obj) -> None:
+    """The DCDs of a graph written in v1alpha1 and stored as v1beta1 write the same both ways."""
     try:
-        dcds = desired_dcds(lowered_graph(convert(graph, V1BETA1)), CTX)
+        dcds = desired_dcds(lowered_graph(convert(alpha_graph, V1BETA1)), CTX)
     except GenerationError:
         return
     for dcd in dcds:
         dcd["metadata"]["uid"] = "dcd-uid"
         native, alpha = _both_readings(dcd)
         assert native == alpha, dcd["metadata"]["name"]
+
+
+@SETTINGS
+@given(ALPHA_DGD)
+def test_the_dcds_of_a_v1alpha1_graph_drawn_from_the_schema_keep_their_pods(obj: Obj) -> None:
+    _each_dcd_keeps_its_pods(_stored(obj))
 
 
 # --- pods drawn field by field: what the builder reads, mostly valid, so that most are generated ---
@@ -313,14 +295,7 @@ def test_a_v1beta1_dcds_pods_read_from_its_pod_template_are_those_of_its_v1alpha
     )
 )
 def test_a_v1alpha1_graphs_dcds_keep_their_pods_stored_as_v1beta1(services: dict[str, Obj]) -> None:
-    try:
-        dcds = desired_dcds(lowered_graph(convert(dgd(services), V1BETA1)), CTX)
-    except GenerationError:
-        return
-    for dcd in dcds:
-        dcd["metadata"]["uid"] = "dcd-uid"
-        native, alpha = _both_readings(dcd)
-        assert native == alpha, dcd["metadata"]["name"]
+    _each_dcd_keeps_its_pods(dgd(services))
 
 
 def test_a_v1beta1_dcds_pods_are_read_from_its_pod_template() -> None:

@@ -12,15 +12,14 @@ import copy
 from typing import Any
 
 import pytest
-import yaml
-from compat import generate as compat
-from compat.goldens import SET_2A6DA14C, SET_DF888F68, Example, discover
+from compat.goldens import Example
 from dynamo_operator.api.conversion import preserve
 from dynamo_operator.internal.dynamo.common.context import Capabilities, GenContext
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.component.workload import desired_component_objects
 from dynamo_operator.internal.dynamo.graph.generate import desired_dcds
 from unit.dynamo.dynamo_testlib import dgd, service
+from unit.dynamo.upstream_examples import EXAMPLES, example_dcds
 
 Obj = dict[str, Any]
 CTX = GenContext(namespace="ns1", dcd_api_version="nvidia.com/v1beta1", capabilities=Capabilities(lws=True))
@@ -41,28 +40,9 @@ def _both_ways(dcd: Obj) -> tuple[object, object]:
     return out[0], out[1]
 
 
-def _example_dcds(example: Example) -> list[Obj]:
-    out: list[Obj] = []
-    for doc in yaml.safe_load_all(example.yaml_path.read_text()):
-        if isinstance(doc, dict) and doc.get("kind") == "DynamoGraphDeployment":
-            graph = compat._stored(compat._as_read(doc, compat.Generated()), "dynamographdeployments")
-            try:
-                out += desired_dcds(graph, CTX)
-            except GenerationError:
-                continue  # refused as a graph (a shape this context lacks): no DCD to read
-    return out
-
-
-EXAMPLES = [
-    pytest.param(ex, id=f"{golden_set.name}:{ex.name}")
-    for golden_set in (SET_DF888F68, SET_2A6DA14C)
-    for ex in discover(("golden",), golden_set)
-]
-
-
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_no_examples_dcd_needs_its_payload_for_what_is_written(example: Example) -> None:
-    for dcd in _example_dcds(example):
+    for dcd in example_dcds(example, CTX):
         with_payload, without = _both_ways(dcd)
         assert with_payload == without, dcd["metadata"]["name"]
 
