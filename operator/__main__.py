@@ -202,10 +202,48 @@ def _convert_document(doc: object, where: str, to_api_version: str, note: Callab
         note(f"{where} ({kind}) left as it is: not a kind served in both versions")
         return doc
     try:
-        return convert(doc, to_api_version)
+        converted = convert(doc, to_api_version)
     except ConversionError as err:
         name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
         raise ValueError(f"{where} ({doc['kind']}/{name}): {err}") from err
+    if doc.get("apiVersion") != to_api_version and to_api_version.endswith("/v1beta1"):
+        _note_layered_components(doc, where, note)
+    return converted
+
+
+def _note_layered_components(doc: dict[str, Any], where: str, note: Callable[[str], None]) -> None:
+    """Name each component of a v1alpha1 graph or DCD whose pods its v1beta1 pod template alone would
+    not give (pod/user_pod.py `layered_apart`): the output keeps them in its reserved annotation,
+    which a user tidying the manifest might drop."""
+    from dynamo_operator.internal.dynamo.common.inputs import dcd_spec_of
+    from dynamo_operator.internal.dynamo.pod.merge import merge_env
+    from dynamo_operator.internal.dynamo.pod.user_pod import layered_apart
+
+    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+    assert isinstance(spec, dict)
+    if doc.get("kind") == "DynamoGraphDeployment":
+        services = spec.get("services") if isinstance(spec.get("services"), dict) else {}
+        assert isinstance(services, dict)
+        graph_env: list[dict[str, Any]] = spec["envs"] if isinstance(spec.get("envs"), list) else []
+        components = {
+            name: {**s, "envs": merge_env(graph_env, s.get("envs") or [])}
+            for name, s in services.items()
+            if isinstance(s, dict)
+        }
+        annotation = "nvidia.com/dgd-spec"
+    elif doc.get("kind") == "DynamoComponentDeployment":
+        components = {str((doc.get("metadata") or {}).get("name")): spec}
+        annotation = "nvidia.com/dcd-spec"
+    else:
+        return
+    name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
+    for component, component_spec in components.items():
+        reason = layered_apart(dcd_spec_of(component_spec))
+        if reason:
+            note(
+                f"{where} ({doc['kind']}/{name}): {component}: {reason}. Its pods keep v1alpha1's layering "
+                f"through the {annotation} annotation; without it, its pod template gives other pods"
+            )
 
 
 def convert_command(args: argparse.Namespace) -> int:

@@ -246,3 +246,48 @@ def test_convert_names_the_list_item_it_cannot_convert(
     assert (
         "document 1 item 2 (DynamoGraphDeployment/agg): duplicate component name" in capsys.readouterr().err
     )
+
+
+LAYERED = {
+    "apiVersion": V1ALPHA1,
+    "kind": "DynamoGraphDeployment",
+    "metadata": {"name": "legacy"},
+    "spec": {
+        "services": {
+            "Frontend": {"componentType": "frontend", "extraPodSpec": {"mainContainer": {"image": "img"}}},
+            "Worker": {
+                "componentType": "worker",
+                "envs": [{"name": "A", "value": "flat"}],
+                "extraPodSpec": {"mainContainer": {"image": "img", "env": [{"name": "A", "value": "main"}]}},
+            },
+        }
+    },
+}
+
+
+def test_convert_names_a_component_whose_pods_its_pod_template_alone_would_change(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, docs, err = _run(capsys, "convert", "-f", str(_write(tmp_path, LAYERED)), "--to", "v1beta1")
+    assert (code, docs) == (0, [convert(LAYERED, V1BETA1)])
+    assert "(DynamoGraphDeployment/legacy): Worker: an env name in envs and in the main container" in err
+    assert "nvidia.com/dgd-spec annotation" in err
+    assert "Frontend" not in err
+
+
+def test_convert_names_a_graph_env_the_main_container_sets_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graph = copy.deepcopy(LAYERED)
+    del graph["spec"]["services"]["Worker"]["envs"]
+    graph["spec"]["envs"] = [{"name": "A", "value": "graph"}]
+    _, _, err = _run(capsys, "convert", "-f", str(_write(tmp_path, graph)), "--to", "v1beta1")
+    assert "Worker: an env name in envs and in the main container" in err
+
+
+def test_convert_says_nothing_of_components_their_pod_template_states(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    alpha = convert(GRAPH, V1ALPHA1)
+    _, _, err = _run(capsys, "convert", "-f", str(_write(tmp_path, alpha)), "--to", "v1beta1")
+    assert err == ""
