@@ -31,7 +31,7 @@ from dynamo_operator.internal.controller.builder import Builder, Built, Informer
 from dynamo_operator.internal.controller.predicates import Funcs
 from dynamo_operator.internal.controller.result import Result
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
-from dynamo_operator.internal.dynamo.graph.lowering import lowered_graph
+from dynamo_operator.internal.dynamo.common.inputs import stored_graph_view
 from dynamo_operator.internal.dynamo.graph.mpisecret import (
     KeyPairSource,
     desired_mpi_ssh_secret,
@@ -70,7 +70,7 @@ def needs_secret(obj: Mapping[str, Any]) -> bool:
     if meta.get("deletionTimestamp"):
         return False
     try:
-        return graph_needs_mpi_ssh_secret(lowered_graph(obj))
+        return graph_needs_mpi_ssh_secret(stored_graph_view(obj))
     except GenerationError:
         return False  # refused by its own reconcile: it runs nothing
 

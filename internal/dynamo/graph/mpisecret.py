@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dynamo_operator.internal import consts as c
-from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, Graph, json_object
+from dynamo_operator.internal.dynamo.common.inputs import ForeignObject, Graph, StoredGraph, json_object
 from dynamo_operator.internal.dynamo.common.objects import GeneratedObject, envelope
+from dynamo_operator.internal.dynamo.graph.components import components_of, raised
 from dynamo_operator.internal.dynamo.pod.template import multinode_node_count
 
 # The file names mpirun's setup copies from the mount (backends.py), as upstream writes them.
@@ -42,11 +43,11 @@ PLACEHOLDER_KEY_PAIR = SshKeyPair(
 )
 
 
-def graph_needs_mpi_ssh_secret(dgd: Graph) -> bool:
-    """Whether the graph runs a service on several nodes (upstream provides the Secret for every
-    multinode graph, whatever the backend: only TensorRT-LLM mounts it today)."""
-    services = dgd.get("spec", {}).get("services") or {}
-    return any(multinode_node_count(spec) > 1 for spec in services.values() if spec)
+def graph_needs_mpi_ssh_secret(dgd: Graph | StoredGraph) -> bool:
+    """Whether the graph runs a component on several nodes (upstream provides the Secret for every
+    multinode graph, whatever the backend: only TensorRT-LLM mounts it today). Read as stored
+    (graph/components.py): the Secret's controller asks it of every graph it sees change."""
+    return any(multinode_node_count(x) > 1 for x in components_of(raised(dgd)))
 
 
 def _labels() -> dict[str, str]:

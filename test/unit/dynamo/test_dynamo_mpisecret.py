@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import base64
 from typing import Any
+from unittest import mock
 
 import pytest
 import yaml
+from dynamo_operator.api.conversion import V1BETA1, convert
 from dynamo_operator.internal.dynamo.common.context import Capabilities
+from dynamo_operator.internal.dynamo.graph import components
 from dynamo_operator.internal.dynamo.graph.mpisecret import (
     PLACEHOLDER_KEY_PAIR,
     SshKeyPair,
@@ -50,6 +53,15 @@ def test_single_node_graphs_need_no_secret(services: dict[str, Obj]) -> None:
 def test_default_node_count_is_multinode() -> None:
     """`multinode: {}` means two nodes (the API's default), so it needs the Secret."""
     assert graph_needs_mpi_ssh_secret(dgd({"W": service("worker", multinode={})}))
+
+
+@pytest.mark.parametrize(
+    ("multinode_block", "needed"), [({"nodeCount": 4}, True), ({}, True), ({"nodeCount": 1}, False)]
+)
+def test_a_stored_graph_is_read_as_it_is_without_a_conversion(multinode_block: Obj, needed: bool) -> None:
+    stored = convert(dgd({"W": service("worker", multinode=multinode_block)}), V1BETA1)
+    with mock.patch.object(components, "convert", side_effect=AssertionError("converted")):
+        assert graph_needs_mpi_ssh_secret(stored) is needed
 
 
 def test_secret_has_upstreams_keys_type_and_label() -> None:
