@@ -215,35 +215,17 @@ def _note_layered_components(doc: dict[str, Any], where: str, note: Callable[[st
     """Name each component of a v1alpha1 graph or DCD whose pods its v1beta1 pod template alone would
     not give (pod/user_pod.py `layered_apart`): the output keeps them in its reserved annotation,
     which a user tidying the manifest might drop."""
-    from dynamo_operator.internal.dynamo.common.inputs import dcd_spec_of
-    from dynamo_operator.internal.dynamo.pod.merge import merge_env
-    from dynamo_operator.internal.dynamo.pod.user_pod import layered_apart
+    from dynamo_operator.internal.dynamo.pod.user_pod import layered_components
 
-    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
-    assert isinstance(spec, dict)
-    if doc.get("kind") == "DynamoGraphDeployment":
-        services = spec.get("services") if isinstance(spec.get("services"), dict) else {}
-        assert isinstance(services, dict)
-        graph_env: list[dict[str, Any]] = spec["envs"] if isinstance(spec.get("envs"), list) else []
-        components = {
-            name: {**s, "envs": merge_env(graph_env, s.get("envs") or [])}
-            for name, s in services.items()
-            if isinstance(s, dict)
-        }
-        annotation = "nvidia.com/dgd-spec"
-    elif doc.get("kind") == "DynamoComponentDeployment":
-        components = {str((doc.get("metadata") or {}).get("name")): spec}
-        annotation = "nvidia.com/dcd-spec"
-    else:
-        return
+    annotation = (
+        "nvidia.com/dgd-spec" if doc.get("kind") == "DynamoGraphDeployment" else "nvidia.com/dcd-spec"
+    )
     name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
-    for component, component_spec in components.items():
-        reason = layered_apart(dcd_spec_of(component_spec))
-        if reason:
-            note(
-                f"{where} ({doc['kind']}/{name}): {component}: {reason}. Its pods keep v1alpha1's layering "
-                f"through the {annotation} annotation; without it, its pod template gives other pods"
-            )
+    for component, reason in layered_components(doc):
+        note(
+            f"{where} ({doc['kind']}/{name}): {component}: {reason}. Its pods keep v1alpha1's layering "
+            f"through the {annotation} annotation; without it, its pod template gives other pods"
+        )
 
 
 def convert_command(args: argparse.Namespace) -> int:

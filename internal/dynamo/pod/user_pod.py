@@ -31,6 +31,7 @@ from dynamo_operator.internal.dynamo.common.inputs import (
     StoredDcdSpec,
     json_object,
 )
+from dynamo_operator.internal.dynamo.pod.merge import merge_env
 
 Side = Literal["requests", "limits"]
 SIDES: tuple[Side, ...] = ("requests", "limits")
@@ -285,3 +286,22 @@ def layered_apart(spec: DcdSpec) -> str | None:
     if isinstance(spec.get("frontendSidecar"), Mapping):
         return "a frontendSidecar block"
     return None
+
+
+def layered_components(manifest: Mapping[str, object]) -> list[tuple[str, str]]:
+    """(component, reason) for each component of a v1alpha1 graph or DCD manifest that is
+    `layered_apart`, a graph's `spec.envs` counted with each service's own (as its DCDs get them)."""
+    spec = json_object(manifest.get("spec"))
+    kind = manifest.get("kind")
+    if kind == c.KIND_DGD:
+        graph_env = cast(list[k8s.EnvVar], spec.get("envs") if isinstance(spec.get("envs"), list) else [])
+        components = {
+            str(name): cast(DcdSpec, {**service, "envs": merge_env(graph_env, service.get("envs") or [])})
+            for name, service in json_object(spec.get("services")).items()
+            if isinstance(service, Mapping)
+        }
+    elif kind == c.KIND_DCD:
+        components = {str(json_object(manifest.get("metadata")).get("name")): cast(DcdSpec, spec)}
+    else:
+        return []
+    return [(name, reason) for name, one in components.items() if (reason := layered_apart(one))]

@@ -10,6 +10,7 @@ from dynamo_operator.internal.dynamo.pod.user_pod import (
     Quantity,
     alpha_user_pod,
     layered_apart,
+    layered_components,
     stored_user_pod,
 )
 
@@ -160,3 +161,20 @@ def test_v1alpha1_flat_mounts_out_of_v1beta1s_order_are_layered_apart() -> None:
         layered_apart(spec)
         == "volumeMounts v1beta1 lists otherwise (the cache first, each name and path once)"
     )
+
+
+def test_layered_components_names_those_of_a_graph_or_a_dcd_and_nothing_of_other_kinds() -> None:
+    service = {
+        "componentType": "worker",
+        "envFromSecret": "s",
+        "extraPodSpec": {"mainContainer": {"envFrom": [{}]}},
+    }
+    graph = {
+        "kind": "DynamoGraphDeployment",
+        "spec": {"services": {"W": service, "F": {"componentType": "frontend"}}},
+    }
+    dcd = {"kind": "DynamoComponentDeployment", "metadata": {"name": "w"}, "spec": service}
+    reason = "envFromSecret beside the main container's envFrom"
+    assert layered_components(graph) == [("W", reason)]
+    assert layered_components(dcd) == [("w", reason)]
+    assert layered_components({"kind": "DynamoModel", "spec": service}) == []
