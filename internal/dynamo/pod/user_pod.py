@@ -133,8 +133,7 @@ def alpha_user_pod(spec: DcdSpec | ServiceSpec, *, named_sidecar: str | None = N
         spec=pod,
         labels=metadata.get("labels") or {},
         annotations=metadata.get("annotations") or {},
-        # A zero size is no size (upstream's v1alpha1 renderer): the default, not a 0-byte /dev/shm.
-        shared_memory_size=None if quantity_is_zero(shm.get("size")) else shm.get("size") or None,
+        shared_memory_size=shm.get("size") or None,
         shared_memory_disabled=bool(shm.get("disabled")),
         frontend_sidecar=cast(Mapping[str, object], sidecar) if isinstance(sidecar, Mapping) else None,
         named_sidecar=named_sidecar,
@@ -259,7 +258,9 @@ def layered_apart(spec: DcdSpec) -> str | None:
     - where `extraPodSpec` has fields beside the main container and each is empty (laid over the
       pod in v1alpha1; a pod template holding nothing more is no pod spec to v1beta1);
     - for a `frontendSidecar` block (a container of its own in v1alpha1; the container v1beta1
-      names is completed and shares the main container's mounts).
+      names is completed and shares the main container's mounts);
+    - for a zero `sharedMemory.size` (written as the limit in v1alpha1, which the kubelet ignores;
+      v1beta1 has no size then, so the default 8Gi).
     A graph first written in v1alpha1 this way keeps its pods by being read in v1alpha1."""
     main = (spec.get("extraPodSpec") or {}).get("mainContainer") or cast(k8s.Container, {})
     flat_env = {e.get("name") for e in spec.get("envs") or ()}
@@ -285,6 +286,9 @@ def layered_apart(spec: DcdSpec) -> str | None:
         return "volumeMounts v1beta1 lists otherwise (the cache first, each name and path once)"
     if isinstance(spec.get("frontendSidecar"), Mapping):
         return "a frontendSidecar block"
+    shm = spec.get("sharedMemory") or {}
+    if not shm.get("disabled") and shm.get("size") and quantity_is_zero(shm.get("size")):
+        return "a zero sharedMemory.size"
     return None
 
 

@@ -338,6 +338,7 @@ LAYERED_APART = {
             {"name": "cache", "mountPoint": "/cache", "useAsCompilationCache": True},
         ]
     ),
+    "a zero shared memory size": dict(sharedMemory={"size": "0"}),
     "a frontendSidecar block": dict(
         frontendSidecar={"image": "fe:1"}, volumeMounts=[{"name": "data", "mountPoint": "/data"}]
     ),

@@ -86,11 +86,12 @@ def test_a_pod_spec_of_empty_fields_alone_is_none_and_empty_fields_beside_a_valu
     assert kept == {"nodeSelector": {}, "serviceAccountName": ""}
 
 
-def test_a_zero_shared_memory_size_disables_it_in_v1beta1_and_is_the_default_in_v1alpha1() -> None:
+def test_a_zero_shared_memory_size_disables_it_in_v1beta1_and_is_the_limit_in_v1alpha1() -> None:
     beta = stored_user_pod(_stored(sharedMemorySize="0"))
     alpha = alpha_user_pod(_alpha(sharedMemory={"size": "0Gi"}))
     assert (beta.shared_memory_disabled, beta.shared_memory_size) == (True, "0")
-    assert (alpha.shared_memory_disabled, alpha.shared_memory_size) == (False, None)
+    assert (alpha.shared_memory_disabled, alpha.shared_memory_size) == (False, "0Gi")
+    assert layered_apart(_alpha(sharedMemory={"size": "0Gi"})) == "a zero sharedMemory.size"
 
 
 def test_the_compilation_cache_comes_first_and_a_main_mount_at_its_name_and_path_gives_its_details() -> None:
