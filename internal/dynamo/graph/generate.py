@@ -70,7 +70,7 @@ from dynamo_operator.internal.dynamo.graph.stored_dcd import stored_dcd
 from dynamo_operator.internal.dynamo.graph.workernames import first_worker_generation
 from dynamo_operator.internal.dynamo.pod.api_rules import check_metadata_maps
 from dynamo_operator.internal.dynamo.pod.merge import merge_env
-from dynamo_operator.internal.dynamo.pod.resources import check_quantity, resource_list
+from dynamo_operator.internal.dynamo.pod.resources import check_quantities, check_quantity
 from dynamo_operator.internal.dynamo.pod.template import discovery_backend_of
 from dynamo_operator.internal.dynamo.pod.user_pod import alpha_user_pod
 from dynamo_operator.internal.dynamo.rollout import workerhash
@@ -471,7 +471,8 @@ def validate_graph(dgd: Graph, ctx: GenContext, *, worker_hash: str | None = Non
         node_count = (spec.get("multinode") or {}).get("nodeCount")
         if spec.get("multinode") is not None and node_count is not None and int(node_count) < 2:
             raise GenerationError(f"spec.services.{svc}.multinode.nodeCount", "must be at least 2")
-        check_gpu_memory_service(spec, alpha_user_pod(spec), f"spec.services.{svc}.")
+        pod = alpha_user_pod(spec)
+        check_gpu_memory_service(spec, pod, f"spec.services.{svc}.")
         check_failover(spec, f"spec.services.{svc}.")
         check_container_names(spec, f"spec.services.{svc}.")
         check_named_sidecar(
@@ -488,9 +489,7 @@ def validate_graph(dgd: Graph, ctx: GenContext, *, worker_hash: str | None = Non
                 f"{c.ANNOTATION_KUBE_DISCOVERY_MODE}: {c.KUBE_DISCOVERY_MODE_CONTAINER}",
             )
         # Last, after the checks naming a quantity's meaning (a GPU count): its form only.
-        resources = spec.get("resources", {})
-        for kind, item in (("requests", resources.get("requests")), ("limits", resources.get("limits"))):
-            resource_list(item, f"spec.services.{svc}.resources.{kind}")
+        check_quantities(pod, f"spec.services.{svc}.")
 
 
 def desired_side_objects(dgd: Graph | StoredGraph, ctx: GenContext) -> list[Obj]:

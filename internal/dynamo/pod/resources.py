@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
-from dynamo_operator.internal import consts
 from dynamo_operator.internal.dynamo.common.errors import GenerationError
-from dynamo_operator.internal.dynamo.pod.user_pod import SIDES, UserPod
+from dynamo_operator.internal.dynamo.pod.user_pod import SIDES, Side, UserPod
 
 # Kubernetes quantity grammar: signed decimal number with an optional binary/decimal SI suffix or exponent.
 _QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$")
@@ -22,20 +20,11 @@ def check_quantity(value: object, field: str) -> str:
     return text
 
 
-def resource_list(item: Mapping[str, Any] | None, field: str) -> dict[str, str]:
-    """`{cpu, memory, gpu, gpuType, custom}` → a ResourceList."""
-    if not item:
-        return {}
-    out: dict[str, str] = {}
-    for key in ("cpu", "memory"):
-        if item.get(key):
-            out[key] = check_quantity(item[key], f"{field}.{key}")
-    if item.get("gpu"):
-        out[str(item.get("gpuType") or consts.DEFAULT_GPU_RESOURCE)] = check_quantity(
-            item["gpu"], f"{field}.gpu"
-        )
-    for key, value in sorted((item.get("custom") or {}).items()):
-        out[str(key)] = check_quantity(value, f"{field}.custom.{key}")
+def check_quantities(pod: UserPod, prefix: str = "") -> dict[Side, dict[str, str]]:
+    """The component's quantities by side, each checked (a refusal names `prefix` + its field)."""
+    out: dict[Side, dict[str, str]] = {side: {} for side in SIDES}
+    for q in pod.quantities:
+        out[q.side][q.name] = check_quantity(q.value, prefix + q.field)
     return out
 
 
@@ -45,8 +34,7 @@ def apply_resources(container: dict[str, Any], pod: UserPod) -> None:
     if not pod.quantities and not pod.claims:
         return
     current: dict[str, Any] = dict(container.get("resources") or {})
-    for side in SIDES:
-        values = {q.name: check_quantity(q.value, q.field) for q in pod.quantities if q.side == side}
+    for side, values in check_quantities(pod).items():
         if values:
             current[side] = {**(current.get(side) or {}), **values}
     if pod.claims:

@@ -122,14 +122,7 @@ def alpha_user_pod(spec: DcdSpec | ServiceSpec, *, named_sidecar: str | None = N
         quantities=_alpha_quantities(resources),
         claims=resources.get("claims") or [],
         env_from_secret=str(spec["envFromSecret"]) if spec.get("envFromSecret") else None,
-        mounts=[
-            ClaimMount(
-                name=str(m.get("name") or ""),
-                mount_path=m.get("mountPoint") or None,
-                compilation_cache=bool(m.get("useAsCompilationCache")),
-            )
-            for m in spec.get("volumeMounts") or []
-        ],
+        mounts=_alpha_mounts(spec),
         spec=pod,
         labels=metadata.get("labels") or {},
         annotations=metadata.get("annotations") or {},
@@ -138,6 +131,17 @@ def alpha_user_pod(spec: DcdSpec | ServiceSpec, *, named_sidecar: str | None = N
         frontend_sidecar=cast(Mapping[str, object], sidecar) if isinstance(sidecar, Mapping) else None,
         named_sidecar=named_sidecar,
     )
+
+
+def _alpha_mounts(spec: DcdSpec | ServiceSpec) -> list[ClaimMount]:
+    return [
+        ClaimMount(
+            name=str(m.get("name") or ""),
+            mount_path=m.get("mountPoint") or None,
+            compilation_cache=bool(m.get("useAsCompilationCache")),
+        )
+        for m in spec.get("volumeMounts") or []
+    ]
 
 
 def _alpha_quantities(resources: Mapping[str, object]) -> list[Quantity]:
@@ -180,7 +184,7 @@ def stored_user_pod(spec: StoredDcdSpec | StoredComponent) -> UserPod:
     return UserPod(
         main=main,
         env=given.get("env") or [],
-        probes={p: given[p] for p in ("livenessProbe", "readinessProbe") if p in given},
+        probes={p: given[p] for p in ("livenessProbe", "readinessProbe") if given.get(p) is not None},
         quantities=_stored_quantities(resources),
         claims=resources.get("claims") or [],
         env_from_secret=None,
@@ -229,13 +233,13 @@ def _stored_mounts(
     return out
 
 
-def _as_v1beta1_lists(flat: list[tuple[str, str | None, bool]]) -> list[tuple[str, str | None, bool]]:
-    """v1alpha1's flat mounts (name, path, compilation cache) as v1beta1 holds them: one compilation
-    cache, first, then each other name and path once, in order."""
-    out = [m for m in flat if m[2]][:1]
-    for name, path, _ in flat:
-        if not any(o[0] == name and o[1] == path for o in out):
-            out.append((name, path, False))
+def _as_v1beta1_lists(flat: list[ClaimMount]) -> list[ClaimMount]:
+    """v1alpha1's flat mounts as v1beta1 holds them: one compilation cache, first, then each other
+    name and path once, in order."""
+    out = [m for m in flat if m.compilation_cache][:1]
+    for m in flat:
+        if not any(o.name == m.name and o.mount_path == m.mount_path for o in out):
+            out.append(ClaimMount(m.name, m.mount_path))
     return out
 
 
@@ -278,10 +282,7 @@ def layered_apart(spec: DcdSpec) -> str | None:
     beside = [v for k, v in (spec.get("extraPodSpec") or {}).items() if k != "mainContainer"]
     if beside and all(v in _EMPTY_IN_POD for v in beside):
         return "only empty fields beside the main container"
-    flat = [
-        (str(m.get("name") or ""), m.get("mountPoint") or None, bool(m.get("useAsCompilationCache")))
-        for m in spec.get("volumeMounts") or ()
-    ]
+    flat = _alpha_mounts(spec)
     if flat != _as_v1beta1_lists(flat):
         return "volumeMounts v1beta1 lists otherwise (the cache first, each name and path once)"
     if isinstance(spec.get("frontendSidecar"), Mapping):

@@ -58,7 +58,7 @@ def test_default_node_count_is_multinode() -> None:
 @pytest.mark.parametrize(
     ("multinode_block", "needed"), [({"nodeCount": 4}, True), ({}, True), ({"nodeCount": 1}, False)]
 )
-def test_a_stored_graph_is_read_as_it_is_without_a_conversion(multinode_block: Obj, needed: bool) -> None:
+def test_a_stored_graphs_multinode_components_are_read_as_stored(multinode_block: Obj, needed: bool) -> None:
     stored = convert(dgd({"W": service("worker", multinode=multinode_block)}), V1BETA1)
     with mock.patch.object(components, "convert", side_effect=AssertionError("converted")):
         assert graph_needs_mpi_ssh_secret(stored) is needed

@@ -20,7 +20,7 @@ from dynamo_operator.internal.dynamo.common.errors import GenerationError
 from dynamo_operator.internal.dynamo.graph.lowering import lowered_graph
 from dynamo_operator.internal.dynamo.grove import podcliqueset
 from dynamo_operator.internal.dynamo.grove.podcliqueset import desired_grove_objects, grove_services
-from dynamo_operator.internal.dynamo.pod.user_pod import layered_apart
+from dynamo_operator.internal.dynamo.pod.user_pod import layered_apart, stored_user_pod
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from testsupport.schema_objects import QUANTITY, env_var
@@ -72,8 +72,10 @@ def test_a_stored_components_pods_on_the_grove_pathway_are_read_from_its_pod_tem
         dgd({"W": service("worker", envs=[{"name": "A", "value": "1"}])}, envs=[{"name": "G", "value": "g"}]),
         V1BETA1,
     )
-    [gs] = grove_services(lowered_graph(stored), CTX, stored=stored)
-    assert [e["name"] for e in gs.component.pod.env] == ["A", "G"]
+    with mock.patch.object(podcliqueset, "stored_user_pod", wraps=stored_user_pod) as reader:
+        [gs] = grove_services(lowered_graph(stored), CTX, stored=stored)
+    reader.assert_called_once_with(stored["spec"]["components"][0])
+    assert [e["name"] for e in gs.component.pod.env] == ["A", "G"]  # the graph's env under its own
     assert gs.component.pod.main == {
         k: v
         for k, v in stored["spec"]["components"][0]["podTemplate"]["spec"]["containers"][0].items()

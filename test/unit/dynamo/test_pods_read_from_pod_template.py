@@ -305,7 +305,9 @@ def test_a_v1alpha1_graphs_dcds_keep_their_pods_stored_as_v1beta1(services: dict
 
 def test_a_v1beta1_dcds_pods_are_read_from_its_pod_template() -> None:
     [dcd] = desired_dcds(dgd({"W": service("worker", envs=[{"name": "A", "value": "1"}])}), CTX)
-    comp = component_of(component_view(dcd))
+    with mock.patch.object(workload, "stored_user_pod", wraps=stored_user_pod) as reader:
+        comp = component_of(component_view(dcd))
+    reader.assert_called_once_with(dcd["spec"])
     assert comp.pod == stored_user_pod(dcd["spec"])
     assert [e["name"] for e in comp.pod.env] == ["A"]
 

@@ -179,3 +179,7 @@ def test_layered_components_names_those_of_a_graph_or_a_dcd_and_nothing_of_other
     assert layered_components(graph) == [("W", reason)]
     assert layered_components(dcd) == [("w", reason)]
     assert layered_components({"kind": "DynamoModel", "spec": service}) == []
+
+
+def test_a_null_probe_in_the_pod_template_is_no_probe() -> None:
+    assert stored_user_pod(_stored({"livenessProbe": None})).probes == {}
